@@ -1,0 +1,44 @@
+"""Shared behaviour of backends whose arrays follow NumPy's conventions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_DTYPE_NAMES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
+
+
+class NumpyLikeBackend:
+    """Base for NumPy and CuPy: one array module, NumPy dtypes, in-place operators."""
+
+    name: str = ""
+    xp: Any = None
+
+    def dtype(self, name: str) -> Any:
+        import numpy as np
+
+        return np.dtype(name)
+
+    def dtype_name(self, dtype: Any) -> str:
+        import numpy as np
+
+        return str(np.dtype(dtype))
+
+    def is_array(self, obj: Any) -> bool:
+        return isinstance(obj, self.xp.ndarray)
+
+    def add_into(self, target: Any, values: Any) -> None:
+        target += values
+
+    def copy_into(self, target: Any, values: Any) -> None:
+        target[...] = values
+
+    def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
+        self.xp.add.at(target, indices, values)
+
+    def __repr__(self) -> str:
+        return f"<shapegrad backend {self.name!r}>"
+
+
+def known_dtype_names() -> tuple[str, ...]:
+    """The dtype names every backend understands."""
+    return _DTYPE_NAMES

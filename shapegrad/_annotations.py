@@ -1,0 +1,125 @@
+"""The run-time meaning of ``Tensor[Tape, *Dims]``: a jaxtyping check of dims and tape.
+
+``Tensor.__class_getitem__`` hands its parameters here. Literal sizes become fixed dims,
+``sg.Dim`` subclasses and TypeVars become named dims that a checked call binds once,
+``int``/``Any`` are unchecked, a TypeVarTuple becomes a variadic dim. The tape parameter
+picks the array type jaxtyping checks first: untraced, traced, or either.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from typing import Any, Literal, TypeVar, TypeVarTuple, get_args, get_origin
+
+from jaxtyping import Shaped
+
+from ._dims import Dim
+from ._tape import NoTape, OwnedTape
+
+__all__ = ["describe_annotation", "tensor_annotation"]
+
+
+class _TapeCheck(type):
+    """Metaclass of the tape checks: isinstance tests the tape, repr reads as prose."""
+
+    label: str
+    wants_traced: bool | None
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        from ._tensor import Tensor
+
+        if not isinstance(obj, Tensor):
+            return False
+        return cls.wants_traced is None or (obj._node is not None) == cls.wants_traced  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+
+    def __instancecheck_str__(cls, obj: object) -> str:
+        if cls.__instancecheck__(obj):
+            return ""
+        return f"expected {cls.label}, found {obj!r}"
+
+    def __repr__(cls) -> str:
+        return cls.label
+
+
+class UntracedTensor(metaclass=_TapeCheck):
+    """Matches a Tensor with no tape (``NoTape``)."""
+
+    label = "an untraced Tensor (NoTape)"
+    wants_traced = False
+
+
+class TracedTensor(metaclass=_TapeCheck):
+    """Matches a traced Tensor (``OwnedTape[...]``)."""
+
+    label = "a traced Tensor (OwnedTape)"
+    wants_traced = True
+
+
+class AnyTapeTensor(metaclass=_TapeCheck):
+    """Matches a Tensor with or without a tape."""
+
+    label = "a Tensor"
+    wants_traced = None
+
+
+def _tape_check(param: Any) -> type:
+    if param is NoTape:
+        return UntracedTensor
+    if param is OwnedTape or get_origin(param) is OwnedTape:
+        return TracedTensor
+    return AnyTapeTensor
+
+
+def _dim_name(param: Any) -> str:
+    origin = get_origin(param)
+    if origin is Literal:
+        (size,) = get_args(param)
+        return str(int(size))
+    if isinstance(param, type) and issubclass(param, Dim):
+        return param.__name__
+    if isinstance(param, TypeVar):
+        return param.__name__
+    if isinstance(param, TypeVarTuple):
+        return f"*{param.__name__}"
+    if origin is typing.Unpack or type(param).__name__ == "_UnpackGenericAlias":
+        (inner,) = get_args(param)
+        if isinstance(inner, TypeVarTuple):
+            return f"*{inner.__name__}"
+        return "..."  # *tuple[Any, ...]: any number of unchecked dims
+    if param is int or param is Any:
+        return "_"
+    raise TypeError(
+        f"Tensor dims must be Literal sizes, sg.Dim subclasses, TypeVars, int or Any; found {param!r}"
+    )
+
+
+def _dims_string(params: tuple[Any, ...]) -> str:
+    names: list[str] = []
+    for param in params:
+        if isinstance(param, TypeVarTuple):
+            names.append(f"*{param.__name__}")
+            continue
+        # ``*Ts`` inside a subscription arrives already unpacked as a starred TypeVarTuple.
+        unpacked = getattr(param, "__typing_unpacked_tuple_args__", None)
+        if unpacked is not None:
+            names.append("...")
+            continue
+        names.append(_dim_name(param))
+    return " ".join(names)
+
+
+@functools.lru_cache(maxsize=None)
+def tensor_annotation(params: tuple[Any, ...]) -> Any:
+    """The jaxtyping class that checks ``Tensor[*params]`` at run time."""
+    if not params:
+        raise TypeError("Tensor[...] expects a tape first (NoTape, OwnedTape[M] or a TypeVar), then the dims")
+    tape, *dims = params
+    return Shaped[_tape_check(tape), _dims_string(tuple(dims))]  # pyright: ignore[reportUnknownVariableType]
+
+
+def describe_annotation(spec: Any) -> str:
+    """A short human description of a run-time Tensor annotation."""
+    dims = getattr(spec, "dim_str", None)
+    array_type = getattr(spec, "array_type", None)
+    return f"{array_type!r} with dims ({dims})"

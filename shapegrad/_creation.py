@@ -1,0 +1,251 @@
+"""Making tensors: from data, filled, ranges and random draws."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, overload
+
+from ._backend import Backend, active_backend, get_backend
+from ._errors import DTypeError, ShapeError
+from ._tape import NoTape
+from ._tensor import Tensor, wrap
+from ._typevars import A, B, C, D, S
+
+__all__ = [
+    "Generator", "arange", "full", "full_like", "ones", "ones_like", "rand", "rand_like",
+    "randn", "randn_like", "seed", "tensor", "zeros", "zeros_like",
+]
+
+DEFAULT_FLOAT = "float32"
+
+
+def _backend(backend: str | Backend | None) -> Backend:
+    if backend is None:
+        return active_backend()
+    return get_backend(backend) if isinstance(backend, str) else backend
+
+
+def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
+    """``data`` as an array of ``backend``: Python floats become float32, ints int64,
+    arrays keep their dtype unless ``dtype`` is given. Object, string and ragged data are
+    refused with ``DTypeError``/``ShapeError``."""
+    import numpy as np
+
+    if isinstance(data, Tensor):
+        data = data.numpy()  # pyright: ignore[reportUnknownMemberType]
+    if backend.is_array(data):
+        array = data
+    else:
+        if isinstance(data, (list, tuple)):
+            try:
+                host = np.asarray(data)
+            except ValueError as exc:
+                raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
+        else:
+            host = np.asarray(data)
+        if host.dtype.kind in "OUSV":
+            raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {host.dtype}")
+        if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
+            host = host.astype(DEFAULT_FLOAT)
+        array = backend.asarray(np.ascontiguousarray(host), None)
+    if dtype is not None:
+        array = backend.xp.astype(array, backend.dtype(dtype))
+    return array
+
+
+def tensor(data: Any, dtype: str | None = None, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """A tensor from nested lists, a scalar, a NumPy array or a backend array.
+
+    Python floats become float32, Python ints int64 and bools bool; NumPy arrays keep their
+    dtype unless ``dtype`` is given. The dims are open: annotate the result (or use
+    :func:`shapegrad.cast`) to state them.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> sg.tensor([[1, 2], [3, 4]], dtype="float64")
+        Tensor(shape=(2, 2), dtype=float64)
+    """
+    chosen = _backend(backend)
+    return wrap(as_backend_array(chosen, data, dtype), chosen)
+
+
+def _shape(dims: Sequence[Any]) -> tuple[int, ...]:
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])  # pyright: ignore[reportUnknownArgumentType]
+    try:
+        shape = tuple(int(d) for d in dims)
+    except (TypeError, ValueError):
+        raise ShapeError(f"sizes must be integers, found {tuple(dims)!r}") from None
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"sizes must be non-negative, found {shape}")
+    return shape
+
+
+def _filled(dims: Sequence[Any], value: float, dtype: str | None, backend: str | Backend | None) -> Any:
+    chosen = _backend(backend)
+    data = chosen.xp.full(_shape(dims), value, dtype=chosen.dtype(dtype or DEFAULT_FLOAT))
+    return wrap(data, chosen)
+
+
+@overload
+def zeros(*, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
+@overload
+def zeros(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
+@overload
+def zeros(d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B]: ...
+@overload
+def zeros(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C]: ...
+@overload
+def zeros(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+@overload
+def zeros(*dims: int, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
+    """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``).
+
+    Example:
+        >>> import shapegrad as sg
+        >>> sg.zeros(2, 3).tolist()
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    return _filled(dims, 0.0, dtype, backend)
+
+
+@overload
+def ones(*, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
+@overload
+def ones(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
+@overload
+def ones(d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B]: ...
+@overload
+def ones(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C]: ...
+@overload
+def ones(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+@overload
+def ones(*dims: int, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
+    """A tensor of ones (sizes as in :func:`zeros`)."""
+    return _filled(dims, 1.0, dtype, backend)
+
+
+def full(shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """A tensor of ``shape`` filled with ``value``."""
+    return _filled(tuple(shape), value, dtype, backend)
+
+
+def zeros_like(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Zeros with ``x``'s shape, dtype and backend (untraced)."""
+    return wrap(x._backend.xp.zeros_like(x._data), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def ones_like(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Ones with ``x``'s shape, dtype and backend (untraced)."""
+    return wrap(x._backend.xp.ones_like(x._data), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def full_like(x: Tensor[Any, *S], value: float) -> Tensor[NoTape, *S]:
+    """``value`` everywhere, with ``x``'s shape, dtype and backend (untraced)."""
+    return wrap(x._backend.xp.full_like(x._data, value), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def arange(start: float, stop: float | None = None, step: float = 1, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Any]:
+    """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
+    Integers give int64 unless ``dtype`` says otherwise."""
+    chosen = _backend(backend)
+    if stop is None:
+        start, stop = 0, start
+    data = chosen.xp.arange(start, stop, step, dtype=None if dtype is None else chosen.dtype(dtype))
+    return wrap(data, chosen)
+
+
+class Generator:
+    """A seeded source of random tensors on one backend.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> g = sg.Generator(seed=0)
+        >>> sg.randn(2, 2, generator=g).shape
+        (2, 2)
+    """
+
+    def __init__(self, seed: int | None = None, *, backend: str | Backend | None = None) -> None:
+        self.backend = _backend(backend)
+        self._source = self.backend.random(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: str | None = None) -> Any:
+        """A backend array of standard normal draws."""
+        return self._source.normal(shape, self.backend.dtype(dtype or DEFAULT_FLOAT))
+
+    def uniform(self, shape: tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: str | None = None) -> Any:
+        """A backend array of uniform draws in ``[low, high)``."""
+        return self._source.uniform(shape, low, high, self.backend.dtype(dtype or DEFAULT_FLOAT))
+
+    def permutation(self, n: int) -> Any:
+        """A random ordering of ``range(n)`` as a NumPy array (for shuffling batches)."""
+        import numpy as np
+
+        return np.asarray(self.backend.to_numpy(self._source.permutation(n)))
+
+
+_default_generators: dict[str, Generator] = {}
+
+
+_seed_value: list[int | None] = [None]
+
+
+def seed(value: int) -> None:
+    """Reseed the default generator of every backend (used when no ``generator`` is given)."""
+    _default_generators.clear()
+    _seed_value[0] = value
+
+
+def default_generator(backend: Backend | None = None) -> Generator:
+    """The generator used when none is given, one per backend, seeded by :func:`seed`."""
+    chosen = backend or active_backend()
+    gen = _default_generators.get(chosen.name)
+    if gen is None:
+        gen = _default_generators[chosen.name] = Generator(_seed_value[0], backend=chosen)
+    return gen
+
+
+@overload
+def randn(d0: A, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A]: ...
+@overload
+def randn(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
+@overload
+def randn(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C]: ...
+@overload
+def randn(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+@overload
+def randn(*dims: int, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
+    """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
+    gen = generator or default_generator()
+    return wrap(gen.normal(_shape(dims), dtype), gen.backend)
+
+
+@overload
+def rand(d0: A, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A]: ...
+@overload
+def rand(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
+@overload
+def rand(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C]: ...
+@overload
+def rand(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+@overload
+def rand(*dims: int, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
+    """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
+    gen = generator or default_generator()
+    return wrap(gen.uniform(_shape(dims), dtype=dtype), gen.backend)
+
+
+def randn_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
+    """Standard normal draws shaped like ``x`` (untraced)."""
+    gen = generator or default_generator(x._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(gen.normal(x.shape, x._backend.dtype_name(x.dtype)), gen.backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def rand_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
+    """Uniform draws in ``[0, 1)`` shaped like ``x`` (untraced)."""
+    gen = generator or default_generator(x._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)  # pyright: ignore[reportPrivateUsage]

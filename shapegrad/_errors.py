@@ -1,0 +1,65 @@
+"""The project's exceptions: each says what was expected and what was found, by name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "BackendError",
+    "CheckpointError",
+    "DTypeError",
+    "GradientsMismatchError",
+    "NumericalAnomalyError",
+    "ShapeError",
+    "ShapegradError",
+    "TapeError",
+    "UnusedParameterError",
+]
+
+
+class ShapegradError(Exception):
+    """Base class of every error shapegrad raises on purpose."""
+
+
+class ShapeError(ShapegradError, ValueError):
+    """Operand shapes do not fit the operation; the message names both shapes."""
+
+
+class DTypeError(ShapegradError, TypeError):
+    """A tensor's dtype does not suit the operation (say integer data into ``exp``)."""
+
+
+class TapeError(ShapegradError, RuntimeError):
+    """A tracing mistake: backward on an untraced or non-scalar tensor, a tape used after
+    it ended, a tape used from another thread, a gradient asked for a leaf never reached."""
+
+
+class BackendError(ShapegradError, RuntimeError):
+    """An unknown backend name, a backend whose library or device is missing, or tensors
+    of two backends mixed in one operation."""
+
+
+class UnusedParameterError(ShapegradError, RuntimeError):
+    """Trainable parameters received no gradient; ``paths`` lists their dotted names."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths: tuple[str, ...] = tuple(paths)
+        names = ", ".join(repr(p) for p in self.paths)
+        super().__init__(
+            f"{len(self.paths)} trainable parameter(s) received no gradient: {names}. "
+            "Every trainable parameter is expected to take part in the loss. Freeze them "
+            "(module.freeze()), or build the optimizer with unused='warn' or 'ignore'. "
+            "No parameter was changed."
+        )
+
+
+class GradientsMismatchError(ShapegradError, RuntimeError):
+    """Gradients recorded for one model were given to an optimizer of another."""
+
+
+class CheckpointError(ShapegradError, ValueError):
+    """A checkpoint file is truncated, corrupted, or does not match the model."""
+
+
+class NumericalAnomalyError(ShapegradError, FloatingPointError):
+    """Anomaly detection found NaN or Inf in an op's forward or backward result."""

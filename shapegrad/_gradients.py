@@ -1,0 +1,182 @@
+"""``Gradients[M]``: where a backward pass leaves its results, tied to one model."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generic, overload
+
+from ._errors import TapeError
+from ._tape import OwnedTape, Tape, run_backward
+from ._tensor import AnyTensor, Tensor, traced_roots, wrap
+from ._typevars import M, S
+
+if TYPE_CHECKING:
+    from ._backend import Backend
+
+__all__ = ["Gradients", "backward"]
+
+
+class Gradients(Generic[M]):
+    """The gradients one tape delivers, for the model ``M`` they were recorded for.
+
+    ``sg.Gradients()`` makes a free-standing one for plain tensors; ``model.alloc_grads()``
+    makes one with a preallocated buffer per trainable parameter, reused every step. Trace
+    inputs with ``x.trace(grads)``; after ``backward``, ``grads[x]`` is the gradient of a
+    traced leaf or a parameter.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> grads = sg.Gradients()
+        >>> a = sg.tensor([1.0, 2.0]).trace(grads)
+        >>> b = sg.tensor([3.0, 4.0]).trace(grads)
+        >>> _ = (a * b).sum().backward()
+        >>> grads[a].tolist(), grads[b].tolist()
+        ([3.0, 4.0], [1.0, 2.0])
+    """
+
+    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout")
+
+    @overload
+    def __init__(self: Gradients[None]) -> None: ...
+    @overload
+    def __init__(self, *, model: M, parameters: Sequence[tuple[str, AnyTensor]]) -> None: ...
+    def __init__(self, *, model: Any = None, parameters: Sequence[tuple[str, AnyTensor]] = ()) -> None:
+        self._tape = Tape(self)
+        # key -> (buffer, backend); buffers are filled lazily: "touched" says which hold a
+        # gradient from this step, so zero() costs nothing per parameter.
+        self._slots: dict[int, Any] = {}
+        self._backends: dict[int, Backend] = {}
+        self._paths: dict[int, str] = {}
+        self._touched: set[int] = set()
+        self._owner: weakref.ref[Any] | None = None if model is None else weakref.ref(model)
+        layout: list[tuple[str, int, tuple[int, ...]]] = []
+        for path, param in parameters:
+            info = param._param  # pyright: ignore[reportPrivateUsage]
+            if info is None:
+                raise TapeError(f"{path!r} is not a parameter")
+            backend = param._backend  # pyright: ignore[reportPrivateUsage]
+            self._slots[info.key] = backend.xp.zeros_like(param._data)  # pyright: ignore[reportPrivateUsage]
+            self._backends[info.key] = backend
+            self._paths[info.key] = path
+            layout.append((path, info.key, param.shape))
+        self._layout = tuple(layout)
+
+    # -- the engine's side ---------------------------------------------------------------
+    def _recording_tape(self) -> Tape:
+        tape = self._tape.root()
+        if tape.ended is not None:
+            self._tape = tape = Tape(self)
+        return tape
+
+    def _accept(self, key: int, grad: Any) -> bool:
+        buffer = self._slots.get(key)
+        if buffer is None:
+            return False
+        backend = self._backends[key]
+        if key in self._touched:
+            backend.add_into(buffer, grad)
+        else:
+            backend.copy_into(buffer, grad)
+            self._touched.add(key)
+        return True
+
+    # -- the user's side -----------------------------------------------------------------
+    def _lookup(self, tensor: AnyTensor) -> Any:
+        param = tensor._param  # pyright: ignore[reportPrivateUsage]
+        node = tensor._node  # pyright: ignore[reportPrivateUsage]
+        key = node.key if node is not None and node.rule is None else (param.key if param is not None else None)
+        if key is None:
+            if node is not None:
+                raise TapeError(
+                    "grads[...] expects a traced leaf (the result of x.trace(grads)) or a parameter, "
+                    f"found the result of an op {tensor!r}"
+                )
+            raise TapeError(f"grads[...] expects a traced leaf or a parameter, found an untraced tensor {tensor!r}")
+        if key in self._slots:
+            return self._slots[key] if key in self._touched else None
+        return self._tape.root().leaf_grads.get(key)
+
+    def __getitem__(self, tensor: Tensor[Any, *S]) -> Tensor[Any, *S]:
+        """The gradient of a traced leaf or parameter, shaped like it.
+
+        Raises ``TapeError`` when no backward pass reached it.
+        """
+        grad = self._lookup(tensor)
+        if grad is None:
+            raise TapeError(
+                f"no gradient reached {tensor!r}: it took no part in the outputs that were "
+                "backpropagated, or backward has not run since the last zero()"
+            )
+        return wrap(grad, tensor._backend)  # pyright: ignore[reportPrivateUsage]
+
+    def get(self, tensor: Tensor[Any, *S], default: Any = None) -> Tensor[Any, *S] | Any:
+        """``grads[tensor]``, or ``default`` when no gradient reached it."""
+        grad = self._lookup(tensor)
+        return default if grad is None else wrap(grad, tensor._backend)  # pyright: ignore[reportPrivateUsage]
+
+    def __contains__(self, tensor: AnyTensor) -> bool:
+        return self._lookup(tensor) is not None
+
+    def zero(self) -> None:
+        """Start a new step: forget every gradient and end the current tape.
+
+        Parameter buffers are kept (no allocation); tensors traced before ``zero()`` belong
+        to an ended tape, and using them in a backward pass raises ``TapeError``.
+        """
+        root = self._tape.root()
+        root.ended = "its Gradients was zeroed with grads.zero()"
+        root.leaf_grads = {}
+        self._touched.clear()
+        self._tape = Tape(self)
+
+    def parameter_paths(self) -> list[str]:
+        """Dotted paths of the parameters this object holds buffers for."""
+        return [path for path, _, _ in self._layout]
+
+    def received(self) -> list[str]:
+        """Dotted paths of the parameters that received a gradient since the last zero()."""
+        return [path for path, key, _ in self._layout if key in self._touched]
+
+    def items(self) -> Iterator[tuple[str, AnyTensor]]:
+        """``(path, gradient)`` for every parameter that received one."""
+        for path, key, _ in self._layout:
+            if key in self._touched:
+                yield path, wrap(self._slots[key], self._backends[key])
+
+    @property
+    def model(self) -> Any:
+        """The model these gradients were allocated for (None when free-standing or gone)."""
+        return None if self._owner is None else self._owner()
+
+    def __repr__(self) -> str:
+        owner = self.model
+        name = type(owner).__name__ if owner is not None else "free-standing"
+        return f"Gradients({name}, {len(self._touched)}/{len(self._slots)} parameters received)"
+
+
+def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None) -> Gradients[M]:
+    """One reverse pass from several outputs of one traced computation.
+
+    Rank-0 outputs are seeded with 1; give ``seeds`` (one per output, ``None`` for 1) for
+    outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one
+    pass. Returns the ``Gradients`` the outputs' tape delivers to.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> grads = sg.Gradients()
+        >>> x = sg.tensor(3.0).trace(grads)
+        >>> _ = sg.backward(x * x, x * 2)
+        >>> grads[x].item()
+        8.0
+    """
+    from . import _hooks
+
+    if not outputs:
+        raise TapeError("backward expects at least one output, found none")
+    if seeds is not None and len(seeds) != len(outputs):
+        raise TapeError(f"backward got {len(outputs)} outputs but {len(seeds)} seeds; expected one seed per output")
+    roots = traced_roots(outputs, seeds)
+    hook = _hooks.anomaly
+    tape = run_backward(roots, None if hook is None else hook.backward)
+    return tape.sinks[0]

@@ -1,0 +1,194 @@
+"""Tapes: the record of traced ops, shared by every tensor traced with one ``Gradients``.
+
+A traced tensor points at the :class:`Node` that produced it; nodes point at their
+parents' nodes, so the recorded graph lives exactly as long as the tensors that can reach
+it (a training loop that drops last step's loss frees last step's graph). A :class:`Tape`
+is the identity those nodes share: which ``Gradients`` receive the results, whether the
+recording has ended, which thread owns it. Two tapes meeting in one op are merged
+(union-find), so every ``Gradients`` involved sees the merged result.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic
+
+from ._errors import TapeError
+from ._typevars import M
+
+if TYPE_CHECKING:
+    from ._gradients import Gradients
+
+__all__ = ["NoTape", "OwnedTape"]
+
+
+class NoTape:
+    """Type-level marker: the tensor is not traced; ops on it record nothing."""
+
+
+class OwnedTape(Generic[M]):
+    """Type-level marker: the tensor is traced; its gradients are for model ``M``."""
+
+
+_seq = itertools.count(1)
+_get_ident = threading.get_ident
+
+Rule = Callable[..., Sequence[Any]]
+
+
+class Tape:
+    """Run-time identity of a recording: its ``Gradients``, leaf results and owner thread."""
+
+    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread")
+
+    def __init__(self, sink: Gradients[Any] | None = None) -> None:
+        self.parent: Tape | None = None
+        self.sinks: list[Gradients[Any]] = [] if sink is None else [sink]
+        self.leaf_grads: dict[int, Any] = {}
+        self.ended: str | None = None
+        self.thread: int = _get_ident()
+
+    def root(self) -> Tape:
+        tape = self
+        while tape.parent is not None:
+            tape = tape.parent
+        return tape
+
+
+def merge_tapes(a: Tape, b: Tape) -> Tape:
+    """One tape from two, both ``Gradients`` attached to it; returns the surviving root."""
+    ra, rb = a.root(), b.root()
+    if ra is rb:
+        return ra
+    for tape in (ra, rb):
+        check_usable(tape)
+    rb.parent = ra
+    ra.sinks.extend(rb.sinks)
+    for key, grad in rb.leaf_grads.items():
+        ra.leaf_grads[key] = grad
+    rb.leaf_grads = {}
+    return ra
+
+
+def check_usable(tape: Tape) -> None:
+    """Raise ``TapeError`` when the tape ended or belongs to another thread."""
+    if tape.ended is not None:
+        raise TapeError(
+            f"this tensor was recorded on a tape that has ended ({tape.ended}); "
+            "expected a tensor traced after that point. Trace the inputs again."
+        )
+    if tape.thread != _get_ident():
+        raise TapeError(
+            f"tape created in thread {tape.thread} used from thread {_get_ident()}; "
+            "a tape is meant for the thread that created it. Give each thread its own "
+            "Gradients (model.alloc_grads() or sg.Gradients())."
+        )
+
+
+class Node:
+    """One recorded op: its backward rule, the values the rule needs, its parents.
+
+    A leaf (a traced input or a parameter) has no rule; its ``key`` says where its gradient
+    is delivered.
+    """
+
+    __slots__ = ("seq", "tape", "parents", "rule", "saved", "shape", "xp", "key", "where", "op")
+
+    def __init__(
+        self,
+        tape: Tape | None,
+        parents: tuple[Node | None, ...],
+        rule: Rule | None,
+        saved: tuple[Any, ...],
+        shape: tuple[int, ...],
+        xp: Any,
+        key: int = 0,
+    ) -> None:
+        self.seq = next(_seq)
+        self.tape = tape
+        self.parents = parents
+        self.rule = rule
+        self.saved = saved
+        self.shape = shape
+        self.xp = xp
+        self.key = key
+        self.where: str | None = None
+        self.op: str | None = None
+
+
+def new_leaf_key() -> int:
+    """A fresh key for a traced input's gradient slot."""
+    return next(_seq)
+
+
+def unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``grad`` over the axes broadcasting added, so it takes the operand's ``shape``."""
+    extra = grad.ndim - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, size in enumerate(shape) if size == 1 and grad.shape[i + extra] != 1
+    )
+    if axes:
+        grad = xp.sum(grad, axis=axes, keepdims=True)
+    if extra or grad.shape != shape:
+        grad = xp.reshape(grad, shape)
+    return grad
+
+
+def _deliver(root: Tape, node: Node, grad: Any) -> None:
+    key = node.key
+    for sink in root.sinks:
+        if sink._accept(key, grad):  # pyright: ignore[reportPrivateUsage] -- engine and Gradients are one unit
+            return
+    previous = root.leaf_grads.get(key)
+    root.leaf_grads[key] = grad if previous is None else previous + grad
+
+
+def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, str], None] | None) -> Tape:
+    """One reverse pass from every ``(node, seed)`` pair; returns the tape that received it.
+
+    Nodes are visited in decreasing creation order, which is a topological order because
+    a node is always created after its parents; the heap keeps the pass iterative, so a
+    graph of any depth runs without recursion.
+    """
+    tape: Tape | None = None
+    for node, _ in roots:
+        assert node.tape is not None
+        tape = node.tape.root() if tape is None else merge_tapes(tape, node.tape)
+    assert tape is not None
+    check_usable(tape)
+    pending: dict[int, Any] = {}
+    heap: list[tuple[int, Node]] = []
+    for node, seed in roots:
+        previous = pending.get(node.seq)
+        if previous is None:
+            pending[node.seq] = seed
+            heapq.heappush(heap, (-node.seq, node))
+        else:
+            pending[node.seq] = previous + seed
+    while heap:
+        _, node = heapq.heappop(heap)
+        grad = pending.pop(node.seq)
+        rule = node.rule
+        if rule is None:
+            _deliver(tape, node, grad)
+            continue
+        xp = node.xp
+        input_grads = rule(xp, grad, *node.saved)
+        if check is not None:
+            check(node, input_grads, "backward")
+        for parent, input_grad in zip(node.parents, input_grads):
+            if parent is None or input_grad is None:
+                continue
+            if input_grad.shape != parent.shape:
+                input_grad = unbroadcast(xp, input_grad, parent.shape)
+            seq = parent.seq
+            previous = pending.get(seq)
+            if previous is None:
+                pending[seq] = input_grad
+                heapq.heappush(heap, (-seq, parent))
+            else:
+                pending[seq] = previous + input_grad
+    return tape

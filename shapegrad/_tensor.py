@@ -1,0 +1,783 @@
+"""The typed tensor: an array of one backend, plus the tape node that produced it.
+
+``Tensor[Tape, *Dims]`` is what pyright checks (DESIGN.md); at run time the same
+subscription builds a jaxtyping check of those dims (see ``_annotations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, SupportsIndex, TypeAlias, TypeVar, TypeVarTuple, overload
+
+from . import _hooks
+from ._backend import Backend, active_backend, get_backend
+from ._errors import BackendError, DTypeError, ShapeError, TapeError
+from ._tape import NoTape, Node, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
+from ._typevars import A, K, M, N, S, T
+
+if TYPE_CHECKING:
+    from ._gradients import Gradients
+
+__all__ = ["AnyTensor", "Tensor"]
+
+Tape_ = TypeVar("Tape_")
+Dims = TypeVarTuple("Dims")
+
+
+class Tensor(Generic[Tape_, *Dims]):
+    """An n-dimensional array whose type carries its tape and its dims.
+
+    ``Tensor[NoTape, Batch, L[784]]`` is an untraced batch of 784-vectors;
+    ``Tensor[OwnedTape[MLP], Batch, L[10]]`` is traced, and its ``backward`` yields
+    ``Gradients[MLP]``. Build tensors with :func:`shapegrad.tensor`, :func:`shapegrad.zeros`
+    and friends; every op exists as a method and as a function (``x.exp()``, ``sg.exp(x)``).
+
+    Example:
+        >>> import shapegrad as sg
+        >>> x = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x
+        Tensor(shape=(2, 2), dtype=float32)
+        >>> (x * 2).sum().item()
+        20.0
+    """
+
+    __slots__ = ("_data", "_node", "_backend", "_param", "__weakref__")
+
+    _data: Any
+    _node: Node | None
+    _backend: Backend
+    _param: _ParamInfo | None
+
+    def __init__(self, data: Any, *, backend: str | Backend | None = None) -> None:
+        from ._creation import as_backend_array
+
+        chosen = active_backend() if backend is None else (get_backend(backend) if isinstance(backend, str) else backend)
+        self._data = as_backend_array(chosen, data, None)
+        self._backend = chosen
+        self._node = None
+        self._param = None
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        # Pyright ignores this hook; at run time the subscription becomes a jaxtyping check
+        # of the same dims and tape, so one annotation serves both checkers.
+        from ._annotations import tensor_annotation
+
+        return tensor_annotation(params if isinstance(params, tuple) else (params,))
+
+    # ----------------------------------------------------------------- basic facts
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The size of each axis."""
+        return tuple(self._data.shape)
+
+    @property
+    def dtype(self) -> Any:
+        """The element type, as the backend spells it (``numpy.float32`` on NumPy)."""
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        size = 1
+        for n in self._data.shape:
+            size *= n
+        return size
+
+    @property
+    def backend(self) -> str:
+        """The name of the backend holding the data (``"numpy"``, ``"cupy"``, ...)."""
+        return self._backend.name
+
+    @property
+    def traced(self) -> bool:
+        """Whether ops on this tensor are recorded on a tape."""
+        return self._node is not None
+
+    @property
+    def data(self) -> Any:
+        """The backend array itself (no copy, no tape)."""
+        return self._data
+
+    def numpy(self) -> Any:
+        """The values as a NumPy array (a copy when the data lives on a device)."""
+        return self._backend.to_numpy(self._data)
+
+    def item(self) -> float:
+        """The single value of a one-element tensor, as a Python number."""
+        if self.size != 1:
+            raise ShapeError(f"item() expects a tensor with one element, found shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists."""
+        return self.numpy().tolist()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        import numpy as np
+
+        array = np.asarray(self.numpy())
+        return array if dtype is None else array.astype(dtype)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a rank-0 tensor")
+        return self._data.shape[0]
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ShapeError(
+                f"the truth value of a tensor with shape {self.shape} is ambiguous; "
+                "expected a one-element tensor (use .any() or .all() on comparisons)"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __repr__(self) -> str:
+        dtype = self._backend.dtype_name(self._data.dtype)
+        traced = ", traced" if self._node is not None else ""
+        backend = "" if self._backend.name == "numpy" else f", backend={self._backend.name}"
+        return f"Tensor(shape={self.shape}, dtype={dtype}{backend}{traced})"
+
+    __hash__ = object.__hash__
+
+    # ----------------------------------------------------------------- tracing
+    def trace(self: Tensor[NoTape, *S], grads: Gradients[M]) -> Tensor[OwnedTape[M], *S]:
+        """This tensor, traced onto the tape behind ``grads``.
+
+        Tracing several inputs with one ``grads`` puts them on one tape. A parameter traced
+        this way delivers its gradient into its slot in ``grads``; any other tensor becomes
+        a leaf whose gradient ``grads[traced]`` returns after ``backward``.
+
+        Example:
+            >>> import shapegrad as sg
+            >>> grads = sg.Gradients()
+            >>> x = sg.tensor([1.0, 2.0]).trace(grads)
+            >>> _ = (x * x).sum().backward()
+            >>> grads[x].tolist()
+            [2.0, 4.0]
+        """
+        if self._node is not None:
+            raise TapeError("trace() expects an untraced tensor, found one already traced; use .detach() first")
+        if not self._backend.dtype_name(self._data.dtype).startswith("float"):
+            raise DTypeError(
+                f"only floating-point tensors can be traced, found dtype {self._backend.dtype_name(self._data.dtype)}"
+            )
+        tape = grads._recording_tape()  # pyright: ignore[reportPrivateUsage] -- Tensor and Gradients are one unit
+        param = self._param
+        key = param.key if param is not None else new_leaf_key()
+        node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, key)
+        return _wrap(self._data, node, self._backend)  # pyright: ignore[reportReturnType] -- the tape is in the type, not the value
+
+    def detach(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """The same values, untraced: ops on the result record nothing."""
+        return _wrap(self._data, None, self._backend)
+
+    def backward(self: Tensor[OwnedTape[M]], seed: Any = None) -> Gradients[M]:
+        """Reverse pass from this rank-0 tensor; returns the ``Gradients`` it fills.
+
+        Calling it on several outputs in turn accumulates into the same ``Gradients``; for
+        one pass over several outputs use :func:`shapegrad.backward`.
+        """
+        from ._gradients import backward as _backward
+
+        return _backward(self, seeds=None if seed is None else (seed,))
+
+    def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
+        """The same values on another backend (``"numpy"``, ``"cupy"``); the tape is kept,
+        so gradients flow back across the move."""
+        from .ops.movement import to_backend
+
+        return to_backend(self, backend)
+
+    def astype(self: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
+        """The values converted to ``dtype`` (``"float32"``, ``"float64"``, ``"int64"``, ...)."""
+        return _ew.astype(self, dtype)
+
+    # ----------------------------------------------------------------- element-wise
+
+    # Generated overload stacks (binary ops): same shape, bias-style, keepdims-style, rank-0.
+    @overload
+    def __add__(self: Tensor[NoTape, *S], other: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, N], other: Tensor[NoTape, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, N], other: Tensor[NoTape, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    def __add__(self, other: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+        return _ew.add_impl(self, other)
+
+    @overload
+    def __sub__(self: Tensor[NoTape, *S], other: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, N], other: Tensor[NoTape, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, N], other: Tensor[NoTape, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    def __sub__(self, other: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+        return _ew.sub_impl(self, other)
+
+    @overload
+    def __mul__(self: Tensor[NoTape, *S], other: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, N], other: Tensor[NoTape, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, N], other: Tensor[NoTape, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    def __mul__(self, other: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+        return _ew.mul_impl(self, other)
+
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, N], other: Tensor[NoTape, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, N], other: Tensor[NoTape, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    def __truediv__(self, other: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+        return _ew.div_impl(self, other)
+
+    @overload
+    def __pow__(self: Tensor[NoTape, *S], other: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, N], other: Tensor[NoTape, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, N], other: Tensor[NoTape, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[T]) -> Tensor[T, *S]: ...
+    def __pow__(self, other: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+        return _ew.pow_impl(self, other)
+
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[NoTape, K, A]) -> Tensor[NoTape, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[NoTape, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[NoTape, *S, K, A]) -> Tensor[NoTape, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[NoTape, *S, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[NoTape, K]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[NoTape, K]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[T, K]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[T, K]) -> Tensor[T, *S, N]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, K], other: Tensor[NoTape, K, A]) -> Tensor[NoTape, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, K], other: Tensor[NoTape, K, A]) -> Tensor[T, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, K], other: Tensor[T, K, A]) -> Tensor[T, A]: ...
+    @overload
+    def __matmul__(self: Tensor[T, K], other: Tensor[T, K, A]) -> Tensor[T, A]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, K], other: Tensor[NoTape, K]) -> Tensor[NoTape]: ...
+    @overload
+    def __matmul__(self: Tensor[T, K], other: Tensor[NoTape, K]) -> Tensor[T]: ...
+    @overload
+    def __matmul__(self: Tensor[NoTape, K], other: Tensor[T, K]) -> Tensor[T]: ...
+    @overload
+    def __matmul__(self: Tensor[T, K], other: Tensor[T, K]) -> Tensor[T]: ...
+    def __matmul__(self, other: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Any, ...]]:
+        return _linalg.matmul_impl(self, other)
+
+    def __neg__(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        return _ew.neg(self)
+
+    def __radd__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
+        return _ew.add_impl(self, other)
+
+    def __rsub__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
+        return _ew.rsub_scalar(self, other)
+
+    def __rmul__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
+        return _ew.mul_impl(self, other)
+
+    def __rtruediv__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
+        return _ew.rdiv_scalar(self, other)
+
+    def exp(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``e ** x`` element-wise."""
+        return _ew.exp(self)
+
+    def log(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Natural logarithm element-wise."""
+        return _ew.log(self)
+
+    def sqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Square root element-wise."""
+        return _ew.sqrt(self)
+
+    def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Absolute value element-wise."""
+        return _ew.abs(self)
+
+    def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Hyperbolic tangent element-wise."""
+        return _ew.tanh(self)
+
+    def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Logistic sigmoid element-wise."""
+        return _ew.sigmoid(self)
+
+    def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``max(x, 0)`` element-wise."""
+        return _ew.relu(self)
+
+    def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
+        """``x`` where positive, ``negative_slope * x`` elsewhere."""
+        return _ew.leaky_relu(self, negative_slope)
+
+    def gelu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """GELU, tanh approximation."""
+        return _ew.gelu(self)
+
+    def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log(1 + e ** x)``, computed stably."""
+        return _ew.softplus(self)
+
+    def clamp(self: Tensor[T, *S], min: float | None = None, max: float | None = None) -> Tensor[T, *S]:
+        """Values limited to ``[min, max]``."""
+        return _ew.clamp(self, min, max)
+
+    def softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+        """Softmax along ``axis`` (numerically stable)."""
+        return _red.softmax(self, axis)
+
+    def log_softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+        """Log of the softmax along ``axis`` (numerically stable)."""
+        return _red.log_softmax(self, axis)
+
+    # ----------------------------------------------------------------- comparisons
+    def __lt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:
+        return _ew.compare(self, other, "less")
+
+    def __le__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:
+        return _ew.compare(self, other, "less_equal")
+
+    def __gt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:
+        return _ew.compare(self, other, "greater")
+
+    def __ge__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:
+        return _ew.compare(self, other, "greater_equal")
+
+    def __eq__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:  # pyright: ignore[reportIncompatibleMethodOverride] -- element-wise, as in NumPy
+        return _ew.compare(self, other, "equal")
+
+    def __ne__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]:  # pyright: ignore[reportIncompatibleMethodOverride] -- element-wise, as in NumPy
+        return _ew.compare(self, other, "not_equal")
+
+    def any(self) -> bool:
+        """Whether any element is true (non-zero)."""
+        return bool(self._backend.xp.any(self._data))
+
+    def all(self) -> bool:
+        """Whether every element is true (non-zero)."""
+        return bool(self._backend.xp.all(self._data))
+
+    # ----------------------------------------------------------------- shape
+    def reshape(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Any, ...]]:
+        """The same values in a new shape (one size may be -1). The result's dims are open:
+        state them with an annotation or :func:`shapegrad.cast`."""
+        return _shape.reshape(self, shape)
+
+    def flatten(self: Tensor[T, N, *S]) -> Tensor[T, N, Any]:
+        """Every axis after the first merged into one (the first is kept: the batch)."""
+        return _shape.flatten(self)
+
+    @overload
+    def transpose(self: Tensor[T, N, K]) -> Tensor[T, K, N]: ...
+    @overload
+    def transpose(self: Tensor[T, N, K, A]) -> Tensor[T, A, K, N]: ...
+    @overload
+    def transpose(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Any, ...]]: ...
+    def transpose(self, *axes: int) -> AnyTensor:
+        """Axes reversed, or put in the order ``axes`` gives."""
+        return _shape.permute(self, axes or None)
+
+    def permute(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Any, ...]]:
+        """Axes in the order ``axes`` gives (open dims: annotate the result)."""
+        return _shape.permute(self, axes)
+
+    @property
+    def mT(self: Tensor[T, *S, N, K]) -> Tensor[T, *S, K, N]:
+        """The last two axes swapped (a batch of matrices transposed)."""
+        return _shape.swap_last(self)
+
+    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Any, ...]]:
+        """Two axes exchanged (open dims: use ``.mT`` for the last two, which is typed)."""
+        return _shape.swapaxes(self, axis1, axis2)
+
+    @overload
+    def expand_dims(self: Tensor[T, *S], axis: L[0]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def expand_dims(self: Tensor[T, *S], axis: L[-1]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def expand_dims(self: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Any, ...]]: ...
+    def expand_dims(self, axis: int) -> AnyTensor:
+        """A new axis of size 1 at ``axis``."""
+        return _shape.expand_dims(self, axis)
+
+    @overload
+    def squeeze(self: Tensor[T, L[1], *S], axis: L[0]) -> Tensor[T, *S]: ...
+    @overload
+    def squeeze(self: Tensor[T, *S, L[1]], axis: L[-1]) -> Tensor[T, *S]: ...
+    @overload
+    def squeeze(self: Tensor[T, *S], axis: int | None = None) -> Tensor[T, *tuple[Any, ...]]: ...
+    def squeeze(self, axis: int | None = None) -> AnyTensor:
+        """Size-1 axes removed (only ``axis`` when given)."""
+        return _shape.squeeze(self, axis)
+
+    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Any, ...]]:
+        """The values repeated along new or size-1 axes to ``shape``."""
+        return _shape.broadcast_to(self, shape)
+
+    def __getitem__(self: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
+        return _index.getitem(self, index)
+
+    def take_along_axis(self: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1) -> Tensor[T, *S, K]:
+        """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
+        return _index.take_along_axis(self, indices, axis)
+
+    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
+        """Rows of the first axis picked by integer ``indices`` (an embedding lookup)."""
+        return _index.gather(self, indices)
+
+    # ----------------------------------------------------------------- reductions
+    @overload
+    def sum(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def sum(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def sum(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def sum(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def sum(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def sum(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+        """Sum over ``axis`` (all axes when None)."""
+        return _red.sum(self, axis, keepdims)
+
+    @overload
+    def mean(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def mean(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def mean(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def mean(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def mean(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def mean(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+        """Mean over ``axis`` (all axes when None)."""
+        return _red.mean(self, axis, keepdims)
+
+    @overload
+    def max(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def max(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def max(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def max(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def max(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def max(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+        """Maximum over ``axis``; ties share the gradient equally."""
+        return _red.max(self, axis, keepdims)
+
+    @overload
+    def min(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def min(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def min(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def min(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def min(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def min(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+        """Minimum over ``axis``; ties share the gradient equally."""
+        return _red.min(self, axis, keepdims)
+
+    @overload
+    def logsumexp(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def logsumexp(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def logsumexp(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def logsumexp(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def logsumexp(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def logsumexp(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def logsumexp(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+        """``log(sum(exp(x)))`` over ``axis``, computed stably."""
+        return _red.logsumexp(self, axis, keepdims)
+
+    @overload
+    def var(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
+    @overload
+    def var(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+    @overload
+    def var(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def var(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+    @overload
+    def var(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
+    @overload
+    def var(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Any, ...]]: ...
+    def var(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[Any, *tuple[Any, ...]]:
+        """Variance over ``axis``; ``correction=1`` gives the unbiased estimate."""
+        return _red.var(self, axis, keepdims, correction=correction)
+
+
+AnyTensor: TypeAlias = Tensor[Any, *tuple[Any, ...]]
+"""A tensor of any tape and any dims (for code that does not check shapes)."""
+
+
+class _ParamInfo:
+    """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains."""
+
+    __slots__ = ("key", "leaf", "trainable")
+
+    def __init__(self, key: int, leaf: Node, trainable: bool) -> None:
+        self.key = key
+        self.leaf = leaf
+        self.trainable = trainable
+
+
+_new = object.__new__
+
+
+def _wrap(data: Any, node: Node | None, backend: Backend) -> Any:
+    tensor = _new(Tensor)
+    tensor._data = data
+    tensor._node = node
+    tensor._backend = backend
+    tensor._param = None
+    return tensor
+
+
+def wrap(data: Any, backend: Backend) -> Any:
+    """An untraced tensor around a backend array (no copy)."""
+    return _wrap(data, None, backend)
+
+
+def make_parameter(tensor: AnyTensor, trainable: bool = True) -> None:
+    """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
+    key = new_leaf_key()
+    leaf = Node(None, (), None, (), tuple(tensor._data.shape), tensor._backend.xp, key)  # pyright: ignore[reportPrivateUsage]
+    tensor._param = _ParamInfo(key, leaf, trainable)  # pyright: ignore[reportPrivateUsage]
+
+
+def _parent(tensor: AnyTensor) -> Node | None:
+    node = tensor._node  # pyright: ignore[reportPrivateUsage]
+    if node is not None:
+        return node
+    param = tensor._param  # pyright: ignore[reportPrivateUsage]
+    if param is not None and param.trainable:
+        return param.leaf
+    return None
+
+
+def _mixed_backends(a: AnyTensor, b: AnyTensor) -> BackendError:
+    return BackendError(
+        f"an op got tensors of two backends: {a.backend!r} and {b.backend!r}; "
+        f"expected one. Move one with .to({a.backend!r})."
+    )
+
+
+def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any, ...], backend: Backend) -> Any:
+    """The op's result as a tensor; a tape node too when any input is traced.
+
+    This is the one place every op is recorded: it finds (and merges) the inputs' tapes,
+    links parameters as leaves, and runs the anomaly check when that mode is on.
+    """
+    tape: Tape | None = None
+    for tensor in inputs:
+        node = tensor._node  # pyright: ignore[reportPrivateUsage]
+        if node is not None:
+            node_tape = node.tape
+            assert node_tape is not None
+            if tape is None:
+                tape = node_tape
+            elif node_tape is not tape:
+                tape = merge_tapes(tape, node_tape)
+    hook = _hooks.anomaly
+    if tape is None:
+        if hook is not None:
+            hook.forward(rule, inputs, data)
+        return _wrap(data, None, backend)
+    if tape.ended is not None or tape.thread != _hooks.get_ident():
+        check_usable(tape)
+    node = Node(tape, tuple([_parent(t) for t in inputs]), rule, saved, tuple(data.shape), backend.xp)
+    if hook is not None:
+        hook.forward(rule, inputs, data, node)
+    return _wrap(data, node, backend)
+
+
+def same_backend(a: AnyTensor, b: AnyTensor) -> Backend:
+    """The backend both operands live on, or ``BackendError`` naming both."""
+    backend = a._backend  # pyright: ignore[reportPrivateUsage]
+    if b._backend is not backend:  # pyright: ignore[reportPrivateUsage]
+        raise _mixed_backends(a, b)
+    return backend
+
+
+def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
+    """Validate the outputs of a backward pass and pair each node with its seed."""
+    roots: list[tuple[Node, Any]] = []
+    for i, out in enumerate(outputs):
+        node = out._node  # pyright: ignore[reportPrivateUsage]
+        if node is None:
+            raise TapeError(
+                f"backward expects traced outputs, found output {i} untraced; "
+                "trace an input with x.trace(grads) before the ops"
+            )
+        xp = out._backend.xp  # pyright: ignore[reportPrivateUsage]
+        data = out._data  # pyright: ignore[reportPrivateUsage]
+        if seeds is None or seeds[i] is None:
+            if data.ndim != 0:
+                raise TapeError(
+                    f"backward without a seed expects a rank-0 (scalar) output, found output {i} "
+                    f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
+                    "of that shape"
+                )
+            seed = xp.ones_like(data)
+        else:
+            raw = seeds[i]
+            seed = raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+            if tuple(seed.shape) != tuple(data.shape):
+                raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
+        roots.append((node, seed))
+    return roots
+
+
+__all__ += ["record", "wrap", "run_backward"]
+
+# The op modules import Tensor; importing them last keeps the cycle harmless.
+from .ops import elementwise as _ew  # noqa: E402
+from .ops import indexing as _index  # noqa: E402
+from .ops import linalg as _linalg  # noqa: E402
+from .ops import reductions as _red  # noqa: E402
+from .ops import shape as _shape  # noqa: E402

@@ -1,0 +1,21 @@
+"""Type variables shared by the typed signatures of ops, layers and losses.
+
+Method signatures use these module-level variables, never the class's own ``Dims``: the
+class's variable is already bound to the receiver, so reusing it makes overloads silently
+fall through (see DESIGN.md).
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar, TypeVarTuple
+
+T = TypeVar("T")  # whatever tape the operand carries
+M = TypeVar("M")  # the model a tape records gradients for
+S = TypeVarTuple("S")  # the leading dims, passed through untouched
+N = TypeVar("N")
+K = TypeVar("K")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")

@@ -1,0 +1,1 @@
+"""The ops: each primitive's forward beside its backward rule (see README.md here)."""

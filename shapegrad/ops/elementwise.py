@@ -1,0 +1,653 @@
+"""Element-wise ops: arithmetic, activations, comparisons, selection.
+
+Each primitive's forward sits beside its ``*_backward`` rule; the engine reduces broadcast
+gradients back to each operand's shape, so the rules are written for equal shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, overload
+
+from .._errors import DTypeError, ShapeError
+from .._tape import NoTape
+from .._tensor import AnyTensor, Tensor, record, same_backend, wrap
+from .._typevars import N, S, T
+
+__all__ = [
+    "abs", "add", "astype", "clamp", "compare", "div", "exp", "gelu", "leaky_relu", "log",
+    "maximum", "minimum", "mul", "neg", "pow", "relu", "sigmoid", "softplus", "sqrt", "sub",
+    "tanh", "where",
+]
+
+Scalar = int | float
+
+_float_dtypes: dict[Any, bool] = {}
+
+
+def require_float(x: AnyTensor, op: str) -> None:
+    """Raise ``DTypeError`` unless ``x`` holds floating-point values."""
+    dtype = x._data.dtype  # pyright: ignore[reportPrivateUsage]
+    ok = _float_dtypes.get(dtype)
+    if ok is None:
+        ok = _float_dtypes[dtype] = x._backend.dtype_name(dtype).startswith("float")  # pyright: ignore[reportPrivateUsage]
+    if not ok:
+        raise DTypeError(
+            f"{op} expects a floating-point tensor, found dtype "
+            f"{x._backend.dtype_name(dtype)} with shape {x.shape}; convert it with .astype('float32')"  # pyright: ignore[reportPrivateUsage]
+        )
+
+
+def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
+    """The error for operands that do not broadcast, naming both shapes and the first clash."""
+    sa, sb = a.shape, b.shape
+    detail = ""
+    for i in range(1, min(len(sa), len(sb)) + 1):
+        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
+            detail = f"; axis {-i} is {sa[-i]} vs {sb[-i]}"
+            break
+    return ShapeError(
+        f"{op}: shapes {sa} and {sb} do not broadcast: expected equal sizes, or 1, at each "
+        f"trailing axis{detail}"
+    )
+
+
+def _scalar(value: Any, op: str) -> Scalar:
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise DTypeError(f"{op} expects a Tensor or a Python number, found {type(value).__name__}") from None
+
+
+def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
+    """Shared dispatch of binary ops: tensor with tensor, tensor with scalar, scalar with tensor."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            backend = same_backend(a, b)  # pyright: ignore[reportUnknownArgumentType]
+            x, y = a._data, b._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+            try:
+                out = forward(x, y)
+            except ValueError:
+                raise shape_clash(op, a, b) from None  # pyright: ignore[reportUnknownArgumentType]
+            return record(out, tensor_rule, (a, b), (x, y, out), backend)  # pyright: ignore[reportUnknownArgumentType]
+        s = _scalar(b, op)
+        x = a._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+        out = forward(x, s)
+        return record(out, left_rule, (a,), (x, s, out), a._backend)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+    if not isinstance(b, Tensor):
+        raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
+    s = _scalar(a, op)
+    y = b._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    out = forward(s, y)
+    return record(out, right_rule, (b,), (s, y, out), b._backend)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+
+
+# --------------------------------------------------------------------------- add, sub
+def add_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return g, g
+
+
+def add_scalar_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (g,)
+
+
+def _add(x: Any, y: Any) -> Any:
+    return x + y
+
+
+def add_impl(a: Any, b: Any) -> Any:
+    return _binary("add", a, b, add_backward, add_scalar_backward, add_scalar_backward, _add)
+
+
+def sub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return g, -g
+
+
+def rsub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (-g,)
+
+
+def _sub(x: Any, y: Any) -> Any:
+    return x - y
+
+
+def sub_impl(a: Any, b: Any) -> Any:
+    return _binary("sub", a, b, sub_backward, add_scalar_backward, rsub_backward, _sub)
+
+
+def rsub_scalar(x: Any, s: Any) -> Any:
+    return sub_impl(s, x)
+
+
+# --------------------------------------------------------------------------- mul, div
+def mul_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return g * y, g * x
+
+
+def mul_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
+    return (g * s,)
+
+
+def mul_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (g * s,)
+
+
+def _mul(x: Any, y: Any) -> Any:
+    return x * y
+
+
+def mul_impl(a: Any, b: Any) -> Any:
+    return _binary("mul", a, b, mul_backward, mul_left_backward, mul_right_backward, _mul)
+
+
+def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    gx = g / y
+    return gx, -gx * out
+
+
+def div_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
+    return (g / s,)
+
+
+def div_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (-g * out / y,)
+
+
+def _div(x: Any, y: Any) -> Any:
+    return x / y
+
+
+def div_impl(a: Any, b: Any) -> Any:
+    return _binary("div", a, b, div_backward, div_left_backward, div_right_backward, _div)
+
+
+def rdiv_scalar(x: Any, s: Any) -> Any:
+    return div_impl(s, x)
+
+
+# --------------------------------------------------------------------------- pow
+def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    safe = xp.where(x > 0, x, xp.ones_like(x))
+    return g * y * x ** (y - 1), xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))
+
+
+def pow_left_backward(xp: Any, g: Any, x: Any, p: Any, out: Any) -> tuple[Any, ...]:
+    if p == 2:
+        return (g * 2 * x,)
+    return (g * p * x ** (p - 1),)
+
+
+def pow_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (g * out * math.log(s),)
+
+
+def _pow(x: Any, y: Any) -> Any:
+    return x**y
+
+
+def pow_impl(a: Any, b: Any) -> Any:
+    return _binary("pow", a, b, pow_backward, pow_left_backward, pow_right_backward, _pow)
+
+
+def pow(x: Tensor[T, *S], exponent: float) -> Tensor[T, *S]:
+    """``x ** exponent``. d/dx = exponent · x^(exponent-1). PyTorch: ``torch.pow``."""
+    return pow_impl(x, exponent)
+
+
+# --------------------------------------------------------------------------- maximum, minimum
+def maximum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    zero = xp.zeros_like(g)
+    half = g * 0.5
+    gx = xp.where(x > y, g, xp.where(x == y, half, zero))
+    gy = xp.where(y > x, g, xp.where(x == y, half, zero))
+    return gx, gy
+
+
+def maximum_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
+    return (xp.where(x > s, g, xp.where(x == s, g * 0.5, xp.zeros_like(g))),)
+
+
+def maximum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (xp.where(y > s, g, xp.where(y == s, g * 0.5, xp.zeros_like(g))),)
+
+
+def minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return maximum_backward(xp, g, y, x, out)[::-1]
+
+
+def minimum_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
+    return (xp.where(x < s, g, xp.where(x == s, g * 0.5, xp.zeros_like(g))),)
+
+
+def minimum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    return (xp.where(y < s, g, xp.where(y == s, g * 0.5, xp.zeros_like(g))),)
+
+
+def _namespace(a: Any, b: Any) -> Any:
+    return (a if isinstance(a, Tensor) else b)._backend.xp  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+
+
+def maximum_impl(a: Any, b: Any) -> Any:
+    xp = _namespace(a, b)
+    return _binary("maximum", a, b, maximum_backward, maximum_left_backward, maximum_right_backward, xp.maximum)
+
+
+def minimum_impl(a: Any, b: Any) -> Any:
+    xp = _namespace(a, b)
+    return _binary("minimum", a, b, minimum_backward, minimum_left_backward, minimum_right_backward, xp.minimum)
+
+
+@overload
+def add(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def add(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def add(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def add(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """``a + b`` with broadcasting. d/da = 1, d/db = 1. PyTorch: ``torch.add``."""
+    return add_impl(a, b)
+
+
+
+@overload
+def sub(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def sub(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def sub(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def sub(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """``a - b`` with broadcasting. d/da = 1, d/db = -1. PyTorch: ``torch.sub``."""
+    return sub_impl(a, b)
+
+
+
+@overload
+def mul(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def mul(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def mul(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def mul(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """``a * b`` with broadcasting. d/da = b, d/db = a. PyTorch: ``torch.mul``."""
+    return mul_impl(a, b)
+
+
+
+@overload
+def div(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def div(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def div(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def div(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """``a / b`` with broadcasting. d/da = 1/b, d/db = -a/b². PyTorch: ``torch.div``."""
+    return div_impl(a, b)
+
+
+
+@overload
+def maximum(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def maximum(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def maximum(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def maximum(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """Element-wise larger of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.maximum``."""
+    return maximum_impl(a, b)
+
+
+
+@overload
+def minimum(a: Tensor[NoTape, *S], b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def minimum(a: Tensor[T, *S], b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: Tensor[T, *S, N], b: Tensor[NoTape, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[T, *S, N], b: Tensor[T, N] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[T, *S, N], b: Tensor[NoTape, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[T, *S, N], b: Tensor[T, *S, L[1]] | float) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[T, *S], b: Tensor[NoTape] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: Tensor[NoTape, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: Tensor[T, *S], b: Tensor[T] | float) -> Tensor[T, *S]: ...
+@overload
+def minimum(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
+def minimum(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+    """Element-wise smaller of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.minimum``."""
+    return minimum_impl(a, b)
+
+
+
+# --------------------------------------------------------------------------- unary
+def _unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
+    return record(out, rule, (x,), saved, x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
+    return (-g,)
+
+
+def neg(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``-x``. d/dx = -1. PyTorch: ``torch.neg``."""
+    return _unary(x, -x._data, neg_backward, ())  # pyright: ignore[reportPrivateUsage]
+
+
+def exp_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g * y,)
+
+
+def exp(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``."""
+    require_float(x, "exp")
+    y = x._backend.xp.exp(x._data)  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, y, exp_backward, (y,))
+
+
+def log_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / x,)
+
+
+def log(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``."""
+    require_float(x, "log")
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, x._backend.xp.log(data), log_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+
+
+def sqrt_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g / (2 * y),)
+
+
+def sqrt(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``."""
+    require_float(x, "sqrt")
+    y = x._backend.xp.sqrt(x._data)  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, y, sqrt_backward, (y,))
+
+
+def abs_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * xp.sign(x),)
+
+
+def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``."""
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+
+
+def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g * (1 - y * y),)
+
+
+def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``."""
+    require_float(x, "tanh")
+    y = x._backend.xp.tanh(x._data)  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, y, tanh_backward, (y,))
+
+
+def sigmoid_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g * y * (1 - y),)
+
+
+def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``1 / (1 + e^-x)``, as ``(1 + tanh(x/2)) / 2`` so that no exponential overflows.
+    d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
+    require_float(x, "sigmoid")
+    y = (x._backend.xp.tanh(x._data * 0.5) + 1) * 0.5  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, y, sigmoid_backward, (y,))
+
+
+def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (xp.where(x > 0, g, 0.0),)
+
+
+def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+
+
+def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:
+    return (xp.where(x > 0, g, g * slope),)
+
+
+def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
+    """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``."""
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.where(data > 0, data, data * negative_slope)  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, out, leaky_relu_backward, (data, negative_slope))
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+
+
+def gelu_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
+    inner_grad = _GELU_C * (1 + 3 * 0.044715 * x * x)
+    return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad),)
+
+
+def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """GELU, tanh approximation: ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``.
+    PyTorch: ``F.gelu(x, approximate="tanh")`` (the Array API has no ``erf``)."""
+    require_float(x, "gelu")
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    t = x._backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, 0.5 * data * (1 + t), gelu_backward, (data, t))
+
+
+def softplus_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * (xp.tanh(x * 0.5) + 1) * 0.5,)
+
+
+def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x.
+    d/dx = σ(x). PyTorch: ``F.softplus``."""
+    require_float(x, "softplus")
+    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
+    return _unary(x, out, softplus_backward, (data,))
+
+
+def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, ...]:
+    inside = xp.ones_like(x, dtype=xp.bool)
+    if low is not None:
+        inside = inside & (x >= low)
+    if high is not None:
+        inside = inside & (x <= high)
+    return (xp.where(inside, g, 0.0),)
+
+
+def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) -> Tensor[T, *S]:
+    """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside.
+    PyTorch: ``torch.clamp``."""
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.clip(data, min, max)  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, out, clamp_backward, (data, min, max))
+
+
+def astype_backward(xp: Any, g: Any, dtype: Any) -> tuple[Any, ...]:
+    return (xp.astype(g, dtype),)
+
+
+def astype(x: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
+    """The values converted to ``dtype``; the gradient is converted back."""
+    backend = x._backend  # pyright: ignore[reportPrivateUsage]
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    out = backend.xp.astype(data, backend.dtype(dtype))
+    return _unary(x, out, astype_backward, (data.dtype,))
+
+
+# --------------------------------------------------------------------------- selection
+def where_backward(xp: Any, g: Any, cond: Any, n_tensors: int, left_is_tensor: bool) -> tuple[Any, ...]:
+    zero = xp.zeros_like(g)
+    left, right = xp.where(cond, g, zero), xp.where(cond, zero, g)
+    if n_tensors == 2:
+        return left, right
+    return (left,) if left_is_tensor else (right,)
+
+
+@overload
+def where(cond: Tensor[Any, *S], a: Tensor[NoTape, *S] | float, b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+@overload
+def where(cond: Tensor[Any, *S], a: Tensor[T, *S] | float, b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def where(cond: Tensor[Any, *S], a: Tensor[T, *S] | float, b: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+@overload
+def where(cond: Tensor[Any, *S], a: Tensor[NoTape, *S] | float, b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
+def where(cond: AnyTensor, a: AnyTensor | float, b: AnyTensor | float) -> AnyTensor:
+    """``a`` where ``cond`` is true, else ``b``; each side gets the gradient where chosen.
+    PyTorch: ``torch.where``."""
+    backend = cond._backend  # pyright: ignore[reportPrivateUsage]
+    tensors = tuple(t for t in (a, b) if isinstance(t, Tensor))
+    for t in tensors:
+        same_backend(cond, t)
+    raw = [t._data if isinstance(t, Tensor) else t for t in (a, b)]  # pyright: ignore[reportPrivateUsage]
+    try:
+        out = backend.xp.where(cond._data, raw[0], raw[1])  # pyright: ignore[reportPrivateUsage]
+    except ValueError:
+        shapes = ", ".join(str(getattr(t, "shape", "scalar")) for t in (cond, a, b))
+        raise ShapeError(f"where: shapes {shapes} do not broadcast") from None
+    saved = (cond._data, len(tensors), isinstance(a, Tensor))  # pyright: ignore[reportPrivateUsage]
+    return record(out, where_backward, tensors, saved, backend)
+
+
+def compare(a: AnyTensor, b: AnyTensor | float, how: str) -> Any:
+    """An untraced boolean tensor from an element-wise comparison."""
+    xp = a._backend.xp  # pyright: ignore[reportPrivateUsage]
+    other = b._data if isinstance(b, Tensor) else b  # pyright: ignore[reportPrivateUsage]
+    if isinstance(b, Tensor):
+        same_backend(a, b)
+    try:
+        out = getattr(xp, how)(a._data, other)  # pyright: ignore[reportPrivateUsage]
+    except ValueError:
+        assert isinstance(b, Tensor)
+        raise shape_clash(how, a, b) from None
+    return wrap(out, a._backend)  # pyright: ignore[reportPrivateUsage]
+

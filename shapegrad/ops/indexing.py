@@ -1,0 +1,116 @@
+"""Indexing, slicing and gathers (embeddings, picking the logit of each label)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import DTypeError, ShapeError
+from .._tensor import AnyTensor, Tensor, record, same_backend
+from .._typevars import K, N, S, T
+
+__all__ = ["gather", "getitem", "take_along_axis"]
+
+
+def _is_basic(index: tuple[Any, ...]) -> bool:
+    return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in index)
+
+
+def getitem_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: Any, basic: bool, scatter: Any) -> tuple[Any, ...]:
+    full = xp.zeros(shape, dtype=dtype)
+    if basic:
+        full[index] = g
+    else:
+        scatter(full, index, g)
+    return (full,)
+
+
+def _raw_index(index: Any, x: AnyTensor) -> Any:
+    if isinstance(index, Tensor):
+        same_backend(x, index)  # pyright: ignore[reportUnknownArgumentType]
+        return index._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    if isinstance(index, tuple):
+        return tuple(_raw_index(i, x) for i in index)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    if isinstance(index, list):
+        return x._backend.asarray(index, None)  # pyright: ignore[reportPrivateUsage]
+    return index
+
+
+def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
+    """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
+    The gradient lands back in the picked places (accumulating where picked twice)."""
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    raw = _raw_index(index, x)
+    try:
+        out = data[raw]
+    except IndexError as exc:
+        raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
+    backend = x._backend  # pyright: ignore[reportPrivateUsage]
+    key = raw if isinstance(raw, tuple) else (raw,)
+    saved = (tuple(data.shape), data.dtype, raw, _is_basic(key), backend.scatter_add)  # pyright: ignore[reportUnknownArgumentType]
+    return record(out, getitem_backward, (x,), saved, backend)
+
+
+def _check_indices(indices: AnyTensor, op: str) -> None:
+    name = indices._backend.dtype_name(indices._data.dtype)  # pyright: ignore[reportPrivateUsage]
+    if not name.startswith(("int", "uint")):
+        raise DTypeError(f"{op} expects integer indices, found dtype {name} with shape {indices.shape}")
+
+
+def _along_axis_index(xp: Any, indices: Any, axis: int) -> tuple[Any, ...]:
+    index: list[Any] = []
+    for d, n in enumerate(indices.shape):
+        if d == axis:
+            index.append(indices)
+        else:
+            shape = [1] * indices.ndim
+            shape[d] = n
+            index.append(xp.reshape(xp.arange(n), tuple(shape)))
+    return tuple(index)
+
+
+def take_along_axis_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: tuple[Any, ...], scatter: Any) -> tuple[Any, ...]:
+    full = xp.zeros(shape, dtype=dtype)
+    scatter(full, index, g)
+    return (full,)
+
+
+def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int = -1) -> Tensor[T, *S, K]:
+    """``out[..., j] = x[..., indices[..., j]]`` along ``axis`` (the last by default).
+    PyTorch: ``torch.take_along_dim`` / ``torch.gather``."""
+    backend = same_backend(x, indices)
+    _check_indices(indices, "take_along_axis")
+    data, idx = x._data, indices._data  # pyright: ignore[reportPrivateUsage]
+    if idx.ndim != data.ndim:
+        raise ShapeError(f"take_along_axis expects indices of rank {data.ndim} like {x.shape}, found shape {indices.shape}")
+    axis %= data.ndim
+    for d in range(data.ndim):
+        if d != axis and idx.shape[d] != data.shape[d]:
+            raise ShapeError(f"take_along_axis: indices {indices.shape} and values {x.shape} differ on axis {d}")
+    n = data.shape[axis]
+    if idx.size and (int(backend.xp.max(idx)) >= n or int(backend.xp.min(idx)) < -n):
+        raise ShapeError(f"take_along_axis: an index is out of range for axis {axis} of size {n}")
+    index = _along_axis_index(backend.xp, idx, axis)
+    out = data[index]
+    saved = (tuple(data.shape), data.dtype, index, backend.scatter_add)
+    return record(out, take_along_axis_backward, (x,), saved, backend)
+
+
+def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
+    """Rows of the first axis picked by integer ``indices``: the result's shape is
+    ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``."""
+    backend = same_backend(x, indices)
+    _check_indices(indices, "gather")
+    data, idx = x._data, indices._data  # pyright: ignore[reportPrivateUsage]
+    n = data.shape[0]
+    if idx.size and (int(backend.xp.max(idx)) >= n or int(backend.xp.min(idx)) < 0):
+        raise ShapeError(f"gather: indices must lie in [0, {n}) for a first axis of size {n}")
+    flat = backend.xp.reshape(idx, (-1,))
+    out = backend.xp.reshape(backend.xp.take(data, flat, axis=0), tuple(idx.shape) + tuple(data.shape[1:]))
+    saved = (tuple(data.shape), data.dtype, flat, backend.scatter_add)
+    return record(out, gather_backward, (x,), saved, backend)
+
+
+def gather_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: Any, scatter: Any) -> tuple[Any, ...]:
+    full = xp.zeros(shape, dtype=dtype)
+    scatter(full, flat, xp.reshape(g, (flat.shape[0],) + tuple(shape[1:])))
+    return (full,)

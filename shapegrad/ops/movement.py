@@ -1,0 +1,25 @@
+"""Moving tensors between backends, gradients included."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._backend import Backend, get_backend
+from .._tensor import Tensor, record
+from .._typevars import S, T
+
+__all__ = ["to_backend"]
+
+
+def to_backend_backward(xp: Any, g: Any, source: Backend, target: Backend) -> tuple[Any, ...]:
+    return (source.asarray(target.to_numpy(g), None),)
+
+
+def to_backend(x: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
+    """The values on ``backend``; the gradient travels back to the source backend."""
+    target = get_backend(backend) if isinstance(backend, str) else backend
+    source = x._backend  # pyright: ignore[reportPrivateUsage]
+    if target is source:
+        return x
+    data = target.asarray(source.to_numpy(x._data), None)  # pyright: ignore[reportPrivateUsage]
+    return record(data, to_backend_backward, (x,), (source, target), target)

@@ -1,0 +1,257 @@
+"""Reductions and the softmax family."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Literal as L, overload
+
+from .._tensor import AnyTensor, Tensor, record
+from .._typevars import N, S, T
+from .elementwise import require_float
+
+__all__ = ["log_softmax", "logsumexp", "max", "mean", "min", "softmax", "sum", "var"]
+
+
+def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
+    """``axis`` as a sorted tuple of non-negative axes (every axis when None)."""
+    from .._errors import ShapeError
+
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    result: list[int] = []
+    for a in axes:
+        if not -ndim <= a < builtins.max(ndim, 1):
+            raise ShapeError(f"axis {a} is out of range for a tensor of rank {ndim}")
+        result.append(a % ndim if ndim else 0)
+    return tuple(sorted(set(result)))
+
+
+def _restore(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
+    """A reduced gradient given back its reduced axes (size 1), ready to broadcast."""
+    if not keepdims and axes:
+        kept = list(shape)
+        for a in axes:
+            kept[a] = 1
+        g = xp.reshape(g, tuple(kept))
+    return g
+
+
+def sum_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+    return (xp.broadcast_to(_restore(xp, g, shape, axes, keepdims), shape),)
+
+
+def sum_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    axes = normalize_axes(axis, data.ndim)
+    out = x._backend.xp.sum(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
+    return record(out, sum_backward, (x,), (tuple(data.shape), axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def mean_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, count: int) -> tuple[Any, ...]:
+    return (xp.broadcast_to(_restore(xp, g, shape, axes, keepdims) / count, shape),)
+
+
+def mean_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    require_float(x, "mean")
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    axes = normalize_axes(axis, data.ndim)
+    count = 1
+    for a in axes:
+        count *= data.shape[a]
+    out = x._backend.xp.mean(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
+    saved = (tuple(data.shape), axes, keepdims, count)
+    return record(out, mean_backward, (x,), saved, x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def extremum_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+    shape = tuple(x.shape)
+    kept = _restore(xp, out, shape, axes, keepdims)
+    hit = x == kept
+    zero = xp.zeros_like(x)
+    mask = xp.where(hit, xp.ones_like(x), zero)
+    count = xp.sum(mask, axis=axes, keepdims=True)
+    return (xp.where(hit, _restore(xp, g, shape, axes, keepdims) / count, zero),)
+
+
+def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Any:
+    from .._errors import ShapeError
+
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    axes = normalize_axes(axis, data.ndim)
+    if any(data.shape[a] == 0 for a in axes):
+        raise ShapeError(f"{name} over an empty axis of shape {tuple(data.shape)} has no value")
+    out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
+    return record(out, extremum_backward, (x,), (data, out, axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def max_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    return _extremum(x, axis, keepdims, "max")
+
+
+def min_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    return _extremum(x, axis, keepdims, "min")
+
+
+def var_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, correction: float = 0.0) -> Any:
+    # Composite: made of mean, sub and mul, so it needs no rule of its own.
+    axes = normalize_axes(axis, x.ndim)
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    centred = x - mean_impl(x, axes, True)
+    squared = mean_impl(centred * centred, axes, keepdims)
+    if correction:
+        squared = squared * (count / (count - correction))
+    return squared
+
+
+def logsumexp_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+    shape = tuple(x.shape)
+    return (_restore(xp, g, shape, axes, keepdims) * xp.exp(x - _restore(xp, out, shape, axes, keepdims)),)
+
+
+def logsumexp_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    require_float(x, "logsumexp")
+    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    axes = normalize_axes(axis, data.ndim)
+    peak = xp.max(data, axis=axes, keepdims=True)
+    peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
+    out = xp.log(xp.sum(xp.exp(data - peak), axis=axes, keepdims=True)) + peak
+    if not keepdims:
+        out = xp.reshape(out, tuple(n for i, n in enumerate(data.shape) if i not in axes))
+    return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
+    gy = g * y
+    return (gy - y * xp.sum(gy, axis=axis, keepdims=True),)
+
+
+def softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+    """``e^x / sum(e^x)`` along ``axis``, with the maximum subtracted first.
+    d/dx: ``y · (g - sum(g · y))``. PyTorch: ``torch.softmax``."""
+    require_float(x, "softmax")
+    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    e = xp.exp(data - xp.max(data, axis=axis, keepdims=True))
+    y = e / xp.sum(e, axis=axis, keepdims=True)
+    return record(y, softmax_backward, (x,), (y, axis), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def log_softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
+    return (g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True),)
+
+
+def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+    """``x - logsumexp(x)`` along ``axis``, finite at any logits.
+    d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``."""
+    require_float(x, "log_softmax")
+    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
+    data = x._data  # pyright: ignore[reportPrivateUsage]
+    shifted = data - xp.max(data, axis=axis, keepdims=True)
+    y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+    return record(y, log_softmax_backward, (x,), (y, axis), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+@overload
+def sum(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def sum(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def sum(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def sum(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def sum(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+@overload
+def sum(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+def sum(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    """Sum over ``axis`` (all axes when None). d/dx = 1. PyTorch: ``torch.sum``."""
+    return sum_impl(x, axis, keepdims)
+
+
+@overload
+def mean(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def mean(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def mean(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def mean(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def mean(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+@overload
+def mean(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+def mean(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    """Mean over ``axis``. d/dx = 1/n. PyTorch: ``torch.mean``."""
+    return mean_impl(x, axis, keepdims)
+
+
+@overload
+def max(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def max(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def max(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def max(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def max(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+@overload
+def max(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+def max(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    """Maximum over ``axis``; tied maxima share the gradient equally. PyTorch: ``torch.amax``."""
+    return max_impl(x, axis, keepdims)
+
+
+@overload
+def min(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def min(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def min(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def min(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def min(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+@overload
+def min(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+def min(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    """Minimum over ``axis``; tied minima share the gradient equally. PyTorch: ``torch.amin``."""
+    return min_impl(x, axis, keepdims)
+
+
+@overload
+def logsumexp(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def logsumexp(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def logsumexp(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def logsumexp(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def logsumexp(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
+@overload
+def logsumexp(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+def logsumexp(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    """``log(sum(exp(x)))`` over ``axis``, stable for any logits. d/dx = softmax(x). PyTorch: ``torch.logsumexp``."""
+    return logsumexp_impl(x, axis, keepdims)
+
+
+@overload
+def var(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
+@overload
+def var(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+@overload
+def var(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1]]: ...
+@overload
+def var(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+@overload
+def var(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
+@overload
+def var(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Any, ...]]: ...
+def var(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[Any, *tuple[Any, ...]]:
+    """Variance over ``axis``: ``mean((x - mean(x))²) · n / (n - correction)``. PyTorch: ``torch.var(x, correction=...)`` (whose default correction is 1; here it is 0, as NumPy)."""
+    return var_impl(x, axis, keepdims, correction=correction)
