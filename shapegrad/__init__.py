@@ -79,8 +79,8 @@ from .ops.linalg import matmul
 from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
 from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
 from ._anomaly import detect_anomaly
-# from . import losses, nn, optim
-# from ._serialize import load, save
+from . import losses, nn, optim
+from ._serialize import load, save
 
 __all__ = [
     "AnyTensor", "Backend", "BackendError", "CheckpointError", "DTypeError", "Dim", "Generator",

@@ -88,6 +88,10 @@ class Tensor(Generic[Tape_, *Dims]):
             size *= n
         return size
 
+    def backend_dtype_name(self) -> str:
+        """The dtype's canonical name (``"float32"``), the same on every backend."""
+        return self._backend.dtype_name(self._data.dtype)
+
     @property
     def backend(self) -> str:
         """The name of the backend holding the data (``"numpy"``, ``"cupy"``, ...)."""
@@ -147,6 +151,18 @@ class Tensor(Generic[Tape_, *Dims]):
 
     __hash__ = object.__hash__
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor[Tape_, *Dims]:
+        # A copy owns new storage and, when this is a parameter, a new gradient key: a
+        # copied model must never deliver gradients into the original's slots.
+        clone = _wrap(self._backend.xp.asarray(self._data, copy=True), None, self._backend)
+        if self._param is not None:
+            make_parameter(clone, self._param.trainable)
+        memo[id(self)] = clone
+        return clone
+
+    def __reduce__(self) -> Any:
+        raise TypeError("Tensors are not pickled; save models with sg.save(model, path)")
+
     # ----------------------------------------------------------------- tracing
     def trace(self: Tensor[NoTape, *S], grads: Gradients[M]) -> Tensor[OwnedTape[M], *S]:
         """This tensor, traced onto the tape behind ``grads``.
@@ -165,9 +181,11 @@ class Tensor(Generic[Tape_, *Dims]):
         """
         if self._node is not None:
             raise TapeError("trace() expects an untraced tensor, found one already traced; use .detach() first")
-        if not self._backend.dtype_name(self._data.dtype).startswith("float"):
+        dtype_name = self._backend.dtype_name(self._data.dtype)
+        if not dtype_name.startswith(("float", "int", "uint")):
             raise DTypeError(
-                f"only floating-point tensors can be traced, found dtype {self._backend.dtype_name(self._data.dtype)}"
+                f"trace() expects a floating-point tensor (or integer indices, which carry the "
+                f"tape without receiving a gradient), found dtype {dtype_name}"
             )
         tape = grads._recording_tape()  # pyright: ignore[reportPrivateUsage] -- Tensor and Gradients are one unit
         param = self._param

@@ -1,0 +1,182 @@
+"""Loss functions. Each reduces to a rank-0 tensor (``reduction="mean"`` by default) and
+is numerically stable at extreme logits.
+
+Typed so that predictions and targets share their dims: logits ``(B, C)`` with labels
+``(B,)`` of another batch size is a pyright error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, overload
+
+from ._errors import DTypeError, ShapeError
+from ._tape import NoTape
+from ._tensor import AnyTensor, Tensor, record
+from ._typevars import B, N, S, T
+from .ops import elementwise as ew
+from .ops import reductions
+from .ops.indexing import take_along_axis
+from .ops.shape import reshape
+
+__all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
+
+Reduction = Literal["mean", "sum", "none"]
+C = TypeVar("C")
+
+
+def _reduce(x: AnyTensor, reduction: Reduction) -> Any:
+    if reduction == "mean":
+        return reductions.mean_impl(x, None, False)
+    if reduction == "sum":
+        return reductions.sum_impl(x, None, False)
+    if reduction == "none":
+        return x
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+
+
+def _same_shape(name: str, pred: AnyTensor, target: AnyTensor) -> None:
+    if pred.shape != target.shape:
+        raise ShapeError(f"{name}: predictions {pred.shape} and targets {target.shape} are expected to have one shape")
+
+
+@overload
+def mse(pred: Tensor[T, *S], target: Tensor[NoTape, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def mse(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def mse(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def mse(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
+    """Mean squared error ``mean((pred - target)²)``. PyTorch: ``F.mse_loss``."""
+    _same_shape("mse", pred, target)
+    diff = ew.sub_impl(pred, target)
+    return _reduce(ew.mul_impl(diff, diff), reduction)
+
+
+@overload
+def mae(pred: Tensor[T, *S], target: Tensor[NoTape, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def mae(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def mae(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def mae(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
+    """Mean absolute error ``mean(|pred - target|)``. PyTorch: ``F.l1_loss``."""
+    _same_shape("mae", pred, target)
+    return _reduce(ew.abs(ew.sub_impl(pred, target)), reduction)
+
+
+def huber_backward(xp: Any, g: Any, diff: Any, delta: float) -> tuple[Any, ...]:
+    return (g * xp.clip(diff, -delta, delta),)
+
+
+def _huber_elements(pred: AnyTensor, target: AnyTensor, delta: float) -> Any:
+    diff_t = ew.sub_impl(pred, target)
+    xp = diff_t._backend.xp  # pyright: ignore[reportPrivateUsage]
+    diff = diff_t._data  # pyright: ignore[reportPrivateUsage]
+    a = xp.abs(diff)
+    out = xp.where(a <= delta, 0.5 * diff * diff, delta * (a - 0.5 * delta))
+    return record(out, huber_backward, (diff_t,), (diff, delta), diff_t._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+@overload
+def huber(pred: Tensor[T, *S], target: Tensor[NoTape, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def huber(pred: Tensor[T, *S], target: Tensor[T, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def huber(pred: Tensor[T, *S], target: Tensor[Any, *S], delta: float = 1.0, *, reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def huber(pred: AnyTensor, target: AnyTensor, delta: float = 1.0, reduction: Reduction = "mean") -> Any:
+    """Huber loss: ``½d²`` where ``|d| <= delta``, else ``delta(|d| - ½delta)``.
+    d/dd = clip(d, ±delta). PyTorch: ``F.huber_loss``."""
+    _same_shape("huber", pred, target)
+    return _reduce(_huber_elements(pred, target, delta), reduction)
+
+
+@overload
+def smooth_l1(pred: Tensor[T, *S], target: Tensor[NoTape, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def smooth_l1(pred: Tensor[T, *S], target: Tensor[T, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def smooth_l1(pred: Tensor[T, *S], target: Tensor[Any, *S], beta: float = 1.0, *, reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def smooth_l1(pred: AnyTensor, target: AnyTensor, beta: float = 1.0, reduction: Reduction = "mean") -> Any:
+    """Smooth L1: Huber divided by ``beta`` (``½d²/beta`` near 0, ``|d| - ½beta`` beyond).
+    PyTorch: ``F.smooth_l1_loss``."""
+    _same_shape("smooth_l1", pred, target)
+    if beta <= 0:
+        return _reduce(ew.abs(ew.sub_impl(pred, target)), reduction)
+    return _reduce(ew.mul_impl(_huber_elements(pred, target, beta), 1.0 / beta), reduction)
+
+
+def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
+    name = labels.backend_dtype_name()
+    if not name.startswith(("int", "uint")):
+        raise DTypeError(f"cross_entropy expects integer class labels, found dtype {name}")
+    if logits.ndim < 1 or labels.shape != logits.shape[:-1]:
+        raise ShapeError(
+            f"cross_entropy: logits {logits.shape} expect labels of shape {logits.shape[:-1]} "
+            f"(one per row), found {labels.shape}"
+        )
+    xp = labels._backend.xp  # pyright: ignore[reportPrivateUsage]
+    n = logits.shape[-1]
+    data = labels._data  # pyright: ignore[reportPrivateUsage]
+    if labels.size and (int(xp.min(data)) < 0 or int(xp.max(data)) >= n):
+        raise ShapeError(f"cross_entropy: labels must lie in [0, {n}) for {n} classes")
+
+
+@overload
+def cross_entropy(logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def cross_entropy(logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["none"]) -> Tensor[T, B]: ...
+def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean") -> Any:
+    """Cross-entropy of ``logits (B, C)`` against integer ``labels (B,)``, through a stable
+    ``log_softmax``; ``label_smoothing`` mixes the one-hot target with the uniform one.
+    PyTorch: ``F.cross_entropy(logits, labels, label_smoothing=...)``.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> logits = sg.tensor([[2.0, 0.0], [0.0, 2.0]])
+        >>> round(sg.losses.cross_entropy(logits, sg.tensor([0, 1])).item(), 4)
+        0.1269
+    """
+    _check_labels(logits, labels)
+    logp = reductions.log_softmax(logits, -1)
+    picked = take_along_axis(logp, reshape(labels, (*labels.shape, 1)), -1)
+    nll = ew.neg(reshape(picked, labels.shape))
+    if label_smoothing:
+        smooth = ew.neg(reductions.mean_impl(logp, -1, False))
+        nll = ew.add_impl(ew.mul_impl(nll, 1.0 - label_smoothing), ew.mul_impl(smooth, label_smoothing))
+    return _reduce(nll, reduction)
+
+
+@overload
+def binary_cross_entropy_with_logits(logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+@overload
+def binary_cross_entropy_with_logits(logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+    """Binary cross-entropy of probabilities ``sigmoid(logits)`` against ``targets`` in
+    [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
+    PyTorch: ``F.binary_cross_entropy_with_logits``."""
+    _same_shape("binary_cross_entropy_with_logits", logits, targets)
+    return _reduce(ew.sub_impl(ew.softplus(logits), ew.mul_impl(logits, targets)), reduction)
+
+
+@overload
+def kl_div(log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["batchmean", "sum", "mean"] = "batchmean") -> Tensor[T]: ...
+@overload
+def kl_div(log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["none"]) -> Tensor[T, B, N]: ...
+def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, reduction: str = "batchmean") -> Any:
+    """``KL(target ‖ pred)`` from log-probabilities ``log_pred``, summed over classes and
+    averaged over the batch (``"batchmean"``). Zero target entries contribute 0.
+    PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``."""
+    _same_shape("kl_div", log_pred, target)
+    if log_target:
+        elements = ew.mul_impl(ew.exp(target), ew.sub_impl(target, log_pred))
+    else:
+        xp = target._backend.xp  # pyright: ignore[reportPrivateUsage]
+        t = target._data  # pyright: ignore[reportPrivateUsage]
+        positive = t > 0
+        log_t = xp.where(positive, xp.log(xp.where(positive, t, 1.0)), 0.0)
+        from ._tensor import wrap
+
+        elements = ew.mul_impl(target, ew.sub_impl(wrap(log_t, target._backend), log_pred))  # pyright: ignore[reportPrivateUsage]
+    if reduction == "batchmean":
+        return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / log_pred.shape[0])
+    return _reduce(elements, reduction)  # pyright: ignore[reportArgumentType]

@@ -1,0 +1,85 @@
+"""Activations and dropout as modules (each maps N features to N)."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from .._creation import Generator
+from .._errors import ShapegradError
+from .._tensor import Tensor, wrap
+from .._typevars import S, T
+from ..ops import elementwise as ew
+from ._module import Layer
+
+__all__ = ["GELU", "Dropout", "LeakyReLU", "ReLU", "Sigmoid", "Softplus", "Tanh"]
+
+N = TypeVar("N")
+
+
+class ReLU(Layer[N, N]):
+    """``max(x, 0)``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.relu(x)
+
+
+class GELU(Layer[N, N]):
+    """GELU (tanh approximation)."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.gelu(x)
+
+
+class Tanh(Layer[N, N]):
+    """Hyperbolic tangent."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.tanh(x)
+
+
+class Sigmoid(Layer[N, N]):
+    """Logistic sigmoid."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.sigmoid(x)
+
+
+class Softplus(Layer[N, N]):
+    """``log(1 + e^x)``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.softplus(x)
+
+
+class LeakyReLU(Layer[N, N]):
+    """``x`` where positive, ``negative_slope · x`` elsewhere."""
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        self.negative_slope = negative_slope
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return ew.leaky_relu(x, self.negative_slope)
+
+
+class Dropout(Layer[N, N]):
+    """In training mode, zero each value with probability ``p`` and scale the rest by
+    ``1/(1-p)``; in eval mode, the identity. The mask comes from ``generator`` (seedable).
+    """
+
+    def __init__(self, p: float = 0.5, *, generator: Generator | None = None) -> None:
+        if not 0.0 <= p < 1.0:
+            raise ShapegradError(f"Dropout expects 0 <= p < 1, found p={p}")
+        self.p = p
+        self._generator = generator
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        if not self.training or self.p == 0.0:
+            return x
+        from .._creation import default_generator
+
+        backend = x._backend  # pyright: ignore[reportPrivateUsage]
+        gen = self._generator or default_generator(backend)
+        keep = gen.uniform(x.shape, dtype=x.backend_dtype_name()) >= self.p
+        mask = backend.xp.where(keep, 1.0 / (1.0 - self.p), 0.0)
+        mask = backend.xp.astype(mask, x.dtype)
+        return ew.mul_impl(x, wrap(mask, backend))

@@ -1,0 +1,110 @@
+"""Multi-head attention and a transformer encoder block."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from .._creation import Generator
+from .._errors import ShapeError
+from .._tape import NoTape
+from .._tensor import AnyTensor, Tensor
+from .._typevars import B, T
+from ..ops import reductions
+from ..ops.elementwise import add_impl, gelu, mul_impl, where
+from ..ops.linalg import matmul_impl
+from ..ops.shape import permute, reshape
+from ._activations import Dropout
+from ._linear import Linear
+from ._module import Layer
+from ._norm import LayerNorm
+
+__all__ = ["MultiHeadAttention", "TransformerEncoderBlock", "scaled_dot_product_attention"]
+
+D = TypeVar("D")
+Lq = TypeVar("Lq")
+Lk = TypeVar("Lk")
+
+
+def scaled_dot_product_attention(q: AnyTensor, k: AnyTensor, v: AnyTensor, mask: AnyTensor | None = None) -> Any:
+    """``softmax(q @ kᵀ / √d) @ v`` over the last two axes; ``mask`` is boolean, ``True``
+    where attention is allowed. PyTorch: ``F.scaled_dot_product_attention`` (whose boolean
+    mask means the same)."""
+    scores = mul_impl(matmul_impl(q, k.mT), 1.0 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = where(mask, scores, -1e9)
+    return matmul_impl(reductions.softmax(scores, -1), v)
+
+
+class MultiHeadAttention(Layer[D, D]):
+    """Attention with ``num_heads`` heads over ``D`` features, as ``nn.MultiheadAttention``
+    with ``batch_first=True``.
+
+    Call with ``query`` alone for self-attention, or with ``key``/``value`` for
+    cross-attention; ``mask`` (boolean ``(Lq, Lk)``, ``True`` = may attend) or
+    ``causal=True`` restricts which keys each query sees.
+    """
+
+    def __init__(self, num_heads: int, embed_dim: int | None = None, *, dropout: float = 0.0, bias: bool = True, generator: Generator | None = None, dtype: str = "float32") -> None:
+        self.embed_dim = self._size_arg(0, embed_dim, "embed_dim")
+        if self.embed_dim % num_heads:
+            raise ShapeError(f"MultiHeadAttention: embed_dim {self.embed_dim} is not divisible by num_heads {num_heads}")
+        self.num_heads = num_heads
+        d = self.embed_dim
+        self.q_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
+        self.k_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
+        self.v_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
+        self.out_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
+        self.dropout = Dropout[Any](dropout, generator=generator)
+
+    def _heads(self, x: AnyTensor) -> Any:
+        b, length, _ = x.shape
+        return permute(reshape(x, (b, length, self.num_heads, self.embed_dim // self.num_heads)), (0, 2, 1, 3))
+
+    def __call__(
+        self,
+        query: Tensor[T, B, Lq, D],
+        key: Tensor[Any, B, Lk, D] | None = None,
+        value: Tensor[Any, B, Lk, D] | None = None,
+        mask: Tensor[NoTape, Lq, Lk] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, D]:
+        key = query if key is None else key
+        value = key if value is None else value
+        b, lq, _ = query.shape
+        lk = key.shape[1]
+        if causal:
+            from .._creation import arange
+
+            rows = reshape(arange(lq, backend=query._backend), (lq, 1))  # pyright: ignore[reportPrivateUsage]
+            cols = reshape(arange(lk, backend=query._backend), (1, lk))  # pyright: ignore[reportPrivateUsage]
+            causal_mask = cols <= rows
+            mask = causal_mask if mask is None else where(mask, causal_mask, False)  # pyright: ignore[reportAssignmentType]
+        q, k, v = self._heads(self.q_proj(query)), self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
+        scores = mul_impl(matmul_impl(q, k.mT), 1.0 / math.sqrt(self.embed_dim // self.num_heads))
+        if mask is not None:
+            scores = where(mask, scores, -1e9)
+        weights = self.dropout(reductions.softmax(scores, -1))
+        attended = permute(matmul_impl(weights, v), (0, 2, 1, 3))
+        return self.out_proj(reshape(attended, (b, lq, self.embed_dim)))
+
+
+class TransformerEncoderBlock(Layer[D, D]):
+    """Pre-norm transformer encoder block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``
+    with a GELU feed-forward of ``ff_dim`` hidden units (as
+    ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``)."""
+
+    def __init__(self, num_heads: int, ff_dim: int, embed_dim: int | None = None, *, dropout: float = 0.0, generator: Generator | None = None, dtype: str = "float32") -> None:
+        d = self._size_arg(0, embed_dim, "embed_dim")
+        self.embed_dim = d
+        self.attention = MultiHeadAttention[Any](num_heads, d, dropout=dropout, generator=generator, dtype=dtype)
+        self.norm1 = LayerNorm[Any](d, dtype=dtype)
+        self.norm2 = LayerNorm[Any](d, dtype=dtype)
+        self.ff_in = Linear[Any, Any](d, ff_dim, generator=generator, dtype=dtype)
+        self.ff_out = Linear[Any, Any](ff_dim, d, generator=generator, dtype=dtype)
+        self.dropout = Dropout[Any](dropout, generator=generator)
+
+    def __call__(self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False) -> Tensor[T, B, Lq, D]:
+        h = add_impl(x, self.dropout(self.attention(self.norm1(x), mask=mask, causal=causal)))
+        ff = self.ff_out(gelu(self.ff_in(self.norm2(h))))
+        return add_impl(h, self.dropout(ff))

@@ -1,0 +1,92 @@
+"""Containers: ``Sequential`` chains layers, ``Residual`` adds a layer's input back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, TypeVar, overload
+
+from .._errors import ShapegradError
+from .._tensor import Tensor
+from .._typevars import S, T
+from ..ops.elementwise import add_impl
+from ._module import Layer
+
+__all__ = ["Residual", "Sequential"]
+
+I = TypeVar("I")
+O = TypeVar("O")
+N = TypeVar("N")
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+E = TypeVar("E")
+F = TypeVar("F")
+G = TypeVar("G")
+H = TypeVar("H")
+J = TypeVar("J")
+
+
+class Sequential(Layer[I, O]):
+    """Layers applied in order; its type is the chain's ``Layer[first in, last out]``.
+
+    Construction is typed for chains of up to 8 layers: a 784→128 layer followed by a
+    100→10 layer is a pyright error. (There is deliberately no catch-all overload, which
+    would swallow every mismatch; nest Sequentials for longer chains.) Parameters are
+    named by position: ``"0.weight"``, ``"2.bias"``.
+
+    Example:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> from shapegrad.nn import Linear, ReLU, Sequential
+        >>> mlp = Sequential(Linear[L[4], L[8]](), ReLU(), Linear[L[8], L[2]]())
+        >>> [name for name, _ in mlp.named_parameters()]
+        ['0.weight', '0.bias', '2.weight', '2.bias']
+    """
+
+    @overload
+    def __init__(self: Sequential[A, B], l1: Layer[A, B], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, C], l1: Layer[A, B], l2: Layer[B, C], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, D], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, E], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, F], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, G], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, H], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], l7: Layer[G, H], /) -> None: ...
+    @overload
+    def __init__(self: Sequential[A, J], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], l7: Layer[G, H], l8: Layer[H, J], /) -> None: ...
+    def __init__(self, *layers: Layer[Any, Any]) -> None:
+        if not layers:
+            raise ShapegradError("Sequential expects at least one layer, found none")
+        self.layers: tuple[Layer[Any, Any], ...] = tuple(layers)
+
+    def named_children(self) -> Iterator[tuple[str, Any]]:
+        for i, layer in enumerate(self.layers):
+            yield str(i), layer
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __getitem__(self, index: int) -> Layer[Any, Any]:
+        return self.layers[index]
+
+    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
+        y: Any = x
+        for layer in self.layers:
+            y = layer(y)  # pyright: ignore[reportCallIssue] -- every concrete layer defines __call__
+        return y
+
+
+class Residual(Layer[N, N]):
+    """``x + inner(x)``: a shape-preserving layer with a skip connection."""
+
+    def __init__(self, inner: Layer[N, N]) -> None:
+        self.inner = inner
+
+    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
+        return add_impl(x, self.inner(x))  # pyright: ignore[reportCallIssue]

@@ -1,0 +1,261 @@
+"""Convolution and pooling layers, built from ``unfold``/``fold`` and one matmul."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from .._creation import Generator
+from .._tape import NoTape
+from .._tensor import AnyTensor, Tensor
+from .._typevars import B, T
+from ..ops import reductions
+from ..ops.conv import fold, unfold
+from ..ops.elementwise import add_impl
+from ..ops.linalg import matmul_impl
+from ..ops.shape import concat, permute, reshape
+from ._linear import uniform_parameter
+from ._module import Layer, Module
+
+__all__ = [
+    "AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose2d", "Flatten", "GlobalAvgPool2d",
+    "GlobalMaxPool2d", "MaxPool2d", "conv2d",
+]
+
+I = TypeVar("I")
+O = TypeVar("O")
+C = TypeVar("C")
+H = TypeVar("H")
+W = TypeVar("W")
+N = TypeVar("N")
+
+Size = int | tuple[int, int]
+
+
+def _pair(value: Size) -> tuple[int, int]:
+    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+
+
+def conv2d(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor | None = None,
+    stride: Size = 1,
+    padding: Size = 0,
+    dilation: Size = 1,
+    groups: int = 1,
+) -> Any:
+    """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``.
+
+    Composite: ``unfold`` gathers the windows, one batched matmul per group applies the
+    kernel; gradients come from those ops' rules. PyTorch: ``F.conv2d``.
+    """
+    from .._errors import ShapeError
+
+    if x.ndim != 4:
+        raise ShapeError(f"conv2d expects input (batch, channels, height, width), found shape {x.shape}")
+    out_ch, group_in, kh, kw = weight.shape
+    b, c, _, _ = x.shape
+    if c != group_in * groups or out_ch % groups:
+        raise ShapeError(
+            f"conv2d: input has {c} channels, expected {group_in * groups} "
+            f"(weight {weight.shape} with groups={groups})"
+        )
+    cols = unfold(x, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))  # (B, C, k, Ho, Wo)
+    ho, wo = cols.shape[3], cols.shape[4]
+    # (C, k, B, Ho, Wo) -> (groups, C/g·k, B·Ho·Wo): one matmul per group covers the batch.
+    cols = reshape(permute(cols, (1, 2, 0, 3, 4)), (groups, group_in * kh * kw, b * ho * wo))
+    kernel = reshape(weight, (groups, out_ch // groups, group_in * kh * kw))
+    out = reshape(matmul_impl(kernel, cols), (out_ch, b, ho, wo))
+    out = permute(out, (1, 0, 2, 3))
+    if bias is not None:
+        out = add_impl(out, reshape(bias, (out_ch, 1, 1)))
+    return out
+
+
+class Conv2d(Layer[I, O]):
+    """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
+
+    Args:
+        kernel_size, stride, padding, dilation: an int or a (height, width) pair.
+        groups: channels split into this many independent groups.
+        bias, generator, dtype: as ``Linear``. Initialised ``U(±1/√(I/groups·kh·kw))``.
+
+    The spatial output size is computed, not typed: the result's height and width are
+    open dims. Weight layout ``(O, I/groups, kh, kw)``, as PyTorch.
+    """
+
+    def __init__(
+        self,
+        kernel_size: Size,
+        stride: Size = 1,
+        padding: Size = 0,
+        dilation: Size = 1,
+        groups: int = 1,
+        *,
+        in_channels: int | None = None,
+        out_channels: int | None = None,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        from .._errors import ShapeError
+
+        self.in_channels = self._size_arg(0, in_channels, "in_channels")
+        self.out_channels = self._size_arg(1, out_channels, "out_channels")
+        if self.in_channels % groups or self.out_channels % groups:
+            raise ShapeError(f"Conv2d: channels {self.in_channels}->{self.out_channels} are not divisible by groups={groups}")
+        self.kernel_size, self.stride, self.padding, self.dilation = _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation)
+        self.groups = groups
+        fan_in = self.in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
+        bound = 1.0 / math.sqrt(fan_in)
+        shape = (self.out_channels, self.in_channels // groups, *self.kernel_size)
+        self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
+        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
+        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(Layer[I, O]):
+    """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
+    over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
+
+    def __init__(
+        self,
+        kernel_size: int,
+        stride: int = 1,
+        padding: int = 0,
+        dilation: int = 1,
+        groups: int = 1,
+        *,
+        in_channels: int | None = None,
+        out_channels: int | None = None,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        self.in_channels = self._size_arg(0, in_channels, "in_channels")
+        self.out_channels = self._size_arg(1, out_channels, "out_channels")
+        self.kernel_size, self.stride, self.padding, self.dilation, self.groups = kernel_size, stride, padding, dilation, groups
+        bound = 1.0 / math.sqrt(self.in_channels // groups * kernel_size)
+        shape = (self.out_channels, self.in_channels // groups, 1, kernel_size)
+        self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
+        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+
+    def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Any]:
+        b, c, length = x.shape
+        image = reshape(x, (b, c, 1, length))
+        out = conv2d(image, self.weight, self.bias, (1, self.stride), (0, self.padding), (1, self.dilation), self.groups)
+        return reshape(out, (b, self.out_channels, out.shape[3]))
+
+
+class ConvTranspose2d(Layer[I, O]):
+    """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input),
+    from ``I`` to ``O`` channels; upsamples by ``stride``.
+
+    Output size per axis: ``(n - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``.
+    Weight layout ``(I, O, kh, kw)``, as PyTorch. ``groups`` is 1.
+    """
+
+    def __init__(
+        self,
+        kernel_size: Size,
+        stride: Size = 1,
+        padding: Size = 0,
+        output_padding: Size = 0,
+        dilation: Size = 1,
+        *,
+        in_channels: int | None = None,
+        out_channels: int | None = None,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        from .._errors import ShapeError
+
+        self.in_channels = self._size_arg(0, in_channels, "in_channels")
+        self.out_channels = self._size_arg(1, out_channels, "out_channels")
+        self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
+        self.output_padding, self.dilation = _pair(output_padding), _pair(dilation)
+        if any(op >= max(s, d) for op, s, d in zip(self.output_padding, self.stride, self.dilation)):
+            raise ShapeError(f"ConvTranspose2d: output_padding {self.output_padding} must be smaller than stride or dilation")
+        fan_in = self.out_channels * self.kernel_size[0] * self.kernel_size[1]
+        bound = 1.0 / math.sqrt(fan_in)
+        shape = (self.in_channels, self.out_channels, *self.kernel_size)
+        self.weight: Tensor[NoTape, I, O, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
+        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
+        b, c, h, w = x.shape
+        kh, kw = self.kernel_size
+        size = tuple(
+            (n - 1) * s - 2 * p + d * (k - 1) + op + 1
+            for n, s, p, d, k, op in zip((h, w), self.stride, self.padding, self.dilation, self.kernel_size, self.output_padding)
+        )
+        kernel = permute(reshape(self.weight, (c, self.out_channels * kh * kw)), (1, 0))
+        cols = matmul_impl(kernel, reshape(x, (b, c, h * w)))  # (B, O·k, H·W)
+        cols = reshape(cols, (b, self.out_channels, kh * kw, h, w))
+        out = fold(cols, (size[0], size[1]), self.kernel_size, self.stride, self.padding, self.dilation)
+        if self.bias is not None:
+            out = add_impl(out, reshape(self.bias, (self.out_channels, 1, 1)))
+        return out
+
+
+class _Pool2d(Module):
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride) if stride is not None else self.kernel_size
+        self.padding = _pair(padding)
+
+
+class MaxPool2d(_Pool2d):
+    """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
+    Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
+
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Any, Any]:
+        if self.padding != (0, 0):
+            x = _pad(x, self.padding, -math.inf)
+        cols = unfold(x, self.kernel_size, self.stride)
+        return reductions.max_impl(cols, 2, False)
+
+
+class AvgPool2d(_Pool2d):
+    """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
+    (PyTorch's ``count_include_pad=True``)."""
+
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Any, Any]:
+        cols = unfold(x, self.kernel_size, self.stride, self.padding)
+        return reductions.mean_impl(cols, 2, False)
+
+
+class GlobalAvgPool2d(Module):
+    """Mean over height and width: ``(B, C, H, W) -> (B, C)``."""
+
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
+        return reductions.mean_impl(x, (2, 3), False)
+
+
+class GlobalMaxPool2d(Module):
+    """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
+
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
+        return reductions.max_impl(x, (2, 3), False)
+
+
+class Flatten(Module):
+    """Every axis after the batch merged: ``(B, ...) -> (B, n)``; ``n`` is open."""
+
+    def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:
+        return reshape(x, (x.shape[0], -1 if x.size else 0))
+
+
+def _pad(x: AnyTensor, padding: tuple[int, int], value: float) -> Any:
+    from .._creation import full
+
+    b, c, h, w = x.shape
+    ph, pw = padding
+    side = full((b, c, h, pw), value, x.backend_dtype_name(), backend=x._backend)  # pyright: ignore[reportPrivateUsage]
+    x = concat([side, x, side], axis=3)
+    top = full((b, c, ph, w + 2 * pw), value, x.backend_dtype_name(), backend=x._backend)  # pyright: ignore[reportPrivateUsage]
+    return concat([top, x, top], axis=2)

@@ -1,0 +1,107 @@
+"""Dense layers: ``Linear`` and ``Embedding``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, TypeVar
+
+from .._creation import Generator, default_generator
+from .._tape import NoTape
+from .._tensor import Tensor, wrap
+from .._typevars import S, T
+from ..ops.elementwise import add_impl
+from ..ops.linalg import matmul_impl
+from ._module import Layer, parameter
+
+__all__ = ["Embedding", "Linear", "uniform_parameter"]
+
+I = TypeVar("I")
+O = TypeVar("O")
+V = TypeVar("V")
+D = TypeVar("D")
+
+
+def uniform_parameter(shape: tuple[int, ...], bound: float, generator: Generator | None, dtype: str) -> Any:
+    """A parameter drawn from ``U(-bound, bound)`` (PyTorch's default for dense and conv)."""
+    gen = generator or default_generator()
+    return parameter(wrap(gen.uniform(shape, -bound, bound, dtype=dtype), gen.backend))
+
+
+class Linear(Layer[I, O]):
+    """``y = x @ weight + bias``, mapping the last axis from ``I`` to ``O`` features.
+
+    Args:
+        in_features, out_features: only when the sizes are not ``Literal`` type arguments.
+        bias: whether to add a learned bias.
+        generator: the source of the initial values (``U(±1/√in)``, as PyTorch).
+        dtype: the parameters' dtype.
+
+    ``weight`` has shape ``(in, out)`` so the forward pass needs no transpose; PyTorch's
+    ``nn.Linear.weight`` is its transpose.
+
+    Example:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> layer = sg.nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+        >>> layer(sg.ones(5, 3)).shape
+        (5, 2)
+    """
+
+    def __init__(
+        self,
+        in_features: int | None = None,
+        out_features: int | None = None,
+        *,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        self.in_features = self._size_arg(0, in_features, "in_features")
+        self.out_features = self._size_arg(1, out_features, "out_features")
+        bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
+        self.weight: Tensor[NoTape, I, O] = uniform_parameter((self.in_features, self.out_features), bound, generator, dtype)
+        self.bias: Tensor[NoTape, O] | None = (
+            uniform_parameter((self.out_features,), bound, generator, dtype) if bias else None
+        )
+
+    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
+        # Pyright cannot split ``*S, I`` into matmul's ``*S, N, K``; the dims are stated by
+        # this signature and checked at run time.
+        y = matmul_impl(x, self.weight)
+        if self.bias is not None:
+            y = add_impl(y, self.bias)
+        return y
+
+
+class Embedding(Layer[V, D]):
+    """A table of ``V`` learned ``D``-vectors, looked up by integer ids.
+
+    Trace the ids (``ids.trace(grads)``) to put the lookup on a tape: integer tensors carry
+    the tape without receiving a gradient. Initialised from ``N(0, 1)`` as PyTorch.
+
+    Example:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> emb = sg.nn.Embedding[L[10], L[4]]()
+        >>> emb(sg.tensor([[1, 2, 3]])).shape
+        (1, 3, 4)
+    """
+
+    def __init__(
+        self,
+        num_embeddings: int | None = None,
+        embedding_dim: int | None = None,
+        *,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        self.num_embeddings = self._size_arg(0, num_embeddings, "num_embeddings")
+        self.embedding_dim = self._size_arg(1, embedding_dim, "embedding_dim")
+        gen = generator or default_generator()
+        data = gen.normal((self.num_embeddings, self.embedding_dim), dtype)
+        self.weight: Tensor[NoTape, V, D] = parameter(wrap(data, gen.backend))
+
+    def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
+        from ..ops.indexing import gather
+
+        return gather(self.weight, ids)  # pyright: ignore[reportReturnType] -- gather's dims are open

@@ -1,0 +1,230 @@
+"""``Module``: a model is a plain class whose typed ``__call__`` is its forward pass."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterator
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, get_args, get_origin
+
+from .._checking import checked, checks_enabled
+from .._errors import ShapeError, ShapegradError
+from .._gradients import Gradients
+from .._tensor import AnyTensor, Tensor, make_parameter
+from .._typevars import S
+
+__all__ = ["Layer", "Module", "parameter"]
+
+I = TypeVar("I")
+O = TypeVar("O")
+
+
+def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any, *S]:
+    """Mark ``tensor`` as a parameter and return it: assigned to a module attribute, it is
+    found by ``named_parameters()``, gets a buffer from ``alloc_grads()``, and ops that meet
+    it on a tape record its gradient.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> class Scale(sg.nn.Module):
+        ...     def __init__(self) -> None:
+        ...         self.factor = sg.nn.parameter(sg.ones(3))
+        >>> [name for name, _ in Scale().named_parameters()]
+        ['factor']
+    """
+    if tensor.traced:
+        raise ShapegradError("parameter() expects an untraced tensor; use .detach() first")
+    make_parameter(tensor, trainable)
+    return tensor
+
+
+class Module:
+    """Base of every model and layer.
+
+    Subclass it, assign parameters (``sg.nn.parameter``), layers and lists or dicts of
+    layers as attributes, and write a typed ``__call__``. When run-time checks are on,
+    ``__call__`` is checked like an ``sg.checked`` function. Dropout and batch
+    normalization follow ``model.train()`` / ``model.eval()``; a new module is in training
+    mode.
+
+    Example:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> from shapegrad import Tensor
+        >>> from shapegrad.nn import Linear
+        >>> from shapegrad.nn import T
+        >>> class Batch(sg.Dim): ...
+        >>> class MLP(sg.nn.Module):
+        ...     def __init__(self) -> None:
+        ...         self.hidden = Linear[L[4], L[8]]()
+        ...         self.out = Linear[L[8], L[2]]()
+        ...     def __call__(self, x: Tensor[T, Batch, L[4]]) -> Tensor[T, Batch, L[2]]:
+        ...         return self.out(self.hidden(x).relu())
+        >>> MLP().num_parameters()
+        58
+    """
+
+    training: bool = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        call = cls.__dict__.get("__call__")
+        if call is not None and checks_enabled() and not getattr(call, "_shapegrad_checked", False):
+            wrapped = checked(call)
+            wrapped._shapegrad_checked = True  # pyright: ignore[reportFunctionMemberAccess]
+            setattr(cls, "__call__", wrapped)
+
+    # -- structure ---------------------------------------------------------------------
+    def named_children(self) -> Iterator[tuple[str, Any]]:
+        """``(name, value)`` of every public attribute, in assignment order."""
+        for name, value in vars(self).items():
+            if not name.startswith("_"):
+                yield name, value
+
+    def _walk(self, prefix: str) -> Iterator[tuple[str, Any]]:
+        for name, value in self.named_children():
+            yield from _walk_value(f"{prefix}{name}", value)
+
+    def named_tensors(self) -> Iterator[tuple[str, AnyTensor]]:
+        """``(dotted path, tensor)`` for every parameter and buffer (state such as batch-norm
+        running statistics), each once."""
+        seen: set[int] = set()
+        for path, value in self._walk(""):
+            if isinstance(value, Tensor) and id(value) not in seen:  # pyright: ignore[reportUnknownArgumentType]
+                seen.add(id(value))  # pyright: ignore[reportUnknownArgumentType]
+                yield path, value  # pyright: ignore[reportUnknownVariableType]
+
+    def named_parameters(self, *, trainable_only: bool = False) -> Iterator[tuple[str, AnyTensor]]:
+        """``(dotted path, parameter)`` pairs, such as ``("encoder.0.weight", tensor)``."""
+        for path, tensor in self.named_tensors():
+            info = tensor._param  # pyright: ignore[reportPrivateUsage]
+            if info is not None and (info.trainable or not trainable_only):
+                yield path, tensor
+
+    def parameters(self, *, trainable_only: bool = False) -> list[AnyTensor]:
+        """Every parameter (frozen ones too unless ``trainable_only``)."""
+        return [t for _, t in self.named_parameters(trainable_only=trainable_only)]
+
+    def num_parameters(self, *, trainable_only: bool = False) -> int:
+        """The number of scalar parameters."""
+        return sum(t.size for t in self.parameters(trainable_only=trainable_only))
+
+    def named_modules(self) -> Iterator[tuple[str, Module]]:
+        """``(dotted path, module)`` for this module (path ``""``) and every sub-module."""
+        yield "", self
+        for path, value in self._walk(""):
+            if isinstance(value, Module):
+                yield path, value
+
+    def _select(self, paths: tuple[str, ...]) -> list[AnyTensor]:
+        named = dict(self.named_parameters())
+        if not paths:
+            return list(named.values())
+        chosen: list[AnyTensor] = []
+        for path in paths:
+            matches = [t for p, t in named.items() if p == path or p.startswith(path + ".")]
+            if not matches:
+                raise ShapegradError(f"no parameter or sub-module at {path!r}; parameters: {', '.join(named)}")
+            chosen.extend(matches)
+        return chosen
+
+    def freeze(self, *paths: str) -> Self:
+        """Stop training the parameters at ``paths`` (dotted; a module path covers all of
+        its parameters), or all of them. Frozen parameters get no gradient buffer and no
+        update, and are not reported as unused."""
+        for tensor in self._select(paths):
+            tensor._param.trainable = False  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+        return self
+
+    def unfreeze(self, *paths: str) -> Self:
+        """Train the parameters at ``paths`` (or all of them) again."""
+        for tensor in self._select(paths):
+            tensor._param.trainable = True  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+        return self
+
+    # -- training ----------------------------------------------------------------------
+    def alloc_grads(self) -> Gradients[Self]:
+        """A ``Gradients[Self]`` with one preallocated buffer per trainable parameter.
+
+        Allocate it once and call ``grads.zero()`` at the start of each step: the buffers
+        are reused, so no step allocates parameter gradients.
+        """
+        return Gradients(model=self, parameters=list(self.named_parameters(trainable_only=True)))
+
+    def train(self, mode: bool = True) -> Self:
+        """Training mode (dropout active, batch norm uses and updates batch statistics)."""
+        for _, module in self.named_modules():
+            module.training = mode
+        return self
+
+    def eval(self) -> Self:
+        """Evaluation mode (dropout off, batch norm uses its running statistics)."""
+        return self.train(False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        clone = object.__new__(type(self))
+        memo[id(self)] = clone
+        for name, value in vars(self).items():
+            setattr(clone, name, copy.deepcopy(value, memo))
+        return clone
+
+    def __repr__(self) -> str:
+        children = [f"  {n}: {type(v).__name__}" for n, v in self.named_children() if isinstance(v, Module)]
+        body = "\n" + "\n".join(children) + "\n" if children else ""
+        return f"{type(self).__name__}({body})"
+
+
+def _walk_value(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, Module):
+        yield path, value
+        yield from value._walk(path + ".")  # pyright: ignore[reportPrivateUsage]
+    elif isinstance(value, Tensor):
+        yield path, value
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            yield from _walk_value(f"{path}.{i}", item)
+    elif isinstance(value, dict):
+        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            yield from _walk_value(f"{path}.{key}", item)
+
+
+def _literal_size(arg: Any) -> int | None:
+    if get_origin(arg) is Literal:
+        (size,) = get_args(arg)
+        return int(size)
+    return None
+
+
+class Layer(Module, Generic[I, O]):
+    """A module mapping feature size ``I`` to ``O`` (Linear's in and out features, a
+    convolution's channels); ``Sequential`` chains layers whose sizes agree.
+
+    ``Linear[L[784], L[128]]()`` is both the static type and, at run time, where the layer
+    learns its sizes; sizes that are ``sg.Dim`` classes are given as arguments instead.
+    """
+
+    _type_args: ClassVar[tuple[Any, ...]] = ()
+
+    def __class_getitem__(cls, params: Any) -> Any:
+        args = params if isinstance(params, tuple) else (params,)
+        return _sized(cls, args)  # pyright: ignore[reportUnknownArgumentType]
+
+    @classmethod
+    def _size_arg(cls, index: int, given: int | None, name: str) -> int:
+        from_type = _literal_size(cls._type_args[index]) if index < len(cls._type_args) else None
+        if given is not None:
+            if from_type is not None and from_type != given:
+                raise ShapeError(f"{cls.__name__}: {name}={given} contradicts the type's {from_type}")
+            return int(given)
+        if from_type is None:
+            raise ShapeError(
+                f"{cls.__name__} needs its {name}: write the sizes as Literal types "
+                f"({cls.__name__.split('[')[0]}[L[784], L[128]]()) or pass {name}= explicitly"
+            )
+        return from_type
+
+
+@functools.lru_cache(maxsize=None)
+def _sized(cls: type[Layer[Any, Any]], args: tuple[Any, ...]) -> type[Layer[Any, Any]]:
+    names = ", ".join(str(_literal_size(a) if _literal_size(a) is not None else getattr(a, "__name__", a)) for a in args)
+    return type(f"{cls.__name__}[{names}]", (cls,), {"_type_args": args, "__module__": cls.__module__})

@@ -1,0 +1,116 @@
+"""Normalization layers."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from .._creation import ones, zeros
+from .._errors import ShapeError
+from .._tape import NoTape
+from .._tensor import AnyTensor, Tensor
+from .._typevars import S, T
+from ..ops import reductions
+from ..ops.elementwise import add_impl, div_impl, mul_impl, sqrt, sub_impl
+from ..ops.shape import reshape
+from ._module import Layer, parameter
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+
+N = TypeVar("N")
+C = TypeVar("C")
+
+
+class LayerNorm(Layer[N, N]):
+    """Normalize the last axis to mean 0 and variance 1, then scale and shift.
+
+    ``y = (x - mean) / sqrt(var + eps) · weight + bias``, with the biased variance, as
+    PyTorch's ``nn.LayerNorm(N)``.
+    """
+
+    def __init__(self, normalized_size: int | None = None, *, eps: float = 1e-5, elementwise_affine: bool = True, dtype: str = "float32") -> None:
+        self.normalized_size = self._size_arg(0, normalized_size, "normalized_size")
+        self.eps = eps
+        self.weight: Tensor[NoTape, N] | None = None
+        self.bias: Tensor[NoTape, N] | None = None
+        if elementwise_affine:
+            self.weight = parameter(ones(self.normalized_size, dtype=dtype))
+            self.bias = parameter(zeros(self.normalized_size, dtype=dtype))
+
+    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
+        centred = sub_impl(x, reductions.mean_impl(x, -1, True))
+        var = reductions.mean_impl(mul_impl(centred, centred), -1, True)
+        y = div_impl(centred, sqrt(add_impl(var, self.eps)))
+        if self.weight is not None and self.bias is not None:
+            y = add_impl(mul_impl(y, self.weight), self.bias)
+        return y
+
+
+class _BatchNorm(Layer[C, C]):
+    _spatial_ranks: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int | None = None, *, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True, dtype: str = "float32") -> None:
+        self.num_features = self._size_arg(0, num_features, "num_features")
+        self.eps, self.momentum = eps, momentum
+        self.weight: Tensor[NoTape, C] | None = parameter(ones(self.num_features, dtype=dtype)) if affine else None
+        self.bias: Tensor[NoTape, C] | None = parameter(zeros(self.num_features, dtype=dtype)) if affine else None
+        # Buffers: saved in checkpoints, never trained.
+        self.running_mean: Tensor[NoTape, C] = zeros(self.num_features, dtype=dtype)
+        self.running_var: Tensor[NoTape, C] = ones(self.num_features, dtype=dtype)
+
+    def _normalize(self, x: AnyTensor) -> Any:
+        if x.ndim - 2 not in self._spatial_ranks or x.shape[1] != self.num_features:
+            raise ShapeError(
+                f"{type(self).__name__}({self.num_features}) expects input (batch, {self.num_features}"
+                f"{', ...' if self._spatial_ranks != (0,) else ''}), found shape {x.shape}"
+            )
+        axes = (0, *range(2, x.ndim))
+        shape = (1, self.num_features) + (1,) * (x.ndim - 2)
+        if self.training:
+            count = x.size // self.num_features
+            if count < 2:
+                raise ShapeError(f"{type(self).__name__} in training mode expects more than one value per channel, found shape {x.shape}")
+            mean = reductions.mean_impl(x, axes, True)
+            centred = sub_impl(x, mean)
+            var = reductions.mean_impl(mul_impl(centred, centred), axes, True)
+            self._update_running(mean, var, count)
+        else:
+            centred = sub_impl(x, reshape(self.running_mean, shape))
+            var = reshape(self.running_var, shape)
+        y = div_impl(centred, sqrt(add_impl(var, self.eps)))
+        if self.weight is not None and self.bias is not None:
+            y = add_impl(mul_impl(y, reshape(self.weight, shape)), reshape(self.bias, shape))
+        return y
+
+    def _update_running(self, mean: AnyTensor, var: AnyTensor, count: int) -> None:
+        # In place, from the untraced values: the running statistics are state, not graph.
+        backend = self.running_mean._backend  # pyright: ignore[reportPrivateUsage]
+        xp = backend.xp
+        m = self.momentum
+        batch_mean = xp.reshape(mean.data, (self.num_features,))
+        batch_var = xp.reshape(var.data, (self.num_features,)) * (count / (count - 1))
+        backend.copy_into(self.running_mean.data, (1 - m) * self.running_mean.data + m * batch_mean)
+        backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
+
+    In training mode it normalizes with the batch's statistics and updates
+    ``running_mean``/``running_var`` (unbiased, momentum 0.1); in eval mode it uses them.
+    """
+
+    _spatial_ranks = (0, 1)
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return self._normalize(x)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
+
+    _spatial_ranks = (2,)
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return self._normalize(x)
+
+

@@ -1,0 +1,107 @@
+"""Sliding windows: ``unfold`` (im2col) and its adjoint ``fold`` (col2im).
+
+Convolution, transposed convolution and pooling are composites of these two primitives,
+``reshape``/``permute`` and one ``matmul`` (see ``shapegrad.nn``), so they need no rule of
+their own. The windows are gathered with ``kh · kw`` strided slices, which every Array-API
+backend supports, instead of NumPy-only stride tricks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ShapeError
+from .._tensor import AnyTensor, record
+
+__all__ = ["conv_output_size", "fold", "unfold"]
+
+Pair = tuple[int, int]
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """Output length of a convolution or pooling along one axis (PyTorch's formula)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def _window_slices(i: int, j: int, stride: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+    top, left = i * dilation[0], j * dilation[1]
+    return (
+        slice(None),
+        slice(None),
+        slice(top, top + stride[0] * (out[0] - 1) + 1, stride[0]),
+        slice(left, left + stride[1] * (out[1] - 1) + 1, stride[1]),
+    )
+
+
+def _im2col(xp: Any, x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> Any:
+    b, c, h, w = x.shape
+    if padding != (0, 0):
+        padded = xp.zeros((b, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
+        padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
+        x = padded
+    windows = [x[_window_slices(i, j, stride, dilation, out)] for i in range(kernel[0]) for j in range(kernel[1])]
+    return xp.stack(windows, axis=2)  # (B, C, kh*kw, Ho, Wo)
+
+
+def _col2im(xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> Any:
+    b, c = cols.shape[0], cols.shape[1]
+    h, w = size
+    full = xp.zeros((b, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=cols.dtype)
+    k = 0
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            index = _window_slices(i, j, stride, dilation, out)
+            full[index] = full[index] + cols[:, :, k]
+            k += 1
+    if padding != (0, 0):
+        full = full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
+    return full
+
+
+def unfold_backward(xp: Any, g: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+    return (_col2im(xp, g, size, kernel, stride, padding, dilation, out),)
+
+
+def unfold(x: AnyTensor, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Any:
+    """Every ``kernel``-sized window of a ``(B, C, H, W)`` tensor: ``(B, C, kh·kw, Ho, Wo)``.
+
+    The adjoint of :func:`fold`, which is its gradient. PyTorch: ``F.unfold`` (laid out
+    differently).
+    """
+    if x.ndim != 4:
+        raise ShapeError(f"unfold expects a (batch, channels, height, width) tensor, found shape {x.shape}")
+    h, w = x.shape[2], x.shape[3]
+    out = (
+        conv_output_size(h, kernel[0], stride[0], padding[0], dilation[0]),
+        conv_output_size(w, kernel[1], stride[1], padding[1], dilation[1]),
+    )
+    if out[0] <= 0 or out[1] <= 0:
+        raise ShapeError(
+            f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of "
+            f"height×width {h}×{w}"
+        )
+    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
+    cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out)  # pyright: ignore[reportPrivateUsage]
+    return record(cols, unfold_backward, (x,), ((h, w), kernel, stride, padding, dilation, out), x._backend)  # pyright: ignore[reportPrivateUsage]
+
+
+def fold_backward(xp: Any, g: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+    return (_im2col(xp, g, kernel, stride, padding, dilation, out),)
+
+
+def fold(cols: AnyTensor, size: Pair, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Any:
+    """Windows ``(B, C, kh·kw, Ho, Wo)`` summed back into a ``(B, C, H, W)`` image.
+
+    The adjoint of :func:`unfold`; with a matmul in front it is a transposed convolution.
+    PyTorch: ``F.fold`` (laid out differently).
+    """
+    if cols.ndim != 5 or cols.shape[2] != kernel[0] * kernel[1]:
+        raise ShapeError(f"fold expects windows (B, C, {kernel[0] * kernel[1]}, Ho, Wo), found shape {cols.shape}")
+    out = (cols.shape[3], cols.shape[4])
+    for axis in range(2):
+        expected = conv_output_size(size[axis], kernel[axis], stride[axis], padding[axis], dilation[axis])
+        if expected != out[axis]:
+            raise ShapeError(f"fold: {out} windows do not tile an image of size {size}")
+    xp = cols._backend.xp  # pyright: ignore[reportPrivateUsage]
+    image = _col2im(xp, cols._data, size, kernel, stride, padding, dilation, out)  # pyright: ignore[reportPrivateUsage]
+    return record(image, fold_backward, (cols,), (kernel, stride, padding, dilation, out), cols._backend)  # pyright: ignore[reportPrivateUsage]

@@ -1,0 +1,182 @@
+"""The optimizers. Each docstring gives the update as math; state is updated in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._errors import ShapegradError
+from ._base import LearningRate, M, Optimizer, UnusedPolicy
+
+__all__ = ["Adam", "AdamW", "RMSprop", "Sgd"]
+
+
+class Sgd(Optimizer[M]):
+    """Stochastic gradient descent, as ``torch.optim.SGD``.
+
+    ``g ← g + wd·p`` (L2, ``decoupled_weight_decay=False``) or ``p ← p·(1 - lr·wd)``
+    (decoupled); with momentum μ: ``b ← μ·b + g`` (``b = g`` at the first step), then
+    ``g ← g + μ·b`` (Nesterov) or ``g ← b``; finally ``p ← p - lr·g``.
+
+    Example:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> model = sg.nn.Linear[L[2], L[1]]()
+        >>> opt = sg.optim.Sgd(model, lr=0.1, momentum=0.9)
+    """
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1e-2,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = False,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+    ) -> None:
+        if nesterov and momentum <= 0:
+            raise ShapegradError("Nesterov momentum expects momentum > 0")
+        self.momentum, self.nesterov = momentum, nesterov
+        self.weight_decay, self.decoupled = weight_decay, decoupled_weight_decay
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+
+    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+        return {"momentum": xp.zeros_like(param)} if self.momentum else {}
+
+    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        g = grad
+        if self.weight_decay:
+            if self.decoupled:
+                param *= 1 - lr * self.weight_decay
+            else:
+                g = g + self.weight_decay * param
+        if self.momentum:
+            buf = state["momentum"]
+            if step == 1:
+                buf[...] = g
+            else:
+                buf *= self.momentum
+                buf += g
+            g = g + self.momentum * buf if self.nesterov else buf
+        param -= lr * g
+
+
+class Adam(Optimizer[M]):
+    """Adam, as ``torch.optim.Adam`` (L2 weight decay added to the gradient).
+
+    ``m ← β₁m + (1-β₁)g``, ``v ← β₂v + (1-β₂)g²``,
+    ``p ← p - lr · (m / (1-β₁ᵗ)) / (√(v / (1-β₂ᵗ)) + ε)``.
+    """
+
+    decoupled = False
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+    ) -> None:
+        self.beta1, self.beta2 = betas
+        self.eps, self.weight_decay = eps, weight_decay
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+
+    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+        return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
+
+    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        g = grad
+        if self.weight_decay:
+            if self.decoupled:
+                param *= 1 - lr * self.weight_decay
+            else:
+                g = g + self.weight_decay * param
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m *= self.beta1
+        m += (1 - self.beta1) * g
+        v *= self.beta2
+        v += (1 - self.beta2) * (g * g)
+        bias1 = 1 - self.beta1**step
+        bias2 = 1 - self.beta2**step
+        denom = xp.sqrt(v) / (bias2**0.5)
+        denom += self.eps
+        param -= (lr / bias1) * (m / denom)
+
+
+class AdamW(Adam[M]):
+    """Adam with decoupled weight decay, as ``torch.optim.AdamW``: ``p ← p·(1 - lr·wd)``
+    before the Adam step (default ``weight_decay=0.01``)."""
+
+    decoupled = True
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+    ) -> None:
+        super().__init__(model, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, unused=unused, clip_norm=clip_norm)
+
+
+class RMSprop(Optimizer[M]):
+    """RMSprop, as ``torch.optim.RMSprop``.
+
+    ``s ← αs + (1-α)g²``; centered: ``a ← αa + (1-α)g`` and ``d = √(s - a²) + ε``, else
+    ``d = √s + ε``; with momentum μ: ``b ← μb + g/d``, ``p ← p - lr·b``; else
+    ``p ← p - lr·g/d``.
+    """
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        momentum: float = 0.0,
+        centered: bool = False,
+        weight_decay: float = 0.0,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+    ) -> None:
+        self.alpha, self.eps, self.momentum, self.centered, self.weight_decay = alpha, eps, momentum, centered, weight_decay
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+
+    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+        state = {"square_avg": xp.zeros_like(param)}
+        if self.centered:
+            state["grad_avg"] = xp.zeros_like(param)
+        if self.momentum:
+            state["momentum"] = xp.zeros_like(param)
+        return state
+
+    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        g = grad + self.weight_decay * param if self.weight_decay else grad
+        sq = state["square_avg"]
+        sq *= self.alpha
+        sq += (1 - self.alpha) * (g * g)
+        if self.centered:
+            avg = state["grad_avg"]
+            avg *= self.alpha
+            avg += (1 - self.alpha) * g
+            denom = xp.sqrt(sq - avg * avg) + self.eps
+        else:
+            denom = xp.sqrt(sq) + self.eps
+        if self.momentum:
+            buf = state["momentum"]
+            buf *= self.momentum
+            buf += g / denom
+            param -= lr * buf
+        else:
+            param -= lr * (g / denom)
