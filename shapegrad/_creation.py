@@ -47,7 +47,7 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
             raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
             host = host.astype(DEFAULT_FLOAT)
-        array = backend.asarray(np.ascontiguousarray(host), None)
+        array = backend.asarray(host if host.flags.c_contiguous else np.array(host, order="C"), None)
     if dtype is not None:
         array = backend.xp.astype(array, backend.dtype(dtype))
     return array

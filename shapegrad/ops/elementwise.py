@@ -22,15 +22,17 @@ __all__ = [
 
 Scalar = int | float
 
-_float_dtypes: dict[Any, bool] = {}
+_float_dtypes: dict[tuple[str, Any], bool] = {}
 
 
 def require_float(x: AnyTensor, op: str) -> None:
     """Raise ``DTypeError`` unless ``x`` holds floating-point values."""
     dtype = x._data.dtype  # pyright: ignore[reportPrivateUsage]
-    ok = _float_dtypes.get(dtype)
+    # Keyed by backend too: dtypes of two libraries must never be compared with each other.
+    key = (x._backend.name, dtype)  # pyright: ignore[reportPrivateUsage]
+    ok = _float_dtypes.get(key)
     if ok is None:
-        ok = _float_dtypes[dtype] = x._backend.dtype_name(dtype).startswith("float")  # pyright: ignore[reportPrivateUsage]
+        ok = _float_dtypes[key] = x._backend.dtype_name(dtype).startswith("float")  # pyright: ignore[reportPrivateUsage]
     if not ok:
         raise DTypeError(
             f"{op} expects a floating-point tensor, found dtype "
@@ -214,7 +216,7 @@ def maximum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[A
 
 
 def minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return maximum_backward(xp, g, y, x, out)[::-1]
+    return maximum_backward(xp, g, y, x, out)  # x < y exactly where y > x
 
 
 def minimum_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:

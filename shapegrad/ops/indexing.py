@@ -35,11 +35,23 @@ def _raw_index(index: Any, x: AnyTensor) -> Any:
     return index
 
 
+def _complete(raw: Any) -> Any:
+    # NumPy fills missing trailing axes with ':'; the Array API wants that said with '...'.
+    key: tuple[Any, ...] = raw if isinstance(raw, tuple) else (raw,)  # pyright: ignore[reportUnknownVariableType]
+    if any(k is Ellipsis for k in key):
+        return raw
+    if len(key) == 1 and getattr(key[0], "dtype", None) is not None and "bool" in str(key[0].dtype):
+        return raw  # a lone boolean mask covers every axis it has
+    return (*key, Ellipsis)
+
+
 def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
     """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
     The gradient lands back in the picked places (accumulating where picked twice)."""
+    if isinstance(index, Tensor) and index.backend_dtype_name().startswith(("int", "uint")):
+        return gather(x, index)  # pyright: ignore[reportUnknownArgumentType] -- x[ids] picks rows, as take(x, ids, axis=0)
     data = x._data  # pyright: ignore[reportPrivateUsage]
-    raw = _raw_index(index, x)
+    raw = _complete(_raw_index(index, x))
     try:
         out = data[raw]
     except IndexError as exc:

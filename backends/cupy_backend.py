@@ -1,0 +1,98 @@
+"""The CuPy backend: tensors on an NVIDIA GPU.
+
+CuPy is imported lazily (``import shapegrad`` never imports it). The op math is shared
+with every backend; this module adds only what pays on a GPU: a namespace filling the
+Array-API names CuPy spells differently, an exact ``scatter_add``, fused element-wise
+optimizer kernels, and the device's memory pool and random numbers.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from ._base import NumpyLikeBackend
+
+
+def _array_api_namespace(cp: Any) -> Any:
+    """CuPy's namespace with the Array-API spellings the op math uses."""
+    names = {name: getattr(cp, name) for name in dir(cp) if not name.startswith("_")}
+    names.setdefault("concat", cp.concatenate)
+    names.setdefault("permute_dims", cp.transpose)
+    names.setdefault("pow", cp.power)
+    names.setdefault("matrix_transpose", lambda x: cp.swapaxes(x, -1, -2))
+    names.setdefault("astype", lambda x, dtype, copy=True: x.astype(dtype, copy=copy))
+    names.setdefault("bool", cp.bool_)
+    return types.SimpleNamespace(**names)
+
+
+class _CupyRandom:
+    def __init__(self, cp: Any, seed: int | None) -> None:
+        self._cp = cp
+        self._gen = cp.random.default_rng(seed)
+
+    def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return self._gen.standard_normal(shape, dtype=self._cp.float64).astype(dtype, copy=False)
+
+    def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
+        return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
+
+    def permutation(self, n: int) -> Any:
+        return self._gen.permutation(n)
+
+
+class CupyBackend(NumpyLikeBackend):
+    """Runs every op through CuPy (cuBLAS for matmul) on the current CUDA device."""
+
+    name = "cupy"
+
+    def __init__(self) -> None:
+        self._cp: Any = None
+        self._reason: str | None = None
+        try:
+            import cupy as cp
+        except ImportError as exc:
+            self._reason = f"CuPy is not installed ({exc}); install shapegrad[cupy] on a machine with an NVIDIA GPU"
+            return
+        try:
+            count = cp.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # CUDA raises its own error types when no driver answers
+            self._reason = f"CuPy is installed but no CUDA device answers ({type(exc).__name__}: {exc})"
+            return
+        if count < 1:
+            self._reason = "CuPy is installed but no CUDA device was found"
+            return
+        self._cp = cp
+        self.xp = _array_api_namespace(cp)
+        self._adam = cp.ElementwiseKernel(
+            "T g, T lr_t, T beta1, T beta2, T eps",
+            "T p, T m, T v",
+            """
+            m = beta1 * m + (1 - beta1) * g;
+            v = beta2 * v + (1 - beta2) * g * g;
+            p -= lr_t * m / (sqrt(v) + eps);
+            """,
+            "shapegrad_adam",
+        )
+
+    def is_available(self) -> str | None:
+        return self._reason
+
+    def is_array(self, obj: Any) -> bool:
+        return self._cp is not None and isinstance(obj, self._cp.ndarray)
+
+    def asarray(self, data: Any, dtype: str | None) -> Any:
+        return self._cp.asarray(data, dtype=dtype)
+
+    def to_numpy(self, array: Any) -> Any:
+        return self._cp.asnumpy(array)
+
+    def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
+        self._cp.add.at(target, indices, values)
+
+    def random(self, seed: int | None) -> _CupyRandom:
+        return _CupyRandom(self._cp, seed)
+
+    def memory_in_use(self) -> int:
+        """Bytes the CuPy memory pool holds for live arrays."""
+        return int(self._cp.get_default_memory_pool().used_bytes())
