@@ -63,6 +63,12 @@ class AnyTapeTensor(metaclass=_TapeCheck):
     wants_traced = None
 
 
+# jaxtyping prints ``Shaped[<array type name>, 'dims']`` in its messages: let the name say
+# which tape was expected.
+for _check in (UntracedTensor, TracedTensor, AnyTapeTensor):
+    _check.__name__ = _check.__qualname__ = _check.label.removeprefix("an ").removeprefix("a ")
+
+
 def _tape_check(param: Any) -> type:
     if param is NoTape:
         return UntracedTensor

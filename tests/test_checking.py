@@ -1,0 +1,120 @@
+"""Run-time checking of Tensor annotations with jaxtyping + beartype."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Literal as L, TypeVar
+
+import pytest
+from jaxtyping import TypeCheckError
+
+import shapegrad as sg
+from shapegrad import NoTape, OwnedTape, Tensor
+
+T = TypeVar("T")
+
+
+class Batch(sg.Dim): ...
+
+
+class Features(sg.Dim): ...
+
+
+@sg.checked
+def add_rows(x: Tensor[T, Batch, Features], y: Tensor[NoTape, Batch, Features]) -> Tensor[T, Batch, Features]:
+    return x + y
+
+
+@sg.checked
+def wrong_return(x: Tensor[NoTape, Batch, L[3]]) -> Tensor[NoTape, Batch, L[4]]:
+    return x  # pyright: ignore[reportReturnType] -- the mistake under test
+
+
+@sg.checked
+def needs_tape(x: Tensor[OwnedTape[None], Batch]) -> Tensor[OwnedTape[None]]:
+    return x.sum()
+
+
+def test_consistent_dims_pass(numpy_backend: str) -> None:
+    out = add_rows(sg.zeros(Batch(4), Features(3)), sg.ones(4, 3))
+    assert out.shape == (4, 3)
+
+
+def test_dim_bound_inconsistently_across_arguments_names_the_dims(numpy_backend: str) -> None:
+    with pytest.raises(TypeCheckError) as info:
+        add_rows(sg.zeros(4, 3), sg.ones(5, 3))
+    message = str(info.value)
+    assert "y" in message  # the parameter
+    assert "Batch Features" in message  # the expected dims
+    assert "Batch=4" in message and "Features=3" in message  # the bound values
+
+
+def test_wrong_return_shape_is_reported(numpy_backend: str) -> None:
+    with pytest.raises(TypeCheckError, match=r"(?s)return.*Batch 4"):
+        wrong_return(sg.zeros(2, 3))
+
+
+def test_untraced_tensor_where_owned_tape_is_annotated(numpy_backend: str) -> None:
+    with pytest.raises(TypeCheckError, match=r"traced Tensor \(OwnedTape\)"):
+        needs_tape(sg.zeros(3))  # pyright: ignore[reportArgumentType] -- the mistake under test
+    grads = sg.Gradients()
+    assert needs_tape(sg.zeros(3).trace(grads)).traced
+
+
+def test_module_calls_are_checked(numpy_backend: str) -> None:
+    layer = sg.nn.Linear[L[3], L[2]]()
+
+    class Wrapper(sg.nn.Module):
+        def __init__(self) -> None:
+            self.layer = layer
+
+        def __call__(self, x: Tensor[T, Batch, L[3]]) -> Tensor[T, Batch, L[2]]:
+            return self.layer(x)
+
+    assert Wrapper()(sg.zeros(5, 3)).shape == (5, 2)
+    with pytest.raises(TypeCheckError, match="Batch 3"):
+        Wrapper()(sg.zeros(5, 4))  # pyright: ignore[reportArgumentType] -- the mistake under test
+
+
+def test_ops_raise_shape_error_naming_both_shapes(numpy_backend: str) -> None:
+    with pytest.raises(sg.ShapeError, match=r"\(2, 3\) and \(4,\)"):
+        sg.ones(2, 3) + sg.ones(4)  # pyright: ignore[reportOperatorIssue] -- the mistake under test
+    with pytest.raises(sg.ShapeError, match=r"left \(2, 3\) has 3 columns.*right \(4, 5\) has 4 rows"):
+        sg.ones(2, 3) @ sg.ones(4, 5)  # pyright: ignore[reportOperatorIssue] -- the mistake under test
+
+
+def test_cast_states_and_verifies_a_shape(numpy_backend: str) -> None:
+    flat = sg.ones(2, 3).reshape(6)
+    ok = sg.cast(flat, Tensor[NoTape, L[6]])
+    assert ok.shape == (6,)
+    with pytest.raises(sg.ShapeError, match="cast"):
+        sg.cast(flat, Tensor[NoTape, L[5]])
+    with pytest.raises(sg.ShapeError, match="traced"):
+        sg.cast(flat, Tensor[OwnedTape[None], L[6]])
+
+
+def test_repr_is_short(numpy_backend: str) -> None:
+    grads = sg.Gradients()
+    assert repr(sg.zeros(32, 784)) == "Tensor(shape=(32, 784), dtype=float32)"
+    assert repr(sg.zeros(2).trace(grads)) == "Tensor(shape=(2,), dtype=float32, traced)"
+
+
+def test_checks_off_leave_the_function_untouched() -> None:
+    code = (
+        "import shapegrad as sg\n"
+        "def f(x): return x\n"
+        "assert sg.checked(f) is f\n"
+        "assert not sg.checks_enabled()\n"
+        "from typing import Literal as L\n"
+        "from shapegrad import Tensor, NoTape\n"
+        "@sg.checked\n"
+        "def g(x: Tensor[NoTape, L[3]]) -> Tensor[NoTape, L[3]]: return x\n"
+        "g(sg.zeros(4))\n"
+        "print('unchecked')\n"
+    )
+    env = dict(os.environ, SHAPEGRAD_CHECKS="0")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "unchecked" in result.stdout

@@ -1,0 +1,94 @@
+"""Pyright over typecheck/: clean programs report nothing; in failing programs, exactly the
+lines marked ``# E`` are reported. The failing programs that can run are then run with
+checks on and must raise a shapegrad or jaxtyping error that names the dims."""
+
+from __future__ import annotations
+
+import json
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jaxtyping import TypeCheckError
+
+import shapegrad as sg
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "typecheck"
+MARK = re.compile(r"#\s*E(?::\s*(?P<fragment>.*?))?\s*$")
+RUNTIME = re.compile(r"^runtime:\s*(?P<pattern>.+?)(?:\"\"\")?$", re.MULTILINE)
+
+PASS = sorted((SUITE / "pass").glob("*.py"))
+FAIL = sorted((SUITE / "fail").glob("*.py"))
+
+
+def _pyright() -> list[str]:
+    exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
+    if exe is None:
+        pytest.fail("pyright is not installed: pip install -e '.[dev]' brings pyright[nodejs]")
+    return [exe]
+
+
+@pytest.fixture(scope="session")
+def diagnostics() -> dict[str, dict[int, list[str]]]:
+    """Every pyright error under typecheck/, by file name and 1-based line."""
+    command = [*_pyright(), "-p", str(SUITE / "pyrightconfig.json"), "--pythonpath", sys.executable, "--outputjson", str(SUITE)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"pyright gave no JSON report:\n{result.stdout}\n{result.stderr}")
+    found: dict[str, dict[int, list[str]]] = {}
+    for item in report["generalDiagnostics"]:
+        if item["severity"] == "error":
+            rel = str(Path(item["file"]).resolve().relative_to(SUITE))
+            found.setdefault(rel, {}).setdefault(item["range"]["start"]["line"] + 1, []).append(item["message"])
+    return found
+
+
+def test_suite_is_large_enough() -> None:
+    assert len(PASS) >= 15 and len(FAIL) >= 40
+
+
+@pytest.mark.parametrize("path", PASS, ids=lambda p: p.stem)
+def test_clean_program_checks_clean(path: Path, diagnostics: dict[str, dict[int, list[str]]]) -> None:
+    errors = diagnostics.get(f"pass/{path.name}", {})
+    assert not errors, "\n".join(f"line {line}: {msgs[0]}" for line, msgs in sorted(errors.items()))
+
+
+@pytest.mark.parametrize("path", FAIL, ids=lambda p: p.stem)
+def test_marked_lines_and_only_they_are_reported(path: Path, diagnostics: dict[str, dict[int, list[str]]]) -> None:
+    errors = diagnostics.get(f"fail/{path.name}", {})
+    marks = {i + 1: m for i, line in enumerate(path.read_text().splitlines()) if (m := MARK.search(line))}
+    assert marks, "a failing program needs at least one '# E' mark"
+    problems: list[str] = []
+    for line, mark in sorted(marks.items()):
+        if line not in errors:
+            problems.append(f"line {line}: marked # E but pyright reported nothing")
+        elif mark["fragment"] and not any(mark["fragment"] in msg for msg in errors[line]):
+            problems.append(f"line {line}: expected {mark['fragment']!r} in {errors[line]}")
+    for line, msgs in sorted(errors.items()):
+        if line not in marks:
+            problems.append(f"line {line}: unmarked error {msgs[0]!r}")
+    assert not problems, "\n".join(problems)
+
+
+RUNNABLE = [p for p in FAIL if RUNTIME.search(p.read_text())]
+
+
+@pytest.mark.parametrize("path", RUNNABLE, ids=lambda p: p.stem)
+def test_failing_program_also_fails_at_run_time(path: Path) -> None:
+    pattern = RUNTIME.search(path.read_text())
+    assert pattern is not None
+    namespace = runpy.run_path(str(path), run_name=f"typecheck_{path.stem}")
+    with sg.use_backend("numpy"), pytest.raises((sg.ShapegradError, TypeCheckError)) as info:
+        namespace["main"]()
+    assert re.search(pattern["pattern"], str(info.value)), str(info.value)
+
+
+def test_most_failing_programs_run() -> None:
+    assert len(RUNNABLE) >= 35

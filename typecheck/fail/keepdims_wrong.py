@@ -1,0 +1,16 @@
+r"""keepdims=True keeps a size-1 axis, not the old size."""
+
+from typing import Literal as L, TypeVar
+
+import shapegrad as sg
+from shapegrad import NoTape, OwnedTape, Tensor
+from shapegrad.nn import Linear, Module, Sequential
+
+T = TypeVar("T")
+
+
+class Batch(sg.Dim): ...
+
+
+def main(x: Tensor[NoTape, Batch, L[10]]) -> None:
+    y: Tensor[NoTape, Batch, L[10]] = x.max(axis=-1, keepdims=True)  # E

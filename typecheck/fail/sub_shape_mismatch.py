@@ -1,0 +1,20 @@
+r"""Subtraction of mismatched shapes.
+
+runtime: do not broadcast"""
+
+from typing import Literal as L, TypeVar
+
+import shapegrad as sg
+from shapegrad import NoTape, OwnedTape, Tensor
+from shapegrad.nn import Linear, Module, Sequential
+
+T = TypeVar("T")
+
+
+class Batch(sg.Dim): ...
+
+
+def main() -> None:
+    a: Tensor[NoTape, L[2], L[4]] = sg.zeros(2, 4)
+    b: Tensor[NoTape, L[3], L[4]] = sg.zeros(3, 4)
+    a - b  # E

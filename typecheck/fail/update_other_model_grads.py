@@ -1,0 +1,31 @@
+r"""Updating a model with another model's gradients.
+
+runtime: another B instance"""
+
+from typing import Literal as L, TypeVar
+
+import shapegrad as sg
+from shapegrad import NoTape, OwnedTape, Tensor
+from shapegrad.nn import Linear, Module, Sequential
+
+T = TypeVar("T")
+
+
+class Batch(sg.Dim): ...
+
+
+class A(Module):
+    def __init__(self) -> None:
+        self.w = Linear[L[2], L[1]]()
+
+
+class B(Module):
+    def __init__(self) -> None:
+        self.w = Linear[L[2], L[1]]()
+
+
+def main() -> None:
+    a, b = A(), B()
+    opt = sg.optim.Sgd(a, lr=0.1)
+    grads = b.alloc_grads()
+    opt.update(a, grads)  # E: Gradients[B]
