@@ -31,7 +31,7 @@ class _TapeCheck(type):
 
         if not isinstance(obj, Tensor):
             return False
-        return cls.wants_traced is None or (obj._node is not None) == cls.wants_traced  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+        return cls.wants_traced is None or obj.traced == cls.wants_traced  # pyright: ignore[reportUnknownMemberType]
 
     def __instancecheck_str__(cls, obj: object) -> str:
         if cls.__instancecheck__(obj):

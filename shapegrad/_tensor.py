@@ -100,7 +100,8 @@ class Tensor(Generic[Tape_, *Dims]):
     @property
     def traced(self) -> bool:
         """Whether ops on this tensor are recorded on a tape."""
-        return self._node is not None
+        node = self._node
+        return node is not None and node.tape is not None
 
     @property
     def data(self) -> Any:
@@ -145,7 +146,7 @@ class Tensor(Generic[Tape_, *Dims]):
 
     def __repr__(self) -> str:
         dtype = self._backend.dtype_name(self._data.dtype)
-        traced = ", traced" if self._node is not None else ""
+        traced = ", traced" if self.traced else ""
         backend = "" if self._backend.name == "numpy" else f", backend={self._backend.name}"
         return f"Tensor(shape={self.shape}, dtype={dtype}{backend}{traced})"
 
@@ -179,7 +180,7 @@ class Tensor(Generic[Tape_, *Dims]):
             >>> grads[x].tolist()
             [2.0, 4.0]
         """
-        if self._node is not None:
+        if self.traced:
             raise TapeError("trace() expects an untraced tensor, found one already traced; use .detach() first")
         dtype_name = self._backend.dtype_name(self._data.dtype)
         if not dtype_name.startswith(("float", "int", "uint")):
@@ -726,27 +727,34 @@ def _mixed_backends(a: AnyTensor, b: AnyTensor) -> BackendError:
 
 
 def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any, ...], backend: Backend) -> Any:
-    """The op's result as a tensor; a tape node too when any input is traced.
+    """The op's result as a tensor, with a graph node when any input needs a gradient.
 
-    This is the one place every op is recorded: it finds (and merges) the inputs' tapes,
-    links parameters as leaves, and runs the anomaly check when that mode is on.
+    This is the one place every op is recorded. It finds (and merges) the inputs' tapes and
+    links trainable parameters as leaves. An op on parameters alone (a reshaped weight, a
+    sliced embedding table) gets a node without a tape, so that the parameter is still
+    reached once the result meets a traced tensor; only a tape makes a result traced.
     """
     tape: Tape | None = None
+    graph = False
     for tensor in inputs:
         node = tensor._node  # pyright: ignore[reportPrivateUsage]
         if node is not None:
+            graph = True
             node_tape = node.tape
-            assert node_tape is not None
-            if tape is None:
-                tape = node_tape
-            elif node_tape is not tape:
-                tape = merge_tapes(tape, node_tape)
+            if node_tape is not None:
+                if tape is None:
+                    tape = node_tape
+                elif node_tape is not tape:
+                    tape = merge_tapes(tape, node_tape)
+        elif not graph:
+            param = tensor._param  # pyright: ignore[reportPrivateUsage]
+            graph = param is not None and param.trainable
     hook = _hooks.anomaly
-    if tape is None:
+    if not graph:
         if hook is not None:
             hook.forward(rule, inputs, data)
         return _wrap(data, None, backend)
-    if tape.ended is not None or tape.thread != _hooks.get_ident():
+    if tape is not None and (tape.ended is not None or tape.thread != _hooks.get_ident()):
         check_usable(tape)
     node = Node(tape, tuple([_parent(t) for t in inputs]), rule, saved, tuple(data.shape), backend.xp)
     if hook is not None:
@@ -767,7 +775,7 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
     roots: list[tuple[Node, Any]] = []
     for i, out in enumerate(outputs):
         node = out._node  # pyright: ignore[reportPrivateUsage]
-        if node is None:
+        if node is None or node.tape is None:
             raise TapeError(
                 f"backward expects traced outputs, found output {i} untraced; "
                 "trace an input with x.trace(grads) before the ops"

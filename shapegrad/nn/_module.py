@@ -32,8 +32,8 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
         >>> [name for name, _ in Scale().named_parameters()]
         ['factor']
     """
-    if tensor.traced:
-        raise ShapegradError("parameter() expects an untraced tensor; use .detach() first")
+    if tensor._node is not None:  # pyright: ignore[reportPrivateUsage]
+        raise ShapegradError("parameter() expects a plain tensor, found the result of a recorded op; use .detach() first")
     make_parameter(tensor, trainable)
     return tensor
 

@@ -1,0 +1,166 @@
+"""Train a typed MLP and a small CNN on scikit-learn's bundled handwritten digits.
+
+    python examples/train_digits.py            # full run (about 20 s on 2 cores)
+    python examples/train_digits.py --quick    # CI: fewer epochs, asserts an accuracy floor
+
+Prints a progress bar per epoch and a final table, saves a checkpoint per model and a PNG
+plot of loss and accuracy under ``examples/output/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal as L, TypeVar
+
+import numpy as np
+
+import shapegrad as sg
+from shapegrad import NoTape, OwnedTape, Tensor
+from shapegrad.nn import Conv2d, Flatten, Linear, MaxPool2d, Module
+
+T = TypeVar("T")
+OUTPUT = Path(__file__).resolve().parent / "output"
+
+
+class Batch(sg.Dim): ...
+
+
+class MLP(Module):
+    """64 pixels -> 128 hidden units -> 10 classes."""
+
+    def __init__(self, generator: sg.Generator) -> None:
+        self.hidden = Linear[L[64], L[128]](generator=generator)
+        self.out = Linear[L[128], L[10]](generator=generator)
+
+    def __call__(self, x: Tensor[T, Batch, L[1], L[8], L[8]]) -> Tensor[T, Batch, L[10]]:
+        flat: Tensor[T, Batch, L[64]] = Flatten()(x)
+        return self.out(self.hidden(flat).relu())
+
+
+class CNN(Module):
+    """Two 3×3 convolutions with max pooling, then a linear classifier."""
+
+    def __init__(self, generator: sg.Generator) -> None:
+        self.conv1 = Conv2d[L[1], L[16]](kernel_size=3, padding=1, generator=generator)
+        self.conv2 = Conv2d[L[16], L[32]](kernel_size=3, padding=1, generator=generator)
+        self.pool = MaxPool2d(2)
+        self.head = Linear[L[128], L[10]](generator=generator)
+
+    def __call__(self, x: Tensor[T, Batch, L[1], L[8], L[8]]) -> Tensor[T, Batch, L[10]]:
+        h: Tensor[T, Batch, L[16], Any, Any] = self.pool(self.conv1(x).relu())
+        h2: Tensor[T, Batch, L[32], Any, Any] = self.pool(self.conv2(h).relu())
+        flat: Tensor[T, Batch, L[128]] = Flatten()(h2)
+        return self.head(flat)
+
+
+@dataclass
+class History:
+    loss: list[float] = field(default_factory=list)
+    test_accuracy: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def load_digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The 1,797 8×8 digit images scaled to [0, 1], split 80/20 with a fixed seed."""
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    digits = sklearn_digits()
+    images = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
+    labels = digits.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(labels))
+    cut = int(0.8 * len(labels))
+    train, test = order[:cut], order[cut:]
+    return images[train], labels[train], images[test], labels[test]
+
+
+def accuracy(model: MLP | CNN, images: np.ndarray, labels: np.ndarray) -> float:
+    x: Tensor[NoTape, Batch, L[1], L[8], L[8]] = sg.tensor(images)
+    predictions = model(x).numpy().argmax(axis=-1)
+    return float((predictions == labels).mean())
+
+
+def train(name: str, model: MLP | CNN, data: tuple[np.ndarray, ...], epochs: int, lr: float, batch_size: int = 64) -> History:
+    from tqdm import tqdm
+
+    train_x, train_y, test_x, test_y = data
+    grads = model.alloc_grads()
+    opt = sg.optim.Adam(model, lr=sg.optim.schedules.cosine(lr, total_steps=epochs * (len(train_y) // batch_size + 1)))
+    shuffle = np.random.default_rng(1)
+    history = History()
+    start = time.perf_counter()
+    for epoch in tqdm(range(epochs), desc=f"{name:>3}", unit="epoch", leave=True):
+        order = shuffle.permutation(len(train_y))
+        total = 0.0
+        for first in range(0, len(order), batch_size):
+            rows = order[first : first + batch_size]
+            x: Tensor[NoTape, Batch, L[1], L[8], L[8]] = sg.tensor(train_x[rows])
+            y: Tensor[NoTape, Batch] = sg.tensor(train_y[rows])
+            grads.zero()
+            logits: Tensor[OwnedTape[Any], Batch, L[10]] = model(x.trace(grads))
+            loss = sg.losses.cross_entropy(logits, y)
+            loss.backward()
+            opt.update(model, grads)  # pyright: ignore[reportArgumentType] -- MLP | CNN: one optimizer per model
+            total += loss.item() * len(rows)
+        history.loss.append(total / len(order))
+        history.test_accuracy.append(accuracy(model, test_x, test_y))
+        del epoch
+    history.seconds = time.perf_counter() - start
+    return history
+
+
+def plot(histories: dict[str, History], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for name, history in histories.items():
+        epochs = range(1, len(history.loss) + 1)
+        left.plot(epochs, history.loss, label=name)
+        right.plot(epochs, [100 * a for a in history.test_accuracy], label=name)
+    left.set(title="training loss", xlabel="epoch", ylabel="cross-entropy")
+    right.set(title="test accuracy", xlabel="epoch", ylabel="%")
+    left.legend()
+    right.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="few epochs; assert the accuracy floor (for CI)")
+    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--floor", type=float, default=0.95, help="minimum test accuracy, checked at the end")
+    args = parser.parse_args()
+    epochs = args.epochs or (8 if args.quick else 25)
+    OUTPUT.mkdir(exist_ok=True)
+    data = load_digits()
+    generator = sg.Generator(seed=0)
+    models: dict[str, MLP | CNN] = {"MLP": MLP(generator), "CNN": CNN(generator)}
+    rates = {"MLP": 1e-2, "CNN": 1e-2}
+    histories: dict[str, History] = {}
+    for name, model in models.items():
+        histories[name] = train(name, model, data, epochs, rates[name])
+        sg.save(model, OUTPUT / f"{name.lower()}.safetensors")
+    plot(histories, OUTPUT / "training.png")
+
+    print()
+    print(f"{'model':<6} {'parameters':>10} {'epochs':>6} {'final loss':>10} {'test acc':>9} {'seconds':>8}")
+    for name, history in histories.items():
+        print(
+            f"{name:<6} {models[name].num_parameters():>10,} {epochs:>6} {history.loss[-1]:>10.4f} "
+            f"{100 * history.test_accuracy[-1]:>8.2f}% {history.seconds:>8.1f}"
+        )
+    print(f"\ncheckpoints and plot in {OUTPUT}")
+    worst = min(h.test_accuracy[-1] for h in histories.values())
+    if worst < args.floor:
+        raise SystemExit(f"test accuracy {100 * worst:.2f}% is below the floor {100 * args.floor:.0f}%")
+
+
+if __name__ == "__main__":
+    main()

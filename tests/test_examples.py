@@ -1,0 +1,30 @@
+"""The README's demo and the scenario examples run, and the demo reaches its accuracy floor."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _run(*args: str) -> str:
+    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=EXAMPLES.parent, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_digits_demo_reaches_the_accuracy_floor() -> None:
+    out = _run(str(EXAMPLES / "train_digits.py"), "--quick", "--floor", "0.95")
+    assert "MLP" in out and "CNN" in out
+    assert (EXAMPLES / "output" / "training.png").stat().st_size > 10_000
+    assert (EXAMPLES / "output" / "cnn.safetensors").exists()
+
+
+@pytest.mark.parametrize("name", ["multi_input", "multi_output_dag", "learned_constant", "unused_parameter"])
+def test_scenario_example_runs(name: str) -> None:
+    out = _run(str(EXAMPLES / f"{name}.py"))
+    assert out.strip()
