@@ -51,7 +51,7 @@ def _col2im(xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding:
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             index = _window_slices(i, j, stride, dilation, out)
-            full[index] = full[index] + cols[:, :, k]
+            full[index] = full[index] + cols[:, :, k, ...]
             k += 1
     if padding != (0, 0):
         full = full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]

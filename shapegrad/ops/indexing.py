@@ -83,7 +83,7 @@ def _along_axis_index(xp: Any, indices: Any, axis: int) -> tuple[Any, ...]:
 def take_along_axis_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: tuple[Any, ...], scatter: Any) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=dtype)
     scatter(full, index, g)
-    return (full,)
+    return full, None
 
 
 def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int = -1) -> Tensor[T, *S, K]:
@@ -104,7 +104,8 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     index = _along_axis_index(backend.xp, idx, axis)
     out = data[index]
     saved = (tuple(data.shape), data.dtype, index, backend.scatter_add)
-    return record(out, take_along_axis_backward, (x,), saved, backend)
+    # The indices are an input too: traced ids carry their tape to the result.
+    return record(out, take_along_axis_backward, (x, indices), saved, backend)
 
 
 def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
@@ -119,10 +120,11 @@ def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tenso
     flat = backend.xp.reshape(idx, (-1,))
     out = backend.xp.reshape(backend.xp.take(data, flat, axis=0), tuple(idx.shape) + tuple(data.shape[1:]))
     saved = (tuple(data.shape), data.dtype, flat, backend.scatter_add)
-    return record(out, gather_backward, (x,), saved, backend)
+    # The indices are an input too: traced ids carry their tape to the result.
+    return record(out, gather_backward, (x, indices), saved, backend)
 
 
 def gather_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: Any, scatter: Any) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=dtype)
     scatter(full, flat, xp.reshape(g, (flat.shape[0],) + tuple(shape[1:])))
-    return (full,)
+    return full, None

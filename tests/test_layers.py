@@ -1,0 +1,202 @@
+"""The layer table: each layer's forward against a plain reference implementation and its
+gradients (input and every parameter) against central differences in float64."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal as L
+
+import layer_reference as ref
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+
+def p(t: Any) -> np.ndarray:
+    return np.asarray(t.numpy(), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class LayerCase:
+    name: str
+    build: Callable[[], Any]
+    input_shape: tuple[int, ...]
+    reference: Callable[[Any, np.ndarray], np.ndarray]
+    integer_input: int = 0  # > 0: ids drawn below this, no input gradient
+
+
+def gen() -> sg.Generator:
+    return sg.Generator(seed=0)
+
+
+CASES = [
+    LayerCase("linear", lambda: nn.Linear[L[4], L[3]](generator=gen(), dtype="float64"), (2, 5, 4), lambda m, x: x @ p(m.weight) + p(m.bias)),
+    LayerCase("linear_no_bias", lambda: nn.Linear[L[4], L[3]](bias=False, generator=gen(), dtype="float64"), (3, 4), lambda m, x: x @ p(m.weight)),
+    LayerCase("embedding", lambda: nn.Embedding[L[6], L[3]](generator=gen(), dtype="float64"), (2, 4), lambda m, x: p(m.weight)[x.astype(int)], integer_input=6),
+    LayerCase("conv2d", lambda: nn.Conv2d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"), (2, 2, 5, 5),
+              lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 1, 1, 1, 1)),
+    LayerCase("conv2d_stride_dilation", lambda: nn.Conv2d[L[2], L[2]](kernel_size=2, stride=2, dilation=2, generator=gen(), dtype="float64"), (1, 2, 7, 7),
+              lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 2, 0, 2, 1)),
+    LayerCase("conv2d_groups", lambda: nn.Conv2d[L[4], L[2]](kernel_size=3, groups=2, bias=False, generator=gen(), dtype="float64"), (1, 4, 4, 4),
+              lambda m, x: ref.conv2d(x, p(m.weight), None, 1, 0, 1, 2)),
+    LayerCase("conv1d", lambda: nn.Conv1d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"), (2, 2, 6), lambda m, x: _conv1d_ref(m, x)),
+    LayerCase("conv_transpose2d", lambda: nn.ConvTranspose2d[L[2], L[3]](kernel_size=3, stride=2, padding=1, output_padding=1, generator=gen(), dtype="float64"), (1, 2, 3, 3),
+              lambda m, x: ref.conv_transpose2d(x, p(m.weight), p(m.bias), 2, 1, 1)),
+    LayerCase("max_pool", lambda: nn.MaxPool2d(2), (2, 2, 4, 4), lambda m, x: ref.pool2d(x, 2, 2, 0, "max")),
+    LayerCase("max_pool_padded", lambda: nn.MaxPool2d(3, stride=2, padding=1), (1, 2, 5, 5), lambda m, x: ref.pool2d(x, 3, 2, 1, "max")),
+    LayerCase("avg_pool", lambda: nn.AvgPool2d(2, padding=1), (1, 2, 4, 4), lambda m, x: ref.pool2d(x, 2, 2, 1, "avg")),
+    LayerCase("global_avg_pool", lambda: nn.GlobalAvgPool2d(), (2, 3, 4, 4), lambda m, x: x.mean(axis=(2, 3))),
+    LayerCase("global_max_pool", lambda: nn.GlobalMaxPool2d(), (2, 3, 4, 4), lambda m, x: x.max(axis=(2, 3))),
+    LayerCase("flatten", lambda: nn.Flatten(), (2, 3, 4), lambda m, x: x.reshape(2, -1)),
+    LayerCase("layer_norm", lambda: nn.LayerNorm[L[5]](dtype="float64"), (3, 5),
+              lambda m, x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * p(m.weight) + p(m.bias)),
+    LayerCase("batch_norm_1d", lambda: nn.BatchNorm1d[L[3]](dtype="float64"), (4, 3),
+              lambda m, x: (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5) * p(m.weight) + p(m.bias)),
+    LayerCase("batch_norm_2d", lambda: nn.BatchNorm2d[L[2]](dtype="float64"), (3, 2, 2, 2),
+              lambda m, x: (x - x.mean((0, 2, 3), keepdims=True)) / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5) * p(m.weight).reshape(1, -1, 1, 1) + p(m.bias).reshape(1, -1, 1, 1)),
+    LayerCase("attention_causal", lambda: _Causal(), (2, 3, 4), lambda m, x: _attention_ref(m.inner, x, True)),
+    LayerCase("attention", lambda: nn.MultiHeadAttention[L[4]](num_heads=2, generator=gen(), dtype="float64"), (2, 3, 4), lambda m, x: _attention_ref(m, x, False)),
+    LayerCase("residual", lambda: nn.Residual(nn.Linear[L[3], L[3]](generator=gen(), dtype="float64")), (2, 3), lambda m, x: x + x @ p(m.inner.weight) + p(m.inner.bias)),
+    LayerCase("sequential", lambda: nn.Sequential(nn.Linear[L[3], L[4]](generator=gen(), dtype="float64"), nn.Tanh(), nn.Linear[L[4], L[2]](generator=gen(), dtype="float64")), (5, 3),
+              lambda m, x: np.tanh(x @ p(m[0].weight) + p(m[0].bias)) @ p(m[2].weight) + p(m[2].bias)),
+    LayerCase("gelu", lambda: nn.GELU(), (3, 4), lambda m, x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
+    LayerCase("leaky_relu", lambda: nn.LeakyReLU(0.2), (3, 4), lambda m, x: np.where(x > 0, x, 0.2 * x)),
+]
+
+
+def _conv1d_ref(m: Any, x: np.ndarray) -> np.ndarray:
+    padded = np.pad(x, ((0, 0), (0, 0), (m.padding, m.padding)))[:, :, None, :]
+    return ref.conv2d(padded, p(m.weight), p(m.bias), 1, 0, 1, 1)[:, :, 0, :]
+
+
+class _Causal(nn.Module):
+    def __init__(self) -> None:
+        self.inner = nn.MultiHeadAttention[L[4]](num_heads=2, generator=gen(), dtype="float64")
+
+    def __call__(self, x: Any) -> Any:
+        return self.inner(x, causal=True)
+
+
+def _attention_ref(m: Any, x: np.ndarray, causal: bool) -> np.ndarray:
+    weights = [p(t) for t in (m.q_proj.weight, m.q_proj.bias, m.k_proj.weight, m.k_proj.bias, m.v_proj.weight, m.v_proj.bias, m.out_proj.weight, m.out_proj.bias)]
+    return ref.attention(x, *weights, heads=m.num_heads, causal=causal)
+
+
+def _input(case: LayerCase, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if case.integer_input:
+        return rng.integers(0, case.integer_input, case.input_shape)
+    return rng.standard_normal(case.input_shape)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_forward_matches_reference(case: LayerCase, backend: str) -> None:
+    layer = case.build()
+    x = _input(case, 0)
+    out = layer(sg.tensor(x))
+    np.testing.assert_allclose(p(out), case.reference(layer, x), rtol=1e-9, atol=1e-10)
+
+
+def _loss(layer: Any, x: np.ndarray, weights: np.ndarray, grads: Any = None) -> Any:
+    t = sg.tensor(x)
+    out = layer(t.trace(grads) if grads is not None else t)
+    return (out * sg.tensor(weights)).sum()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_gradients_match_finite_differences(case: LayerCase, backend: str) -> None:
+    layer = case.build()
+    x = _input(case, 1)
+    weights = np.random.default_rng(2).standard_normal(layer(sg.tensor(x)).shape)
+    grads = layer.alloc_grads()
+    traced = sg.tensor(x).trace(grads)
+    (layer(traced) * sg.tensor(weights)).sum().backward()
+    eps = 1e-6
+    targets: list[tuple[str, Any, np.ndarray]] = [(path, t, p(grads[t])) for path, t in layer.named_parameters()]
+    for path, tensor, analytic in targets:
+        numeric = np.zeros_like(analytic)
+        for flat in range(analytic.size):
+            index = np.unravel_index(flat, analytic.shape)
+            original = float(p(tensor)[index])
+            values = []
+            for shift in (eps, -eps):
+                tensor.data[index] = original + shift
+                values.append(_loss(layer, x, weights).item())
+            tensor.data[index] = original
+            numeric[index] = (values[0] - values[1]) / (2 * eps)
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-6, err_msg=path)
+    if not case.integer_input:
+        analytic_x = p(grads[traced])
+        numeric_x = np.zeros_like(x)
+        for flat in range(x.size):
+            index = np.unravel_index(flat, x.shape)
+            values = []
+            for shift in (eps, -eps):
+                moved = x.copy()
+                moved[index] += shift
+                values.append(_loss(layer, moved, weights).item())
+            numeric_x[index] = (values[0] - values[1]) / (2 * eps)
+        np.testing.assert_allclose(analytic_x, numeric_x, rtol=1e-5, atol=1e-6, err_msg="input")
+
+
+def test_batch_norm_eval_uses_running_statistics(numpy_backend: str) -> None:
+    bn = nn.BatchNorm1d[L[2]](dtype="float64", momentum=0.5)
+    x = np.array([[1.0, 2.0], [3.0, 6.0], [5.0, 10.0]])
+    bn(sg.tensor(x))
+    np.testing.assert_allclose(p(bn.running_mean), 0.5 * x.mean(0))
+    np.testing.assert_allclose(p(bn.running_var), 0.5 + 0.5 * x.var(0, ddof=1))
+    bn.eval()
+    out = p(bn(sg.tensor(x)))
+    np.testing.assert_allclose(out, (x - p(bn.running_mean)) / np.sqrt(p(bn.running_var) + 1e-5))
+    assert [n for n, _ in bn.named_tensors()] == ["weight", "bias", "running_mean", "running_var"]
+
+
+def test_dropout_is_seeded_scaled_and_off_in_eval(numpy_backend: str) -> None:
+    x = sg.ones(1000)
+    first = nn.Dropout(0.3, generator=sg.Generator(7))(x).numpy()
+    second = nn.Dropout(0.3, generator=sg.Generator(7))(x).numpy()
+    np.testing.assert_array_equal(first, second)
+    assert set(np.unique(first)) <= {0.0, np.float32(1 / 0.7)}
+    assert 0.25 < (first == 0).mean() < 0.35
+    drop = nn.Dropout(0.3)
+    drop.eval()
+    assert drop(x) is x
+
+
+def test_layer_sizes_come_from_the_type_or_arguments(numpy_backend: str) -> None:
+    assert nn.Linear[L[3], L[5]]().weight.shape == (3, 5)
+    assert nn.Linear(3, 5).weight.shape == (3, 5)
+    with pytest.raises(sg.ShapeError, match="needs its in_features"):
+        nn.Linear()
+    with pytest.raises(sg.ShapeError, match="contradicts"):
+        nn.Linear[L[3], L[5]](4, 5)
+
+
+def test_initialisation_matches_pytorch_bounds(numpy_backend: str) -> None:
+    layer = nn.Linear[L[100], L[50]](generator=sg.Generator(0))
+    assert np.abs(layer.weight.numpy()).max() <= 0.1
+    assert np.abs(layer.weight.numpy()).max() > 0.09
+    conv = nn.Conv2d[L[4], L[8]](kernel_size=3, generator=sg.Generator(0))
+    assert np.abs(conv.weight.numpy()).max() <= 1 / 6
+
+
+def test_named_parameters_have_dotted_paths_and_freeze(numpy_backend: str) -> None:
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            self.encoder = nn.Sequential(nn.Linear[L[2], L[3]](), nn.ReLU(), nn.Linear[L[3], L[3]]())
+            self.heads = {"a": nn.Linear[L[3], L[1]]()}
+            self.blocks = [nn.LayerNorm[L[3]]()]
+
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["encoder.0.weight", "encoder.0.bias", "encoder.2.weight", "encoder.2.bias",
+                     "heads.a.weight", "heads.a.bias", "blocks.0.weight", "blocks.0.bias"]
+    assert net.num_parameters() == 6 + 3 + 9 + 3 + 3 + 1 + 3 + 3
+    net.freeze("encoder")
+    assert [n for n, _ in net.named_parameters(trainable_only=True)] == names[4:]
+    assert net.alloc_grads().parameter_paths() == names[4:]
+    with pytest.raises(sg.ShapegradError, match="no parameter or sub-module at 'decoder'"):
+        net.freeze("decoder")
