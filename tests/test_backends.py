@@ -1,0 +1,145 @@
+"""The backend registry, the SHAPEGRAD_BACKEND switch, plugins and moving data."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, **env}, capture_output=True, text=True, check=False)
+
+
+def test_environment_variable_selects_the_backend() -> None:
+    result = _python("import shapegrad as sg; print(sg.zeros(2).backend, sg.backend_info()['active'])", SHAPEGRAD_BACKEND="strict")
+    assert result.stdout.split() == ["strict", "strict"], result.stderr
+
+
+def test_unknown_backend_lists_the_registered_ones() -> None:
+    with pytest.raises(sg.BackendError, match=r"unknown backend 'tpu'; registered backends: cupy, numpy, strict"):
+        sg.set_backend("tpu")
+    result = _python("import shapegrad as sg; sg.zeros(1)", SHAPEGRAD_BACKEND="tpu")
+    assert "BackendError: unknown backend 'tpu'" in result.stderr
+
+
+def test_cupy_without_a_gpu_says_which_is_missing() -> None:
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        with pytest.raises(sg.BackendError, match=r"backend 'cupy' is not usable here: CuPy is not installed"):
+            sg.get_backend("cupy")
+        return
+    try:
+        sg.get_backend("cupy")
+    except sg.BackendError as exc:
+        assert "no CUDA device" in str(exc)
+
+
+def test_import_does_not_import_cupy_or_strict() -> None:
+    result = _python("import sys, shapegrad as sg; sg.zeros(1); print('cupy' in sys.modules, 'array_api_strict' in sys.modules)")
+    assert result.stdout.split() == ["False", "False"], result.stderr
+
+
+def test_use_backend_is_scoped() -> None:
+    with sg.use_backend("numpy"):
+        with sg.use_backend("strict") as inner:
+            assert inner.name == "strict" and sg.ones(1).backend == "strict"
+        assert sg.ones(1).backend == "numpy"
+
+
+def test_mixing_backends_in_one_op_is_a_clear_error() -> None:
+    a = sg.ones(3, backend="numpy")
+    b = sg.ones(3, backend="strict")
+    with pytest.raises(sg.BackendError, match=r"two backends: 'numpy' and 'strict'.*\.to\('numpy'\)"):
+        a + b
+    with pytest.raises(sg.BackendError):
+        sg.matmul(sg.ones(2, 2, backend="numpy"), sg.ones(2, 2, backend="strict"))
+
+
+def test_moving_between_backends_keeps_gradients() -> None:
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 2.0, 3.0], backend="numpy").trace(grads)
+    moved = x.to("strict")
+    assert moved.backend == "strict" and moved.traced
+    loss = (moved * moved).sum()
+    loss.backward()
+    assert grads[x].backend == "numpy"
+    np.testing.assert_allclose(grads[x].numpy(), [2.0, 4.0, 6.0])
+
+
+def test_backend_info_reports_every_registered_backend() -> None:
+    info = sg.backend_info()
+    assert set(info["backends"]) >= {"numpy", "strict", "cupy"}
+    assert info["backends"]["numpy"] == "available"
+
+
+def test_a_plugin_registered_by_entry_point(tmp_path: Path) -> None:
+    """A small distribution declares a backend under the entry-point group; shapegrad
+    finds it by name with no other registration."""
+    (tmp_path / "toy_backend.py").write_text(textwrap.dedent('''
+        from shapegrad_backends.numpy_backend import NumpyBackend
+
+        class ToyBackend(NumpyBackend):
+            name = "toy"
+    '''))
+    dist = tmp_path / "toy_backend-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[shapegrad.backends]\ntoy = toy_backend:ToyBackend\n")
+    code = """
+        import shapegrad as sg
+        print(sorted(sg.backend_info()['backends']))
+        with sg.use_backend('toy'):
+            grads = sg.Gradients()
+            x = sg.tensor([1.0, 2.0]).trace(grads)
+            (x * x).sum().backward()
+            print(x.backend, grads[x].tolist())
+    """
+    result = _python(code, PYTHONPATH=f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "toy" in lines[0]
+    assert lines[1] == "toy [2.0, 4.0]"
+
+
+def test_a_plugin_without_the_interface_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bad_backend.py").write_text("class Bad:\n    name = 'bad'\n")
+    dist = tmp_path / "bad_backend-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-backend\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[shapegrad.backends]\nbad = bad_backend:Bad\n")
+    result = _python("import shapegrad as sg; sg.set_backend('bad')", PYTHONPATH=str(tmp_path))
+    assert "lacks the Backend interface" in result.stderr
+
+
+def test_random_numbers_are_seeded_per_generator(backend: str) -> None:
+    a = sg.randn(3, 3, generator=sg.Generator(5)).numpy()
+    b = sg.randn(3, 3, generator=sg.Generator(5)).numpy()
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert sg.randn(2, generator=sg.Generator(5)).backend == backend
+
+
+def test_a_whole_training_step_runs_on_every_backend(backend: str) -> None:
+    from typing import Literal as L
+
+    model = sg.nn.Sequential(sg.nn.Linear[L[4], L[8]](generator=sg.Generator(0)), sg.nn.ReLU(), sg.nn.Linear[L[8], L[3]](generator=sg.Generator(1)))
+    grads = model.alloc_grads()
+    opt = sg.optim.AdamW(model, lr=0.05)
+    x = sg.randn(16, 4, generator=sg.Generator(2))
+    y = sg.tensor([0, 1, 2, 0] * 4)
+    losses = []
+    for _ in range(30):
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, grads)
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]

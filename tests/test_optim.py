@@ -1,0 +1,294 @@
+"""The optimizer table: trajectories against the published update formulas, convergence on
+a parabola and on Rosenbrock, and the contract every optimizer keeps (refusals change
+nothing)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+
+class Point(nn.Module):
+    """Two coordinates to optimize, as a model with one parameter."""
+
+    def __init__(self, start: list[float]) -> None:
+        self.xy = nn.parameter(sg.tensor(np.asarray(start, dtype=np.float64)))
+
+
+def reference_sgd(lr: float, momentum: float = 0.0, nesterov: bool = False, wd: float = 0.0, decoupled: bool = False) -> Callable[..., Any]:
+    def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
+        if wd:
+            if decoupled:
+                p = p * (1 - lr * wd)
+            else:
+                g = g + wd * p
+        if momentum:
+            s["b"] = g.copy() if t == 1 else momentum * s["b"] + g
+            g = g + momentum * s["b"] if nesterov else s["b"]
+        return p - lr * g
+
+    return step
+
+
+def reference_adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, wd: float = 0.0, decoupled: bool = False) -> Callable[..., Any]:
+    def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
+        if wd:
+            if decoupled:
+                p = p * (1 - lr * wd)
+            else:
+                g = g + wd * p
+        s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
+        s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
+        m_hat = s["m"] / (1 - b1**t)
+        v_hat = s["v"] / (1 - b2**t)
+        return p - lr * m_hat / (np.sqrt(v_hat) + eps)
+
+    return step
+
+
+def reference_rmsprop(lr: float, alpha: float = 0.99, eps: float = 1e-8, momentum: float = 0.0, centered: bool = False) -> Callable[..., Any]:
+    def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
+        s["sq"] = alpha * s.get("sq", 0) + (1 - alpha) * g * g
+        if centered:
+            s["avg"] = alpha * s.get("avg", 0) + (1 - alpha) * g
+            denom = np.sqrt(s["sq"] - s["avg"] ** 2) + eps
+        else:
+            denom = np.sqrt(s["sq"]) + eps
+        if momentum:
+            s["b"] = momentum * s.get("b", 0) + g / denom
+            return p - lr * s["b"]
+        return p - lr * g / denom
+
+    return step
+
+
+@dataclass(frozen=True)
+class OptCase:
+    name: str
+    make: Callable[[Any, float], Any]  # (model, lr) -> optimizer
+    reference: Callable[[float], Callable[..., Any]]  # lr -> one reference step
+    trajectory_lr: float  # small enough not to diverge on Rosenbrock
+    fit_lr: float  # converges on the parabola within 600 steps
+
+
+OPTIMIZERS = [
+    OptCase("sgd", lambda m, lr: sg.optim.Sgd(m, lr=lr), lambda lr: reference_sgd(lr), 1e-3, 0.05),
+    OptCase("sgd_momentum", lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9), lambda lr: reference_sgd(lr, 0.9), 1e-3, 0.02),
+    OptCase("sgd_nesterov_l2", lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9, nesterov=True, weight_decay=0.1), lambda lr: reference_sgd(lr, 0.9, True, 0.1), 1e-3, 0.02),
+    OptCase("sgd_decoupled", lambda m, lr: sg.optim.Sgd(m, lr=lr, weight_decay=0.1, decoupled_weight_decay=True), lambda lr: reference_sgd(lr, wd=0.1, decoupled=True), 1e-3, 0.05),
+    OptCase("adam", lambda m, lr: sg.optim.Adam(m, lr=lr), lambda lr: reference_adam(lr), 0.05, 0.05),
+    OptCase("adam_l2", lambda m, lr: sg.optim.Adam(m, lr=lr, weight_decay=0.1), lambda lr: reference_adam(lr, wd=0.1), 0.05, 0.05),
+    OptCase("adamw", lambda m, lr: sg.optim.AdamW(m, lr=lr, weight_decay=0.1), lambda lr: reference_adam(lr, wd=0.1, decoupled=True), 0.05, 0.05),
+    OptCase("rmsprop", lambda m, lr: sg.optim.RMSprop(m, lr=lr), lambda lr: reference_rmsprop(lr), 0.01, 0.01),
+    OptCase("rmsprop_centered_momentum", lambda m, lr: sg.optim.RMSprop(m, lr=lr, momentum=0.5, centered=True), lambda lr: reference_rmsprop(lr, momentum=0.5, centered=True), 0.01, 0.01),
+]
+
+
+def rosenbrock(xy: Any) -> Any:
+    x, y = xy[0], xy[1]
+    return (1.0 - x) ** 2 + 100.0 * (y - x * x) ** 2
+
+
+def parabola(xy: Any) -> Any:
+    return (xy * xy * sg.tensor(np.array([1.0, 10.0]))).sum()
+
+
+def _grad_rosenbrock(p: np.ndarray) -> np.ndarray:
+    x, y = p
+    return np.array([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)])
+
+
+def run(case: OptCase, loss_fn: Callable[[Any], Any], start: list[float], steps: int, lr: float) -> list[np.ndarray]:
+    model = Point(start)
+    opt = case.make(model, lr)
+    grads = model.alloc_grads()
+    path = []
+    for _ in range(steps):
+        grads.zero()
+        loss_fn(model.xy.trace(grads)).backward()
+        opt.update(model, grads)
+        path.append(model.xy.numpy().copy())
+    return path
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS, ids=[c.name for c in OPTIMIZERS])
+def test_trajectory_follows_the_published_formula(case: OptCase, backend: str) -> None:
+    found = run(case, rosenbrock, [-1.0, 1.5], 20, case.trajectory_lr)
+    p = np.array([-1.0, 1.5])
+    state: dict[str, Any] = {}
+    reference = case.reference(case.trajectory_lr)
+    for t in range(1, 21):
+        p = reference(p, _grad_rosenbrock(p), state, t)
+        np.testing.assert_allclose(found[t - 1], p, rtol=1e-10, atol=1e-12, err_msg=f"step {t}")
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS, ids=[c.name for c in OPTIMIZERS])
+def test_converges_on_a_parabola(case: OptCase, numpy_backend: str) -> None:
+    path = run(case, parabola, [1.0, -1.0], 600, case.fit_lr)
+    assert np.abs(path[-1]).max() < 0.05, path[-1]
+
+
+@pytest.mark.parametrize("name", ["adam", "sgd_momentum"])
+def test_makes_progress_on_rosenbrock(name: str, numpy_backend: str) -> None:
+    case = next(c for c in OPTIMIZERS if c.name == name)
+    start = np.array([-1.0, 1.5])
+    path = run(case, rosenbrock, list(start), 2000, case.trajectory_lr)
+    final = path[-1]
+    assert np.linalg.norm(final - 1.0) < 0.5 * np.linalg.norm(start - 1.0)
+
+
+# --------------------------------------------------------------------------- the contract
+class TwoLayers(nn.Module):
+    def __init__(self) -> None:
+        self.used = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+        self.unused = nn.Linear[L[3], L[2]](generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.used(x)
+
+
+def snapshot(model: nn.Module) -> dict[str, np.ndarray]:
+    return {n: t.numpy().copy() for n, t in model.named_parameters()}
+
+
+def assert_unchanged(model: nn.Module, before: dict[str, np.ndarray]) -> None:
+    for name, value in snapshot(model).items():
+        np.testing.assert_array_equal(value, before[name], err_msg=name)
+
+
+def _backward(model: TwoLayers, grads: Any) -> None:
+    model(sg.ones(4, 3).trace(grads)).sum().backward()
+
+
+@pytest.mark.parametrize("case", OPTIMIZERS, ids=[c.name for c in OPTIMIZERS])
+def test_unused_parameter_is_named_and_nothing_changes(case: OptCase, numpy_backend: str) -> None:
+    model = TwoLayers()
+    opt = case.make(model, case.trajectory_lr)
+    grads = model.alloc_grads()
+    _backward(model, grads)
+    before = snapshot(model)
+    with pytest.raises(sg.UnusedParameterError, match=r"'unused\.weight', 'unused\.bias'") as info:
+        opt.update(model, grads)
+    assert info.value.paths == ("unused.weight", "unused.bias")
+    assert_unchanged(model, before)
+
+
+def test_preallocated_buffers_do_not_hide_an_unused_parameter(numpy_backend: str) -> None:
+    model = TwoLayers()
+    opt = sg.optim.Adam(model, unused="ignore")
+    grads = model.alloc_grads()
+    # A first step in which both layers take part fills both buffers...
+    (model.used(sg.ones(2, 3).trace(grads)) + model.unused(sg.ones(2, 3).trace(grads))).sum().backward()
+    opt.update(model, grads)
+    # ...then a step without the second layer must not move it with stale buffers.
+    strict = sg.optim.Adam(model)
+    grads.zero()
+    _backward(model, grads)
+    with pytest.raises(sg.UnusedParameterError):
+        strict.update(model, grads)
+    before = snapshot(model)
+    opt.update(model, grads)
+    after = snapshot(model)
+    np.testing.assert_array_equal(after["unused.weight"], before["unused.weight"])
+    assert not np.array_equal(after["used.weight"], before["used.weight"])
+
+
+def test_unused_warn_warns_and_updates_the_rest(numpy_backend: str) -> None:
+    model = TwoLayers()
+    opt = sg.optim.Sgd(model, lr=0.1, unused="warn")
+    grads = model.alloc_grads()
+    _backward(model, grads)
+    before = snapshot(model)
+    with pytest.warns(RuntimeWarning, match="unused.weight"):
+        opt.update(model, grads)
+    after = snapshot(model)
+    np.testing.assert_array_equal(after["unused.bias"], before["unused.bias"])
+    assert not np.array_equal(after["used.bias"], before["used.bias"])
+
+
+def test_frozen_parameters_are_neither_updated_nor_reported(numpy_backend: str) -> None:
+    model = TwoLayers().freeze("unused")
+    opt = sg.optim.Adam(model)
+    grads = model.alloc_grads()
+    _backward(model, grads)
+    before = snapshot(model)
+    opt.update(model, grads)
+    np.testing.assert_array_equal(snapshot(model)["unused.weight"], before["unused.weight"])
+
+
+@pytest.mark.parametrize("other", ["copy", "another_instance", "free"])
+def test_gradients_of_another_model_are_refused(other: str, numpy_backend: str) -> None:
+    model = TwoLayers()
+    opt = sg.optim.Adam(model, unused="ignore")
+    source = {"copy": copy.deepcopy(model), "another_instance": TwoLayers(), "free": None}[other]
+    grads = sg.Gradients() if source is None else source.alloc_grads()
+    if source is not None:
+        _backward(source, grads)
+    before = snapshot(model)
+    with pytest.raises(sg.GradientsMismatchError, match="allocated by this model"):
+        opt.update(model, grads)
+    assert_unchanged(model, before)
+
+
+def test_a_copied_model_never_feeds_the_original(numpy_backend: str) -> None:
+    model = TwoLayers()
+    clone = copy.deepcopy(model)
+    grads = model.alloc_grads()
+    clone(sg.ones(1, 3).trace(grads)).sum().backward()
+    assert grads.received() == []
+
+
+def test_optimizer_for_another_model_is_refused(numpy_backend: str) -> None:
+    a, b = TwoLayers(), TwoLayers()
+    opt = sg.optim.Sgd(a, lr=0.1)
+    grads = b.alloc_grads()
+    _backward(b, grads)
+    with pytest.raises(sg.GradientsMismatchError, match="built for another model"):
+        opt.update(b, grads)
+
+
+def test_a_model_changed_after_alloc_grads_is_refused(numpy_backend: str) -> None:
+    model = TwoLayers()
+    opt = sg.optim.Sgd(model, lr=0.1, unused="ignore")
+    grads = model.alloc_grads()
+    model.used = nn.Linear[L[3], L[2]]()
+    _backward(model, grads)
+    with pytest.raises(sg.GradientsMismatchError, match="changed since"):
+        opt.update(model, grads)
+
+
+def test_global_norm_clipping(numpy_backend: str) -> None:
+    model = Point([3.0, 4.0])
+    grads = model.alloc_grads()
+    (model.xy.trace(grads) * model.xy.trace(grads)).sum().backward()  # gradient (6, 8), norm 10
+    norm = sg.optim.clip_grad_norm(grads, 1.0)
+    assert norm == pytest.approx(10.0)
+    np.testing.assert_allclose(grads[model.xy].numpy(), [0.6, 0.8], rtol=1e-5)
+
+
+def test_schedules() -> None:
+    s = sg.optim.schedules
+    assert s.step(1.0, 10, 0.5)(25) == 0.25
+    cos = s.cosine(1.0, 100, 0.1)
+    assert cos(0) == 1.0 and cos(100) == pytest.approx(0.1) and cos(50) == pytest.approx(0.55)
+    warm = s.warmup(1.0, 4)
+    assert [warm(t) for t in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
+
+
+def test_optimizer_uses_a_schedule(numpy_backend: str) -> None:
+    model = Point([1.0, 1.0])
+    opt = sg.optim.Sgd(model, lr=sg.optim.schedules.step(0.1, 1, 0.5))
+    grads = model.alloc_grads()
+    for _ in range(2):
+        grads.zero()
+        model.xy.trace(grads).sum().backward()
+        opt.update(model, grads)
+    np.testing.assert_allclose(model.xy.numpy(), [1 - 0.1 - 0.05] * 2)
