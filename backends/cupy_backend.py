@@ -8,6 +8,7 @@ optimizer kernels, and the device's memory pool and random numbers.
 
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any
 
@@ -20,8 +21,15 @@ def _array_api_namespace(cp: Any) -> Any:
     names.setdefault("concat", cp.concatenate)
     names.setdefault("permute_dims", cp.transpose)
     names.setdefault("pow", cp.power)
-    names.setdefault("matrix_transpose", lambda x: cp.swapaxes(x, -1, -2))
-    names.setdefault("astype", lambda x, dtype, copy=True: x.astype(dtype, copy=copy))
+
+    def matrix_transpose(x: Any) -> Any:
+        return cp.swapaxes(x, -1, -2)
+
+    def astype(x: Any, dtype: Any, copy: bool = True) -> Any:
+        return x.astype(dtype, copy=copy)
+
+    names.setdefault("matrix_transpose", matrix_transpose)
+    names.setdefault("astype", astype)
     names.setdefault("bool", cp.bool_)
     return types.SimpleNamespace(**names)
 
@@ -50,12 +58,12 @@ class CupyBackend(NumpyLikeBackend):
         self._cp: Any = None
         self._reason: str | None = None
         try:
-            import cupy as cp
+            cp: Any = importlib.import_module("cupy")  # optional: absent on machines without a GPU
         except ImportError as exc:
             self._reason = f"CuPy is not installed ({exc}); install shapegrad[cupy] on a machine with an NVIDIA GPU"
             return
         try:
-            count = cp.cuda.runtime.getDeviceCount()
+            count: int = cp.cuda.runtime.getDeviceCount()
         except Exception as exc:  # CUDA raises its own error types when no driver answers
             self._reason = f"CuPy is installed but no CUDA device answers ({type(exc).__name__}: {exc})"
             return
@@ -64,7 +72,7 @@ class CupyBackend(NumpyLikeBackend):
             return
         self._cp = cp
         self.xp = _array_api_namespace(cp)
-        self._adam = cp.ElementwiseKernel(
+        self._adam: Any = cp.ElementwiseKernel(
             "T g, T lr_t, T beta1, T beta2, T eps",
             "T p, T m, T v",
             """

@@ -8,7 +8,7 @@ go through NumPy on the host, which is correct and slow: this backend is for tes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -53,8 +53,10 @@ class StrictBackend:
         return self._reason
 
     def asarray(self, data: Any, dtype: str | None) -> Any:
-        if isinstance(data, np.ndarray) and data.dtype == np.float16:
-            data = data.astype(np.float32)
+        if isinstance(data, np.ndarray):
+            host = cast(np.ndarray[Any, Any], data)
+            if host.dtype == np.float16:
+                data = host.astype(np.float32)
         return self.xp.asarray(data, dtype=None if dtype is None else self._dtypes[dtype])
 
     def is_array(self, obj: Any) -> bool:
@@ -92,7 +94,7 @@ class StrictBackend:
 
 def _to_numpy_index(index: Any) -> Any:
     if isinstance(index, tuple):
-        return tuple(_to_numpy_index(i) for i in index)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return tuple(_to_numpy_index(i) for i in cast(tuple[Any, ...], index))
     if isinstance(index, (int, slice)) or index is None or index is Ellipsis:
-        return index
+        return cast(Any, index)
     return np.asarray(index)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import typing
-from typing import Any, Literal, TypeVar, TypeVarTuple, get_args, get_origin
+from typing import Any, Literal, TypeVar, TypeVarTuple, cast, get_args, get_origin
 
 from jaxtyping import Shaped
 
@@ -31,7 +31,7 @@ class _TapeCheck(type):
 
         if not isinstance(obj, Tensor):
             return False
-        return cls.wants_traced is None or obj.traced == cls.wants_traced  # pyright: ignore[reportUnknownMemberType]
+        return cls.wants_traced is None or obj.traced == cls.wants_traced
 
     def __instancecheck_str__(cls, obj: object) -> str:
         if cls.__instancecheck__(obj):
@@ -88,8 +88,8 @@ def _dim_name(param: Any) -> str:
         return param.__name__
     if isinstance(param, TypeVarTuple):
         return f"*{param.__name__}"
-    if origin is typing.Unpack or type(param).__name__ == "_UnpackGenericAlias":
-        (inner,) = get_args(param)
+    if origin is typing.Unpack or type(cast(object, param)).__name__ == "_UnpackGenericAlias":
+        inner = get_args(param)[0]
         if isinstance(inner, TypeVarTuple):
             return f"*{inner.__name__}"
         return "..."  # *tuple[Any, ...]: any number of unchecked dims
@@ -121,7 +121,7 @@ def tensor_annotation(params: tuple[Any, ...]) -> Any:
     if not params:
         raise TypeError("Tensor[...] expects a tape first (NoTape, OwnedTape[M] or a TypeVar), then the dims")
     tape, *dims = params
-    return Shaped[_tape_check(tape), _dims_string(tuple(dims))]  # pyright: ignore[reportUnknownVariableType]
+    return Shaped[_tape_check(tape), _dims_string(tuple(dims))]
 
 
 def describe_annotation(spec: Any) -> str:

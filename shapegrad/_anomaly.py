@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from . import _hooks
@@ -66,7 +66,7 @@ class _Detector:
 
 
 @contextlib.contextmanager
-def detect_anomaly(enabled: bool = True) -> Iterator[None]:
+def detect_anomaly(enabled: bool = True) -> Generator[None, None, None]:
     """Within the block, raise ``NumericalAnomalyError`` at the first op (forward or
     backward) producing NaN or Inf, naming the op, its input shapes and the user line
     that created it.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from collections.abc import Iterator
+from collections.abc import Generator
 from importlib import metadata
 from typing import Any, Protocol, runtime_checkable
 
@@ -160,7 +160,7 @@ def set_backend(backend: str | Backend) -> Backend:
 
 
 @contextlib.contextmanager
-def use_backend(backend: str | Backend) -> Iterator[Backend]:
+def use_backend(backend: str | Backend) -> Generator[Backend, None, None]:
     """Within the block, new tensors are created on ``backend``.
 
     Example:

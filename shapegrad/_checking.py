@@ -48,9 +48,10 @@ def checked(fn: F) -> F:
     if not _ENABLED:
         return fn
     from beartype import beartype
-    from jaxtyping import jaxtyped
+    from jaxtyping import jaxtyped  # pyright: ignore[reportUnknownVariableType] -- partly untyped upstream
 
-    return jaxtyped(typechecker=beartype)(fn)  # pyright: ignore[reportUnknownVariableType, reportReturnType]
+    decorate: Any = jaxtyped(typechecker=beartype)
+    return decorate(fn)
 
 
 def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T, *S]:
@@ -69,14 +70,17 @@ def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T,
         >>> y.shape
         (6,)
     """
-    from jaxtyping import jaxtyped
+    from jaxtyping import jaxtyped  # pyright: ignore[reportUnknownVariableType] -- partly untyped upstream
 
-    @jaxtyped(typechecker=None)
+    spec: Any = to
+    checker: Any = getattr(spec, "__class__")
+
     def _check() -> str:
-        reason: str = type(to).__instancecheck_str__(to, x)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
-        return reason
+        # jaxtyping's check of one annotation, in a fresh scope for its named dims.
+        return str(checker.__instancecheck_str__(spec, x))
 
-    reason = _check()
+    within_scope: Any = jaxtyped(typechecker=None)
+    reason: str = within_scope(_check)()
     if reason:
         dims = getattr(to, "dim_str", "?")
         raise ShapeError(f"cast to {getattr(to, 'array_type', to)!r} with dims ({dims}) failed: {reason}; found {x!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from ._backend import Backend, active_backend, get_backend
 from ._errors import DTypeError, ShapeError
@@ -32,17 +32,14 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
     import numpy as np
 
     if isinstance(data, Tensor):
-        data = data.numpy()  # pyright: ignore[reportUnknownMemberType]
+        data = data.numpy()
     if backend.is_array(data):
         array = data
     else:
-        if isinstance(data, (list, tuple)):
-            try:
-                host = np.asarray(data)
-            except ValueError as exc:
-                raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
-        else:
-            host = np.asarray(data)
+        try:
+            host: np.ndarray[Any, Any] = np.asarray(data)
+        except ValueError as exc:
+            raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
         if host.dtype.kind in "OUSV":
             raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
@@ -71,7 +68,7 @@ def tensor(data: Any, dtype: str | None = None, *, backend: str | Backend | None
 
 def _shape(dims: Sequence[Any]) -> tuple[int, ...]:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = tuple(dims[0])  # pyright: ignore[reportUnknownArgumentType]
+        dims = tuple(cast(Sequence[Any], dims[0]))  # zeros((2, 3)) as well as zeros(2, 3)
     try:
         shape = tuple(int(d) for d in dims)
     except (TypeError, ValueError):
@@ -134,17 +131,17 @@ def full(shape: Sequence[int], value: float, dtype: str | None = None, *, backen
 
 def zeros_like(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
     """Zeros with ``x``'s shape, dtype and backend (untraced)."""
-    return wrap(x._backend.xp.zeros_like(x._data), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(x._backend.xp.zeros_like(x._data), x._backend)
 
 
 def ones_like(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
     """Ones with ``x``'s shape, dtype and backend (untraced)."""
-    return wrap(x._backend.xp.ones_like(x._data), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(x._backend.xp.ones_like(x._data), x._backend)
 
 
 def full_like(x: Tensor[Any, *S], value: float) -> Tensor[NoTape, *S]:
     """``value`` everywhere, with ``x``'s shape, dtype and backend (untraced)."""
-    return wrap(x._backend.xp.full_like(x._data, value), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(x._backend.xp.full_like(x._data, value), x._backend)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Any]:
@@ -241,11 +238,11 @@ def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = Non
 
 def randn_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
     """Standard normal draws shaped like ``x`` (untraced)."""
-    gen = generator or default_generator(x._backend)  # pyright: ignore[reportPrivateUsage]
-    return wrap(gen.normal(x.shape, x._backend.dtype_name(x.dtype)), gen.backend)  # pyright: ignore[reportPrivateUsage]
+    gen = generator or default_generator(x._backend)
+    return wrap(gen.normal(x.shape, x._backend.dtype_name(x.dtype)), gen.backend)
 
 
 def rand_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
     """Uniform draws in ``[0, 1)`` shaped like ``x`` (untraced)."""
-    gen = generator or default_generator(x._backend)  # pyright: ignore[reportPrivateUsage]
-    return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)  # pyright: ignore[reportPrivateUsage]
+    gen = generator or default_generator(x._backend)
+    return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)

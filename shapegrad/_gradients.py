@@ -52,11 +52,11 @@ class Gradients(Generic[M]):
         self._owner: weakref.ref[Any] | None = None if model is None else weakref.ref(model)
         layout: list[tuple[str, int, tuple[int, ...]]] = []
         for path, param in parameters:
-            info = param._param  # pyright: ignore[reportPrivateUsage]
+            info = param._param
             if info is None:
                 raise TapeError(f"{path!r} is not a parameter")
-            backend = param._backend  # pyright: ignore[reportPrivateUsage]
-            self._slots[info.key] = backend.xp.zeros_like(param._data)  # pyright: ignore[reportPrivateUsage]
+            backend = param._backend
+            self._slots[info.key] = backend.xp.zeros_like(param._data)
             self._backends[info.key] = backend
             self._paths[info.key] = path
             layout.append((path, info.key, param.shape))
@@ -83,8 +83,8 @@ class Gradients(Generic[M]):
 
     # -- the user's side -----------------------------------------------------------------
     def _lookup(self, tensor: AnyTensor) -> Any:
-        param = tensor._param  # pyright: ignore[reportPrivateUsage]
-        node = tensor._node  # pyright: ignore[reportPrivateUsage]
+        param = tensor._param
+        node = tensor._node
         key = node.key if node is not None and node.rule is None else (param.key if param is not None else None)
         if key is None:
             if node is not None:
@@ -108,12 +108,12 @@ class Gradients(Generic[M]):
                 f"no gradient reached {tensor!r}: it took no part in the outputs that were "
                 "backpropagated, or backward has not run since the last zero()"
             )
-        return wrap(grad, tensor._backend)  # pyright: ignore[reportPrivateUsage]
+        return wrap(grad, tensor._backend)
 
     def get(self, tensor: Tensor[Any, *S], default: Any = None) -> Tensor[Any, *S] | Any:
         """``grads[tensor]``, or ``default`` when no gradient reached it."""
         grad = self._lookup(tensor)
-        return default if grad is None else wrap(grad, tensor._backend)  # pyright: ignore[reportPrivateUsage]
+        return default if grad is None else wrap(grad, tensor._backend)
 
     def __contains__(self, tensor: AnyTensor) -> bool:
         return self._lookup(tensor) is not None

@@ -39,15 +39,16 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         >>> sg.save(model, target)
         >>> sg.load(model, target)
     """
-    from safetensors.numpy import save_file
+    import safetensors.numpy
 
+    save_file: Any = getattr(safetensors.numpy, "save_file")  # looked up per call: tests interrupt it
     tensors: dict[str, np.ndarray[Any, Any]] = {}
     for name, tensor in _model_arrays(model).items():
         tensors[_MODEL + name] = np.ascontiguousarray(tensor.numpy())
     metadata = {"format": "shapegrad", "version": "1", "model": type(model).__name__}
     if optimizer is not None:
         for name, array in optimizer.state_arrays().items():
-            tensors[_OPTIM + name] = np.ascontiguousarray(np.asarray(optimizer._slots[0].backend.to_numpy(array)))  # pyright: ignore[reportPrivateUsage]
+            tensors[_OPTIM + name] = np.ascontiguousarray(np.asarray(optimizer._slots[0].backend.to_numpy(array)))
         metadata["optimizer"] = type(optimizer).__name__
         metadata["step_count"] = str(optimizer.step_count)
     target = Path(path)
@@ -71,10 +72,11 @@ def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]]
         raise CheckpointError(f"no checkpoint at {os.fspath(path)!r}")
     try:
         arrays: dict[str, np.ndarray[Any, Any]] = {}
-        with safe_open(os.fspath(path), framework="numpy") as handle:  # pyright: ignore[reportUnknownVariableType]
-            metadata: dict[str, str] = handle.metadata() or {}  # pyright: ignore[reportUnknownMemberType]
-            for key in handle.keys():  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-                arrays[str(key)] = handle.get_tensor(key)  # pyright: ignore[reportUnknownMemberType]
+        opened: Any = safe_open(os.fspath(path), framework="numpy")
+        with opened as handle:
+            metadata: dict[str, str] = dict(handle.metadata() or {})
+            for key in handle.keys():
+                arrays[str(key)] = handle.get_tensor(key)
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{os.fspath(path)!r} is not a readable safetensors checkpoint (truncated or corrupted?): {exc}") from None
     if metadata.get("format") != "shapegrad":
@@ -117,11 +119,11 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         if metadata["optimizer"] != type(optimizer).__name__:
             raise CheckpointError(f"checkpoint holds {metadata['optimizer']} state, expected {type(optimizer).__name__}")
         state = optimizer.state_arrays()
-        _validate({k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer")  # pyright: ignore[reportPrivateUsage]
+        _validate({k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer")
     for name, tensor in targets.items():
-        backend = tensor._backend  # pyright: ignore[reportPrivateUsage]
-        backend.copy_into(tensor._data, backend.asarray(model_found[name], None))  # pyright: ignore[reportPrivateUsage]
+        backend = tensor._backend
+        backend.copy_into(tensor._data, backend.asarray(model_found[name], None))
     if optimizer is not None:
-        backend = optimizer._slots[0].backend if optimizer._slots else None  # pyright: ignore[reportPrivateUsage]
+        backend = optimizer._slots[0].backend if optimizer._slots else None
         converted = {k: backend.asarray(v, None) for k, v in optim_found.items()} if backend else {}
         optimizer.load_state_arrays(converted, int(metadata.get("step_count", "0")))

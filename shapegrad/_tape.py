@@ -140,7 +140,7 @@ def unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
 def _deliver(root: Tape, node: Node, grad: Any) -> None:
     key = node.key
     for sink in root.sinks:
-        if sink._accept(key, grad):  # pyright: ignore[reportPrivateUsage] -- engine and Gradients are one unit
+        if sink._accept(key, grad):
             return
     previous = root.leaf_grads.get(key)
     root.leaf_grads[key] = grad if previous is None else previous + grad

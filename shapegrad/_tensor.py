@@ -6,8 +6,8 @@ subscription builds a jaxtyping check of those dims (see ``_annotations``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, SupportsIndex, TypeAlias, TypeVar, TypeVarTuple, overload
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, overload
 
 from . import _hooks
 from ._backend import Backend, active_backend, get_backend
@@ -62,7 +62,8 @@ class Tensor(Generic[Tape_, *Dims]):
         # of the same dims and tape, so one annotation serves both checkers.
         from ._annotations import tensor_annotation
 
-        return tensor_annotation(params if isinstance(params, tuple) else (params,))
+        args: tuple[Any, ...] = params if isinstance(params, tuple) else (params,)  # pyright: ignore[reportUnknownVariableType] -- any type arguments
+        return tensor_annotation(args)
 
     # ----------------------------------------------------------------- basic facts
     @property
@@ -188,11 +189,11 @@ class Tensor(Generic[Tape_, *Dims]):
                 f"trace() expects a floating-point tensor (or integer indices, which carry the "
                 f"tape without receiving a gradient), found dtype {dtype_name}"
             )
-        tape = grads._recording_tape()  # pyright: ignore[reportPrivateUsage] -- Tensor and Gradients are one unit
+        tape = grads._recording_tape()
         param = self._param
         key = param.key if param is not None else new_leaf_key()
         node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, key)
-        return _wrap(self._data, node, self._backend)  # pyright: ignore[reportReturnType] -- the tape is in the type, not the value
+        return _wrap(self._data, node, self._backend)
 
     def detach(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """The same values, untraced: ops on the result record nothing."""
@@ -685,11 +686,11 @@ class _ParamInfo:
         self.trainable = trainable
 
 
-_new = object.__new__
+_new: Callable[[type], Any] = object.__new__
 
 
 def _wrap(data: Any, node: Node | None, backend: Backend) -> Any:
-    tensor = _new(Tensor)
+    tensor: AnyTensor = _new(Tensor)
     tensor._data = data
     tensor._node = node
     tensor._backend = backend
@@ -705,15 +706,15 @@ def wrap(data: Any, backend: Backend) -> Any:
 def make_parameter(tensor: AnyTensor, trainable: bool = True) -> None:
     """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
     key = new_leaf_key()
-    leaf = Node(None, (), None, (), tuple(tensor._data.shape), tensor._backend.xp, key)  # pyright: ignore[reportPrivateUsage]
-    tensor._param = _ParamInfo(key, leaf, trainable)  # pyright: ignore[reportPrivateUsage]
+    leaf = Node(None, (), None, (), tuple(tensor._data.shape), tensor._backend.xp, key)
+    tensor._param = _ParamInfo(key, leaf, trainable)
 
 
 def _parent(tensor: AnyTensor) -> Node | None:
-    node = tensor._node  # pyright: ignore[reportPrivateUsage]
+    node = tensor._node
     if node is not None:
         return node
-    param = tensor._param  # pyright: ignore[reportPrivateUsage]
+    param = tensor._param
     if param is not None and param.trainable:
         return param.leaf
     return None
@@ -737,7 +738,7 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
     tape: Tape | None = None
     graph = False
     for tensor in inputs:
-        node = tensor._node  # pyright: ignore[reportPrivateUsage]
+        node = tensor._node
         if node is not None:
             graph = True
             node_tape = node.tape
@@ -747,7 +748,7 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
                 elif node_tape is not tape:
                     tape = merge_tapes(tape, node_tape)
         elif not graph:
-            param = tensor._param  # pyright: ignore[reportPrivateUsage]
+            param = tensor._param
             graph = param is not None and param.trainable
     hook = _hooks.anomaly
     if not graph:
@@ -764,8 +765,8 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
 
 def same_backend(a: AnyTensor, b: AnyTensor) -> Backend:
     """The backend both operands live on, or ``BackendError`` naming both."""
-    backend = a._backend  # pyright: ignore[reportPrivateUsage]
-    if b._backend is not backend:  # pyright: ignore[reportPrivateUsage]
+    backend = a._backend
+    if b._backend is not backend:
         raise _mixed_backends(a, b)
     return backend
 
@@ -774,14 +775,14 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
     """Validate the outputs of a backward pass and pair each node with its seed."""
     roots: list[tuple[Node, Any]] = []
     for i, out in enumerate(outputs):
-        node = out._node  # pyright: ignore[reportPrivateUsage]
+        node = out._node
         if node is None or node.tape is None:
             raise TapeError(
                 f"backward expects traced outputs, found output {i} untraced; "
                 "trace an input with x.trace(grads) before the ops"
             )
-        xp = out._backend.xp  # pyright: ignore[reportPrivateUsage]
-        data = out._data  # pyright: ignore[reportPrivateUsage]
+        xp = out._backend.xp
+        data = out._data
         if seeds is None or seeds[i] is None:
             if data.ndim != 0:
                 raise TapeError(
@@ -792,7 +793,7 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
             seed = xp.ones_like(data)
         else:
             raw = seeds[i]
-            seed = raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+            seed = raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
             if tuple(seed.shape) != tuple(data.shape):
                 raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
         roots.append((node, seed))

@@ -7,7 +7,7 @@ Typed so that predictions and targets share their dims: logits ``(B, C)`` with l
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, TypeVar, cast, overload
 
 from ._errors import DTypeError, ShapeError
 from ._tape import NoTape
@@ -70,11 +70,11 @@ def huber_backward(xp: Any, g: Any, diff: Any, delta: float) -> tuple[Any, ...]:
 
 def _huber_elements(pred: AnyTensor, target: AnyTensor, delta: float) -> Any:
     diff_t = ew.sub_impl(pred, target)
-    xp = diff_t._backend.xp  # pyright: ignore[reportPrivateUsage]
-    diff = diff_t._data  # pyright: ignore[reportPrivateUsage]
+    xp = diff_t._backend.xp
+    diff = diff_t._data
     a = xp.abs(diff)
     out = xp.where(a <= delta, 0.5 * diff * diff, delta * (a - 0.5 * delta))
-    return record(out, huber_backward, (diff_t,), (diff, delta), diff_t._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(out, huber_backward, (diff_t,), (diff, delta), diff_t._backend)
 
 
 @overload
@@ -114,9 +114,9 @@ def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
             f"cross_entropy: logits {logits.shape} expect labels of shape {logits.shape[:-1]} "
             f"(one per row), found {labels.shape}"
         )
-    xp = labels._backend.xp  # pyright: ignore[reportPrivateUsage]
+    xp = labels._backend.xp
     n = logits.shape[-1]
-    data = labels._data  # pyright: ignore[reportPrivateUsage]
+    data = labels._data
     if labels.size and (int(xp.min(data)) < 0 or int(xp.max(data)) >= n):
         raise ShapeError(f"cross_entropy: labels must lie in [0, {n}) for {n} classes")
 
@@ -138,7 +138,7 @@ def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: floa
     """
     _check_labels(logits, labels)
     logp = reductions.log_softmax(logits, -1)
-    picked = take_along_axis(logp, reshape(labels, (*labels.shape, 1)), -1)
+    picked = cast(AnyTensor, take_along_axis(logp, reshape(labels, (*labels.shape, 1)), -1))
     nll = ew.neg(reshape(picked, labels.shape))
     if label_smoothing:
         smooth = ew.neg(reductions.mean_impl(logp, -1, False))
@@ -170,13 +170,13 @@ def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, 
     if log_target:
         elements = ew.mul_impl(ew.exp(target), ew.sub_impl(target, log_pred))
     else:
-        xp = target._backend.xp  # pyright: ignore[reportPrivateUsage]
-        t = target._data  # pyright: ignore[reportPrivateUsage]
+        xp = target._backend.xp
+        t = target._data
         positive = t > 0
         log_t = xp.where(positive, xp.log(xp.where(positive, t, 1.0)), 0.0)
         from ._tensor import wrap
 
-        elements = ew.mul_impl(target, ew.sub_impl(wrap(log_t, target._backend), log_pred))  # pyright: ignore[reportPrivateUsage]
+        elements = ew.mul_impl(target, ew.sub_impl(wrap(log_t, target._backend), log_pred))
     if reduction == "batchmean":
         return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / log_pred.shape[0])
-    return _reduce(elements, reduction)  # pyright: ignore[reportArgumentType]
+    return _reduce(elements, cast(Reduction, reduction))

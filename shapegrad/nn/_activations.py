@@ -77,7 +77,7 @@ class Dropout(Layer[N, N]):
             return x
         from .._creation import default_generator
 
-        backend = x._backend  # pyright: ignore[reportPrivateUsage]
+        backend = x._backend
         gen = self._generator or default_generator(backend)
         keep = gen.uniform(x.shape, dtype=x.backend_dtype_name()) >= self.p
         mask = backend.xp.where(keep, 1.0 / (1.0 - self.p), 0.0)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from .._creation import Generator
 from .._errors import ShapeError
@@ -13,7 +14,7 @@ from .._typevars import B, T
 from ..ops import reductions
 from ..ops.elementwise import add_impl, gelu, mul_impl, where
 from ..ops.linalg import matmul_impl
-from ..ops.shape import permute, reshape
+from ..ops.shape import permute, reshape, swap_last
 from ._activations import Dropout
 from ._linear import Linear
 from ._module import Layer
@@ -26,14 +27,19 @@ Lq = TypeVar("Lq")
 Lk = TypeVar("Lk")
 
 
-def scaled_dot_product_attention(q: AnyTensor, k: AnyTensor, v: AnyTensor, mask: AnyTensor | None = None) -> Any:
+def scaled_dot_product_attention(
+    q: AnyTensor, k: AnyTensor, v: AnyTensor, mask: AnyTensor | None = None, dropout: Callable[[Any], Any] | None = None
+) -> Any:
     """``softmax(q @ kᵀ / √d) @ v`` over the last two axes; ``mask`` is boolean, ``True``
-    where attention is allowed. PyTorch: ``F.scaled_dot_product_attention`` (whose boolean
-    mask means the same)."""
-    scores = mul_impl(matmul_impl(q, k.mT), 1.0 / math.sqrt(q.shape[-1]))
+    where attention is allowed; ``dropout`` applies to the attention weights. PyTorch:
+    ``F.scaled_dot_product_attention`` (whose boolean mask means the same)."""
+    scores = mul_impl(matmul_impl(q, swap_last(k)), 1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
         scores = where(mask, scores, -1e9)
-    return matmul_impl(reductions.softmax(scores, -1), v)
+    weights = reductions.softmax(scores, -1)
+    if dropout is not None:
+        weights = dropout(weights)
+    return matmul_impl(weights, v)
 
 
 class MultiHeadAttention(Layer[D, D]):
@@ -69,23 +75,23 @@ class MultiHeadAttention(Layer[D, D]):
         mask: Tensor[NoTape, Lq, Lk] | None = None,
         causal: bool = False,
     ) -> Tensor[T, B, Lq, D]:
-        key = query if key is None else key
-        value = key if value is None else value
+        keys: AnyTensor = query if key is None else key
+        values: AnyTensor = keys if value is None else value
+        allowed: AnyTensor | None = mask
         b, lq, _ = query.shape
-        lk = key.shape[1]
         if causal:
             from .._creation import arange
 
-            rows = reshape(arange(lq, backend=query._backend), (lq, 1))  # pyright: ignore[reportPrivateUsage]
-            cols = reshape(arange(lk, backend=query._backend), (1, lk))  # pyright: ignore[reportPrivateUsage]
-            causal_mask = cols <= rows
-            mask = causal_mask if mask is None else where(mask, causal_mask, False)  # pyright: ignore[reportAssignmentType]
-        q, k, v = self._heads(self.q_proj(query)), self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
-        scores = mul_impl(matmul_impl(q, k.mT), 1.0 / math.sqrt(self.embed_dim // self.num_heads))
-        if mask is not None:
-            scores = where(mask, scores, -1e9)
-        weights = self.dropout(reductions.softmax(scores, -1))
-        attended = permute(matmul_impl(weights, v), (0, 2, 1, 3))
+            lk = keys.shape[1]
+            rows = reshape(arange(lq, backend=query._backend), (lq, 1))
+            cols = reshape(arange(lk, backend=query._backend), (1, lk))
+            causal_mask: AnyTensor = cols <= rows
+            allowed = causal_mask if allowed is None else cast(AnyTensor, where(allowed, causal_mask, False))
+        q = self._heads(self.q_proj(query))
+        k = self._heads(cast(AnyTensor, self.k_proj(keys)))
+        v = self._heads(cast(AnyTensor, self.v_proj(values)))
+        dropout = cast(Callable[[Any], Any], self.dropout)
+        attended = permute(scaled_dot_product_attention(q, k, v, allowed, dropout), (0, 2, 1, 3))
         return self.out_proj(reshape(attended, (b, lq, self.embed_dim)))
 
 

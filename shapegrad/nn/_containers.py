@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast, overload
 
 from .._errors import ShapegradError
 from .._tensor import Tensor
@@ -78,7 +78,7 @@ class Sequential(Layer[I, O]):
     def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
         y: Any = x
         for layer in self.layers:
-            y = layer(y)  # pyright: ignore[reportCallIssue] -- every concrete layer defines __call__
+            y = cast(Callable[[Any], Any], layer)(y)  # every concrete layer defines __call__
         return y
 
 
@@ -89,4 +89,4 @@ class Residual(Layer[N, N]):
         self.inner = inner
 
     def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
-        return add_impl(x, self.inner(x))  # pyright: ignore[reportCallIssue]
+        return add_impl(x, cast(Callable[[Any], Any], self.inner)(x))

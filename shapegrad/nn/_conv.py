@@ -255,7 +255,7 @@ def _pad(x: AnyTensor, padding: tuple[int, int], value: float) -> Any:
 
     b, c, h, w = x.shape
     ph, pw = padding
-    side = full((b, c, h, pw), value, x.backend_dtype_name(), backend=x._backend)  # pyright: ignore[reportPrivateUsage]
+    side = full((b, c, h, pw), value, x.backend_dtype_name(), backend=x._backend)
     x = concat([side, x, side], axis=3)
-    top = full((b, c, ph, w + 2 * pw), value, x.backend_dtype_name(), backend=x._backend)  # pyright: ignore[reportPrivateUsage]
+    top = full((b, c, ph, w + 2 * pw), value, x.backend_dtype_name(), backend=x._backend)
     return concat([top, x, top], axis=2)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Iterator
-from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, get_args, get_origin
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from .._checking import checked, checks_enabled
 from .._errors import ShapeError, ShapegradError
 from .._gradients import Gradients
-from .._tensor import AnyTensor, Tensor, make_parameter
+from .._tensor import AnyTensor, Tensor, _ParamInfo, make_parameter
 from .._typevars import S
 
 __all__ = ["Layer", "Module", "parameter"]
@@ -32,7 +32,7 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
         >>> [name for name, _ in Scale().named_parameters()]
         ['factor']
     """
-    if tensor._node is not None:  # pyright: ignore[reportPrivateUsage]
+    if tensor._node is not None:
         raise ShapegradError("parameter() expects a plain tensor, found the result of a recorded op; use .detach() first")
     make_parameter(tensor, trainable)
     return tensor
@@ -71,7 +71,7 @@ class Module:
         call = cls.__dict__.get("__call__")
         if call is not None and checks_enabled() and not getattr(call, "_shapegrad_checked", False):
             wrapped = checked(call)
-            wrapped._shapegrad_checked = True  # pyright: ignore[reportFunctionMemberAccess]
+            wrapped._shapegrad_checked = True
             setattr(cls, "__call__", wrapped)
 
     # -- structure ---------------------------------------------------------------------
@@ -90,14 +90,16 @@ class Module:
         running statistics), each once."""
         seen: set[int] = set()
         for path, value in self._walk(""):
-            if isinstance(value, Tensor) and id(value) not in seen:  # pyright: ignore[reportUnknownArgumentType]
-                seen.add(id(value))  # pyright: ignore[reportUnknownArgumentType]
-                yield path, value  # pyright: ignore[reportUnknownVariableType]
+            if isinstance(value, Tensor):
+                tensor = cast(AnyTensor, value)
+                if id(tensor) not in seen:
+                    seen.add(id(tensor))
+                    yield path, tensor
 
     def named_parameters(self, *, trainable_only: bool = False) -> Iterator[tuple[str, AnyTensor]]:
         """``(dotted path, parameter)`` pairs, such as ``("encoder.0.weight", tensor)``."""
         for path, tensor in self.named_tensors():
-            info = tensor._param  # pyright: ignore[reportPrivateUsage]
+            info = tensor._param
             if info is not None and (info.trainable or not trainable_only):
                 yield path, tensor
 
@@ -133,13 +135,13 @@ class Module:
         its parameters), or all of them. Frozen parameters get no gradient buffer and no
         update, and are not reported as unused."""
         for tensor in self._select(paths):
-            tensor._param.trainable = False  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+            _param_info(tensor).trainable = False
         return self
 
     def unfreeze(self, *paths: str) -> Self:
         """Train the parameters at ``paths`` (or all of them) again."""
         for tensor in self._select(paths):
-            tensor._param.trainable = True  # pyright: ignore[reportPrivateUsage, reportOptionalMemberAccess]
+            _param_info(tensor).trainable = True
         return self
 
     # -- training ----------------------------------------------------------------------
@@ -177,15 +179,21 @@ class Module:
 def _walk_value(path: str, value: Any) -> Iterator[tuple[str, Any]]:
     if isinstance(value, Module):
         yield path, value
-        yield from value._walk(path + ".")  # pyright: ignore[reportPrivateUsage]
+        yield from value._walk(path + ".")
     elif isinstance(value, Tensor):
         yield path, value
     elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+        for i, item in enumerate(cast(Sequence[Any], value)):
             yield from _walk_value(f"{path}.{i}", item)
     elif isinstance(value, dict):
-        for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+        for key, item in cast(dict[Any, Any], value).items():
             yield from _walk_value(f"{path}.{key}", item)
+
+
+def _param_info(tensor: AnyTensor) -> _ParamInfo:
+    info = tensor._param
+    assert info is not None, "named_parameters yields parameters only"
+    return info
 
 
 def _literal_size(arg: Any) -> int | None:
@@ -206,8 +214,8 @@ class Layer(Module, Generic[I, O]):
     _type_args: ClassVar[tuple[Any, ...]] = ()
 
     def __class_getitem__(cls, params: Any) -> Any:
-        args = params if isinstance(params, tuple) else (params,)
-        return _sized(cls, args)  # pyright: ignore[reportUnknownArgumentType]
+        args: tuple[Any, ...] = params if isinstance(params, tuple) else (params,)  # pyright: ignore[reportUnknownVariableType] -- any type arguments
+        return _sized(cls, args)
 
     @classmethod
     def _size_arg(cls, index: int, given: int | None, name: str) -> int:

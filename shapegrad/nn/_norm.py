@@ -20,6 +20,11 @@ N = TypeVar("N")
 C = TypeVar("C")
 
 
+def _state(tensor: AnyTensor) -> Any:
+    # The sizes are runtime ints; the layer's type parameter states them statically.
+    return tensor
+
+
 class LayerNorm(Layer[N, N]):
     """Normalize the last axis to mean 0 and variance 1, then scale and shift.
 
@@ -33,8 +38,8 @@ class LayerNorm(Layer[N, N]):
         self.weight: Tensor[NoTape, N] | None = None
         self.bias: Tensor[NoTape, N] | None = None
         if elementwise_affine:
-            self.weight = parameter(ones(self.normalized_size, dtype=dtype))
-            self.bias = parameter(zeros(self.normalized_size, dtype=dtype))
+            self.weight = _state(parameter(ones(self.normalized_size, dtype=dtype)))
+            self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
 
     def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
         centred = sub_impl(x, reductions.mean_impl(x, -1, True))
@@ -51,11 +56,11 @@ class _BatchNorm(Layer[C, C]):
     def __init__(self, num_features: int | None = None, *, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True, dtype: str = "float32") -> None:
         self.num_features = self._size_arg(0, num_features, "num_features")
         self.eps, self.momentum = eps, momentum
-        self.weight: Tensor[NoTape, C] | None = parameter(ones(self.num_features, dtype=dtype)) if affine else None
-        self.bias: Tensor[NoTape, C] | None = parameter(zeros(self.num_features, dtype=dtype)) if affine else None
+        self.weight: Tensor[NoTape, C] | None = _state(parameter(ones(self.num_features, dtype=dtype))) if affine else None
+        self.bias: Tensor[NoTape, C] | None = _state(parameter(zeros(self.num_features, dtype=dtype))) if affine else None
         # Buffers: saved in checkpoints, never trained.
-        self.running_mean: Tensor[NoTape, C] = zeros(self.num_features, dtype=dtype)
-        self.running_var: Tensor[NoTape, C] = ones(self.num_features, dtype=dtype)
+        self.running_mean: Tensor[NoTape, C] = _state(zeros(self.num_features, dtype=dtype))
+        self.running_var: Tensor[NoTape, C] = _state(ones(self.num_features, dtype=dtype))
 
     def _normalize(self, x: AnyTensor) -> Any:
         if x.ndim - 2 not in self._spatial_ranks or x.shape[1] != self.num_features:
@@ -83,7 +88,7 @@ class _BatchNorm(Layer[C, C]):
 
     def _update_running(self, mean: AnyTensor, var: AnyTensor, count: int) -> None:
         # In place, from the untraced values: the running statistics are state, not graph.
-        backend = self.running_mean._backend  # pyright: ignore[reportPrivateUsage]
+        backend = self.running_mean._backend
         xp = backend.xp
         m = self.momentum
         batch_mean = xp.reshape(mean.data, (self.num_features,))
@@ -92,7 +97,7 @@ class _BatchNorm(Layer[C, C]):
         backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
 
 
-class BatchNorm1d(_BatchNorm):
+class BatchNorm1d(_BatchNorm[C]):
     """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
 
     In training mode it normalizes with the batch's statistics and updates
@@ -105,7 +110,7 @@ class BatchNorm1d(_BatchNorm):
         return self._normalize(x)
 
 
-class BatchNorm2d(_BatchNorm):
+class BatchNorm2d(_BatchNorm[C]):
     """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
 
     _spatial_ranks = (2,)

@@ -80,9 +80,9 @@ def unfold(x: AnyTensor, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0
             f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of "
             f"height×width {h}×{w}"
         )
-    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
-    cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out)  # pyright: ignore[reportPrivateUsage]
-    return record(cols, unfold_backward, (x,), ((h, w), kernel, stride, padding, dilation, out), x._backend)  # pyright: ignore[reportPrivateUsage]
+    xp = x._backend.xp
+    cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out)
+    return record(cols, unfold_backward, (x,), ((h, w), kernel, stride, padding, dilation, out), x._backend)
 
 
 def fold_backward(xp: Any, g: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
@@ -102,6 +102,6 @@ def fold(cols: AnyTensor, size: Pair, kernel: Pair, stride: Pair = (1, 1), paddi
         expected = conv_output_size(size[axis], kernel[axis], stride[axis], padding[axis], dilation[axis])
         if expected != out[axis]:
             raise ShapeError(f"fold: {out} windows do not tile an image of size {size}")
-    xp = cols._backend.xp  # pyright: ignore[reportPrivateUsage]
-    image = _col2im(xp, cols._data, size, kernel, stride, padding, dilation, out)  # pyright: ignore[reportPrivateUsage]
-    return record(image, fold_backward, (cols,), (kernel, stride, padding, dilation, out), cols._backend)  # pyright: ignore[reportPrivateUsage]
+    xp = cols._backend.xp
+    image = _col2im(xp, cols._data, size, kernel, stride, padding, dilation, out)
+    return record(image, fold_backward, (cols,), (kernel, stride, padding, dilation, out), cols._backend)

@@ -7,7 +7,7 @@ gradients back to each operand's shape, so the rules are written for equal shape
 from __future__ import annotations
 
 import math
-from typing import Any, Literal as L, overload
+from typing import Any, Literal as L, cast, overload
 
 from .._errors import DTypeError, ShapeError
 from .._tape import NoTape
@@ -27,16 +27,16 @@ _float_dtypes: dict[tuple[str, Any], bool] = {}
 
 def require_float(x: AnyTensor, op: str) -> None:
     """Raise ``DTypeError`` unless ``x`` holds floating-point values."""
-    dtype = x._data.dtype  # pyright: ignore[reportPrivateUsage]
+    dtype = x._data.dtype
     # Keyed by backend too: dtypes of two libraries must never be compared with each other.
-    key = (x._backend.name, dtype)  # pyright: ignore[reportPrivateUsage]
+    key = (x._backend.name, dtype)
     ok = _float_dtypes.get(key)
     if ok is None:
-        ok = _float_dtypes[key] = x._backend.dtype_name(dtype).startswith("float")  # pyright: ignore[reportPrivateUsage]
+        ok = _float_dtypes[key] = x._backend.dtype_name(dtype).startswith("float")
     if not ok:
         raise DTypeError(
             f"{op} expects a floating-point tensor, found dtype "
-            f"{x._backend.dtype_name(dtype)} with shape {x.shape}; convert it with .astype('float32')"  # pyright: ignore[reportPrivateUsage]
+            f"{x._backend.dtype_name(dtype)} with shape {x.shape}; convert it with .astype('float32')"
         )
 
 
@@ -66,24 +66,27 @@ def _scalar(value: Any, op: str) -> Scalar:
 def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
     """Shared dispatch of binary ops: tensor with tensor, tensor with scalar, scalar with tensor."""
     if isinstance(a, Tensor):
+        left = cast(AnyTensor, a)
         if isinstance(b, Tensor):
-            backend = same_backend(a, b)  # pyright: ignore[reportUnknownArgumentType]
-            x, y = a._data, b._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+            right = cast(AnyTensor, b)
+            backend = same_backend(left, right)
+            x, y = left._data, right._data
             try:
                 out = forward(x, y)
             except ValueError:
-                raise shape_clash(op, a, b) from None  # pyright: ignore[reportUnknownArgumentType]
-            return record(out, tensor_rule, (a, b), (x, y, out), backend)  # pyright: ignore[reportUnknownArgumentType]
+                raise shape_clash(op, left, right) from None
+            return record(out, tensor_rule, (left, right), (x, y, out), backend)
         s = _scalar(b, op)
-        x = a._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+        x = left._data
         out = forward(x, s)
-        return record(out, left_rule, (a,), (x, s, out), a._backend)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+        return record(out, left_rule, (left,), (x, s, out), left._backend)
     if not isinstance(b, Tensor):
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
+    right = cast(AnyTensor, b)
     s = _scalar(a, op)
-    y = b._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    y = right._data
     out = forward(s, y)
-    return record(out, right_rule, (b,), (s, y, out), b._backend)  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType, reportUnknownArgumentType]
+    return record(out, right_rule, (right,), (s, y, out), right._backend)
 
 
 # --------------------------------------------------------------------------- add, sub
@@ -228,7 +231,7 @@ def minimum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[A
 
 
 def _namespace(a: Any, b: Any) -> Any:
-    return (a if isinstance(a, Tensor) else b)._backend.xp  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+    return (a if isinstance(a, Tensor) else b)._backend.xp
 
 
 def maximum_impl(a: Any, b: Any) -> Any:
@@ -447,7 +450,7 @@ def minimum(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any,
 
 # --------------------------------------------------------------------------- unary
 def _unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    return record(out, rule, (x,), saved, x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(out, rule, (x,), saved, x._backend)
 
 
 def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
@@ -456,7 +459,7 @@ def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
 
 def neg(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``-x``. d/dx = -1. PyTorch: ``torch.neg``."""
-    return _unary(x, -x._data, neg_backward, ())  # pyright: ignore[reportPrivateUsage]
+    return _unary(x, -x._data, neg_backward, ())
 
 
 def exp_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -466,7 +469,7 @@ def exp_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
 def exp(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``."""
     require_float(x, "exp")
-    y = x._backend.xp.exp(x._data)  # pyright: ignore[reportPrivateUsage]
+    y = x._backend.xp.exp(x._data)
     return _unary(x, y, exp_backward, (y,))
 
 
@@ -477,8 +480,8 @@ def log_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 def log(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``."""
     require_float(x, "log")
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    return _unary(x, x._backend.xp.log(data), log_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    return _unary(x, x._backend.xp.log(data), log_backward, (data,))
 
 
 def sqrt_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -488,7 +491,7 @@ def sqrt_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
 def sqrt(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``."""
     require_float(x, "sqrt")
-    y = x._backend.xp.sqrt(x._data)  # pyright: ignore[reportPrivateUsage]
+    y = x._backend.xp.sqrt(x._data)
     return _unary(x, y, sqrt_backward, (y,))
 
 
@@ -498,8 +501,8 @@ def abs_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 
 def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``."""
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))
 
 
 def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -509,7 +512,7 @@ def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
 def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``."""
     require_float(x, "tanh")
-    y = x._backend.xp.tanh(x._data)  # pyright: ignore[reportPrivateUsage]
+    y = x._backend.xp.tanh(x._data)
     return _unary(x, y, tanh_backward, (y,))
 
 
@@ -521,7 +524,7 @@ def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``1 / (1 + e^-x)``, as ``(1 + tanh(x/2)) / 2`` so that no exponential overflows.
     d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
     require_float(x, "sigmoid")
-    y = (x._backend.xp.tanh(x._data * 0.5) + 1) * 0.5  # pyright: ignore[reportPrivateUsage]
+    y = (x._backend.xp.tanh(x._data * 0.5) + 1) * 0.5
     return _unary(x, y, sigmoid_backward, (y,))
 
 
@@ -531,8 +534,8 @@ def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 
 def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))
 
 
 def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:
@@ -541,8 +544,8 @@ def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...
 
 def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
     """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``."""
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    out = x._backend.xp.where(data > 0, data, data * negative_slope)  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    out = x._backend.xp.where(data > 0, data, data * negative_slope)
     return _unary(x, out, leaky_relu_backward, (data, negative_slope))
 
 
@@ -558,8 +561,8 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """GELU, tanh approximation: ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``.
     PyTorch: ``F.gelu(x, approximate="tanh")`` (the Array API has no ``erf``)."""
     require_float(x, "gelu")
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    t = x._backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    t = x._backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))
     return _unary(x, 0.5 * data * (1 + t), gelu_backward, (data, t))
 
 
@@ -571,8 +574,8 @@ def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x.
     d/dx = σ(x). PyTorch: ``F.softplus``."""
     require_float(x, "softplus")
-    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    xp = x._backend.xp
+    data = x._data
     out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
     return _unary(x, out, softplus_backward, (data,))
 
@@ -589,8 +592,8 @@ def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, .
 def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) -> Tensor[T, *S]:
     """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside.
     PyTorch: ``torch.clamp``."""
-    data = x._data  # pyright: ignore[reportPrivateUsage]
-    out = x._backend.xp.clip(data, min, max)  # pyright: ignore[reportPrivateUsage]
+    data = x._data
+    out = x._backend.xp.clip(data, min, max)
     return _unary(x, out, clamp_backward, (data, min, max))
 
 
@@ -600,8 +603,8 @@ def astype_backward(xp: Any, g: Any, dtype: Any) -> tuple[Any, ...]:
 
 def astype(x: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
     """The values converted to ``dtype``; the gradient is converted back."""
-    backend = x._backend  # pyright: ignore[reportPrivateUsage]
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    backend = x._backend
+    data = x._data
     out = backend.xp.astype(data, backend.dtype(dtype))
     return _unary(x, out, astype_backward, (data.dtype,))
 
@@ -626,30 +629,30 @@ def where(cond: Tensor[Any, *S], a: Tensor[NoTape, *S] | float, b: Tensor[T, *S]
 def where(cond: AnyTensor, a: AnyTensor | float, b: AnyTensor | float) -> AnyTensor:
     """``a`` where ``cond`` is true, else ``b``; each side gets the gradient where chosen.
     PyTorch: ``torch.where``."""
-    backend = cond._backend  # pyright: ignore[reportPrivateUsage]
+    backend = cond._backend
     tensors = tuple(t for t in (a, b) if isinstance(t, Tensor))
     for t in tensors:
         same_backend(cond, t)
-    raw = [t._data if isinstance(t, Tensor) else t for t in (a, b)]  # pyright: ignore[reportPrivateUsage]
+    raw = [t._data if isinstance(t, Tensor) else t for t in (a, b)]
     try:
-        out = backend.xp.where(cond._data, raw[0], raw[1])  # pyright: ignore[reportPrivateUsage]
+        out = backend.xp.where(cond._data, raw[0], raw[1])
     except ValueError:
         shapes = ", ".join(str(getattr(t, "shape", "scalar")) for t in (cond, a, b))
         raise ShapeError(f"where: shapes {shapes} do not broadcast") from None
-    saved = (cond._data, len(tensors), isinstance(a, Tensor))  # pyright: ignore[reportPrivateUsage]
+    saved = (cond._data, len(tensors), isinstance(a, Tensor))
     return record(out, where_backward, tensors, saved, backend)
 
 
 def compare(a: AnyTensor, b: AnyTensor | float, how: str) -> Any:
     """An untraced boolean tensor from an element-wise comparison."""
-    xp = a._backend.xp  # pyright: ignore[reportPrivateUsage]
-    other = b._data if isinstance(b, Tensor) else b  # pyright: ignore[reportPrivateUsage]
+    xp = a._backend.xp
+    other = b._data if isinstance(b, Tensor) else b
     if isinstance(b, Tensor):
         same_backend(a, b)
     try:
-        out = getattr(xp, how)(a._data, other)  # pyright: ignore[reportPrivateUsage]
+        out = getattr(xp, how)(a._data, other)
     except ValueError:
         assert isinstance(b, Tensor)
         raise shape_clash(how, a, b) from None
-    return wrap(out, a._backend)  # pyright: ignore[reportPrivateUsage]
+    return wrap(out, a._backend)
 

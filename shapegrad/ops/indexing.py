@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, same_backend
@@ -26,18 +26,23 @@ def getitem_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index:
 
 def _raw_index(index: Any, x: AnyTensor) -> Any:
     if isinstance(index, Tensor):
-        same_backend(x, index)  # pyright: ignore[reportUnknownArgumentType]
-        return index._data  # pyright: ignore[reportPrivateUsage, reportUnknownMemberType]
+        tensor = cast(AnyTensor, index)
+        same_backend(x, tensor)
+        return tensor._data
     if isinstance(index, tuple):
-        return tuple(_raw_index(i, x) for i in index)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return tuple(_raw_index(i, x) for i in cast(tuple[Any, ...], index))
     if isinstance(index, list):
-        return x._backend.asarray(index, None)  # pyright: ignore[reportPrivateUsage]
+        return x._backend.asarray(index, None)
     return index
+
+
+def _as_tuple(raw: Any) -> tuple[Any, ...]:
+    return cast(tuple[Any, ...], raw) if isinstance(raw, tuple) else (raw,)
 
 
 def _complete(raw: Any) -> Any:
     # NumPy fills missing trailing axes with ':'; the Array API wants that said with '...'.
-    key: tuple[Any, ...] = raw if isinstance(raw, tuple) else (raw,)  # pyright: ignore[reportUnknownVariableType]
+    key = _as_tuple(raw)
     if any(k is Ellipsis for k in key):
         return raw
     if len(key) == 1 and getattr(key[0], "dtype", None) is not None and "bool" in str(key[0].dtype):
@@ -48,22 +53,22 @@ def _complete(raw: Any) -> Any:
 def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
     """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
     The gradient lands back in the picked places (accumulating where picked twice)."""
-    if isinstance(index, Tensor) and index.backend_dtype_name().startswith(("int", "uint")):
-        return gather(x, index)  # pyright: ignore[reportUnknownArgumentType] -- x[ids] picks rows, as take(x, ids, axis=0)
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
+        rows: Any = x
+        return gather(rows, cast(AnyTensor, index))  # x[ids] picks rows, as take(x, ids, axis=0)
+    data = x._data
     raw = _complete(_raw_index(index, x))
     try:
         out = data[raw]
     except IndexError as exc:
         raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
-    backend = x._backend  # pyright: ignore[reportPrivateUsage]
-    key = raw if isinstance(raw, tuple) else (raw,)
-    saved = (tuple(data.shape), data.dtype, raw, _is_basic(key), backend.scatter_add)  # pyright: ignore[reportUnknownArgumentType]
+    backend = x._backend
+    saved = (tuple(data.shape), data.dtype, raw, _is_basic(_as_tuple(raw)), backend.scatter_add)
     return record(out, getitem_backward, (x,), saved, backend)
 
 
 def _check_indices(indices: AnyTensor, op: str) -> None:
-    name = indices._backend.dtype_name(indices._data.dtype)  # pyright: ignore[reportPrivateUsage]
+    name = indices._backend.dtype_name(indices._data.dtype)
     if not name.startswith(("int", "uint")):
         raise DTypeError(f"{op} expects integer indices, found dtype {name} with shape {indices.shape}")
 
@@ -91,7 +96,7 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     PyTorch: ``torch.take_along_dim`` / ``torch.gather``."""
     backend = same_backend(x, indices)
     _check_indices(indices, "take_along_axis")
-    data, idx = x._data, indices._data  # pyright: ignore[reportPrivateUsage]
+    data, idx = x._data, indices._data
     if idx.ndim != data.ndim:
         raise ShapeError(f"take_along_axis expects indices of rank {data.ndim} like {x.shape}, found shape {indices.shape}")
     axis %= data.ndim
@@ -113,7 +118,7 @@ def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tenso
     ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``."""
     backend = same_backend(x, indices)
     _check_indices(indices, "gather")
-    data, idx = x._data, indices._data  # pyright: ignore[reportPrivateUsage]
+    data, idx = x._data, indices._data
     n = data.shape[0]
     if idx.size and (int(backend.xp.max(idx)) >= n or int(backend.xp.min(idx)) < 0):
         raise ShapeError(f"gather: indices must lie in [0, {n}) for a first axis of size {n}")

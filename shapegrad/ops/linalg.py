@@ -47,7 +47,7 @@ def matmul_impl(a: AnyTensor, b: AnyTensor) -> Any:
     if not isinstance(b, Tensor):  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
         raise ShapeError(f"matmul expects two tensors, found {type(b).__name__} on the right")
     backend = same_backend(a, b)
-    x, y = a._data, b._data  # pyright: ignore[reportPrivateUsage]
+    x, y = a._data, b._data
     if x.ndim == 0 or y.ndim == 0:
         raise _mismatch(a, b)
     try:

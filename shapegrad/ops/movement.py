@@ -18,8 +18,8 @@ def to_backend_backward(xp: Any, g: Any, source: Backend, target: Backend) -> tu
 def to_backend(x: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
     """The values on ``backend``; the gradient travels back to the source backend."""
     target = get_backend(backend) if isinstance(backend, str) else backend
-    source = x._backend  # pyright: ignore[reportPrivateUsage]
+    source = x._backend
     if target is source:
         return x
-    data = target.asarray(source.to_numpy(x._data), None)  # pyright: ignore[reportPrivateUsage]
+    data = target.asarray(source.to_numpy(x._data), None)
     return record(data, to_backend_backward, (x,), (source, target), target)

@@ -42,10 +42,10 @@ def sum_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...],
 
 
 def sum_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    data = x._data
     axes = normalize_axes(axis, data.ndim)
-    out = x._backend.xp.sum(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
-    return record(out, sum_backward, (x,), (tuple(data.shape), axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.sum(data, axis=axes, keepdims=keepdims)
+    return record(out, sum_backward, (x,), (tuple(data.shape), axes, keepdims), x._backend)
 
 
 def mean_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, count: int) -> tuple[Any, ...]:
@@ -54,14 +54,14 @@ def mean_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...]
 
 def mean_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
     require_float(x, "mean")
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    data = x._data
     axes = normalize_axes(axis, data.ndim)
     count = 1
     for a in axes:
         count *= data.shape[a]
-    out = x._backend.xp.mean(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.mean(data, axis=axes, keepdims=keepdims)
     saved = (tuple(data.shape), axes, keepdims, count)
-    return record(out, mean_backward, (x,), saved, x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(out, mean_backward, (x,), saved, x._backend)
 
 
 def extremum_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
@@ -77,12 +77,12 @@ def extremum_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], 
 def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Any:
     from .._errors import ShapeError
 
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    data = x._data
     axes = normalize_axes(axis, data.ndim)
     if any(data.shape[a] == 0 for a in axes):
         raise ShapeError(f"{name} over an empty axis of shape {tuple(data.shape)} has no value")
-    out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage]
-    return record(out, extremum_backward, (x,), (data, out, axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+    out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)
+    return record(out, extremum_backward, (x,), (data, out, axes, keepdims), x._backend)
 
 
 def max_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
@@ -113,15 +113,15 @@ def logsumexp_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...],
 
 def logsumexp_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
     require_float(x, "logsumexp")
-    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    xp = x._backend.xp
+    data = x._data
     axes = normalize_axes(axis, data.ndim)
     peak = xp.max(data, axis=axes, keepdims=True)
     peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
     out = xp.log(xp.sum(xp.exp(data - peak), axis=axes, keepdims=True)) + peak
     if not keepdims:
         out = xp.reshape(out, tuple(n for i, n in enumerate(data.shape) if i not in axes))
-    return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)
 
 
 def softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
@@ -133,11 +133,11 @@ def softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
     """``e^x / sum(e^x)`` along ``axis``, with the maximum subtracted first.
     d/dx: ``y · (g - sum(g · y))``. PyTorch: ``torch.softmax``."""
     require_float(x, "softmax")
-    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    xp = x._backend.xp
+    data = x._data
     e = xp.exp(data - xp.max(data, axis=axis, keepdims=True))
     y = e / xp.sum(e, axis=axis, keepdims=True)
-    return record(y, softmax_backward, (x,), (y, axis), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(y, softmax_backward, (x,), (y, axis), x._backend)
 
 
 def log_softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
@@ -148,11 +148,11 @@ def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
     """``x - logsumexp(x)`` along ``axis``, finite at any logits.
     d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``."""
     require_float(x, "log_softmax")
-    xp = x._backend.xp  # pyright: ignore[reportPrivateUsage]
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    xp = x._backend.xp
+    data = x._data
     shifted = data - xp.max(data, axis=axis, keepdims=True)
     y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
-    return record(y, log_softmax_backward, (x,), (y, axis), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(y, log_softmax_backward, (x,), (y, axis), x._backend)
 
 
 @overload

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import ShapeError
-from .._tensor import AnyTensor, Tensor, record
+from .._tensor import Tensor, record
 from .._typevars import N, S, T
 
 __all__ = ["broadcast_to", "concat", "expand_dims", "flatten", "permute", "reshape", "squeeze", "stack", "swapaxes"]
@@ -22,13 +22,13 @@ def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...
     PyTorch: ``torch.reshape``."""
     if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- reshape((2, 3)) as well as reshape(2, 3)
         shape = tuple(shape[0])
-    data = x._data  # pyright: ignore[reportPrivateUsage]
+    data = x._data
     target = tuple(int(n) for n in shape)
     known = math.prod(n for n in target if n != -1)
     if target.count(-1) > 1 or (-1 not in target and known != x.size) or (-1 in target and (known == 0 or x.size % known)):
         raise ShapeError(f"reshape: cannot view shape {x.shape} ({x.size} elements) as {target}")
-    out = x._backend.xp.reshape(data, target)  # pyright: ignore[reportPrivateUsage]
-    return record(out, reshape_backward, (x,), (tuple(data.shape),), x._backend)  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.reshape(data, target)
+    return record(out, reshape_backward, (x,), (tuple(data.shape),), x._backend)
 
 
 def flatten(x: Tensor[T, N, *S]) -> Tensor[T, N, Any]:
@@ -51,8 +51,8 @@ def permute(x: Tensor[T, *S], axes: Sequence[int] | None) -> Tensor[T, *tuple[An
     order = tuple(reversed(range(ndim))) if not axes else tuple(a % ndim if ndim else a for a in axes)
     if sorted(order) != list(range(ndim)):
         raise ShapeError(f"permute: {tuple(axes or ())} is not an ordering of the {ndim} axes of shape {x.shape}")
-    out = x._backend.xp.permute_dims(x._data, order)  # pyright: ignore[reportPrivateUsage]
-    return record(out, permute_backward, (x,), (order,), x._backend)  # pyright: ignore[reportPrivateUsage]
+    out = x._backend.xp.permute_dims(x._data, order)
+    return record(out, permute_backward, (x,), (order,), x._backend)
 
 
 def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Any, ...]]:
@@ -100,13 +100,13 @@ def broadcast_backward(xp: Any, g: Any) -> tuple[Any, ...]:
 
 def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...]]:
     """The values repeated along new or size-1 axes. PyTorch: ``Tensor.expand``."""
-    if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
         shape = tuple(shape[0])
     try:
-        out = x._backend.xp.broadcast_to(x._data, tuple(shape))  # pyright: ignore[reportPrivateUsage]
+        out = x._backend.xp.broadcast_to(x._data, tuple(shape))
     except ValueError:
         raise ShapeError(f"broadcast_to: shape {x.shape} cannot broadcast to {tuple(shape)}") from None
-    return record(out, broadcast_backward, (x,), (), x._backend)  # pyright: ignore[reportPrivateUsage]
+    return record(out, broadcast_backward, (x,), (), x._backend)
 
 
 def concat_backward(xp: Any, g: Any, axis: int, bounds: tuple[int, ...]) -> tuple[Any, ...]:
@@ -124,13 +124,13 @@ def concat(tensors: Sequence[Tensor[T, *tuple[Any, ...]]], axis: int = 0) -> Ten
     if not tensors:
         raise ShapeError("concat expects at least one tensor, found none")
     first = tensors[0]
-    backend = first._backend  # pyright: ignore[reportPrivateUsage]
+    backend = first._backend
     ndim = first.ndim
     if not -ndim <= axis < ndim:
         raise ShapeError(f"concat: axis {axis} out of range for rank {ndim}")
     axis %= ndim
     for i, t in enumerate(tensors):
-        if t._backend is not backend:  # pyright: ignore[reportPrivateUsage]
+        if t._backend is not backend:
             from .._errors import BackendError
 
             raise BackendError(f"concat: tensor {i} is on backend {t.backend!r}, expected {first.backend!r}")
@@ -141,7 +141,7 @@ def concat(tensors: Sequence[Tensor[T, *tuple[Any, ...]]], axis: int = 0) -> Ten
     bounds = [0]
     for t in tensors:
         bounds.append(bounds[-1] + t.shape[axis])
-    out = backend.xp.concat([t._data for t in tensors], axis=axis)  # pyright: ignore[reportPrivateUsage]
+    out = backend.xp.concat([t._data for t in tensors], axis=axis)
     return record(out, concat_backward, tuple(tensors), (axis, tuple(bounds)), backend)
 
 

@@ -40,10 +40,10 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
     total = 0.0
     buffers: list[tuple[Any, Any]] = []
     for _, grad in grads.items():
-        xp = grad._backend.xp  # pyright: ignore[reportPrivateUsage]
-        data = grad._data  # pyright: ignore[reportPrivateUsage]
+        xp = grad._backend.xp
+        data = grad._data
         total += float(xp.sum(data * data))
-        buffers.append((grad._backend, data))  # pyright: ignore[reportPrivateUsage]
+        buffers.append((grad._backend, data))
     norm = math.sqrt(total)
     if norm > max_norm > 0:
         scale = max_norm / (norm + 1e-6)
@@ -75,10 +75,10 @@ class Optimizer(Generic[M]):
         self.step_count = 0
         self._slots: list[_Slot] = []
         for path, param in model.named_parameters(trainable_only=True):
-            info = param._param  # pyright: ignore[reportPrivateUsage]
+            info = param._param
             assert info is not None
-            backend = param._backend  # pyright: ignore[reportPrivateUsage]
-            self._slots.append(_Slot(path, info.key, param, backend, self._init_state(backend.xp, param._data)))  # pyright: ignore[reportPrivateUsage]
+            backend = param._backend
+            self._slots.append(_Slot(path, info.key, param, backend, self._init_state(backend.xp, param._data)))
 
     # -- what subclasses provide ------------------------------------------------------------
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
@@ -106,14 +106,14 @@ class Optimizer(Generic[M]):
             )
         current = [(p, _key(t), t.shape) for p, t in model.named_parameters(trainable_only=True)]
         expected = [(s.path, s.key, tuple(s.param.shape)) for s in self._slots]
-        if current != expected or list(grads._layout) != expected:  # pyright: ignore[reportPrivateUsage]
+        if current != expected or list(grads._layout) != expected:
             raise GradientsMismatchError(
                 "the model's trainable parameters changed since these Gradients or this optimizer "
                 "were made (a parameter replaced, frozen, unfrozen or reshaped); expected "
                 f"{[p for p, _, _ in expected]}, found {[p for p, _, _ in current]}. "
                 "Call model.alloc_grads() and build the optimizer again."
             )
-        touched = grads._touched  # pyright: ignore[reportPrivateUsage]
+        touched = grads._touched
         missing = [s.path for s in self._slots if s.key not in touched]
         if missing:
             if self.unused == "error":
@@ -136,7 +136,7 @@ class Optimizer(Generic[M]):
             clip_grad_norm(grads, self.clip_norm)
         self.step_count += 1
         lr = self.lr(self.step_count - 1) if callable(self.lr) else self.lr
-        slots = grads._slots  # pyright: ignore[reportPrivateUsage]
+        slots = grads._slots
         for slot in active:
             self._apply(slot.backend.xp, slot.param._data, slots[slot.key], slot.state, lr, self.step_count)
 
