@@ -58,18 +58,18 @@ class CNN(Module):
 
 @dataclass
 class History:
-    loss: list[float] = field(default_factory=list)
-    test_accuracy: list[float] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list[float])
+    test_accuracy: list[float] = field(default_factory=list[float])
     seconds: float = 0.0
 
 
 def load_digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The 1,797 8×8 digit images scaled to [0, 1], split 80/20 with a fixed seed."""
-    from sklearn.datasets import load_digits as sklearn_digits
+    from sklearn import datasets  # pyright: ignore[reportMissingTypeStubs] -- scikit-learn ships no stubs
 
-    digits = sklearn_digits()
-    images = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
-    labels = digits.target.astype(np.int64)
+    digits: Any = getattr(datasets, "load_digits")()
+    images: np.ndarray = (np.asarray(digits.images) / 16.0).astype(np.float32)[:, None, :, :]
+    labels: np.ndarray = np.asarray(digits.target).astype(np.int64)
     order = np.random.default_rng(0).permutation(len(labels))
     cut = int(0.8 * len(labels))
     train, test = order[:cut], order[cut:]
@@ -117,7 +117,8 @@ def plot(histories: dict[str, History], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    figure: Any = plt.subplots(1, 2, figsize=(10, 4))  # matplotlib's types are partial
+    fig, (left, right) = figure
     for name, history in histories.items():
         epochs = range(1, len(history.loss) + 1)
         left.plot(epochs, history.loss, label=name)

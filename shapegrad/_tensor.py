@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, overload
 
+import numpy as np
+
 from . import _hooks
 from ._backend import Backend, active_backend, get_backend
 from ._errors import BackendError, DTypeError, ShapeError, TapeError
@@ -109,9 +111,9 @@ class Tensor(Generic[Tape_, *Dims]):
         """The backend array itself (no copy, no tape)."""
         return self._data
 
-    def numpy(self) -> Any:
+    def numpy(self) -> np.ndarray[Any, np.dtype[Any]]:
         """The values as a NumPy array (a copy when the data lives on a device)."""
-        return self._backend.to_numpy(self._data)
+        return np.asarray(self._backend.to_numpy(self._data))
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python number."""
@@ -124,9 +126,7 @@ class Tensor(Generic[Tape_, *Dims]):
         return self.numpy().tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
-        import numpy as np
-
-        array = np.asarray(self.numpy())
+        array = self.numpy()
         return array if dtype is None else array.astype(dtype)
 
     def __len__(self) -> int:

@@ -94,6 +94,15 @@ def test_most_failing_programs_run() -> None:
     assert len(RUNNABLE) >= 35
 
 
+def test_examples_have_no_unknown_from_shapegrad() -> None:
+    """The examples in strict mode: no Unknown reaches user code through shapegrad's API."""
+    command = [*_pyright(), "-p", str(SUITE / "pyrightconfig.json"), "--pythonpath", sys.executable, "--outputjson", str(ROOT / "examples")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
+    report = json.loads(result.stdout)
+    errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert not errors, "\n".join(errors)
+
+
 def test_library_passes_pyright_strict() -> None:
     """The library itself, in strict mode (configured in pyproject.toml)."""
     command = [*_pyright(), "--pythonpath", sys.executable, "--outputjson"]
