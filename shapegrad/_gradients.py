@@ -103,6 +103,12 @@ class Gradients(Generic[M]):
         Raises ``TapeError`` when no backward pass reached it.
         """
         grad = self._lookup(tensor)
+        node = tensor._node
+        if grad is None and node is not None and not node.wants:
+            raise TapeError(
+                f"{tensor!r} only carries the tape: inputs traced with a model's Gradients "
+                "get no gradient unless traced with x.trace(grads, keep_grad=True)"
+            )
         if grad is None:
             raise TapeError(
                 f"no gradient reached {tensor!r}: it took no part in the outputs that were "

@@ -92,10 +92,11 @@ class Node:
     """One recorded op: its backward rule, the values the rule needs, its parents.
 
     A leaf (a traced input or a parameter) has no rule; its ``key`` says where its gradient
-    is delivered.
+    is delivered. A node that ``wants`` no gradient only carries the tape: no gradient is
+    computed for it or for anything that only it leads to.
     """
 
-    __slots__ = ("seq", "tape", "parents", "rule", "saved", "shape", "xp", "key", "where", "op")
+    __slots__ = ("seq", "tape", "parents", "rule", "saved", "shape", "xp", "key", "where", "wants")
 
     def __init__(
         self,
@@ -106,6 +107,7 @@ class Node:
         shape: tuple[int, ...],
         xp: Any,
         key: int = 0,
+        wants: bool = True,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -116,7 +118,7 @@ class Node:
         self.xp = xp
         self.key = key
         self.where: str | None = None
-        self.op: str | None = None
+        self.wants = wants
 
 
 def new_leaf_key() -> int:

@@ -166,12 +166,16 @@ class Tensor(Generic[Tape_, *Dims]):
         raise TypeError("Tensors are not pickled; save models with sg.save(model, path)")
 
     # ----------------------------------------------------------------- tracing
-    def trace(self: Tensor[NoTape, *S], grads: Gradients[M]) -> Tensor[OwnedTape[M], *S]:
+    def trace(self: Tensor[NoTape, *S], grads: Gradients[M], *, keep_grad: bool | None = None) -> Tensor[OwnedTape[M], *S]:
         """This tensor, traced onto the tape behind ``grads``.
 
         Tracing several inputs with one ``grads`` puts them on one tape. A parameter traced
-        this way delivers its gradient into its slot in ``grads``; any other tensor becomes
-        a leaf whose gradient ``grads[traced]`` returns after ``backward``.
+        this way delivers its gradient into its slot in ``grads``. Any other tensor becomes
+        a leaf whose gradient ``grads[traced]`` returns after ``backward`` when
+        ``keep_grad`` is true, which is the default for free-standing ``sg.Gradients()``.
+        With a model's ``Gradients`` (``model.alloc_grads()``) an input only carries the
+        tape by default, as PyTorch inputs do not require grad: no time is spent on its
+        gradient; pass ``keep_grad=True`` to get it (saliency, adversarial examples).
 
         Example:
             >>> import shapegrad as sg
@@ -191,8 +195,11 @@ class Tensor(Generic[Tape_, *Dims]):
             )
         tape = grads._recording_tape()
         param = self._param
-        key = param.key if param is not None else new_leaf_key()
-        node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, key)
+        if param is not None:
+            node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, param.key)
+        else:
+            keep = grads.model is None if keep_grad is None else keep_grad
+            node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, new_leaf_key(), wants=keep)
         return _wrap(self._data, node, self._backend)
 
     def detach(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
@@ -713,7 +720,7 @@ def make_parameter(tensor: AnyTensor, trainable: bool = True) -> None:
 def _parent(tensor: AnyTensor) -> Node | None:
     node = tensor._node
     if node is not None:
-        return node
+        return node if node.wants else None
     param = tensor._param
     if param is not None and param.trainable:
         return param.leaf
@@ -757,10 +764,20 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
         return _wrap(data, None, backend)
     if tape is not None and (tape.ended is not None or tape.thread != _hooks.get_ident()):
         check_usable(tape)
-    node = Node(tape, tuple([_parent(t) for t in inputs]), rule, saved, tuple(data.shape), backend.xp)
+    parents = tuple([_parent(t) for t in inputs])
+    if any(p is not None for p in parents):
+        node = Node(tape, parents, rule, saved, tuple(data.shape), backend.xp)
+    else:
+        # Only tape carriers in: the result carries the tape too, and saves nothing.
+        node = Node(tape, (), None, (), tuple(data.shape), backend.xp, wants=False)
     if hook is not None:
         hook.forward(rule, inputs, data, node)
     return _wrap(data, node, backend)
+
+
+def wants_grad(tensor: AnyTensor) -> bool:
+    """Whether a gradient computed for ``tensor`` reaches anything (so a rule may skip it)."""
+    return _parent(tensor) is not None
 
 
 def same_backend(a: AnyTensor, b: AnyTensor) -> Backend:
@@ -800,7 +817,7 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
     return roots
 
 
-__all__ += ["record", "wrap", "run_backward"]
+__all__ += ["record", "wrap", "run_backward", "wants_grad"]
 
 # The op modules import Tensor; importing them last keeps the cycle harmless.
 from .ops import elementwise as _ew  # noqa: E402

@@ -112,7 +112,7 @@ def test_gradients_match_finite_differences(case: LayerCase, backend: str) -> No
     x = _input(case, 1)
     weights = np.random.default_rng(2).standard_normal(layer(sg.tensor(x)).shape)
     grads = layer.alloc_grads()
-    traced = sg.tensor(x).trace(grads)
+    traced = sg.tensor(x).trace(grads, keep_grad=True)
     (layer(traced) * sg.tensor(weights)).sum().backward()
     eps = 1e-6
     targets: list[tuple[str, Any, np.ndarray]] = [(path, t, p(grads[t])) for path, t in layer.named_parameters()]

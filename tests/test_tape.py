@@ -216,3 +216,27 @@ def test_a_long_training_loop_does_not_grow_memory(numpy_backend: str) -> None:
     after, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     assert after - before < 64 * 1024, f"memory grew by {after - before} bytes over 9,000 steps"
+
+
+def test_inputs_traced_with_a_model_s_gradients_only_carry_the_tape(numpy_backend: str) -> None:
+    from typing import Literal as L
+
+    layer = sg.nn.Linear[L[3], L[2]]()
+    grads = layer.alloc_grads()
+    carrier = sg.ones(4, 3).trace(grads)
+    kept = sg.ones(4, 3).trace(grads, keep_grad=True)
+    (layer(carrier).sum() + layer(kept).sum()).backward()
+    assert set(grads.received()) == {"weight", "bias"}
+    with pytest.raises(sg.TapeError, match="only carries the tape.*keep_grad=True"):
+        grads[carrier]
+    np.testing.assert_allclose(grads[kept].numpy(), np.tile(layer.weight.numpy().sum(axis=1), (4, 1)), rtol=1e-6)
+
+
+def test_free_standing_gradients_keep_input_gradients_by_default(numpy_backend: str) -> None:
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 2.0]).trace(grads, keep_grad=False)
+    y = sg.tensor([3.0, 4.0]).trace(grads)
+    (x * y).sum().backward()
+    assert grads[y].tolist() == [1.0, 2.0]
+    with pytest.raises(sg.TapeError, match="only carries the tape"):
+        grads[x]

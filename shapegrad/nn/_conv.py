@@ -10,10 +10,10 @@ from .._tape import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions
-from ..ops.conv import fold, unfold
+from ..ops.conv import fold, max_pool2d, unfold
 from ..ops.elementwise import add_impl
 from ..ops.linalg import matmul_impl
-from ..ops.shape import concat, permute, reshape
+from ..ops.shape import permute, reshape
 from ._linear import uniform_parameter
 from ._module import Layer, Module
 
@@ -63,11 +63,11 @@ def conv2d(
         )
     cols = unfold(x, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))  # (B, C, k, Ho, Wo)
     ho, wo = cols.shape[3], cols.shape[4]
-    # (C, k, B, Ho, Wo) -> (groups, C/g·k, B·Ho·Wo): one matmul per group covers the batch.
-    cols = reshape(permute(cols, (1, 2, 0, 3, 4)), (groups, group_in * kh * kw, b * ho * wo))
+    # Both reshapes are views: (B, groups, C/g·k, Ho·Wo) windows times (groups, O/g, C/g·k)
+    # kernels gives (B, groups, O/g, Ho·Wo), already in the (B, O, Ho, Wo) layout.
+    cols = reshape(cols, (b, groups, group_in * kh * kw, ho * wo))
     kernel = reshape(weight, (groups, out_ch // groups, group_in * kh * kw))
-    out = reshape(matmul_impl(kernel, cols), (out_ch, b, ho, wo))
-    out = permute(out, (1, 0, 2, 3))
+    out = reshape(matmul_impl(kernel, cols), (b, out_ch, ho, wo))
     if bias is not None:
         out = add_impl(out, reshape(bias, (out_ch, 1, 1)))
     return out
@@ -214,10 +214,7 @@ class MaxPool2d(_Pool2d):
     Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
 
     def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Any, Any]:
-        if self.padding != (0, 0):
-            x = _pad(x, self.padding, -math.inf)
-        cols = unfold(x, self.kernel_size, self.stride)
-        return reductions.max_impl(cols, 2, False)
+        return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class AvgPool2d(_Pool2d):
@@ -249,13 +246,3 @@ class Flatten(Module):
     def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:
         return reshape(x, (x.shape[0], -1 if x.size else 0))
 
-
-def _pad(x: AnyTensor, padding: tuple[int, int], value: float) -> Any:
-    from .._creation import full
-
-    b, c, h, w = x.shape
-    ph, pw = padding
-    side = full((b, c, h, pw), value, x.backend_dtype_name(), backend=x._backend)
-    x = concat([side, x, side], axis=3)
-    top = full((b, c, ph, w + 2 * pw), value, x.backend_dtype_name(), backend=x._backend)
-    return concat([top, x, top], axis=2)

@@ -12,8 +12,9 @@ from typing import Any
 
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
+from .elementwise import keep_where
 
-__all__ = ["conv_output_size", "fold", "unfold"]
+__all__ = ["conv_output_size", "fold", "max_pool2d", "unfold"]
 
 Pair = tuple[int, int]
 
@@ -34,11 +35,7 @@ def _window_slices(i: int, j: int, stride: Pair, dilation: Pair, out: Pair) -> t
 
 
 def _im2col(xp: Any, x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> Any:
-    b, c, h, w = x.shape
-    if padding != (0, 0):
-        padded = xp.zeros((b, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
-        padded[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
-        x = padded
+    x = _padded(xp, x, padding, 0.0)
     windows = [x[_window_slices(i, j, stride, dilation, out)] for i in range(kernel[0]) for j in range(kernel[1])]
     return xp.stack(windows, axis=2)  # (B, C, kh*kw, Ho, Wo)
 
@@ -51,7 +48,7 @@ def _col2im(xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding:
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             index = _window_slices(i, j, stride, dilation, out)
-            full[index] = full[index] + cols[:, :, k, ...]
+            full[index] += cols[:, :, k, ...]
             k += 1
     if padding != (0, 0):
         full = full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
@@ -105,3 +102,59 @@ def fold(cols: AnyTensor, size: Pair, kernel: Pair, stride: Pair = (1, 1), paddi
     xp = cols._backend.xp
     image = _col2im(xp, cols._data, size, kernel, stride, padding, dilation, out)
     return record(image, fold_backward, (cols,), (kernel, stride, padding, dilation, out), cols._backend)
+
+
+def _pool_geometry(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair) -> Pair:
+    if x.ndim != 4:
+        raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
+    out = (
+        conv_output_size(x.shape[2], kernel[0], stride[0], padding[0], 1),
+        conv_output_size(x.shape[3], kernel[1], stride[1], padding[1], 1),
+    )
+    if out[0] <= 0 or out[1] <= 0:
+        raise ShapeError(f"pooling window {kernel} (padding {padding}) does not fit input of height×width {x.shape[2]}×{x.shape[3]}")
+    return out
+
+
+def _padded(xp: Any, x: Any, padding: Pair, fill: float) -> Any:
+    if padding == (0, 0):
+        return x
+    b, c, h, w = x.shape
+    full = xp.full((b, c, h + 2 * padding[0], w + 2 * padding[1]), fill, dtype=x.dtype)
+    full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
+    return full
+
+
+def max_pool2d_backward(xp: Any, g: Any, padded: Any, result: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, ...]:
+    # Each window's gradient goes to its first maximum, in the window order of the forward.
+    full = xp.zeros(padded.shape, dtype=g.dtype)
+    taken = xp.zeros(result.shape, dtype=xp.bool)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            index = _window_slices(i, j, stride, (1, 1), out)
+            hit = (padded[index] == result) & ~taken
+            full[index] += keep_where(xp, hit, g)
+            taken = taken | hit
+    h, w = padded.shape[2] - 2 * padding[0], padded.shape[3] - 2 * padding[1]
+    return (full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w],)
+
+
+def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0)) -> Any:
+    """Maximum over each window of a ``(B, C, H, W)`` tensor; padding counts as ``-inf``.
+
+    Computed as a running maximum over the ``kh·kw`` strided slices (no window copy). The
+    gradient goes to the first maximum of each window, as PyTorch's ``F.max_pool2d``.
+    """
+    out = _pool_geometry(x, kernel, stride, padding)
+    xp = x._backend.xp
+    padded = _padded(xp, x._data, padding, -float("inf"))
+    result = None
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            window = padded[_window_slices(i, j, stride, (1, 1), out)]
+            result = window if result is None else xp.maximum(result, window)
+    assert result is not None
+    if kernel == (1, 1):
+        result = xp.asarray(result, copy=True)
+    saved = (padded, result, kernel, stride, padding, out)
+    return record(result, max_pool2d_backward, (x,), saved, x._backend)

@@ -6,13 +6,13 @@ from typing import Any, overload
 
 from .._errors import ShapeError
 from .._tape import NoTape
-from .._tensor import AnyTensor, Tensor, record, same_backend
+from .._tensor import AnyTensor, Tensor, record, same_backend, wants_grad
 from .._typevars import A, K, N, S, T
 
 __all__ = ["matmul"]
 
 
-def matmul_backward(xp: Any, g: Any, a: Any, b: Any) -> tuple[Any, ...]:
+def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool) -> tuple[Any, ...]:
     if a.ndim == 1 and b.ndim == 1:
         return g * b, g * a
     if a.ndim == 1:
@@ -27,7 +27,11 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any) -> tuple[Any, ...]:
         ga = g2 * b
         gb = xp.matmul(xp.matrix_transpose(a), g2)[..., 0]
         return ga, gb
-    return xp.matmul(g, xp.matrix_transpose(b)), xp.matmul(xp.matrix_transpose(a), g)
+    # The two products are the costly part of a dense layer's backward: skip the one whose
+    # operand wants no gradient (an input that only carries the tape, a frozen weight).
+    ga = xp.matmul(g, xp.matrix_transpose(b)) if need_a else None
+    gb = xp.matmul(xp.matrix_transpose(a), g) if need_b else None
+    return ga, gb
 
 
 def _mismatch(a: AnyTensor, b: AnyTensor) -> ShapeError:
@@ -54,7 +58,7 @@ def matmul_impl(a: AnyTensor, b: AnyTensor) -> Any:
         out = backend.xp.matmul(x, y)
     except ValueError:
         raise _mismatch(a, b) from None
-    return record(out, matmul_backward, (a, b), (x, y), backend)
+    return record(out, matmul_backward, (a, b), (x, y, wants_grad(a), wants_grad(b)), backend)
 
 
 @overload

@@ -1,0 +1,82 @@
+"""The peers shapegrad is measured against: PyTorch eager CPU and hand-written NumPy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class NumpyMLP:
+    """784-256-256-10 ReLU MLP with softmax cross-entropy and Adam, written by hand: the
+    floor for shapegrad's NumPy backend (same math, no framework)."""
+
+    def __init__(self, weights: list[np.ndarray], lr: float = 1e-3) -> None:
+        self.params = [w.copy() for w in weights]  # W1, b1, W2, b2, W3, b3 (W as (in, out))
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+        self.t = 0
+        self.lr = lr
+
+    def step(self, x: np.ndarray, y: np.ndarray) -> float:
+        w1, b1, w2, b2, w3, b3 = self.params
+        a1 = x @ w1 + b1
+        h1 = np.maximum(a1, 0)
+        a2 = h1 @ w2 + b2
+        h2 = np.maximum(a2, 0)
+        logits = h2 @ w3 + b3
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        n = x.shape[0]
+        loss = -logp[np.arange(n), y].mean()
+        g = np.exp(logp)
+        g[np.arange(n), y] -= 1
+        g /= n
+        grads = [None] * 6
+        grads[4] = h2.T @ g
+        grads[5] = g.sum(axis=0)
+        g = (g @ w3.T) * (a2 > 0)
+        grads[2] = h1.T @ g
+        grads[3] = g.sum(axis=0)
+        g = (g @ w2.T) * (a1 > 0)
+        grads[0] = x.T @ g
+        grads[1] = g.sum(axis=0)
+        self.t += 1
+        b1c, b2c = 1 - 0.9**self.t, 1 - 0.999**self.t
+        for p, grad, m, v in zip(self.params, grads, self.m, self.v):
+            m *= 0.9
+            m += 0.1 * grad
+            v *= 0.999
+            v += 0.001 * (grad * grad)
+            denom = np.sqrt(v) / np.sqrt(b2c)
+            denom += 1e-8
+            p -= (self.lr / b1c) * (m / denom)
+        return float(loss)
+
+
+def torch_mlp(weights: list[np.ndarray], lr: float = 1e-3) -> tuple[Any, Any]:
+    """The same MLP in PyTorch (weights transposed into nn.Linear's layout) and its Adam."""
+    import torch
+
+    layers = []
+    for i in range(0, 6, 2):
+        layer = torch.nn.Linear(weights[i].shape[0], weights[i].shape[1])
+        with torch.no_grad():
+            layer.weight.copy_(torch.from_numpy(weights[i].T.copy()))
+            layer.bias.copy_(torch.from_numpy(weights[i + 1].copy()))
+        layers.append(layer)
+    model = torch.nn.Sequential(layers[0], torch.nn.ReLU(), layers[1], torch.nn.ReLU(), layers[2])
+    return model, torch.optim.Adam(model.parameters(), lr=lr)
+
+
+def torch_cnn(seed: int = 0) -> tuple[Any, Any]:
+    """Two 3×3 convolutions (1→16→32, padding 1) with 2×2 max pooling and a linear head."""
+    import torch
+
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+    )
+    return model, torch.optim.Adam(model.parameters(), lr=1e-3)

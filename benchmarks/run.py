@@ -1,0 +1,377 @@
+"""shapegrad against PyTorch eager CPU and hand-written NumPy, in one process run.
+
+    python benchmarks/run.py            # the full run written to benchmarks/RESULTS.md
+    python benchmarks/run.py --quick    # a few iterations: proves the benchmark still runs
+
+Each case runs the peers in the same process after warm-up, with BLAS and PyTorch pinned
+to the same thread count, and reports medians of several repeats and the ratio
+shapegrad ÷ peer (below 1 is faster). Before timing, shapegrad and PyTorch train from the
+same initialisation on the same data and must reach the same loss, so that a fast wrong
+answer cannot pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal as L
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402
+
+import shapegrad as sg  # noqa: E402
+from shapegrad import nn  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def have_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def pin_threads(n: int) -> Any:
+    from threadpoolctl import threadpool_limits
+
+    if have_torch():
+        import torch
+
+        torch.set_num_threads(n)
+    return threadpool_limits(limits=n)
+
+
+def compare(contenders: dict[str, Callable[[], Any]], number: int, repeat: int) -> dict[str, float]:
+    """Seconds per call of each contender: the median over ``repeat`` rounds of the mean of
+    ``number`` calls. Rounds interleave the contenders, so that a noisy neighbour on this
+    shared machine slows all of them alike instead of whichever ran at that moment."""
+    for fn in contenders.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[name].append((time.perf_counter() - start) / number)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+# --------------------------------------------------------------------------- models
+class MLP(nn.Module):
+    def __init__(self, generator: sg.Generator) -> None:
+        self.l1 = nn.Linear[L[784], L[256]](generator=generator)
+        self.l2 = nn.Linear[L[256], L[256]](generator=generator)
+        self.l3 = nn.Linear[L[256], L[10]](generator=generator)
+
+    def __call__(self, x: sg.Tensor[Any, Any, L[784]]) -> sg.Tensor[Any, Any, L[10]]:
+        return self.l3(self.l2(self.l1(x).relu()).relu())
+
+
+class UncheckedMLP(nn.Module):
+    def __init__(self, generator: sg.Generator) -> None:
+        self.l1 = nn.Linear[L[784], L[256]](generator=generator)
+        self.l2 = nn.Linear[L[256], L[256]](generator=generator)
+        self.l3 = nn.Linear[L[256], L[10]](generator=generator)
+
+
+def _unchecked_call(self: UncheckedMLP, x: Any) -> Any:
+    layers: list[Any] = [self.l1, self.l2, self.l3]
+    for layer in layers:
+        x = type(layer).__call__.__wrapped__(layer, x) if hasattr(type(layer).__call__, "__wrapped__") else layer(x)
+        if layer is not self.l3:
+            x = x.relu()
+    return x
+
+
+# Assigned after the class exists, so Module does not wrap it: checks off for this model only.
+UncheckedMLP.__call__ = _unchecked_call  # type: ignore[method-assign]
+
+
+class CNN(nn.Module):
+    def __init__(self, generator: sg.Generator) -> None:
+        self.conv1 = nn.Conv2d[L[1], L[16]](kernel_size=3, padding=1, generator=generator)
+        self.conv2 = nn.Conv2d[L[16], L[32]](kernel_size=3, padding=1, generator=generator)
+        self.pool = nn.MaxPool2d(2)
+        self.flatten = nn.Flatten()
+        self.head = nn.Linear[L[1568], L[10]](generator=generator)
+
+    def __call__(self, x: Any) -> Any:
+        h = self.pool(self.conv1(x).relu())
+        h = self.pool(self.conv2(h).relu())
+        return self.head(self.flatten(h))
+
+
+def mlp_data(batch: int = 128, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((batch, 784)).astype(np.float32), rng.integers(0, 10, batch)
+
+
+def sg_step(model: Any, opt: Any, grads: Any, x: Any, y: Any) -> float:
+    grads.zero()
+    loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+    loss.backward()
+    opt.update(model, grads)
+    return loss.item()
+
+
+def mlp_weights(model: MLP) -> list[np.ndarray]:
+    return [t.numpy().copy() for _, t in model.named_parameters()]
+
+
+# --------------------------------------------------------------------------- cases
+def check_same_loss(steps: int) -> dict[str, float]:
+    """shapegrad, PyTorch and NumPy from one initialisation on the same batches."""
+    model = MLP(sg.Generator(0))
+    weights = mlp_weights(model)
+    opt, grads = sg.optim.Adam(model, lr=1e-3), model.alloc_grads()
+    reference = peers.NumpyMLP(weights)
+    x_np, y_np = mlp_data()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    ours = [sg_step(model, opt, grads, x, y) for _ in range(steps)]
+    floor = [reference.step(x_np, y_np) for _ in range(steps)]
+    result = {"shapegrad": ours[-1], "numpy": floor[-1]}
+    np.testing.assert_allclose(ours, floor, rtol=1e-4, err_msg="shapegrad and hand-written NumPy disagree")
+    if have_torch():
+        import torch
+
+        tmodel, topt = peers.torch_mlp(weights)
+        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+        theirs = []
+        for _ in range(steps):
+            topt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
+            loss.backward()
+            topt.step()
+            theirs.append(loss.item())
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, err_msg="shapegrad and PyTorch disagree")
+        result["torch"] = theirs[-1]
+    return result
+
+
+def bench_ops(number: int, repeat: int) -> list[tuple[str, float, float | None, float | None]]:
+    """Per-op overhead on tiny tensors: (case, shapegrad s, torch s, numpy s)."""
+    rows = []
+    a_np = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+    b_np = np.random.default_rng(1).standard_normal((4, 4)).astype(np.float32)
+    a, b = sg.tensor(a_np), sg.tensor(b_np)
+    torch_ops: dict[str, Callable[[Any, Any], Any]] = {}
+    ops: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any]]] = {
+        "x + 1": (lambda x, y: x + 1.0, lambda x, y: x + 1.0),
+        "x * y": (lambda x, y: x * y, lambda x, y: x * y),
+        "exp": (lambda x, y: x.exp(), lambda x, y: np.exp(x)),
+        "matmul 4x4": (lambda x, y: x @ y, lambda x, y: x @ y),
+    }
+    if have_torch():
+        import torch
+
+        ta, tb = torch.from_numpy(a_np), torch.from_numpy(b_np)
+        torch_ops = {"x + 1": lambda x, y: x + 1.0, "x * y": lambda x, y: x * y, "exp": lambda x, y: x.exp(), "matmul 4x4": lambda x, y: x @ y}
+    for name, (op, np_op) in ops.items():
+        forward: dict[str, Callable[[], Any]] = {"ours": lambda: op(a, b), "numpy": lambda: np_op(a_np, b_np)}
+        if torch_ops:
+            forward["torch"] = lambda: torch_ops[name](ta, tb)
+        t = compare(forward, number, repeat)
+        rows.append((f"{name}, forward", t["ours"], t.get("torch"), t["numpy"]))
+
+        def ours_fb() -> None:
+            grads = sg.Gradients()
+            op(a.trace(grads), b).sum().backward()
+
+        both: dict[str, Callable[[], Any]] = {"ours": ours_fb}
+        if torch_ops:
+            def theirs_fb() -> None:
+                x = ta.detach().requires_grad_()
+                torch_ops[name](x, tb).sum().backward()
+
+            both["torch"] = theirs_fb
+        t = compare(both, number, repeat)
+        rows.append((f"{name}, forward+backward", t["ours"], t.get("torch"), None))
+
+    def chain_ours() -> None:
+        grads = sg.Gradients()
+        x = a.trace(grads)
+        for _ in range(1000):
+            x = x * 1.0001
+        x.sum().backward()
+
+    chain: dict[str, Callable[[], Any]] = {"ours": chain_ours}
+    if torch_ops:
+        def chain_theirs() -> None:
+            x = ta.detach().requires_grad_()
+            y = x
+            for _ in range(1000):
+                y = y * 1.0001
+            y.sum().backward()
+
+        chain["torch"] = chain_theirs
+    t = compare(chain, max(1, number // 200), repeat)
+    rows.append(("1,000-op chain + backward", t["ours"], t.get("torch"), None))
+    return rows
+
+
+def bench_mlp(number: int, repeat: int) -> dict[str, float]:
+    x_np, y_np = mlp_data()
+    model = MLP(sg.Generator(0))
+    weights = mlp_weights(model)
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    unchecked = UncheckedMLP(sg.Generator(0))
+    uopt, ugrads = sg.optim.Adam(unchecked), unchecked.alloc_grads()
+    reference = peers.NumpyMLP(weights)
+    contenders: dict[str, Callable[[], Any]] = {
+        "shapegrad": lambda: sg_step(model, opt, grads, x, y),
+        "shapegrad, checks off": lambda: sg_step(unchecked, uopt, ugrads, x, y),
+        "numpy": lambda: reference.step(x_np, y_np),
+    }
+    if have_torch():
+        import torch
+
+        tmodel, topt = peers.torch_mlp(weights)
+        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+
+        def torch_step() -> float:
+            topt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
+            loss.backward()
+            topt.step()
+            return loss.item()
+
+        contenders["torch"] = torch_step
+    return compare(contenders, number, repeat)
+
+
+def bench_cnn(number: int, repeat: int) -> dict[str, float]:
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((64, 1, 28, 28)).astype(np.float32)
+    y_np = rng.integers(0, 10, 64)
+    model = CNN(sg.Generator(0))
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    contenders: dict[str, Callable[[], Any]] = {"shapegrad": lambda: sg_step(model, opt, grads, x, y)}
+    if have_torch():
+        import torch
+
+        tmodel, topt = peers.torch_cnn()
+        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+
+        def torch_step() -> float:
+            topt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
+            loss.backward()
+            topt.step()
+            return loss.item()
+
+        contenders["torch"] = torch_step
+    return compare(contenders, number, repeat)
+
+
+MEMORY_PROBE = r"""
+import sys, numpy as np
+sys.path.insert(0, {here!r})
+def rss(field):
+    for line in open('/proc/self/status'):
+        if line.startswith(field):
+            return int(line.split()[1]) * 1024
+    return 0
+import run, peers
+x_np, y_np = run.mlp_data()
+framework = {framework!r}
+if framework == 'torch':
+    import torch
+    torch.set_num_threads(1)
+    model = run.MLP(run.sg.Generator(0))
+    tmodel, topt = peers.torch_mlp(run.mlp_weights(model))
+    tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+    def step():
+        topt.zero_grad(); loss = torch.nn.functional.cross_entropy(tmodel(tx), ty); loss.backward(); topt.step(); return loss.item()
+else:
+    import shapegrad as sg
+    model = run.MLP(sg.Generator(0)); opt = sg.optim.Adam(model); grads = model.alloc_grads()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    def step():
+        return run.sg_step(model, opt, grads, x, y)
+open('/proc/self/clear_refs', 'w').write('5')
+base = rss('VmRSS')
+for _ in range({steps}):
+    step()
+print(rss('VmHWM') - base)
+"""
+
+
+def bench_memory(steps: int) -> dict[str, float]:
+    """Peak resident memory added by ``steps`` MLP training steps over what the process held
+    with its model, optimizer and data ready, each framework in its own process."""
+    out = {}
+    for framework in ["shapegrad"] + (["torch"] if have_torch() else []):
+        code = MEMORY_PROBE.format(here=str(HERE), framework=framework, steps=steps)
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        out[framework] = float(result.stdout.strip().splitlines()[-1])
+    return out
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.2f}" if a is not None and b else "–"
+
+
+def us(t: float | None) -> str:
+    return "–" if t is None else f"{t * 1e6:,.1f} µs" if t < 1e-3 else f"{t * 1e3:,.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a few iterations (CI)")
+    parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    n_ops, n_step, repeat = (50, 3, 3) if args.quick else (2000, 30, 7)
+    lines: list[str] = []
+
+    def emit(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    import torch  # noqa: F401  (import first so its threads are pinned too)
+
+    emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+         f"numpy {np.__version__}, torch {torch.__version__}, shapegrad {sg.__version__}")
+    emit(f"command: python benchmarks/run.py{' --quick' if args.quick else ''}   (medians of {repeat} repeats)")
+    losses = check_same_loss(5 if args.quick else 20)
+    emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
+    for threads in args.threads:
+        with pin_threads(threads):
+            emit()
+            emit(f"## {threads} thread{'s' if threads > 1 else ''}")
+            emit()
+            emit("| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |")
+            emit("| --- | ---: | ---: | ---: | ---: | ---: |")
+            for name, ours, theirs, floor in bench_ops(n_ops, repeat):
+                emit(f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |")
+            mlp = bench_mlp(n_step, repeat)
+            emit(f"| MLP step 784-256-256-10, batch 128, Adam | {us(mlp['shapegrad'])} | {us(mlp.get('torch'))} | {us(mlp['numpy'])} | {ratio(mlp['shapegrad'], mlp.get('torch'))} | {ratio(mlp['shapegrad'], mlp['numpy'])} |")
+            emit(f"| same MLP step, run-time checks off | {us(mlp['shapegrad, checks off'])} | | | | checks on ÷ off: {ratio(mlp['shapegrad'], mlp['shapegrad, checks off'])} |")
+            cnn = bench_cnn(max(2, n_step // 5), repeat)
+            emit(f"| CNN step, 2×conv3×3, 28×28, batch 64, Adam | {us(cnn['shapegrad'])} | {us(cnn.get('torch'))} | | {ratio(cnn['shapegrad'], cnn.get('torch'))} | |")
+    memory = bench_memory(20 if args.quick else 200)
+    emit()
+    emit(f"peak memory added by {20 if args.quick else 200} MLP steps (own process each, VmHWM): "
+         + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in memory.items())
+         + (f", ratio {memory['shapegrad'] / memory['torch']:.2f}" if "torch" in memory and memory["torch"] else ""))
+    if args.write:
+        (HERE / "RESULTS.md").write_text("# Benchmark results\n\n" + "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
