@@ -35,6 +35,27 @@ class NumpyLikeBackend:
     def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
         self.xp.add.at(target, indices, values)
 
+    def adam_step(
+        self, param: Any, grad: Any, m: Any, v: Any, scratch: Any,
+        step_size: float, beta1: float, beta2: float, eps: float, bias2_sqrt: float,
+    ) -> None:
+        """One Adam update in place, through ``scratch`` so that no temporary is allocated:
+        ``m ← β₁m + (1-β₁)g``, ``v ← β₂v + (1-β₂)g²``, ``p ← p - step · m / (√v/√b₂ + ε)``."""
+        xp = self.xp
+        m *= beta1
+        xp.multiply(grad, 1 - beta1, out=scratch)
+        m += scratch
+        v *= beta2
+        xp.multiply(grad, grad, out=scratch)
+        scratch *= 1 - beta2
+        v += scratch
+        xp.sqrt(v, out=scratch)
+        scratch *= 1 / bias2_sqrt
+        scratch += eps
+        xp.divide(m, scratch, out=scratch)
+        scratch *= step_size
+        param -= scratch
+
     def __repr__(self) -> str:
         return f"<shapegrad backend {self.name!r}>"
 

@@ -73,12 +73,12 @@ class CupyBackend(NumpyLikeBackend):
         self._cp = cp
         self.xp = _array_api_namespace(cp)
         self._adam: Any = cp.ElementwiseKernel(
-            "T g, T lr_t, T beta1, T beta2, T eps",
+            "T g, T step_size, T beta1, T beta2, T eps, T inv_bias2_sqrt",
             "T p, T m, T v",
             """
             m = beta1 * m + (1 - beta1) * g;
             v = beta2 * v + (1 - beta2) * g * g;
-            p -= lr_t * m / (sqrt(v) + eps);
+            p -= step_size * m / (sqrt(v) * inv_bias2_sqrt + eps);
             """,
             "shapegrad_adam",
         )
@@ -100,6 +100,14 @@ class CupyBackend(NumpyLikeBackend):
 
     def random(self, seed: int | None) -> _CupyRandom:
         return _CupyRandom(self._cp, seed)
+
+    def adam_step(
+        self, param: Any, grad: Any, m: Any, v: Any, scratch: Any,
+        step_size: float, beta1: float, beta2: float, eps: float, bias2_sqrt: float,
+    ) -> None:
+        """One fused element-wise kernel per parameter instead of a dozen launches."""
+        dtype = param.dtype.type
+        self._adam(grad, dtype(step_size), dtype(beta1), dtype(beta2), dtype(eps), dtype(1 / bias2_sqrt), param, m, v)
 
     def memory_in_use(self) -> int:
         """Bytes the CuPy memory pool holds for live arrays."""

@@ -16,42 +16,42 @@ __all__ = ["GELU", "Dropout", "LeakyReLU", "ReLU", "Sigmoid", "Softplus", "Tanh"
 N = TypeVar("N")
 
 
-class ReLU(Layer[N, N]):
+class ReLU(Layer[N, N], checked=False):
     """``max(x, 0)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.relu(x)
 
 
-class GELU(Layer[N, N]):
+class GELU(Layer[N, N], checked=False):
     """GELU (tanh approximation)."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.gelu(x)
 
 
-class Tanh(Layer[N, N]):
+class Tanh(Layer[N, N], checked=False):
     """Hyperbolic tangent."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.tanh(x)
 
 
-class Sigmoid(Layer[N, N]):
+class Sigmoid(Layer[N, N], checked=False):
     """Logistic sigmoid."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.sigmoid(x)
 
 
-class Softplus(Layer[N, N]):
+class Softplus(Layer[N, N], checked=False):
     """``log(1 + e^x)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.softplus(x)
 
 
-class LeakyReLU(Layer[N, N]):
+class LeakyReLU(Layer[N, N], checked=False):
     """``x`` where positive, ``negative_slope · x`` elsewhere."""
 
     def __init__(self, negative_slope: float = 0.01) -> None:
@@ -61,7 +61,7 @@ class LeakyReLU(Layer[N, N]):
         return ew.leaky_relu(x, self.negative_slope)
 
 
-class Dropout(Layer[N, N]):
+class Dropout(Layer[N, N], checked=False):
     """In training mode, zero each value with probability ``p`` and scale the rest by
     ``1/(1-p)``; in eval mode, the identity. The mask comes from ``generator`` (seedable).
     """

@@ -42,7 +42,7 @@ def scaled_dot_product_attention(
     return matmul_impl(weights, v)
 
 
-class MultiHeadAttention(Layer[D, D]):
+class MultiHeadAttention(Layer[D, D], checked=False):
     """Attention with ``num_heads`` heads over ``D`` features, as ``nn.MultiheadAttention``
     with ``batch_first=True``.
 
@@ -95,7 +95,7 @@ class MultiHeadAttention(Layer[D, D]):
         return self.out_proj(reshape(attended, (b, lq, self.embed_dim)))
 
 
-class TransformerEncoderBlock(Layer[D, D]):
+class TransformerEncoderBlock(Layer[D, D], checked=False):
     """Pre-norm transformer encoder block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``
     with a GELU feed-forward of ``ff_dim`` hidden units (as
     ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``)."""

@@ -27,7 +27,7 @@ H = TypeVar("H")
 J = TypeVar("J")
 
 
-class Sequential(Layer[I, O]):
+class Sequential(Layer[I, O], checked=False):
     """Layers applied in order; its type is the chain's ``Layer[first in, last out]``.
 
     Construction is typed for chains of up to 8 layers: a 784→128 layer followed by a
@@ -82,7 +82,7 @@ class Sequential(Layer[I, O]):
         return y
 
 
-class Residual(Layer[N, N]):
+class Residual(Layer[N, N], checked=False):
     """``x + inner(x)``: a shape-preserving layer with a skip connection."""
 
     def __init__(self, inner: Layer[N, N]) -> None:

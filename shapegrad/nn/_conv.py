@@ -73,7 +73,7 @@ def conv2d(
     return out
 
 
-class Conv2d(Layer[I, O]):
+class Conv2d(Layer[I, O], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
     Args:
@@ -117,7 +117,7 @@ class Conv2d(Layer[I, O]):
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class Conv1d(Layer[I, O]):
+class Conv1d(Layer[I, O], checked=False):
     """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
     over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
 
@@ -150,7 +150,7 @@ class Conv1d(Layer[I, O]):
         return reshape(out, (b, self.out_channels, out.shape[3]))
 
 
-class ConvTranspose2d(Layer[I, O]):
+class ConvTranspose2d(Layer[I, O], checked=False):
     """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input),
     from ``I`` to ``O`` channels; upsamples by ``stride``.
 
@@ -202,14 +202,14 @@ class ConvTranspose2d(Layer[I, O]):
         return out
 
 
-class _Pool2d(Module):
+class _Pool2d(Module, checked=False):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride) if stride is not None else self.kernel_size
         self.padding = _pair(padding)
 
 
-class MaxPool2d(_Pool2d):
+class MaxPool2d(_Pool2d, checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
     Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
 
@@ -217,7 +217,7 @@ class MaxPool2d(_Pool2d):
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-class AvgPool2d(_Pool2d):
+class AvgPool2d(_Pool2d, checked=False):
     """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
     (PyTorch's ``count_include_pad=True``)."""
 
@@ -226,21 +226,21 @@ class AvgPool2d(_Pool2d):
         return reductions.mean_impl(cols, 2, False)
 
 
-class GlobalAvgPool2d(Module):
+class GlobalAvgPool2d(Module, checked=False):
     """Mean over height and width: ``(B, C, H, W) -> (B, C)``."""
 
     def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
         return reductions.mean_impl(x, (2, 3), False)
 
 
-class GlobalMaxPool2d(Module):
+class GlobalMaxPool2d(Module, checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
     def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
         return reductions.max_impl(x, (2, 3), False)
 
 
-class Flatten(Module):
+class Flatten(Module, checked=False):
     """Every axis after the batch merged: ``(B, ...) -> (B, n)``; ``n`` is open."""
 
     def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:

@@ -27,7 +27,7 @@ def uniform_parameter(shape: tuple[int, ...], bound: float, generator: Generator
     return parameter(wrap(gen.uniform(shape, -bound, bound, dtype=dtype), gen.backend))
 
 
-class Linear(Layer[I, O]):
+class Linear(Layer[I, O], checked=False):
     """``y = x @ weight + bias``, mapping the last axis from ``I`` to ``O`` features.
 
     Args:
@@ -73,7 +73,7 @@ class Linear(Layer[I, O]):
         return y
 
 
-class Embedding(Layer[V, D]):
+class Embedding(Layer[V, D], checked=False):
     """A table of ``V`` learned ``D``-vectors, looked up by integer ids.
 
     Trace the ids (``ids.trace(grads)``) to put the lookup on a tape: integer tensors carry

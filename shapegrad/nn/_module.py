@@ -7,7 +7,7 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
-from .._checking import checked, checks_enabled
+from .._checking import checked as checked_function, checks_enabled
 from .._errors import ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor, _ParamInfo, make_parameter
@@ -66,11 +66,14 @@ class Module:
 
     training: bool = True
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, checked: bool = True, **kwargs: Any) -> None:
+        """``checked=False`` leaves ``__call__`` unchecked: shapegrad's own layers use it,
+        since their annotations hold only TypeVars (a check could only bind them) and their
+        ops already raise ``ShapeError`` naming both shapes."""
         super().__init_subclass__(**kwargs)
         call = cls.__dict__.get("__call__")
-        if call is not None and checks_enabled() and not getattr(call, "_shapegrad_checked", False):
-            wrapped = checked(call)
+        if checked and call is not None and checks_enabled() and not getattr(call, "_shapegrad_checked", False):
+            wrapped = checked_function(call)
             wrapped._shapegrad_checked = True
             setattr(cls, "__call__", wrapped)
 

@@ -25,7 +25,7 @@ def _state(tensor: AnyTensor) -> Any:
     return tensor
 
 
-class LayerNorm(Layer[N, N]):
+class LayerNorm(Layer[N, N], checked=False):
     """Normalize the last axis to mean 0 and variance 1, then scale and shift.
 
     ``y = (x - mean) / sqrt(var + eps) · weight + bias``, with the biased variance, as
@@ -50,7 +50,7 @@ class LayerNorm(Layer[N, N]):
         return y
 
 
-class _BatchNorm(Layer[C, C]):
+class _BatchNorm(Layer[C, C], checked=False):
     _spatial_ranks: tuple[int, ...] = ()
 
     def __init__(self, num_features: int | None = None, *, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True, dtype: str = "float32") -> None:
@@ -97,7 +97,7 @@ class _BatchNorm(Layer[C, C]):
         backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
 
 
-class BatchNorm1d(_BatchNorm[C]):
+class BatchNorm1d(_BatchNorm[C], checked=False):
     """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
 
     In training mode it normalizes with the batch's statistics and updates
@@ -110,7 +110,7 @@ class BatchNorm1d(_BatchNorm[C]):
         return self._normalize(x)
 
 
-class BatchNorm2d(_BatchNorm[C]):
+class BatchNorm2d(_BatchNorm[C], checked=False):
     """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
 
     _spatial_ranks = (2,)

@@ -85,7 +85,19 @@ class Adam(Optimizer[M]):
     ) -> None:
         self.beta1, self.beta2 = betas
         self.eps, self.weight_decay = eps, weight_decay
+        self._fused: Any = None
+        self._scratches: dict[int, Any] = {}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+        backends = {slot.backend for slot in self._slots}
+        if len(backends) == 1:
+            # A backend may offer a fused in-place kernel; the formula is the same.
+            self._fused = getattr(next(iter(backends)), "adam_step", None)
+
+    def _scratch(self, xp: Any, param: Any) -> Any:
+        scratch = self._scratches.get(id(param))
+        if scratch is None:
+            scratch = self._scratches[id(param)] = xp.empty_like(param)
+        return scratch
 
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
         return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
@@ -98,12 +110,16 @@ class Adam(Optimizer[M]):
             else:
                 g = g + self.weight_decay * param
         m, v = state["exp_avg"], state["exp_avg_sq"]
+        bias1 = 1 - self.beta1**step
+        bias2 = 1 - self.beta2**step
+        fused = self._fused
+        if fused is not None:
+            fused(param, g, m, v, self._scratch(xp, param), lr / bias1, self.beta1, self.beta2, self.eps, bias2**0.5)
+            return
         m *= self.beta1
         m += (1 - self.beta1) * g
         v *= self.beta2
         v += (1 - self.beta2) * (g * g)
-        bias1 = 1 - self.beta1**step
-        bias2 = 1 - self.beta2**step
         denom = xp.sqrt(v) / (bias2**0.5)
         denom += self.eps
         param -= (lr / bias1) * (m / denom)
