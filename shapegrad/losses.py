@@ -15,8 +15,8 @@ from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
 from .ops import elementwise as ew
 from .ops import reductions
-from .ops.indexing import take_along_axis
-from .ops.shape import reshape
+from .ops.elementwise import require_float
+
 
 __all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
 
@@ -128,7 +128,8 @@ def cross_entropy(logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoo
 def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean") -> Any:
     """Cross-entropy of ``logits (B, C)`` against integer ``labels (B,)``, through a stable
     ``log_softmax``; ``label_smoothing`` mixes the one-hot target with the uniform one.
-    PyTorch: ``F.cross_entropy(logits, labels, label_smoothing=...)``.
+    d/dlogits = softmax(logits) - target, one fused op. PyTorch:
+    ``F.cross_entropy(logits, labels, label_smoothing=...)``.
 
     Example:
         >>> import shapegrad as sg
@@ -137,13 +138,30 @@ def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: floa
         0.1269
     """
     _check_labels(logits, labels)
-    logp = reductions.log_softmax(logits, -1)
-    picked = cast(AnyTensor, take_along_axis(logp, reshape(labels, (*labels.shape, 1)), -1))
-    nll = ew.neg(reshape(picked, labels.shape))
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+    require_float(logits, "cross_entropy")
+    xp = logits._backend.xp
+    data = logits._data
+    shifted = data - xp.max(data, axis=-1, keepdims=True)
+    logp = shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+    ids = xp.expand_dims(labels._data, axis=-1)
+    per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
     if label_smoothing:
-        smooth = ew.neg(reductions.mean_impl(logp, -1, False))
-        nll = ew.add_impl(ew.mul_impl(nll, 1.0 - label_smoothing), ew.mul_impl(smooth, label_smoothing))
-    return _reduce(nll, reduction)
+        per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
+    count = per_row.size if reduction == "mean" else 1
+    out = per_row if reduction == "none" else xp.sum(per_row) / count
+    saved = (logp, ids, label_smoothing, reduction == "none", count)
+    return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend)
+
+
+def cross_entropy_backward(xp: Any, g: Any, logp: Any, ids: Any, smoothing: float, per_row: bool, count: int) -> tuple[Any, ...]:
+    classes = logp.shape[-1]
+    target = xp.astype(xp.arange(classes) == ids, logp.dtype)
+    if smoothing:
+        target = target * (1.0 - smoothing) + smoothing / classes
+    scale = xp.expand_dims(g, axis=-1) if per_row else g / count
+    return (xp.exp(logp) - target) * scale, None
 
 
 @overload
@@ -158,6 +176,19 @@ def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, redu
     return _reduce(ew.sub_impl(ew.softplus(logits), ew.mul_impl(logits, targets)), reduction)
 
 
+def xlogx_backward(xp: Any, g: Any, t: Any, positive: Any, log_t: Any) -> tuple[Any, ...]:
+    return (xp.where(positive, g * (log_t + 1), xp.zeros_like(g)),)
+
+
+def _xlogx(t: AnyTensor) -> Any:
+    """``t · log t``, taken as 0 at ``t = 0`` (its limit); d/dt = log t + 1 where t > 0."""
+    xp = t._backend.xp
+    data = t._data
+    positive = data > 0
+    log_t = xp.log(xp.where(positive, data, xp.ones_like(data)))
+    return record(xp.where(positive, data * log_t, xp.zeros_like(data)), xlogx_backward, (t,), (data, positive, log_t), t._backend)
+
+
 @overload
 def kl_div(log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["batchmean", "sum", "mean"] = "batchmean") -> Tensor[T]: ...
 @overload
@@ -170,13 +201,7 @@ def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, 
     if log_target:
         elements = ew.mul_impl(ew.exp(target), ew.sub_impl(target, log_pred))
     else:
-        xp = target._backend.xp
-        t = target._data
-        positive = t > 0
-        log_t = xp.where(positive, xp.log(xp.where(positive, t, 1.0)), 0.0)
-        from ._tensor import wrap
-
-        elements = ew.mul_impl(target, ew.sub_impl(wrap(log_t, target._backend), log_pred))
+        elements = ew.sub_impl(_xlogx(target), ew.mul_impl(target, log_pred))
     if reduction == "batchmean":
         return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / log_pred.shape[0])
     return _reduce(elements, cast(Reduction, reduction))

@@ -9,8 +9,7 @@ from .._creation import Generator, default_generator
 from .._tape import NoTape
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
-from ..ops.elementwise import add_impl
-from ..ops.linalg import matmul_impl
+from ..ops.linalg import linear
 from ._module import Layer, parameter
 
 __all__ = ["Embedding", "Linear", "uniform_parameter"]
@@ -65,12 +64,8 @@ class Linear(Layer[I, O], checked=False):
         )
 
     def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
-        # Pyright cannot split ``*S, I`` into matmul's ``*S, N, K``; the dims are stated by
-        # this signature and checked at run time.
-        y = matmul_impl(x, self.weight)
-        if self.bias is not None:
-            y = add_impl(y, self.bias)
-        return y
+        # One fused op (see ops.linalg.linear); its dims are stated by this signature.
+        return linear(x, self.weight, self.bias)
 
 
 class Embedding(Layer[V, D], checked=False):

@@ -125,36 +125,37 @@ def _padded(xp: Any, x: Any, padding: Pair, fill: float) -> Any:
     return full
 
 
-def max_pool2d_backward(xp: Any, g: Any, padded: Any, result: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, ...]:
-    # Each window's gradient goes to its first maximum, in the window order of the forward.
-    full = xp.zeros(padded.shape, dtype=g.dtype)
-    taken = xp.zeros(result.shape, dtype=xp.bool)
+def max_pool2d_backward(xp: Any, g: Any, index: Any, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, ...]:
+    full = xp.zeros(shape, dtype=g.dtype)
+    k = 0
     for i in range(kernel[0]):
         for j in range(kernel[1]):
-            index = _window_slices(i, j, stride, (1, 1), out)
-            hit = (padded[index] == result) & ~taken
-            full[index] += keep_where(xp, hit, g)
-            taken = taken | hit
-    h, w = padded.shape[2] - 2 * padding[0], padded.shape[3] - 2 * padding[1]
+            full[_window_slices(i, j, stride, (1, 1), out)] += keep_where(xp, index == k, g)
+            k += 1
+    h, w = shape[2] - 2 * padding[0], shape[3] - 2 * padding[1]
     return (full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w],)
 
 
 def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0)) -> Any:
     """Maximum over each window of a ``(B, C, H, W)`` tensor; padding counts as ``-inf``.
 
-    Computed as a running maximum over the ``kh·kw`` strided slices (no window copy). The
-    gradient goes to the first maximum of each window, as PyTorch's ``F.max_pool2d``.
+    A running maximum over the ``kh·kw`` strided slices (no window copy) that also records
+    which slice won, so that the gradient goes to the first maximum of each window, as
+    PyTorch's ``F.max_pool2d``.
     """
     out = _pool_geometry(x, kernel, stride, padding)
     xp = x._backend.xp
     padded = _padded(xp, x._data, padding, -float("inf"))
-    result = None
+    result = xp.asarray(padded[_window_slices(0, 0, stride, (1, 1), out)], copy=True)
+    index = xp.zeros(result.shape, dtype=xp.int8 if kernel[0] * kernel[1] < 128 else xp.int32)
+    k = 0
     for i in range(kernel[0]):
         for j in range(kernel[1]):
-            window = padded[_window_slices(i, j, stride, (1, 1), out)]
-            result = window if result is None else xp.maximum(result, window)
-    assert result is not None
-    if kernel == (1, 1):
-        result = xp.asarray(result, copy=True)
-    saved = (padded, result, kernel, stride, padding, out)
+            if k:
+                window = padded[_window_slices(i, j, stride, (1, 1), out)]
+                larger = window > result
+                index = index + xp.astype(larger, index.dtype) * (k - index)
+                result = xp.maximum(result, window)
+            k += 1
+    saved = (index, tuple(padded.shape), kernel, stride, padding, out)
     return record(result, max_pool2d_backward, (x,), saved, x._backend)

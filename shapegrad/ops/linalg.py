@@ -9,7 +9,7 @@ from .._tape import NoTape
 from .._tensor import AnyTensor, Tensor, record, same_backend, wants_grad
 from .._typevars import A, K, N, S, T
 
-__all__ = ["matmul"]
+__all__ = ["linear", "matmul"]
 
 
 def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool) -> tuple[Any, ...]:
@@ -113,3 +113,39 @@ def matmul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
         (2, 4)
     """
     return matmul_impl(a, b)
+
+
+def linear_backward(xp: Any, g: Any, x: Any, w: Any, need_x: bool, need_w: bool, has_bias: bool) -> tuple[Any, ...]:
+    features_in, features_out = w.shape
+    rows = xp.reshape(g, (-1, features_out))
+    gx = xp.reshape(xp.matmul(rows, xp.matrix_transpose(w)), x.shape) if need_x else None
+    gw = xp.matmul(xp.matrix_transpose(xp.reshape(x, (-1, features_in))), rows) if need_w else None
+    if not has_bias:
+        return gx, gw
+    return gx, gw, xp.sum(rows, axis=0)
+
+
+def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> Any:
+    """``x @ weight + bias`` over the last axis of ``x`` (any leading dims), as one op.
+
+    Fused so that the backward pass is two plain matrix products over all leading dims at
+    once (``gW = xᵀ·g`` with the batch flattened) and the bias gradient one sum, instead of
+    a batched product and a broadcast reduction. ``weight`` is ``(in, out)``.
+    PyTorch: ``F.linear(x, weight.T, bias)``.
+    """
+    backend = same_backend(x, weight)
+    if bias is not None:
+        same_backend(x, bias)
+    data, w = x._data, weight._data
+    if data.ndim == 0 or w.ndim != 2 or data.shape[-1] != w.shape[0]:
+        raise ShapeError(
+            f"linear: inner dims differ: input {x.shape} has {data.shape[-1] if data.ndim else 'no'} features "
+            f"(axis -1), weight {weight.shape} expects {w.shape[0] if w.ndim else '?'}"
+        )
+    out = backend.xp.matmul(data, w)
+    inputs: tuple[AnyTensor, ...] = (x, weight)
+    if bias is not None:
+        out += bias._data
+        inputs = (x, weight, bias)
+    saved = (data, w, wants_grad(x), wants_grad(weight), bias is not None)
+    return record(out, linear_backward, inputs, saved, backend)
