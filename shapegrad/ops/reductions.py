@@ -102,7 +102,8 @@ def var_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, c
     centred = x - mean_impl(x, axes, True)
     squared = mean_impl(centred * centred, axes, keepdims)
     if correction:
-        squared = squared * (count / (count - correction))
+        # As PyTorch: NaN when there are no more values than the correction.
+        squared = squared * (count / (count - correction) if count > correction else float("nan"))
     return squared
 
 

@@ -1,0 +1,317 @@
+"""PyTorch CPU autograd as an independent oracle, in float64: every op, layer, loss and
+optimizer that PyTorch also has, forward values and gradients, over randomly drawn shapes
+with broadcasting, size-1 and size-0 dims. Skipped with a reason where torch is absent
+(install the ``torch`` extra: ``pip install -e ".[dev,torch]"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)")
+F = torch.nn.functional
+
+
+def helper_test_op(
+    arrays: list[np.ndarray],
+    ours: Callable[..., Any],
+    theirs: Callable[..., Any],
+    rtol: float = 1e-7,
+    atol: float = 1e-9,
+    grad: bool = True,
+) -> None:
+    """Forward and gradient of ``sum(w · f(inputs))`` agree with PyTorch in float64."""
+    with sg.use_backend("numpy"):
+        grads = sg.Gradients()
+        traced = [sg.tensor(a).trace(grads) for a in arrays]
+        out = ours(*traced)
+    t_inputs = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    t_out = theirs(*t_inputs)
+    assert tuple(out.shape) == tuple(t_out.shape), f"shape {out.shape} vs torch {tuple(t_out.shape)}"
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
+    if not grad:
+        return
+    weights = np.random.default_rng(99).standard_normal(tuple(t_out.shape))
+    (out * sg.tensor(weights)).sum().backward() if out.ndim else (out * float(weights)).backward()
+    (t_out * torch.tensor(weights)).sum().backward()
+    for i, (ti, tensor) in enumerate(zip(t_inputs, traced)):
+        expected = ti.grad.numpy() if ti.grad is not None else np.zeros(ti.shape)
+        found = grads[tensor].numpy() if tensor in grads else np.zeros(tensor.shape)
+        np.testing.assert_allclose(found, expected, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
+
+
+RNG = np.random.default_rng(2026)
+
+
+def shapes_with_broadcasting(seed: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    rng = np.random.default_rng(seed)
+    rank = int(rng.integers(1, 4))
+    full = tuple(int(n) for n in rng.integers(0, 4, rank))
+    other = tuple(1 if rng.random() < 0.4 else n for n in full)[int(rng.integers(0, rank)):]
+    return (full, other) if rng.random() < 0.5 else (other, full)
+
+
+BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
+    "add": (lambda a, b: a + b, lambda a, b: a + b, "any"),
+    "sub": (lambda a, b: a - b, lambda a, b: a - b, "any"),
+    "mul": (lambda a, b: a * b, lambda a, b: a * b, "any"),
+    "div": (lambda a, b: a / b, lambda a, b: a / b, "positive"),
+    "pow": (lambda a, b: a**b, lambda a, b: a**b, "positive"),
+    "maximum": (sg.maximum, torch.maximum, "any"),
+    "minimum": (sg.minimum, torch.minimum, "any"),
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_ops_with_broadcasting(name: str, seed: int) -> None:
+    ours, theirs, domain = BINARY[name]
+    sa, sb = shapes_with_broadcasting(seed)
+    rng = np.random.default_rng(seed)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    if domain == "positive":
+        a, b = np.abs(a) + 0.5, np.abs(b) + 0.5
+    helper_test_op([a, b], ours, theirs)
+
+
+UNARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
+    "neg": (lambda x: -x, lambda x: -x, "any"),
+    "exp": (sg.exp, torch.exp, "any"),
+    "log": (sg.log, torch.log, "positive"),
+    "sqrt": (sg.sqrt, torch.sqrt, "positive"),
+    "abs": (sg.abs, torch.abs, "nonzero"),
+    "tanh": (sg.tanh, torch.tanh, "any"),
+    "sigmoid": (sg.sigmoid, torch.sigmoid, "any"),
+    "relu": (sg.relu, torch.relu, "nonzero"),
+    "leaky_relu": (lambda x: sg.leaky_relu(x, 0.1), lambda x: F.leaky_relu(x, 0.1), "nonzero"),
+    "gelu_tanh": (sg.gelu, lambda x: F.gelu(x, approximate="tanh"), "any"),
+    "softplus": (sg.softplus, F.softplus, "any"),
+    "clamp": (lambda x: sg.clamp(x, -0.5, 0.7), lambda x: torch.clamp(x, -0.5, 0.7), "any"),
+    "softmax": (lambda x: x.softmax(axis=-1), lambda x: torch.softmax(x, -1), "any"),
+    "log_softmax": (lambda x: x.log_softmax(axis=0), lambda x: torch.log_softmax(x, 0), "any"),
+    "sum_axis": (lambda x: x.sum(axis=-1), lambda x: x.sum(-1), "any"),
+    "mean_keep": (lambda x: x.mean(axis=0, keepdims=True), lambda x: x.mean(0, keepdim=True), "any"),
+    "max_axis": (lambda x: x.max(axis=-1), lambda x: x.amax(-1), "any"),
+    "min_all": (lambda x: x.min(), lambda x: x.amin(), "any"),
+    "var_unbiased": (lambda x: x.var(axis=-1, correction=1.0), lambda x: x.var(-1, correction=1), "any"),
+    "logsumexp": (lambda x: x.logsumexp(axis=-1), lambda x: torch.logsumexp(x, -1), "any"),
+    "transpose": (lambda x: x.mT, lambda x: x.mT, "any"),
+    "flatten": (sg.flatten, lambda x: torch.flatten(x, 1), "any"),
+    "slice": (lambda x: x[1:, ::2], lambda x: x[1:, ::2], "any"),
+}
+
+
+@pytest.mark.filterwarnings("ignore:var\\(\\). degrees of freedom:UserWarning")  # torch's own warning for var over one value
+@pytest.mark.parametrize("shape", [(3, 4), (1, 5), (2, 3, 4), (4, 1)], ids=str)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_ops(name: str, shape: tuple[int, ...]) -> None:
+    ours, theirs, domain = UNARY[name]
+    x = np.random.default_rng(len(name)).standard_normal(shape)
+    if domain == "positive":
+        x = np.abs(x) + 0.5
+    elif domain == "nonzero":
+        x = np.sign(x) * (np.abs(x) + 0.1)
+    helper_test_op([x], ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["neg", "exp", "tanh", "sigmoid", "softplus", "sum_axis", "transpose"])
+def test_size_zero_dims(name: str) -> None:
+    ours, theirs, _ = UNARY[name]
+    helper_test_op([np.zeros((0, 3))], ours, theirs)
+
+
+@pytest.mark.parametrize("shapes", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((0, 4), (4, 2))], ids=str)
+def test_matmul(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+    rng = np.random.default_rng(1)
+    helper_test_op([rng.standard_normal(s) for s in shapes], sg.matmul, torch.matmul)
+
+
+def test_indexing_gathers() -> None:
+    rng = np.random.default_rng(2)
+    idx = rng.integers(0, 5, (3, 4))
+    helper_test_op([rng.standard_normal((3, 5))], lambda x: x.take_along_axis(sg.tensor(idx[:, :4] % 5)), lambda x: torch.gather(x, 1, torch.tensor(idx[:, :4] % 5)))
+    ids = rng.integers(0, 6, (2, 3))
+    helper_test_op([rng.standard_normal((6, 4))], lambda w: sg.gather(w, sg.tensor(ids)), lambda w: F.embedding(torch.tensor(ids), w))
+
+
+# --------------------------------------------------------------------------- layers
+def _copy_linear(ours: Any, theirs: Any) -> None:
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy().T))
+        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+
+
+def _layer_grads_match(ours: Any, theirs: Any, x: np.ndarray, pairs: list[tuple[str, Callable[[Any], Any]]], forward_kwargs: dict[str, Any] | None = None, rtol: float = 1e-7) -> None:
+    grads = ours.alloc_grads()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    out = ours(xt, **(forward_kwargs or {}))
+    tx = torch.tensor(x, requires_grad=True)
+    tout = theirs(tx)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=rtol, atol=1e-9)
+    w = np.random.default_rng(5).standard_normal(out.shape)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), rtol=rtol, atol=1e-9)
+    for path, pick in pairs:
+        param = dict(ours.named_parameters())[path]
+        np.testing.assert_allclose(grads[param].numpy(), pick(theirs), rtol=rtol, atol=1e-9, err_msg=path)
+
+
+def test_linear_layer() -> None:
+    ours = sg.nn.Linear[L[5], L[3]](dtype="float64")
+    theirs = torch.nn.Linear(5, 3).double()
+    _copy_linear(ours, theirs)
+    x = np.random.default_rng(0).standard_normal((2, 4, 5))
+    _layer_grads_match(ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy().T), ("bias", lambda m: m.bias.grad.numpy())])
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
+def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
+    ours = sg.nn.Conv2d[L[4], L[8]](kernel_size=3, stride=stride, padding=padding, dilation=dilation, groups=groups, dtype="float64")
+    theirs = torch.nn.Conv2d(4, 8, 3, stride=stride, padding=padding, dilation=dilation, groups=groups).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
+        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+    x = np.random.default_rng(1).standard_normal((2, 4, 9, 8))
+    _layer_grads_match(ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())])
+
+
+def test_conv1d_and_transpose() -> None:
+    ours = sg.nn.Conv1d[L[3], L[2]](kernel_size=3, padding=1, stride=2, dtype="float64")
+    theirs = torch.nn.Conv1d(3, 2, 3, padding=1, stride=2).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(ours.weight.numpy()[:, :, 0, :]))
+        theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
+    _layer_grads_match(ours, theirs, np.random.default_rng(2).standard_normal((2, 3, 7)), [("bias", lambda m: m.bias.grad.numpy())])
+    up = sg.nn.ConvTranspose2d[L[3], L[2]](kernel_size=3, stride=2, padding=1, output_padding=1, dtype="float64")
+    tup = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1).double()
+    with torch.no_grad():
+        tup.weight.copy_(torch.tensor(up.weight.numpy()))
+        tup.bias.copy_(torch.tensor(up.bias.numpy()))
+    _layer_grads_match(up, tup, np.random.default_rng(3).standard_normal((1, 3, 4, 5)), [("weight", lambda m: m.weight.grad.numpy())])
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
+def test_pooling(kernel: int, stride: int, padding: int) -> None:
+    x = np.random.default_rng(4).standard_normal((2, 3, 7, 6))
+    helper_test_op([x], lambda t: sg.nn.MaxPool2d(kernel, stride, padding)(t), lambda t: F.max_pool2d(t, kernel, stride, padding))
+    helper_test_op([x], lambda t: sg.nn.AvgPool2d(kernel, stride, padding)(t), lambda t: F.avg_pool2d(t, kernel, stride, padding))
+
+
+def test_norms() -> None:
+    x = np.random.default_rng(5).standard_normal((4, 3, 5))
+    ln = sg.nn.LayerNorm[L[5]](dtype="float64")
+    tln = torch.nn.LayerNorm(5).double()
+    _layer_grads_match(ln, tln, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())])
+    bn = sg.nn.BatchNorm1d[L[3]](dtype="float64")
+    tbn = torch.nn.BatchNorm1d(3).double()
+    _layer_grads_match(bn, tbn, x, [("weight", lambda m: m.weight.grad.numpy())])
+    np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-10)
+    bn2 = sg.nn.BatchNorm2d[L[3]](dtype="float64")
+    tbn2 = torch.nn.BatchNorm2d(3).double()
+    _layer_grads_match(bn2, tbn2, np.random.default_rng(6).standard_normal((2, 3, 4, 4)), [("bias", lambda m: m.bias.grad.numpy())])
+
+
+def test_multi_head_attention() -> None:
+    ours = sg.nn.MultiHeadAttention[L[8]](num_heads=2, dtype="float64")
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True).double()
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(torch.tensor(np.concatenate([ours.q_proj.weight.numpy().T, ours.k_proj.weight.numpy().T, ours.v_proj.weight.numpy().T])))
+        theirs.in_proj_bias.copy_(torch.tensor(np.concatenate([ours.q_proj.bias.numpy(), ours.k_proj.bias.numpy(), ours.v_proj.bias.numpy()])))
+        theirs.out_proj.weight.copy_(torch.tensor(ours.out_proj.weight.numpy().T))
+        theirs.out_proj.bias.copy_(torch.tensor(ours.out_proj.bias.numpy()))
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)  # True = masked out, in PyTorch
+    x = np.random.default_rng(7).standard_normal((2, 5, 8))
+    _layer_grads_match(ours, lambda t: theirs(t, t, t, attn_mask=causal, need_weights=False)[0], x,
+                       [("out_proj.bias", lambda m: theirs.out_proj.bias.grad.numpy())], forward_kwargs={"causal": True})
+
+
+# --------------------------------------------------------------------------- losses
+LOSS_CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
+    "mse": (sg.losses.mse, F.mse_loss),
+    "mae": (sg.losses.mae, F.l1_loss),
+    "huber": (lambda a, b: sg.losses.huber(a, b, delta=0.7), lambda a, b: F.huber_loss(a, b, delta=0.7)),
+    "smooth_l1": (lambda a, b: sg.losses.smooth_l1(a, b, beta=0.7), lambda a, b: F.smooth_l1_loss(a, b, beta=0.7)),
+    "bce_with_logits": (sg.losses.binary_cross_entropy_with_logits, F.binary_cross_entropy_with_logits),
+    "kl_div": (lambda a, b: sg.losses.kl_div(a.log_softmax(), b.softmax()), lambda a, b: F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction="batchmean")),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSS_CASES))
+def test_losses(name: str) -> None:
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    if name == "bce_with_logits":
+        b = rng.uniform(0, 1, (4, 6))
+    helper_test_op([a, b], *LOSS_CASES[name])
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy(smoothing: float, reduction: str) -> None:
+    labels = np.array([3, 0, 1, 3, 2])
+    helper_test_op(
+        [np.random.default_rng(9).standard_normal((5, 4)) * 3],
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(labels), label_smoothing=smoothing, reduction=reduction),  # pyright: ignore[reportArgumentType, reportCallIssue] -- reduction is one of the three
+        lambda z: F.cross_entropy(z, torch.tensor(labels), label_smoothing=smoothing, reduction=reduction),
+    )
+
+
+# --------------------------------------------------------------------------- optimizers
+class Quadratic(sg.nn.Module):
+    def __init__(self, start: np.ndarray) -> None:
+        self.w = sg.nn.parameter(sg.tensor(start.copy()))
+        self.b = sg.nn.parameter(sg.tensor(start[:2].copy()))
+
+
+OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] = {
+    "sgd_momentum": (lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, weight_decay=0.05), lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.05)),
+    "sgd_nesterov": (lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, nesterov=True), lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, nesterov=True)),
+    "adam": (lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1), lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1)),
+    "adamw": (lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1), lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1)),
+    "rmsprop": (lambda m: sg.optim.RMSprop(m, lr=0.01), lambda p: torch.optim.RMSprop(p, lr=0.01)),
+    "rmsprop_centered_momentum": (lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5), lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5)),
+}
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_optimizer_trajectory_matches_torch(name: str) -> None:
+    make_ours, make_theirs = OPTIMIZERS[name]
+    start = np.array([1.5, -0.5, 2.0, 0.3])
+    target = np.array([0.2, 0.4, -0.3, 1.0])
+    model = Quadratic(start)
+    opt, grads = make_ours(model), model.alloc_grads()
+    tw = torch.tensor(start.copy(), requires_grad=True)
+    tb = torch.tensor(start[:2].copy(), requires_grad=True)
+    topt = make_theirs([tw, tb])
+    for step in range(50):
+        grads.zero()
+        w = model.w.trace(grads)
+        b = model.b.trace(grads)
+        loss = ((w - sg.tensor(target)) ** 2).sum() + (w[:2] * b).exp().sum()
+        loss.backward()
+        opt.update(model, grads)
+        topt.zero_grad()
+        tloss = ((tw - torch.tensor(target)) ** 2).sum() + (tw[:2] * tb).exp().sum()
+        tloss.backward()
+        topt.step()
+        np.testing.assert_allclose(model.w.numpy(), tw.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
+        np.testing.assert_allclose(model.b.numpy(), tb.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(40))
+def test_longer_broadcast_sweep(seed: int) -> None:
+    for name, (ours, theirs, domain) in BINARY.items():
+        sa, sb = shapes_with_broadcasting(1000 + seed)
+        rng = np.random.default_rng(seed)
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        if domain == "positive":
+            a, b = np.abs(a) + 0.5, np.abs(b) + 0.5
+        helper_test_op([a, b], ours, theirs)
+        del name
