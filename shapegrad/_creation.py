@@ -35,6 +35,9 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
         data = data.numpy()
     if backend.is_array(data):
         array = data
+        name = backend.dtype_name(array.dtype)
+        if not name.startswith(("float", "int", "uint", "bool")):
+            raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {name}")
     else:
         try:
             host: np.ndarray[Any, Any] = np.asarray(data)

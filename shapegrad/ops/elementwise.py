@@ -67,10 +67,9 @@ def keep_where(xp: Any, mask: Any, values: Any) -> Any:
 def _scalar(value: Any, op: str) -> Scalar:
     if isinstance(value, (int, float)):
         return value
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise DTypeError(f"{op} expects a Tensor or a Python number, found {type(value).__name__}") from None
+    if not isinstance(value, (str, bytes)) and hasattr(value, "__float__") and getattr(value, "ndim", 0) == 0:
+        return float(value)  # NumPy scalars and other 0-d numbers
+    raise DTypeError(f"{op} expects a Tensor or a Python number, found {type(value).__name__}")
 
 
 def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
