@@ -1,0 +1,20 @@
+"""The benchmark runs in quick mode so that it cannot rot; no test asserts a time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--threads", "1"],
+        capture_output=True, text=True, cwd=ROOT, timeout=900, check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "same initialisation, same batches, final loss" in result.stdout
+    for case in ("MLP step", "CNN step", "1,000-op chain", "peak memory"):
+        assert case in result.stdout
