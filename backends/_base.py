@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+_names: dict[Any, str] = {}  # dtype -> name: str(np.dtype) costs microseconds on the hot path
 _DTYPE_NAMES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
@@ -19,9 +20,12 @@ class NumpyLikeBackend:
         return np.dtype(name)
 
     def dtype_name(self, dtype: Any) -> str:
-        import numpy as np
+        name = _names.get(dtype)
+        if name is None:
+            import numpy as np
 
-        return str(np.dtype(dtype))
+            name = _names[dtype] = str(np.dtype(dtype))
+        return name
 
     def is_array(self, obj: Any) -> bool:
         return isinstance(obj, self.xp.ndarray)
@@ -36,8 +40,17 @@ class NumpyLikeBackend:
         self.xp.add.at(target, indices, values)
 
     def adam_step(
-        self, param: Any, grad: Any, m: Any, v: Any, scratch: Any,
-        step_size: float, beta1: float, beta2: float, eps: float, bias2_sqrt: float,
+        self,
+        param: Any,
+        grad: Any,
+        m: Any,
+        v: Any,
+        scratch: Any,
+        step_size: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        bias2_sqrt: float,
     ) -> None:
         """One Adam update in place, through ``scratch`` so that no temporary is allocated:
         ``m ← β₁m + (1-β₁)g``, ``v ← β₂v + (1-β₂)g²``, ``p ← p - step · m / (√v/√b₂ + ε)``."""

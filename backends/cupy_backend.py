@@ -102,8 +102,17 @@ class CupyBackend(NumpyLikeBackend):
         return _CupyRandom(self._cp, seed)
 
     def adam_step(
-        self, param: Any, grad: Any, m: Any, v: Any, scratch: Any,
-        step_size: float, beta1: float, beta2: float, eps: float, bias2_sqrt: float,
+        self,
+        param: Any,
+        grad: Any,
+        m: Any,
+        v: Any,
+        scratch: Any,
+        step_size: float,
+        beta1: float,
+        beta2: float,
+        eps: float,
+        bias2_sqrt: float,
     ) -> None:
         """One fused element-wise kernel per parameter instead of a dozen launches."""
         dtype = param.dtype.type

@@ -70,8 +70,12 @@ def main() -> None:
     pool = cp.get_default_memory_pool()
     ms = timed(lambda: run.sg_step(model, opt, grads, x, y), cp.cuda.Device().synchronize)
     tms = timed(torch_step, torch.cuda.synchronize)
-    print(f"MLP step, batch {batch}: shapegrad/cupy {ms * 1e3:.3f} ms, torch cuda {tms * 1e3:.3f} ms, ratio {ms / tms:.2f}")
-    print(f"CuPy pool in use {pool.used_bytes() / 2**20:.1f} MiB, held {pool.total_bytes() / 2**20:.1f} MiB; backend {backend.name}")
+    print(
+        f"MLP step, batch {batch}: shapegrad/cupy {ms * 1e3:.3f} ms, torch cuda {tms * 1e3:.3f} ms, ratio {ms / tms:.2f}"
+    )
+    print(
+        f"CuPy pool in use {pool.used_bytes() / 2**20:.1f} MiB, held {pool.total_bytes() / 2**20:.1f} MiB; backend {backend.name}"
+    )
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ class NumpyMLP:
         grads[1] = g.sum(axis=0)
         self.t += 1
         b1c, b2c = 1 - 0.9**self.t, 1 - 0.999**self.t
-        for p, grad, m, v, scratch in zip(self.params, grads, self.m, self.v, self.scratch):
+        for p, grad, m, v, scratch in zip(self.params, grads, self.m, self.v, self.scratch, strict=False):
             # In place through one scratch buffer: the fastest plain-NumPy Adam.
             m *= 0.9
             np.multiply(grad, 0.1, out=scratch)
@@ -83,8 +83,13 @@ def torch_cnn(seed: int = 0) -> tuple[Any, Any]:
 
     torch.manual_seed(seed)
     model = torch.nn.Sequential(
-        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-        torch.nn.Flatten(), torch.nn.Linear(32 * 7 * 7, 10),
+        torch.nn.Conv2d(1, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(16, 32, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(32 * 7 * 7, 10),
     )
     return model, torch.optim.Adam(model.parameters(), lr=1e-3)

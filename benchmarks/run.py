@@ -177,7 +177,12 @@ def bench_ops(number: int, repeat: int) -> list[tuple[str, float, float | None, 
         import torch
 
         ta, tb = torch.from_numpy(a_np), torch.from_numpy(b_np)
-        torch_ops = {"x + 1": lambda x, y: x + 1.0, "x * y": lambda x, y: x * y, "exp": lambda x, y: x.exp(), "matmul 4x4": lambda x, y: x @ y}
+        torch_ops = {
+            "x + 1": lambda x, y: x + 1.0,
+            "x * y": lambda x, y: x * y,
+            "exp": lambda x, y: x.exp(),
+            "matmul 4x4": lambda x, y: x @ y,
+        }
     for name, (op, np_op) in ops.items():
         forward: dict[str, Callable[[], Any]] = {"ours": lambda: op(a, b), "numpy": lambda: np_op(a_np, b_np)}
         if torch_ops:
@@ -191,6 +196,7 @@ def bench_ops(number: int, repeat: int) -> list[tuple[str, float, float | None, 
 
         both: dict[str, Callable[[], Any]] = {"ours": ours_fb}
         if torch_ops:
+
             def theirs_fb() -> None:
                 x = ta.detach().requires_grad_()
                 torch_ops[name](x, tb).sum().backward()
@@ -208,6 +214,7 @@ def bench_ops(number: int, repeat: int) -> list[tuple[str, float, float | None, 
 
     chain: dict[str, Callable[[], Any]] = {"ours": chain_ours}
     if torch_ops:
+
         def chain_theirs() -> None:
             x = ta.detach().requires_grad_()
             y = x
@@ -348,8 +355,10 @@ def main() -> None:
         import torch  # imported before timing so that its threads are pinned too
 
         torch_version = torch.__version__
-    emit(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
-         f"numpy {np.__version__}, torch {torch_version}, shapegrad {sg.__version__}")
+    emit(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
+        f"numpy {np.__version__}, torch {torch_version}, shapegrad {sg.__version__}"
+    )
     emit(f"command: python benchmarks/run.py{' --quick' if args.quick else ''}   (medians of {repeat} repeats)")
     losses = check_same_loss(5 if args.quick else 20)
     emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
@@ -361,17 +370,27 @@ def main() -> None:
             emit("| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |")
             emit("| --- | ---: | ---: | ---: | ---: | ---: |")
             for name, ours, theirs, floor in bench_ops(n_ops, repeat):
-                emit(f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |")
+                emit(
+                    f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |"
+                )
             mlp = bench_mlp(n_step, repeat)
-            emit(f"| MLP step 784-256-256-10, batch 128, Adam | {us(mlp['shapegrad'])} | {us(mlp.get('torch'))} | {us(mlp['numpy'])} | {ratio(mlp['shapegrad'], mlp.get('torch'))} | {ratio(mlp['shapegrad'], mlp['numpy'])} |")
-            emit(f"| same MLP step, run-time checks off | {us(mlp['shapegrad, checks off'])} | | | | checks on ÷ off: {ratio(mlp['shapegrad'], mlp['shapegrad, checks off'])} |")
+            emit(
+                f"| MLP step 784-256-256-10, batch 128, Adam | {us(mlp['shapegrad'])} | {us(mlp.get('torch'))} | {us(mlp['numpy'])} | {ratio(mlp['shapegrad'], mlp.get('torch'))} | {ratio(mlp['shapegrad'], mlp['numpy'])} |"
+            )
+            emit(
+                f"| same MLP step, run-time checks off | {us(mlp['shapegrad, checks off'])} | | | | checks on ÷ off: {ratio(mlp['shapegrad'], mlp['shapegrad, checks off'])} |"
+            )
             cnn = bench_cnn(max(2, n_step // 5), repeat)
-            emit(f"| CNN step, 2×conv3×3, 28×28, batch 64, Adam | {us(cnn['shapegrad'])} | {us(cnn.get('torch'))} | | {ratio(cnn['shapegrad'], cnn.get('torch'))} | |")
+            emit(
+                f"| CNN step, 2×conv3×3, 28×28, batch 64, Adam | {us(cnn['shapegrad'])} | {us(cnn.get('torch'))} | | {ratio(cnn['shapegrad'], cnn.get('torch'))} | |"
+            )
     memory = bench_memory(20 if args.quick else 200)
     emit()
-    emit(f"peak memory added by {20 if args.quick else 200} MLP steps (own process each, VmHWM): "
-         + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in memory.items())
-         + (f", ratio {memory['shapegrad'] / memory['torch']:.2f}" if "torch" in memory and memory["torch"] else ""))
+    emit(
+        f"peak memory added by {20 if args.quick else 200} MLP steps (own process each, VmHWM): "
+        + ", ".join(f"{k} {v / 2**20:.1f} MiB" for k, v in memory.items())
+        + (f", ratio {memory['shapegrad'] / memory['torch']:.2f}" if "torch" in memory and memory["torch"] else "")
+    )
     if args.write:
         (HERE / "RESULTS.md").write_text("# Benchmark results\n\n" + "\n".join(lines) + "\n")
 

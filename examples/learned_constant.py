@@ -1,6 +1,6 @@
 """A module with no input at all still trains: it traces its own parameter.
 
-    python examples/learned_constant.py
+python examples/learned_constant.py
 """
 
 from __future__ import annotations

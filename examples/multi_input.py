@@ -1,6 +1,6 @@
 """Two inputs, one tape, no threading: an image branch and a text branch trained together.
 
-    python examples/multi_input.py
+python examples/multi_input.py
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ def main() -> None:
     grads = model.alloc_grads()
     opt = sg.optim.Adam(model, lr=0.05)
     image: Tensor[NoTape, Batch, L[16]] = sg.randn(Batch(32), 16, generator=gen)
-    words: Tensor[NoTape, Batch, Words] = sg.cast(sg.tensor((gen.permutation(32 * 5) % 20).reshape(32, 5)), Tensor[NoTape, Batch, Words])
+    words: Tensor[NoTape, Batch, Words] = sg.cast(
+        sg.tensor((gen.permutation(32 * 5) % 20).reshape(32, 5)), Tensor[NoTape, Batch, Words]
+    )
     labels: Tensor[NoTape, Batch] = sg.tensor((image.numpy().sum(axis=1) > 0).astype("int64"))
     for step in range(60):
         grads.zero()

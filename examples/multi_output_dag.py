@@ -1,6 +1,6 @@
 """A DAG with three outputs: one backward pass over all of them, or one per output.
 
-    python examples/multi_output_dag.py
+python examples/multi_output_dag.py
 """
 
 from __future__ import annotations

@@ -82,7 +82,9 @@ def accuracy(model: MLP | CNN, images: np.ndarray, labels: np.ndarray) -> float:
     return float((predictions == labels).mean())
 
 
-def train(name: str, model: MLP | CNN, data: tuple[np.ndarray, ...], epochs: int, lr: float, batch_size: int = 64) -> History:
+def train(
+    name: str, model: MLP | CNN, data: tuple[np.ndarray, ...], epochs: int, lr: float, batch_size: int = 64
+) -> History:
     from tqdm import tqdm
 
     train_x, train_y, test_x, test_y = data

@@ -1,6 +1,6 @@
 """What an optimizer says when a trainable parameter took no part in the loss.
 
-    python examples/unused_parameter.py
+python examples/unused_parameter.py
 """
 
 from __future__ import annotations

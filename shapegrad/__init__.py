@@ -18,22 +18,9 @@ Example:
 
 from __future__ import annotations
 
+from . import losses, nn, optim
+from ._anomaly import detect_anomaly
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
-from ._dims import Dim
-from ._errors import (
-    BackendError,
-    CheckpointError,
-    DTypeError,
-    GradientsMismatchError,
-    NumericalAnomalyError,
-    ShapeError,
-    ShapegradError,
-    TapeError,
-    UnusedParameterError,
-)
-from ._tape import NoTape, OwnedTape
-from ._tensor import AnyTensor, Tensor
-from ._gradients import Gradients, backward
 from ._checking import cast, checked, checks_enabled
 from ._creation import (
     Generator,
@@ -51,6 +38,22 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._dims import Dim
+from ._errors import (
+    BackendError,
+    CheckpointError,
+    DTypeError,
+    GradientsMismatchError,
+    NumericalAnomalyError,
+    ShapeError,
+    ShapegradError,
+    TapeError,
+    UnusedParameterError,
+)
+from ._gradients import Gradients, backward
+from ._serialize import load, save
+from ._tape import NoTape, OwnedTape
+from ._tensor import AnyTensor, Tensor
 from .ops.elementwise import (
     abs,
     add,
@@ -78,23 +81,95 @@ from .ops.indexing import gather, take_along_axis
 from .ops.linalg import matmul
 from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
 from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
-from ._anomaly import detect_anomaly
-from . import losses, nn, optim
-from ._serialize import load, save
 
 __all__ = [
-    "AnyTensor", "Backend", "BackendError", "CheckpointError", "DTypeError", "Dim", "Generator",
-    "Gradients", "GradientsMismatchError", "NoTape", "NumericalAnomalyError", "OwnedTape",
-    "ShapeError", "ShapegradError", "TapeError", "Tensor", "UnusedParameterError", "abs",
-    "active_backend", "add", "arange", "astype", "available_backends", "backend_info",
-    "backward", "broadcast_to", "cast", "checked", "checks_enabled", "clamp", "concat",
-    "detect_anomaly", "div", "exp", "expand_dims", "flatten", "full", "full_like", "gather",
-    "gelu", "get_backend", "leaky_relu", "load", "log", "log_softmax", "logsumexp", "losses",
-    "matmul", "max", "maximum", "mean", "min", "minimum", "mul", "neg", "nn", "ones",
-    "ones_like", "optim", "permute", "pow", "rand", "rand_like", "randn", "randn_like", "relu",
-    "reshape", "save", "seed", "set_backend", "sigmoid", "softmax", "softplus", "sqrt",
-    "squeeze", "stack", "sub", "sum", "swapaxes", "take_along_axis", "tanh", "tensor",
-    "use_backend", "var", "where", "zeros", "zeros_like",
+    "AnyTensor",
+    "Backend",
+    "BackendError",
+    "CheckpointError",
+    "DTypeError",
+    "Dim",
+    "Generator",
+    "Gradients",
+    "GradientsMismatchError",
+    "NoTape",
+    "NumericalAnomalyError",
+    "OwnedTape",
+    "ShapeError",
+    "ShapegradError",
+    "TapeError",
+    "Tensor",
+    "UnusedParameterError",
+    "abs",
+    "active_backend",
+    "add",
+    "arange",
+    "astype",
+    "available_backends",
+    "backend_info",
+    "backward",
+    "broadcast_to",
+    "cast",
+    "checked",
+    "checks_enabled",
+    "clamp",
+    "concat",
+    "detect_anomaly",
+    "div",
+    "exp",
+    "expand_dims",
+    "flatten",
+    "full",
+    "full_like",
+    "gather",
+    "gelu",
+    "get_backend",
+    "leaky_relu",
+    "load",
+    "log",
+    "log_softmax",
+    "logsumexp",
+    "losses",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mul",
+    "neg",
+    "nn",
+    "ones",
+    "ones_like",
+    "optim",
+    "permute",
+    "pow",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "relu",
+    "reshape",
+    "save",
+    "seed",
+    "set_backend",
+    "sigmoid",
+    "softmax",
+    "softplus",
+    "sqrt",
+    "squeeze",
+    "stack",
+    "sub",
+    "sum",
+    "swapaxes",
+    "take_along_axis",
+    "tanh",
+    "tensor",
+    "use_backend",
+    "var",
+    "where",
+    "zeros",
+    "zeros_like",
 ]
 
 __version__ = "0.1.0"

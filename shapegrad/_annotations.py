@@ -95,9 +95,7 @@ def _dim_name(param: Any) -> str:
         return "..."  # *tuple[Any, ...]: any number of unchecked dims
     if param is int or param is Any:
         return "_"
-    raise TypeError(
-        f"Tensor dims must be Literal sizes, sg.Dim subclasses, TypeVars, int or Any; found {param!r}"
-    )
+    raise TypeError(f"Tensor dims must be Literal sizes, sg.Dim subclasses, TypeVars, int or Any; found {param!r}")
 
 
 def _dims_string(params: tuple[Any, ...]) -> str:
@@ -115,7 +113,7 @@ def _dims_string(params: tuple[Any, ...]) -> str:
     return " ".join(names)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tensor_annotation(params: tuple[Any, ...]) -> Any:
     """The jaxtyping class that checks ``Tensor[*params]`` at run time."""
     if not params:

@@ -84,9 +84,7 @@ class Backend(Protocol):
 
 
 _loaded: dict[str, Backend] = {}
-_active: contextvars.ContextVar[Backend | None] = contextvars.ContextVar(
-    "shapegrad_backend", default=None
-)
+_active: contextvars.ContextVar[Backend | None] = contextvars.ContextVar("shapegrad_backend", default=None)
 
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:

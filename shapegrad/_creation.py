@@ -12,8 +12,20 @@ from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
 
 __all__ = [
-    "Generator", "arange", "full", "full_like", "ones", "ones_like", "rand", "rand_like",
-    "randn", "randn_like", "seed", "tensor", "zeros", "zeros_like",
+    "Generator",
+    "arange",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "seed",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ]
 
 DEFAULT_FLOAT = "float32"
@@ -53,7 +65,9 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
     return array
 
 
-def tensor(data: Any, dtype: str | None = None, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+def tensor(
+    data: Any, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]:
     """A tensor from nested lists, a scalar, a NumPy array or a backend array.
 
     Python floats become float32, Python ints int64 and bools bool; NumPy arrays keep their
@@ -92,13 +106,21 @@ def zeros(*, dtype: str | None = None, backend: str | Backend | None = None) -> 
 @overload
 def zeros(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
 @overload
-def zeros(d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B]: ...
+def zeros(
+    d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B]: ...
 @overload
-def zeros(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C]: ...
+def zeros(
+    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C]: ...
 @overload
-def zeros(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+def zeros(
+    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C, D]: ...
 @overload
-def zeros(*dims: int, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def zeros(
+    *dims: int, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]: ...
 def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``).
 
@@ -115,19 +137,29 @@ def ones(*, dtype: str | None = None, backend: str | Backend | None = None) -> T
 @overload
 def ones(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
 @overload
-def ones(d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B]: ...
+def ones(
+    d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B]: ...
 @overload
-def ones(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C]: ...
+def ones(
+    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C]: ...
 @overload
-def ones(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+def ones(
+    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C, D]: ...
 @overload
-def ones(*dims: int, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def ones(
+    *dims: int, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]: ...
 def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of ones (sizes as in :func:`zeros`)."""
     return _filled(dims, 1.0, dtype, backend)
 
 
-def full(shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+def full(
+    shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]:
     """A tensor of ``shape`` filled with ``value``."""
     return _filled(tuple(shape), value, dtype, backend)
 
@@ -147,7 +179,14 @@ def full_like(x: Tensor[Any, *S], value: float) -> Tensor[NoTape, *S]:
     return wrap(x._backend.xp.full_like(x._data, value), x._backend)
 
 
-def arange(start: float, stop: float | None = None, step: float = 1, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Any]:
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Any]:
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
     Integers give int64 unless ``dtype`` says otherwise."""
     chosen = _backend(backend)
@@ -212,11 +251,17 @@ def randn(d0: A, /, *, dtype: str | None = None, generator: Generator | None = N
 @overload
 def randn(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
 @overload
-def randn(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C]: ...
+def randn(
+    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, A, B, C]: ...
 @overload
-def randn(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+def randn(
+    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, A, B, C, D]: ...
 @overload
-def randn(*dims: int, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def randn(
+    *dims: int, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]: ...
 def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
     gen = generator or default_generator()
@@ -228,11 +273,17 @@ def rand(d0: A, /, *, dtype: str | None = None, generator: Generator | None = No
 @overload
 def rand(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
 @overload
-def rand(d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C]: ...
+def rand(
+    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, A, B, C]: ...
 @overload
-def rand(d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B, C, D]: ...
+def rand(
+    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, A, B, C, D]: ...
 @overload
-def rand(*dims: int, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def rand(
+    *dims: int, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]: ...
 def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
     gen = generator or default_generator()

@@ -78,9 +78,13 @@ def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]]
             for key in handle.keys():
                 arrays[str(key)] = handle.get_tensor(key)
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"{os.fspath(path)!r} is not a readable safetensors checkpoint (truncated or corrupted?): {exc}") from None
+        raise CheckpointError(
+            f"{os.fspath(path)!r} is not a readable safetensors checkpoint (truncated or corrupted?): {exc}"
+        ) from None
     if metadata.get("format") != "shapegrad":
-        raise CheckpointError(f"{os.fspath(path)!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' metadata)")
+        raise CheckpointError(
+            f"{os.fspath(path)!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' metadata)"
+        )
     return arrays, metadata
 
 
@@ -88,15 +92,22 @@ def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], 
     missing = [name for name in expected if name not in found]
     extra = [name for name in found if name not in expected]
     if missing:
-        raise CheckpointError(f"{what}: checkpoint lacks {missing[0]!r}" + (f" and {len(missing) - 1} more" if len(missing) > 1 else ""))
+        raise CheckpointError(
+            f"{what}: checkpoint lacks {missing[0]!r}" + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+        )
     if extra:
-        raise CheckpointError(f"{what}: checkpoint has {extra[0]!r}, which the model does not" + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""))
+        raise CheckpointError(
+            f"{what}: checkpoint has {extra[0]!r}, which the model does not"
+            + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else "")
+        )
     for name, target in expected.items():
         array = found[name]
         shape = tuple(target.shape)
         dtype = target.backend_dtype_name() if hasattr(target, "backend_dtype_name") else str(np.asarray(target).dtype)
         if tuple(array.shape) != shape:
-            raise CheckpointError(f"{what}: {name!r} has shape {tuple(array.shape)} in the checkpoint, expected {shape}")
+            raise CheckpointError(
+                f"{what}: {name!r} has shape {tuple(array.shape)} in the checkpoint, expected {shape}"
+            )
         if str(array.dtype) != dtype:
             raise CheckpointError(f"{what}: {name!r} has dtype {array.dtype} in the checkpoint, expected {dtype}")
 
@@ -109,17 +120,23 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     unchanged.
     """
     arrays, metadata = _read(path)
-    model_found = {k[len(_MODEL):]: v for k, v in arrays.items() if k.startswith(_MODEL)}
-    optim_found = {k[len(_OPTIM):]: v for k, v in arrays.items() if k.startswith(_OPTIM)}
+    model_found = {k[len(_MODEL) :]: v for k, v in arrays.items() if k.startswith(_MODEL)}
+    optim_found = {k[len(_OPTIM) :]: v for k, v in arrays.items() if k.startswith(_OPTIM)}
     targets = _model_arrays(model)
     _validate(targets, model_found, "model")
     if optimizer is not None:
         if "optimizer" not in metadata:
-            raise CheckpointError("optimizer state was asked for, but the checkpoint has none (saved without optimizer=)")
+            raise CheckpointError(
+                "optimizer state was asked for, but the checkpoint has none (saved without optimizer=)"
+            )
         if metadata["optimizer"] != type(optimizer).__name__:
-            raise CheckpointError(f"checkpoint holds {metadata['optimizer']} state, expected {type(optimizer).__name__}")
+            raise CheckpointError(
+                f"checkpoint holds {metadata['optimizer']} state, expected {type(optimizer).__name__}"
+            )
         state = optimizer.state_arrays()
-        _validate({k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer")
+        _validate(
+            {k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer"
+        )
     for name, tensor in targets.items():
         backend = tensor._backend
         backend.copy_into(tensor._data, backend.asarray(model_found[name], None))

@@ -181,7 +181,7 @@ def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, 
         input_grads = rule(xp, grad, *node.saved)
         if check is not None:
             check(node, input_grads, "backward")
-        for parent, input_grad in zip(node.parents, input_grads):
+        for parent, input_grad in zip(node.parents, input_grads, strict=True):
             if parent is None or input_grad is None:
                 continue
             if input_grad.shape != parent.shape:

@@ -14,7 +14,7 @@ import numpy as np
 from . import _hooks
 from ._backend import Backend, active_backend, get_backend
 from ._errors import BackendError, DTypeError, ShapeError, TapeError
-from ._tape import NoTape, Node, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
+from ._tape import Node, NoTape, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
 from ._typevars import A, K, M, N, S, T
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ class Tensor(Generic[Tape_, *Dims]):
     def __init__(self, data: Any, *, backend: str | Backend | None = None) -> None:
         from ._creation import as_backend_array
 
-        chosen = active_backend() if backend is None else (get_backend(backend) if isinstance(backend, str) else backend)
+        chosen = (
+            active_backend() if backend is None else (get_backend(backend) if isinstance(backend, str) else backend)
+        )
         self._data = as_backend_array(chosen, data, None)
         self._backend = chosen
         self._node = None
@@ -166,7 +168,9 @@ class Tensor(Generic[Tape_, *Dims]):
         raise TypeError("Tensors are not pickled; save models with sg.save(model, path)")
 
     # ----------------------------------------------------------------- tracing
-    def trace(self: Tensor[NoTape, *S], grads: Gradients[M], *, keep_grad: bool | None = None) -> Tensor[OwnedTape[M], *S]:
+    def trace(
+        self: Tensor[NoTape, *S], grads: Gradients[M], *, keep_grad: bool | None = None
+    ) -> Tensor[OwnedTape[M], *S]:
         """This tensor, traced onto the tape behind ``grads``.
 
         Tracing several inputs with one ``grads`` puts them on one tape. A parameter traced
@@ -592,7 +596,9 @@ class Tensor(Generic[Tape_, *Dims]):
     @overload
     def sum(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
     @overload
-    def sum(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def sum(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
     def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
         """Sum over ``axis`` (all axes when None)."""
         return _red.sum(self, axis, keepdims)
@@ -608,7 +614,9 @@ class Tensor(Generic[Tape_, *Dims]):
     @overload
     def mean(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
     @overload
-    def mean(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def mean(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
     def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
         """Mean over ``axis`` (all axes when None)."""
         return _red.mean(self, axis, keepdims)
@@ -624,7 +632,9 @@ class Tensor(Generic[Tape_, *Dims]):
     @overload
     def max(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
     @overload
-    def max(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def max(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
     def max(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
         """Maximum over ``axis``; ties share the gradient equally."""
         return _red.max(self, axis, keepdims)
@@ -640,7 +650,9 @@ class Tensor(Generic[Tape_, *Dims]):
     @overload
     def min(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
     @overload
-    def min(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
+    def min(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
     def min(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
         """Minimum over ``axis``; ties share the gradient equally."""
         return _red.min(self, axis, keepdims)
@@ -656,24 +668,38 @@ class Tensor(Generic[Tape_, *Dims]):
     @overload
     def logsumexp(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
     @overload
-    def logsumexp(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-    def logsumexp(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+    def logsumexp(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
+    def logsumexp(
+        self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    ) -> Tensor[Any, *tuple[Any, ...]]:
         """``log(sum(exp(x)))`` over ``axis``, computed stably."""
         return _red.logsumexp(self, axis, keepdims)
 
     @overload
-    def var(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
+    def var(
+        self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0
+    ) -> Tensor[T]: ...
     @overload
-    def var(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+    def var(
+        self: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0
+    ) -> Tensor[T, *S]: ...
     @overload
     def var(self: Tensor[T, *S, N], axis: L[-1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1]]: ...
     @overload
-    def var(self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+    def var(
+        self: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0
+    ) -> Tensor[T, *S]: ...
     @overload
     def var(self: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
     @overload
-    def var(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Any, ...]]: ...
-    def var(self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[Any, *tuple[Any, ...]]:
+    def var(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0
+    ) -> Tensor[T, *tuple[Any, ...]]: ...
+    def var(
+        self, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0
+    ) -> Tensor[Any, *tuple[Any, ...]]:
         """Variance over ``axis``; ``correction=1`` gives the unbiased estimate."""
         return _red.var(self, axis, keepdims, correction=correction)
 
@@ -810,7 +836,9 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
             seed = xp.ones_like(data)
         else:
             raw = seeds[i]
-            seed = raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
+            seed = (
+                raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
+            )
             if tuple(seed.shape) != tuple(data.shape):
                 raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
         roots.append((node, seed))
@@ -820,8 +848,10 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
 __all__ += ["record", "wrap", "run_backward", "wants_grad"]
 
 # The op modules import Tensor; importing them last keeps the cycle harmless.
-from .ops import elementwise as _ew  # noqa: E402
-from .ops import indexing as _index  # noqa: E402
-from .ops import linalg as _linalg  # noqa: E402
-from .ops import reductions as _red  # noqa: E402
-from .ops import shape as _shape  # noqa: E402
+from .ops import (  # noqa: E402
+    elementwise as _ew,
+    indexing as _index,
+    linalg as _linalg,
+    reductions as _red,
+    shape as _shape,
+)

@@ -13,10 +13,8 @@ from ._errors import DTypeError, ShapeError
 from ._tape import NoTape
 from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
-from .ops import elementwise as ew
-from .ops import reductions
+from .ops import elementwise as ew, reductions
 from .ops.elementwise import require_float
-
 
 __all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
 
@@ -78,11 +76,17 @@ def _huber_elements(pred: AnyTensor, target: AnyTensor, delta: float) -> Any:
 
 
 @overload
-def huber(pred: Tensor[T, *S], target: Tensor[NoTape, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def huber(
+    pred: Tensor[T, *S], target: Tensor[NoTape, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
 @overload
-def huber(pred: Tensor[T, *S], target: Tensor[T, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def huber(
+    pred: Tensor[T, *S], target: Tensor[T, *S], delta: float = 1.0, reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
 @overload
-def huber(pred: Tensor[T, *S], target: Tensor[Any, *S], delta: float = 1.0, *, reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def huber(
+    pred: Tensor[T, *S], target: Tensor[Any, *S], delta: float = 1.0, *, reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
 def huber(pred: AnyTensor, target: AnyTensor, delta: float = 1.0, reduction: Reduction = "mean") -> Any:
     """Huber loss: ``½d²`` where ``|d| <= delta``, else ``delta(|d| - ½delta)``.
     d/dd = clip(d, ±delta). PyTorch: ``F.huber_loss``."""
@@ -91,11 +95,17 @@ def huber(pred: AnyTensor, target: AnyTensor, delta: float = 1.0, reduction: Red
 
 
 @overload
-def smooth_l1(pred: Tensor[T, *S], target: Tensor[NoTape, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def smooth_l1(
+    pred: Tensor[T, *S], target: Tensor[NoTape, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
 @overload
-def smooth_l1(pred: Tensor[T, *S], target: Tensor[T, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def smooth_l1(
+    pred: Tensor[T, *S], target: Tensor[T, *S], beta: float = 1.0, reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
 @overload
-def smooth_l1(pred: Tensor[T, *S], target: Tensor[Any, *S], beta: float = 1.0, *, reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def smooth_l1(
+    pred: Tensor[T, *S], target: Tensor[Any, *S], beta: float = 1.0, *, reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
 def smooth_l1(pred: AnyTensor, target: AnyTensor, beta: float = 1.0, reduction: Reduction = "mean") -> Any:
     """Smooth L1: Huber divided by ``beta`` (``½d²/beta`` near 0, ``|d| - ½beta`` beyond).
     PyTorch: ``F.smooth_l1_loss``."""
@@ -122,10 +132,20 @@ def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
 
 
 @overload
-def cross_entropy(logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def cross_entropy(
+    logits: Tensor[T, B, C],
+    labels: Tensor[Any, B],
+    *,
+    label_smoothing: float = 0.0,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
 @overload
-def cross_entropy(logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["none"]) -> Tensor[T, B]: ...
-def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean") -> Any:
+def cross_entropy(
+    logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["none"]
+) -> Tensor[T, B]: ...
+def cross_entropy(
+    logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean"
+) -> Any:
     """Cross-entropy of ``logits (B, C)`` against integer ``labels (B,)``, through a stable
     ``log_softmax``; ``label_smoothing`` mixes the one-hot target with the uniform one.
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
@@ -155,7 +175,9 @@ def cross_entropy(logits: AnyTensor, labels: AnyTensor, *, label_smoothing: floa
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend)
 
 
-def cross_entropy_backward(xp: Any, g: Any, logp: Any, ids: Any, smoothing: float, per_row: bool, count: int) -> tuple[Any, ...]:
+def cross_entropy_backward(
+    xp: Any, g: Any, logp: Any, ids: Any, smoothing: float, per_row: bool, count: int
+) -> tuple[Any, ...]:
     classes = logp.shape[-1]
     target = xp.astype(xp.arange(classes) == ids, logp.dtype)
     if smoothing:
@@ -165,9 +187,13 @@ def cross_entropy_backward(xp: Any, g: Any, logp: Any, ids: Any, smoothing: floa
 
 
 @overload
-def binary_cross_entropy_with_logits(logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def binary_cross_entropy_with_logits(
+    logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
 @overload
-def binary_cross_entropy_with_logits(logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def binary_cross_entropy_with_logits(
+    logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
 def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Binary cross-entropy of probabilities ``sigmoid(logits)`` against ``targets`` in
     [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
@@ -186,13 +212,23 @@ def _xlogx(t: AnyTensor) -> Any:
     data = t._data
     positive = data > 0
     log_t = xp.log(xp.where(positive, data, xp.ones_like(data)))
-    return record(xp.where(positive, data * log_t, xp.zeros_like(data)), xlogx_backward, (t,), (data, positive, log_t), t._backend)
+    return record(
+        xp.where(positive, data * log_t, xp.zeros_like(data)), xlogx_backward, (t,), (data, positive, log_t), t._backend
+    )
 
 
 @overload
-def kl_div(log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["batchmean", "sum", "mean"] = "batchmean") -> Tensor[T]: ...
+def kl_div(
+    log_pred: Tensor[T, B, N],
+    target: Tensor[Any, B, N],
+    *,
+    log_target: bool = False,
+    reduction: Literal["batchmean", "sum", "mean"] = "batchmean",
+) -> Tensor[T]: ...
 @overload
-def kl_div(log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["none"]) -> Tensor[T, B, N]: ...
+def kl_div(
+    log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["none"]
+) -> Tensor[T, B, N]: ...
 def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, reduction: str = "batchmean") -> Any:
     """``KL(target ‖ pred)`` from log-probabilities ``log_pred``, summed over classes and
     averaged over the batch (``"batchmean"``). Zero target entries contribute 0.

@@ -14,7 +14,9 @@ def _values(t: Any) -> np.ndarray:
     return np.asarray(t.numpy(), dtype=np.float64)
 
 
-def numeric_gradients(fn: Callable[..., Any], arrays: Sequence[np.ndarray], weights: np.ndarray, eps: float = 1e-6) -> list[np.ndarray]:
+def numeric_gradients(
+    fn: Callable[..., Any], arrays: Sequence[np.ndarray], weights: np.ndarray, eps: float = 1e-6
+) -> list[np.ndarray]:
     """Central differences of ``sum(weights * fn(*arrays))`` with respect to each array."""
     grads: list[np.ndarray] = []
     for i, array in enumerate(arrays):
@@ -42,13 +44,15 @@ def analytic_gradients(fn: Callable[..., Any], arrays: Sequence[np.ndarray], wei
     return [np.asarray(grads[t].numpy(), dtype=np.float64) for t in traced]
 
 
-def assert_gradients_match(fn: Callable[..., Any], arrays: Sequence[np.ndarray], rtol: float = 1e-5, atol: float = 1e-7, seed: int = 0) -> None:
+def assert_gradients_match(
+    fn: Callable[..., Any], arrays: Sequence[np.ndarray], rtol: float = 1e-5, atol: float = 1e-7, seed: int = 0
+) -> None:
     """Analytic gradients of ``fn`` equal central differences, in float64."""
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     out_shape = tuple(fn(*[sg.tensor(a) for a in arrays]).shape)
     weights = np.random.default_rng(seed).standard_normal(out_shape)
     expected = numeric_gradients(fn, arrays, weights)
     found = analytic_gradients(fn, arrays, weights)
-    for i, (e, f) in enumerate(zip(expected, found)):
+    for i, (e, f) in enumerate(zip(expected, found, strict=False)):
         assert f.shape == e.shape, f"input {i}: gradient shape {f.shape}, expected {e.shape}"
         np.testing.assert_allclose(f, e, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")

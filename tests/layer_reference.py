@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, padding: int, dilation: int, groups: int) -> np.ndarray:
+def conv2d(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, padding: int, dilation: int, groups: int
+) -> np.ndarray:
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
@@ -22,12 +24,17 @@ def conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, padd
                     for ci in range(cg):
                         for p in range(kh):
                             for q in range(kw):
-                                total += w[oc, ci, p, q] * xp[bi, g * cg + ci, i * stride + p * dilation, j * stride + q * dilation]
+                                total += (
+                                    w[oc, ci, p, q]
+                                    * xp[bi, g * cg + ci, i * stride + p * dilation, j * stride + q * dilation]
+                                )
                     out[bi, oc, i, j] = total + (b[oc] if b is not None else 0.0)
     return out
 
 
-def conv_transpose2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, padding: int, output_padding: int) -> np.ndarray:
+def conv_transpose2d(
+    x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, padding: int, output_padding: int
+) -> np.ndarray:
     n, ci, h, wd = x.shape
     _, co, kh, kw = w.shape
     hf = (h - 1) * stride + kh + output_padding
@@ -56,7 +63,19 @@ def pool2d(x: np.ndarray, k: int, stride: int, padding: int, how: str) -> np.nda
     return out
 
 
-def attention(x: np.ndarray, wq: np.ndarray, bq: np.ndarray, wk: np.ndarray, bk: np.ndarray, wv: np.ndarray, bv: np.ndarray, wo: np.ndarray, bo: np.ndarray, heads: int, causal: bool) -> np.ndarray:
+def attention(
+    x: np.ndarray,
+    wq: np.ndarray,
+    bq: np.ndarray,
+    wk: np.ndarray,
+    bk: np.ndarray,
+    wv: np.ndarray,
+    bv: np.ndarray,
+    wo: np.ndarray,
+    bo: np.ndarray,
+    heads: int,
+    causal: bool,
+) -> np.ndarray:
     b, length, d = x.shape
     dh = d // heads
 

@@ -15,11 +15,19 @@ import shapegrad as sg
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**os.environ, **env}, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def test_environment_variable_selects_the_backend() -> None:
-    result = _python("import shapegrad as sg; print(sg.zeros(2).backend, sg.backend_info()['active'])", SHAPEGRAD_BACKEND="strict")
+    result = _python(
+        "import shapegrad as sg; print(sg.zeros(2).backend, sg.backend_info()['active'])", SHAPEGRAD_BACKEND="strict"
+    )
     assert result.stdout.split() == ["strict", "strict"], result.stderr
 
 
@@ -44,7 +52,9 @@ def test_cupy_without_a_gpu_says_which_is_missing() -> None:
 
 
 def test_import_does_not_import_cupy_or_strict() -> None:
-    result = _python("import sys, shapegrad as sg; sg.zeros(1); print('cupy' in sys.modules, 'array_api_strict' in sys.modules)")
+    result = _python(
+        "import sys, shapegrad as sg; sg.zeros(1); print('cupy' in sys.modules, 'array_api_strict' in sys.modules)"
+    )
     assert result.stdout.split() == ["False", "False"], result.stderr
 
 
@@ -84,12 +94,14 @@ def test_backend_info_reports_every_registered_backend() -> None:
 def test_a_plugin_registered_by_entry_point(tmp_path: Path) -> None:
     """A small distribution declares a backend under the entry-point group; shapegrad
     finds it by name with no other registration."""
-    (tmp_path / "toy_backend.py").write_text(textwrap.dedent('''
+    (tmp_path / "toy_backend.py").write_text(
+        textwrap.dedent("""
         from shapegrad_backends.numpy_backend import NumpyBackend
 
         class ToyBackend(NumpyBackend):
             name = "toy"
-    '''))
+    """)
+    )
     dist = tmp_path / "toy_backend-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.1\n")
@@ -130,7 +142,11 @@ def test_random_numbers_are_seeded_per_generator(backend: str) -> None:
 def test_a_whole_training_step_runs_on_every_backend(backend: str) -> None:
     from typing import Literal as L
 
-    model = sg.nn.Sequential(sg.nn.Linear[L[4], L[8]](generator=sg.Generator(0)), sg.nn.ReLU(), sg.nn.Linear[L[8], L[3]](generator=sg.Generator(1)))
+    model = sg.nn.Sequential(
+        sg.nn.Linear[L[4], L[8]](generator=sg.Generator(0)),
+        sg.nn.ReLU(),
+        sg.nn.Linear[L[8], L[3]](generator=sg.Generator(1)),
+    )
     grads = model.alloc_grads()
     opt = sg.optim.AdamW(model, lr=0.05)
     x = sg.randn(16, 4, generator=sg.Generator(2))

@@ -12,7 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--threads", "1"],
-        capture_output=True, text=True, cwd=ROOT, timeout=900, check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "same initialisation, same batches, final loss" in result.stdout

@@ -12,7 +12,9 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _run(*args: str) -> str:
-    result = subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=EXAMPLES.parent, timeout=600, check=False)
+    result = subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, cwd=EXAMPLES.parent, timeout=600, check=False
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 

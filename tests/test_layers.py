@@ -33,36 +33,122 @@ def gen() -> sg.Generator:
 
 
 CASES = [
-    LayerCase("linear", lambda: nn.Linear[L[4], L[3]](generator=gen(), dtype="float64"), (2, 5, 4), lambda m, x: x @ p(m.weight) + p(m.bias)),
-    LayerCase("linear_no_bias", lambda: nn.Linear[L[4], L[3]](bias=False, generator=gen(), dtype="float64"), (3, 4), lambda m, x: x @ p(m.weight)),
-    LayerCase("embedding", lambda: nn.Embedding[L[6], L[3]](generator=gen(), dtype="float64"), (2, 4), lambda m, x: p(m.weight)[x.astype(int)], integer_input=6),
-    LayerCase("conv2d", lambda: nn.Conv2d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"), (2, 2, 5, 5),
-              lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 1, 1, 1, 1)),
-    LayerCase("conv2d_stride_dilation", lambda: nn.Conv2d[L[2], L[2]](kernel_size=2, stride=2, dilation=2, generator=gen(), dtype="float64"), (1, 2, 7, 7),
-              lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 2, 0, 2, 1)),
-    LayerCase("conv2d_groups", lambda: nn.Conv2d[L[4], L[2]](kernel_size=3, groups=2, bias=False, generator=gen(), dtype="float64"), (1, 4, 4, 4),
-              lambda m, x: ref.conv2d(x, p(m.weight), None, 1, 0, 1, 2)),
-    LayerCase("conv1d", lambda: nn.Conv1d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"), (2, 2, 6), lambda m, x: _conv1d_ref(m, x)),
-    LayerCase("conv_transpose2d", lambda: nn.ConvTranspose2d[L[2], L[3]](kernel_size=3, stride=2, padding=1, output_padding=1, generator=gen(), dtype="float64"), (1, 2, 3, 3),
-              lambda m, x: ref.conv_transpose2d(x, p(m.weight), p(m.bias), 2, 1, 1)),
+    LayerCase(
+        "linear",
+        lambda: nn.Linear[L[4], L[3]](generator=gen(), dtype="float64"),
+        (2, 5, 4),
+        lambda m, x: x @ p(m.weight) + p(m.bias),
+    ),
+    LayerCase(
+        "linear_no_bias",
+        lambda: nn.Linear[L[4], L[3]](bias=False, generator=gen(), dtype="float64"),
+        (3, 4),
+        lambda m, x: x @ p(m.weight),
+    ),
+    LayerCase(
+        "embedding",
+        lambda: nn.Embedding[L[6], L[3]](generator=gen(), dtype="float64"),
+        (2, 4),
+        lambda m, x: p(m.weight)[x.astype(int)],
+        integer_input=6,
+    ),
+    LayerCase(
+        "conv2d",
+        lambda: nn.Conv2d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"),
+        (2, 2, 5, 5),
+        lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 1, 1, 1, 1),
+    ),
+    LayerCase(
+        "conv2d_stride_dilation",
+        lambda: nn.Conv2d[L[2], L[2]](kernel_size=2, stride=2, dilation=2, generator=gen(), dtype="float64"),
+        (1, 2, 7, 7),
+        lambda m, x: ref.conv2d(x, p(m.weight), p(m.bias), 2, 0, 2, 1),
+    ),
+    LayerCase(
+        "conv2d_groups",
+        lambda: nn.Conv2d[L[4], L[2]](kernel_size=3, groups=2, bias=False, generator=gen(), dtype="float64"),
+        (1, 4, 4, 4),
+        lambda m, x: ref.conv2d(x, p(m.weight), None, 1, 0, 1, 2),
+    ),
+    LayerCase(
+        "conv1d",
+        lambda: nn.Conv1d[L[2], L[3]](kernel_size=3, padding=1, generator=gen(), dtype="float64"),
+        (2, 2, 6),
+        lambda m, x: _conv1d_ref(m, x),
+    ),
+    LayerCase(
+        "conv_transpose2d",
+        lambda: nn.ConvTranspose2d[L[2], L[3]](
+            kernel_size=3, stride=2, padding=1, output_padding=1, generator=gen(), dtype="float64"
+        ),
+        (1, 2, 3, 3),
+        lambda m, x: ref.conv_transpose2d(x, p(m.weight), p(m.bias), 2, 1, 1),
+    ),
     LayerCase("max_pool", lambda: nn.MaxPool2d(2), (2, 2, 4, 4), lambda m, x: ref.pool2d(x, 2, 2, 0, "max")),
-    LayerCase("max_pool_padded", lambda: nn.MaxPool2d(3, stride=2, padding=1), (1, 2, 5, 5), lambda m, x: ref.pool2d(x, 3, 2, 1, "max")),
+    LayerCase(
+        "max_pool_padded",
+        lambda: nn.MaxPool2d(3, stride=2, padding=1),
+        (1, 2, 5, 5),
+        lambda m, x: ref.pool2d(x, 3, 2, 1, "max"),
+    ),
     LayerCase("avg_pool", lambda: nn.AvgPool2d(2, padding=1), (1, 2, 4, 4), lambda m, x: ref.pool2d(x, 2, 2, 1, "avg")),
     LayerCase("global_avg_pool", lambda: nn.GlobalAvgPool2d(), (2, 3, 4, 4), lambda m, x: x.mean(axis=(2, 3))),
     LayerCase("global_max_pool", lambda: nn.GlobalMaxPool2d(), (2, 3, 4, 4), lambda m, x: x.max(axis=(2, 3))),
     LayerCase("flatten", lambda: nn.Flatten(), (2, 3, 4), lambda m, x: x.reshape(2, -1)),
-    LayerCase("layer_norm", lambda: nn.LayerNorm[L[5]](dtype="float64"), (3, 5),
-              lambda m, x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * p(m.weight) + p(m.bias)),
-    LayerCase("batch_norm_1d", lambda: nn.BatchNorm1d[L[3]](dtype="float64"), (4, 3),
-              lambda m, x: (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5) * p(m.weight) + p(m.bias)),
-    LayerCase("batch_norm_2d", lambda: nn.BatchNorm2d[L[2]](dtype="float64"), (3, 2, 2, 2),
-              lambda m, x: (x - x.mean((0, 2, 3), keepdims=True)) / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5) * p(m.weight).reshape(1, -1, 1, 1) + p(m.bias).reshape(1, -1, 1, 1)),
+    LayerCase(
+        "layer_norm",
+        lambda: nn.LayerNorm[L[5]](dtype="float64"),
+        (3, 5),
+        lambda m, x: (
+            (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * p(m.weight) + p(m.bias)
+        ),
+    ),
+    LayerCase(
+        "batch_norm_1d",
+        lambda: nn.BatchNorm1d[L[3]](dtype="float64"),
+        (4, 3),
+        lambda m, x: (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5) * p(m.weight) + p(m.bias),
+    ),
+    LayerCase(
+        "batch_norm_2d",
+        lambda: nn.BatchNorm2d[L[2]](dtype="float64"),
+        (3, 2, 2, 2),
+        lambda m, x: (
+            (x - x.mean((0, 2, 3), keepdims=True))
+            / np.sqrt(x.var((0, 2, 3), keepdims=True) + 1e-5)
+            * p(m.weight).reshape(1, -1, 1, 1)
+            + p(m.bias).reshape(1, -1, 1, 1)
+        ),
+    ),
     LayerCase("attention_causal", lambda: _Causal(), (2, 3, 4), lambda m, x: _attention_ref(m.inner, x, True)),
-    LayerCase("attention", lambda: nn.MultiHeadAttention[L[4]](num_heads=2, generator=gen(), dtype="float64"), (2, 3, 4), lambda m, x: _attention_ref(m, x, False)),
-    LayerCase("residual", lambda: nn.Residual(nn.Linear[L[3], L[3]](generator=gen(), dtype="float64")), (2, 3), lambda m, x: x + x @ p(m.inner.weight) + p(m.inner.bias)),
-    LayerCase("sequential", lambda: nn.Sequential(nn.Linear[L[3], L[4]](generator=gen(), dtype="float64"), nn.Tanh(), nn.Linear[L[4], L[2]](generator=gen(), dtype="float64")), (5, 3),
-              lambda m, x: np.tanh(x @ p(m[0].weight) + p(m[0].bias)) @ p(m[2].weight) + p(m[2].bias)),
-    LayerCase("gelu", lambda: nn.GELU(), (3, 4), lambda m, x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))),
+    LayerCase(
+        "attention",
+        lambda: nn.MultiHeadAttention[L[4]](num_heads=2, generator=gen(), dtype="float64"),
+        (2, 3, 4),
+        lambda m, x: _attention_ref(m, x, False),
+    ),
+    LayerCase(
+        "residual",
+        lambda: nn.Residual(nn.Linear[L[3], L[3]](generator=gen(), dtype="float64")),
+        (2, 3),
+        lambda m, x: x + x @ p(m.inner.weight) + p(m.inner.bias),
+    ),
+    LayerCase(
+        "sequential",
+        lambda: nn.Sequential(
+            nn.Linear[L[3], L[4]](generator=gen(), dtype="float64"),
+            nn.Tanh(),
+            nn.Linear[L[4], L[2]](generator=gen(), dtype="float64"),
+        ),
+        (5, 3),
+        lambda m, x: np.tanh(x @ p(m[0].weight) + p(m[0].bias)) @ p(m[2].weight) + p(m[2].bias),
+    ),
+    LayerCase(
+        "gelu",
+        lambda: nn.GELU(),
+        (3, 4),
+        lambda m, x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+    ),
     LayerCase("leaky_relu", lambda: nn.LeakyReLU(0.2), (3, 4), lambda m, x: np.where(x > 0, x, 0.2 * x)),
 ]
 
@@ -81,7 +167,19 @@ class _Causal(nn.Module):
 
 
 def _attention_ref(m: Any, x: np.ndarray, causal: bool) -> np.ndarray:
-    weights = [p(t) for t in (m.q_proj.weight, m.q_proj.bias, m.k_proj.weight, m.k_proj.bias, m.v_proj.weight, m.v_proj.bias, m.out_proj.weight, m.out_proj.bias)]
+    weights = [
+        p(t)
+        for t in (
+            m.q_proj.weight,
+            m.q_proj.bias,
+            m.k_proj.weight,
+            m.k_proj.bias,
+            m.v_proj.weight,
+            m.v_proj.bias,
+            m.out_proj.weight,
+            m.out_proj.bias,
+        )
+    ]
     return ref.attention(x, *weights, heads=m.num_heads, causal=causal)
 
 
@@ -192,8 +290,16 @@ def test_named_parameters_have_dotted_paths_and_freeze(numpy_backend: str) -> No
 
     net = Net()
     names = [n for n, _ in net.named_parameters()]
-    assert names == ["encoder.0.weight", "encoder.0.bias", "encoder.2.weight", "encoder.2.bias",
-                     "heads.a.weight", "heads.a.bias", "blocks.0.weight", "blocks.0.bias"]
+    assert names == [
+        "encoder.0.weight",
+        "encoder.0.bias",
+        "encoder.2.weight",
+        "encoder.2.bias",
+        "heads.a.weight",
+        "heads.a.bias",
+        "blocks.0.weight",
+        "blocks.0.bias",
+    ]
     assert net.num_parameters() == 6 + 3 + 9 + 3 + 3 + 1 + 3 + 3
     net.freeze("encoder")
     assert [n for n, _ in net.named_parameters(trainable_only=True)] == names[4:]

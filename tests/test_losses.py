@@ -42,20 +42,63 @@ class LossCase:
 
 LOSSES = [
     LossCase("mse", lambda p, t: sg.losses.mse(p, t), lambda p, t: ((p - t) ** 2).mean(), [(4, 3), (4, 3)]),
-    LossCase("mse_sum", lambda p, t: sg.losses.mse(p, t, reduction="sum"), lambda p, t: ((p - t) ** 2).sum(), [(4, 3), (4, 3)]),
+    LossCase(
+        "mse_sum",
+        lambda p, t: sg.losses.mse(p, t, reduction="sum"),
+        lambda p, t: ((p - t) ** 2).sum(),
+        [(4, 3), (4, 3)],
+    ),
     LossCase("mae", lambda p, t: sg.losses.mae(p, t), lambda p, t: np.abs(p - t).mean(), [(4, 3), (4, 3)]),
-    LossCase("huber", lambda p, t: sg.losses.huber(p, t, delta=0.5), lambda p, t: _huber(p - t, 0.5).mean(), [(4, 3), (4, 3)]),
-    LossCase("smooth_l1", lambda p, t: sg.losses.smooth_l1(p, t, beta=0.5), lambda p, t: (_huber(p - t, 0.5) / 0.5).mean(), [(4, 3), (4, 3)]),
-    LossCase("cross_entropy", lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS)), lambda z: _ce(z).mean(), [(4, 3)]),
-    LossCase("cross_entropy_sum", lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), reduction="sum"), lambda z: _ce(z).sum(), [(4, 3)]),
-    LossCase("cross_entropy_none", lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), reduction="none"), lambda z: _ce(z), [(4, 3)]),
-    LossCase("cross_entropy_smoothing", lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), label_smoothing=0.1), lambda z: _ce(z, 0.1).mean(), [(4, 3)]),
-    LossCase("bce_with_logits", lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t),
-             lambda z, t: (np.log1p(np.exp(z)) - z * t).mean(), [(4, 3), (4, 3)], positive_target=True),
-    LossCase("kl_div", lambda lp, t: sg.losses.kl_div(lp.log_softmax(), t),
-             lambda lp, t: (t * (np.log(t) - _logsoftmax(lp))).sum() / lp.shape[0], [(4, 3), (4, 3)], positive_target=True),
-    LossCase("kl_div_log_target", lambda lp, t: sg.losses.kl_div(lp.log_softmax(), t.log_softmax(), log_target=True),
-             lambda lp, t: (np.exp(_logsoftmax(t)) * (_logsoftmax(t) - _logsoftmax(lp))).sum() / lp.shape[0], [(4, 3), (4, 3)]),
+    LossCase(
+        "huber", lambda p, t: sg.losses.huber(p, t, delta=0.5), lambda p, t: _huber(p - t, 0.5).mean(), [(4, 3), (4, 3)]
+    ),
+    LossCase(
+        "smooth_l1",
+        lambda p, t: sg.losses.smooth_l1(p, t, beta=0.5),
+        lambda p, t: (_huber(p - t, 0.5) / 0.5).mean(),
+        [(4, 3), (4, 3)],
+    ),
+    LossCase(
+        "cross_entropy", lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS)), lambda z: _ce(z).mean(), [(4, 3)]
+    ),
+    LossCase(
+        "cross_entropy_sum",
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), reduction="sum"),
+        lambda z: _ce(z).sum(),
+        [(4, 3)],
+    ),
+    LossCase(
+        "cross_entropy_none",
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), reduction="none"),
+        lambda z: _ce(z),
+        [(4, 3)],
+    ),
+    LossCase(
+        "cross_entropy_smoothing",
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(LABELS), label_smoothing=0.1),
+        lambda z: _ce(z, 0.1).mean(),
+        [(4, 3)],
+    ),
+    LossCase(
+        "bce_with_logits",
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t),
+        lambda z, t: (np.log1p(np.exp(z)) - z * t).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "kl_div",
+        lambda lp, t: sg.losses.kl_div(lp.log_softmax(), t),
+        lambda lp, t: (t * (np.log(t) - _logsoftmax(lp))).sum() / lp.shape[0],
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "kl_div_log_target",
+        lambda lp, t: sg.losses.kl_div(lp.log_softmax(), t.log_softmax(), log_target=True),
+        lambda lp, t: (np.exp(_logsoftmax(t)) * (_logsoftmax(t) - _logsoftmax(lp))).sum() / lp.shape[0],
+        [(4, 3), (4, 3)],
+    ),
 ]
 
 

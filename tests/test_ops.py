@@ -72,11 +72,19 @@ OPS: list[Op] = [
     Op("tanh", sg.tanh, np.tanh, [(3, 4)]),
     Op("sigmoid", sg.sigmoid, lambda a: 1 / (1 + np.exp(-a)), [(3, 4)]),
     Op("relu", sg.relu, lambda a: np.maximum(a, 0), [(3, 4)], "away_from_zero"),
-    Op("leaky_relu", lambda a: sg.leaky_relu(a, 0.1), lambda a: np.where(a > 0, a, 0.1 * a), [(3, 4)], "away_from_zero"),
+    Op(
+        "leaky_relu", lambda a: sg.leaky_relu(a, 0.1), lambda a: np.where(a > 0, a, 0.1 * a), [(3, 4)], "away_from_zero"
+    ),
     Op("gelu", sg.gelu, _gelu, [(3, 4)]),
     Op("softplus", sg.softplus, lambda a: np.log1p(np.exp(a)), [(3, 4)]),
     Op("clamp", lambda a: sg.clamp(a, -0.5, 0.5), lambda a: np.clip(a, -0.5, 0.5), [(3, 4)], "away_from_bounds"),
-    Op("where", lambda a, b: sg.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b), [(3, 4), (3, 4)], "away_from_zero"),
+    Op(
+        "where",
+        lambda a, b: sg.where(a > 0, a, b),
+        lambda a, b: np.where(a > 0, a, b),
+        [(3, 4), (3, 4)],
+        "away_from_zero",
+    ),
     # reductions
     Op("sum_all", lambda a: a.sum(), lambda a: a.sum(), [(3, 4)]),
     Op("sum_last", lambda a: a.sum(axis=-1), lambda a: a.sum(axis=-1), [(2, 3, 4)]),
@@ -118,7 +126,12 @@ OPS: list[Op] = [
     Op("int_index", lambda a: a[1], lambda a: a[1], [(3, 4)]),
     Op("fancy_repeat", lambda a: a[sg.tensor([0, 2, 0])], lambda a: a[[0, 2, 0]], [(3, 4)]),
     Op("bool_mask", lambda a: a[a > 0], lambda a: a[a > 0], [(3, 4)], "away_from_zero"),
-    Op("take_along_axis", lambda a: a.take_along_axis(sg.tensor(LABELS)), lambda a: np.take_along_axis(a, LABELS, -1), [(2, 4)]),
+    Op(
+        "take_along_axis",
+        lambda a: a.take_along_axis(sg.tensor(LABELS)),
+        lambda a: np.take_along_axis(a, LABELS, -1),
+        [(2, 4)],
+    ),
     Op("gather", lambda a: sg.gather(a, sg.tensor(LABELS)), lambda a: a[LABELS], [(4, 2)]),
 ]
 
@@ -161,10 +174,47 @@ def test_float32_is_kept(op: Op, numpy_backend: str) -> None:
 
 def test_every_public_op_is_in_the_table() -> None:
     covered = {op.name.split("_")[0] for op in OPS}
-    for name in ["add", "sub", "mul", "div", "exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "gelu",
-                 "softplus", "clamp", "maximum", "minimum", "where", "sum", "mean", "max", "min", "var",
-                 "logsumexp", "softmax", "log", "matmul", "reshape", "transpose", "permute", "swapaxes",
-                 "expand", "squeeze", "broadcast", "concat", "stack", "gather", "take", "flatten", "neg"]:
+    for name in [
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "exp",
+        "log",
+        "sqrt",
+        "abs",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "gelu",
+        "softplus",
+        "clamp",
+        "maximum",
+        "minimum",
+        "where",
+        "sum",
+        "mean",
+        "max",
+        "min",
+        "var",
+        "logsumexp",
+        "softmax",
+        "log",
+        "matmul",
+        "reshape",
+        "transpose",
+        "permute",
+        "swapaxes",
+        "expand",
+        "squeeze",
+        "broadcast",
+        "concat",
+        "stack",
+        "gather",
+        "take",
+        "flatten",
+        "neg",
+    ]:
         assert name in covered, name
 
 

@@ -23,7 +23,9 @@ class Point(nn.Module):
         self.xy = nn.parameter(sg.tensor(np.asarray(start, dtype=np.float64)))
 
 
-def reference_sgd(lr: float, momentum: float = 0.0, nesterov: bool = False, wd: float = 0.0, decoupled: bool = False) -> Callable[..., Any]:
+def reference_sgd(
+    lr: float, momentum: float = 0.0, nesterov: bool = False, wd: float = 0.0, decoupled: bool = False
+) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
         if wd:
             if decoupled:
@@ -38,7 +40,9 @@ def reference_sgd(lr: float, momentum: float = 0.0, nesterov: bool = False, wd: 
     return step
 
 
-def reference_adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, wd: float = 0.0, decoupled: bool = False) -> Callable[..., Any]:
+def reference_adam(
+    lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, wd: float = 0.0, decoupled: bool = False
+) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
         if wd:
             if decoupled:
@@ -54,7 +58,9 @@ def reference_adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1
     return step
 
 
-def reference_rmsprop(lr: float, alpha: float = 0.99, eps: float = 1e-8, momentum: float = 0.0, centered: bool = False) -> Callable[..., Any]:
+def reference_rmsprop(
+    lr: float, alpha: float = 0.99, eps: float = 1e-8, momentum: float = 0.0, centered: bool = False
+) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
         s["sq"] = alpha * s.get("sq", 0) + (1 - alpha) * g * g
         if centered:
@@ -81,14 +87,50 @@ class OptCase:
 
 OPTIMIZERS = [
     OptCase("sgd", lambda m, lr: sg.optim.Sgd(m, lr=lr), lambda lr: reference_sgd(lr), 1e-3, 0.05),
-    OptCase("sgd_momentum", lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9), lambda lr: reference_sgd(lr, 0.9), 1e-3, 0.02),
-    OptCase("sgd_nesterov_l2", lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9, nesterov=True, weight_decay=0.1), lambda lr: reference_sgd(lr, 0.9, True, 0.1), 1e-3, 0.02),
-    OptCase("sgd_decoupled", lambda m, lr: sg.optim.Sgd(m, lr=lr, weight_decay=0.1, decoupled_weight_decay=True), lambda lr: reference_sgd(lr, wd=0.1, decoupled=True), 1e-3, 0.05),
+    OptCase(
+        "sgd_momentum",
+        lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9),
+        lambda lr: reference_sgd(lr, 0.9),
+        1e-3,
+        0.02,
+    ),
+    OptCase(
+        "sgd_nesterov_l2",
+        lambda m, lr: sg.optim.Sgd(m, lr=lr, momentum=0.9, nesterov=True, weight_decay=0.1),
+        lambda lr: reference_sgd(lr, 0.9, True, 0.1),
+        1e-3,
+        0.02,
+    ),
+    OptCase(
+        "sgd_decoupled",
+        lambda m, lr: sg.optim.Sgd(m, lr=lr, weight_decay=0.1, decoupled_weight_decay=True),
+        lambda lr: reference_sgd(lr, wd=0.1, decoupled=True),
+        1e-3,
+        0.05,
+    ),
     OptCase("adam", lambda m, lr: sg.optim.Adam(m, lr=lr), lambda lr: reference_adam(lr), 0.05, 0.05),
-    OptCase("adam_l2", lambda m, lr: sg.optim.Adam(m, lr=lr, weight_decay=0.1), lambda lr: reference_adam(lr, wd=0.1), 0.05, 0.05),
-    OptCase("adamw", lambda m, lr: sg.optim.AdamW(m, lr=lr, weight_decay=0.1), lambda lr: reference_adam(lr, wd=0.1, decoupled=True), 0.05, 0.05),
+    OptCase(
+        "adam_l2",
+        lambda m, lr: sg.optim.Adam(m, lr=lr, weight_decay=0.1),
+        lambda lr: reference_adam(lr, wd=0.1),
+        0.05,
+        0.05,
+    ),
+    OptCase(
+        "adamw",
+        lambda m, lr: sg.optim.AdamW(m, lr=lr, weight_decay=0.1),
+        lambda lr: reference_adam(lr, wd=0.1, decoupled=True),
+        0.05,
+        0.05,
+    ),
     OptCase("rmsprop", lambda m, lr: sg.optim.RMSprop(m, lr=lr), lambda lr: reference_rmsprop(lr), 0.01, 0.01),
-    OptCase("rmsprop_centered_momentum", lambda m, lr: sg.optim.RMSprop(m, lr=lr, momentum=0.5, centered=True), lambda lr: reference_rmsprop(lr, momentum=0.5, centered=True), 0.01, 0.01),
+    OptCase(
+        "rmsprop_centered_momentum",
+        lambda m, lr: sg.optim.RMSprop(m, lr=lr, momentum=0.5, centered=True),
+        lambda lr: reference_rmsprop(lr, momentum=0.5, centered=True),
+        0.01,
+        0.01,
+    ),
 ]
 
 

@@ -39,7 +39,7 @@ def helper_test_op(
     weights = np.random.default_rng(99).standard_normal(tuple(t_out.shape))
     (out * sg.tensor(weights)).sum().backward() if out.ndim else (out * float(weights)).backward()
     (t_out * torch.tensor(weights)).sum().backward()
-    for i, (ti, tensor) in enumerate(zip(t_inputs, traced)):
+    for i, (ti, tensor) in enumerate(zip(t_inputs, traced, strict=False)):
         expected = ti.grad.numpy() if ti.grad is not None else np.zeros(ti.shape)
         found = grads[tensor].numpy() if tensor in grads else np.zeros(tensor.shape)
         np.testing.assert_allclose(found, expected, rtol=rtol, atol=atol, err_msg=f"gradient of input {i}")
@@ -52,7 +52,7 @@ def shapes_with_broadcasting(seed: int) -> tuple[tuple[int, ...], tuple[int, ...
     rng = np.random.default_rng(seed)
     rank = int(rng.integers(1, 4))
     full = tuple(int(n) for n in rng.integers(0, 4, rank))
-    other = tuple(1 if rng.random() < 0.4 else n for n in full)[int(rng.integers(0, rank)):]
+    other = tuple(1 if rng.random() < 0.4 else n for n in full)[int(rng.integers(0, rank)) :]
     return (full, other) if rng.random() < 0.5 else (other, full)
 
 
@@ -106,7 +106,9 @@ UNARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
 }
 
 
-@pytest.mark.filterwarnings("ignore:var\\(\\). degrees of freedom:UserWarning")  # torch's own warning for var over one value
+@pytest.mark.filterwarnings(
+    "ignore:var\\(\\). degrees of freedom:UserWarning"
+)  # torch's own warning for var over one value
 @pytest.mark.parametrize("shape", [(3, 4), (1, 5), (2, 3, 4), (4, 1)], ids=str)
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_ops(name: str, shape: tuple[int, ...]) -> None:
@@ -125,7 +127,11 @@ def test_size_zero_dims(name: str) -> None:
     helper_test_op([np.zeros((0, 3))], ours, theirs)
 
 
-@pytest.mark.parametrize("shapes", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((0, 4), (4, 2))], ids=str)
+@pytest.mark.parametrize(
+    "shapes",
+    [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((0, 4), (4, 2))],
+    ids=str,
+)
 def test_matmul(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
     rng = np.random.default_rng(1)
     helper_test_op([rng.standard_normal(s) for s in shapes], sg.matmul, torch.matmul)
@@ -134,9 +140,17 @@ def test_matmul(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
 def test_indexing_gathers() -> None:
     rng = np.random.default_rng(2)
     idx = rng.integers(0, 5, (3, 4))
-    helper_test_op([rng.standard_normal((3, 5))], lambda x: x.take_along_axis(sg.tensor(idx[:, :4] % 5)), lambda x: torch.gather(x, 1, torch.tensor(idx[:, :4] % 5)))
+    helper_test_op(
+        [rng.standard_normal((3, 5))],
+        lambda x: x.take_along_axis(sg.tensor(idx[:, :4] % 5)),
+        lambda x: torch.gather(x, 1, torch.tensor(idx[:, :4] % 5)),
+    )
     ids = rng.integers(0, 6, (2, 3))
-    helper_test_op([rng.standard_normal((6, 4))], lambda w: sg.gather(w, sg.tensor(ids)), lambda w: F.embedding(torch.tensor(ids), w))
+    helper_test_op(
+        [rng.standard_normal((6, 4))],
+        lambda w: sg.gather(w, sg.tensor(ids)),
+        lambda w: F.embedding(torch.tensor(ids), w),
+    )
 
 
 # --------------------------------------------------------------------------- layers
@@ -146,7 +160,14 @@ def _copy_linear(ours: Any, theirs: Any) -> None:
         theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
 
 
-def _layer_grads_match(ours: Any, theirs: Any, x: np.ndarray, pairs: list[tuple[str, Callable[[Any], Any]]], forward_kwargs: dict[str, Any] | None = None, rtol: float = 1e-7) -> None:
+def _layer_grads_match(
+    ours: Any,
+    theirs: Any,
+    x: np.ndarray,
+    pairs: list[tuple[str, Callable[[Any], Any]]],
+    forward_kwargs: dict[str, Any] | None = None,
+    rtol: float = 1e-7,
+) -> None:
     grads = ours.alloc_grads()
     xt = sg.tensor(x).trace(grads, keep_grad=True)
     out = ours(xt, **(forward_kwargs or {}))
@@ -167,18 +188,24 @@ def test_linear_layer() -> None:
     theirs = torch.nn.Linear(5, 3).double()
     _copy_linear(ours, theirs)
     x = np.random.default_rng(0).standard_normal((2, 4, 5))
-    _layer_grads_match(ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy().T), ("bias", lambda m: m.bias.grad.numpy())])
+    _layer_grads_match(
+        ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy().T), ("bias", lambda m: m.bias.grad.numpy())]
+    )
 
 
 @pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
 def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
-    ours = sg.nn.Conv2d[L[4], L[8]](kernel_size=3, stride=stride, padding=padding, dilation=dilation, groups=groups, dtype="float64")
+    ours = sg.nn.Conv2d[L[4], L[8]](
+        kernel_size=3, stride=stride, padding=padding, dilation=dilation, groups=groups, dtype="float64"
+    )
     theirs = torch.nn.Conv2d(4, 8, 3, stride=stride, padding=padding, dilation=dilation, groups=groups).double()
     with torch.no_grad():
         theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
         theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
     x = np.random.default_rng(1).standard_normal((2, 4, 9, 8))
-    _layer_grads_match(ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())])
+    _layer_grads_match(
+        ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())]
+    )
 
 
 def test_conv1d_and_transpose() -> None:
@@ -187,48 +214,73 @@ def test_conv1d_and_transpose() -> None:
     with torch.no_grad():
         theirs.weight.copy_(torch.tensor(ours.weight.numpy()[:, :, 0, :]))
         theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
-    _layer_grads_match(ours, theirs, np.random.default_rng(2).standard_normal((2, 3, 7)), [("bias", lambda m: m.bias.grad.numpy())])
+    _layer_grads_match(
+        ours, theirs, np.random.default_rng(2).standard_normal((2, 3, 7)), [("bias", lambda m: m.bias.grad.numpy())]
+    )
     up = sg.nn.ConvTranspose2d[L[3], L[2]](kernel_size=3, stride=2, padding=1, output_padding=1, dtype="float64")
     tup = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1).double()
     with torch.no_grad():
         tup.weight.copy_(torch.tensor(up.weight.numpy()))
         tup.bias.copy_(torch.tensor(up.bias.numpy()))
-    _layer_grads_match(up, tup, np.random.default_rng(3).standard_normal((1, 3, 4, 5)), [("weight", lambda m: m.weight.grad.numpy())])
+    _layer_grads_match(
+        up, tup, np.random.default_rng(3).standard_normal((1, 3, 4, 5)), [("weight", lambda m: m.weight.grad.numpy())]
+    )
 
 
 @pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), (3, 2, 1), (3, 1, 1)])
 def test_pooling(kernel: int, stride: int, padding: int) -> None:
     x = np.random.default_rng(4).standard_normal((2, 3, 7, 6))
-    helper_test_op([x], lambda t: sg.nn.MaxPool2d(kernel, stride, padding)(t), lambda t: F.max_pool2d(t, kernel, stride, padding))
-    helper_test_op([x], lambda t: sg.nn.AvgPool2d(kernel, stride, padding)(t), lambda t: F.avg_pool2d(t, kernel, stride, padding))
+    helper_test_op(
+        [x], lambda t: sg.nn.MaxPool2d(kernel, stride, padding)(t), lambda t: F.max_pool2d(t, kernel, stride, padding)
+    )
+    helper_test_op(
+        [x], lambda t: sg.nn.AvgPool2d(kernel, stride, padding)(t), lambda t: F.avg_pool2d(t, kernel, stride, padding)
+    )
 
 
 def test_norms() -> None:
     x = np.random.default_rng(5).standard_normal((4, 3, 5))
     ln = sg.nn.LayerNorm[L[5]](dtype="float64")
     tln = torch.nn.LayerNorm(5).double()
-    _layer_grads_match(ln, tln, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())])
+    _layer_grads_match(
+        ln, tln, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())]
+    )
     bn = sg.nn.BatchNorm1d[L[3]](dtype="float64")
     tbn = torch.nn.BatchNorm1d(3).double()
     _layer_grads_match(bn, tbn, x, [("weight", lambda m: m.weight.grad.numpy())])
     np.testing.assert_allclose(bn.running_var.numpy(), tbn.running_var.numpy(), rtol=1e-10)
     bn2 = sg.nn.BatchNorm2d[L[3]](dtype="float64")
     tbn2 = torch.nn.BatchNorm2d(3).double()
-    _layer_grads_match(bn2, tbn2, np.random.default_rng(6).standard_normal((2, 3, 4, 4)), [("bias", lambda m: m.bias.grad.numpy())])
+    _layer_grads_match(
+        bn2, tbn2, np.random.default_rng(6).standard_normal((2, 3, 4, 4)), [("bias", lambda m: m.bias.grad.numpy())]
+    )
 
 
 def test_multi_head_attention() -> None:
     ours = sg.nn.MultiHeadAttention[L[8]](num_heads=2, dtype="float64")
     theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True).double()
     with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.tensor(np.concatenate([ours.q_proj.weight.numpy().T, ours.k_proj.weight.numpy().T, ours.v_proj.weight.numpy().T])))
-        theirs.in_proj_bias.copy_(torch.tensor(np.concatenate([ours.q_proj.bias.numpy(), ours.k_proj.bias.numpy(), ours.v_proj.bias.numpy()])))
+        theirs.in_proj_weight.copy_(
+            torch.tensor(
+                np.concatenate(
+                    [ours.q_proj.weight.numpy().T, ours.k_proj.weight.numpy().T, ours.v_proj.weight.numpy().T]
+                )
+            )
+        )
+        theirs.in_proj_bias.copy_(
+            torch.tensor(np.concatenate([ours.q_proj.bias.numpy(), ours.k_proj.bias.numpy(), ours.v_proj.bias.numpy()]))
+        )
         theirs.out_proj.weight.copy_(torch.tensor(ours.out_proj.weight.numpy().T))
         theirs.out_proj.bias.copy_(torch.tensor(ours.out_proj.bias.numpy()))
     causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)  # True = masked out, in PyTorch
     x = np.random.default_rng(7).standard_normal((2, 5, 8))
-    _layer_grads_match(ours, lambda t: theirs(t, t, t, attn_mask=causal, need_weights=False)[0], x,
-                       [("out_proj.bias", lambda m: theirs.out_proj.bias.grad.numpy())], forward_kwargs={"causal": True})
+    _layer_grads_match(
+        ours,
+        lambda t: theirs(t, t, t, attn_mask=causal, need_weights=False)[0],
+        x,
+        [("out_proj.bias", lambda m: theirs.out_proj.bias.grad.numpy())],
+        forward_kwargs={"causal": True},
+    )
 
 
 # --------------------------------------------------------------------------- losses
@@ -238,7 +290,10 @@ LOSS_CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "huber": (lambda a, b: sg.losses.huber(a, b, delta=0.7), lambda a, b: F.huber_loss(a, b, delta=0.7)),
     "smooth_l1": (lambda a, b: sg.losses.smooth_l1(a, b, beta=0.7), lambda a, b: F.smooth_l1_loss(a, b, beta=0.7)),
     "bce_with_logits": (sg.losses.binary_cross_entropy_with_logits, F.binary_cross_entropy_with_logits),
-    "kl_div": (lambda a, b: sg.losses.kl_div(a.log_softmax(), b.softmax()), lambda a, b: F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction="batchmean")),
+    "kl_div": (
+        lambda a, b: sg.losses.kl_div(a.log_softmax(), b.softmax()),
+        lambda a, b: F.kl_div(a.log_softmax(-1), b.softmax(-1), reduction="batchmean"),
+    ),
 }
 
 
@@ -270,12 +325,27 @@ class Quadratic(sg.nn.Module):
 
 
 OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] = {
-    "sgd_momentum": (lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, weight_decay=0.05), lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.05)),
-    "sgd_nesterov": (lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, nesterov=True), lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, nesterov=True)),
-    "adam": (lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1), lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1)),
-    "adamw": (lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1), lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1)),
+    "sgd_momentum": (
+        lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, weight_decay=0.05),
+        lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.05),
+    ),
+    "sgd_nesterov": (
+        lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, nesterov=True),
+        lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, nesterov=True),
+    ),
+    "adam": (
+        lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1),
+        lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1),
+    ),
+    "adamw": (
+        lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1),
+        lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1),
+    ),
     "rmsprop": (lambda m: sg.optim.RMSprop(m, lr=0.01), lambda p: torch.optim.RMSprop(p, lr=0.01)),
-    "rmsprop_centered_momentum": (lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5), lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5)),
+    "rmsprop_centered_momentum": (
+        lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5),
+        lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5),
+    ),
 }
 
 

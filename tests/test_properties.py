@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import shapegrad as sg
@@ -84,12 +83,16 @@ def test_reducing_all_axes_equals_reducing_axis_by_axis(x: np.ndarray) -> None:
 
 
 @SETTINGS
-@given(hnp.arrays(np.float64, (3,), elements=floats), hnp.arrays(np.float64, (3,), elements=floats), hnp.arrays(np.float64, (3,), elements=floats))
+@given(
+    hnp.arrays(np.float64, (3,), elements=floats),
+    hnp.arrays(np.float64, (3,), elements=floats),
+    hnp.arrays(np.float64, (3,), elements=floats),
+)
 def test_tape_merging_is_order_independent(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     results = []
     for first, second in ((0, 1), (2, 0), (1, 2)):
         grads = [sg.Gradients() for _ in range(3)]
-        tensors = [sg.tensor(v).trace(g) for v, g in zip((a, b, c), grads)]
+        tensors = [sg.tensor(v).trace(g) for v, g in zip((a, b, c), grads, strict=False)]
         third = 3 - first - second
         # The same function, a·b·c, with the three tapes merged in a different order.
         product = (tensors[first] * tensors[second]) * tensors[third]
@@ -97,5 +100,5 @@ def test_tape_merging_is_order_independent(a: np.ndarray, b: np.ndarray, c: np.n
         seen_by = grads[third]  # any of the three sees the merged result
         results.append([seen_by[t].numpy() for t in tensors])
     for other in results[1:]:
-        for mine, theirs in zip(results[0], other):
+        for mine, theirs in zip(results[0], other, strict=False):
             np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-15)

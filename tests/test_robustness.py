@@ -32,7 +32,9 @@ def test_anomaly_in_backward_names_the_op(numpy_backend: str) -> None:
     x = sg.tensor([0.0, 4.0]).trace(grads)
     with sg.detect_anomaly():
         y = x.sqrt().sum()  # finite forward, infinite gradient at 0
-        with pytest.raises(sg.NumericalAnomalyError, match=r"op 'sqrt' produced NaN or Inf in the gradient of input 0 during backward"):
+        with pytest.raises(
+            sg.NumericalAnomalyError, match=r"op 'sqrt' produced NaN or Inf in the gradient of input 0 during backward"
+        ):
             y.backward()
 
 
@@ -47,12 +49,20 @@ def test_anomaly_detection_is_off_by_default_and_scoped(numpy_backend: str) -> N
 
 def test_anomaly_detection_by_environment_variable() -> None:
     code = "import numpy as np, shapegrad as sg\nnp.seterr(all='ignore')\nsg.tensor([1.0]) / 0.0\n"
-    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, "SHAPEGRAD_DETECT_ANOMALY": "1"}, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "SHAPEGRAD_DETECT_ANOMALY": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert "NumericalAnomalyError: op 'div' produced NaN or Inf" in result.stderr
 
 
 # --------------------------------------------------------------------------- hostile input
-@pytest.mark.parametrize("op", [sg.exp, sg.log, sg.sqrt, sg.tanh, sg.sigmoid, sg.softplus, sg.gelu, sg.mean, sg.softmax, sg.log_softmax])
+@pytest.mark.parametrize(
+    "op", [sg.exp, sg.log, sg.sqrt, sg.tanh, sg.sigmoid, sg.softplus, sg.gelu, sg.mean, sg.softmax, sg.log_softmax]
+)
 @pytest.mark.parametrize("data", [[1, 2, 3], [True, False, True]], ids=["int", "bool"])
 def test_float_only_ops_refuse_integer_and_boolean_data(op: Any, data: list[Any], backend: str) -> None:
     with pytest.raises(sg.DTypeError, match="expects a floating-point tensor"):
@@ -143,8 +153,8 @@ def test_two_threads_train_bit_identically_to_one_after_the_other() -> None:
         t.start()
     for t in threads:
         t.join()
-    for seed, expected in zip((1, 2), sequential):
-        for found, want in zip(results[seed], expected):
+    for seed, expected in zip((1, 2), sequential, strict=False):
+        for found, want in zip(results[seed], expected, strict=False):
             np.testing.assert_array_equal(found, want)
 
 

@@ -41,7 +41,9 @@ def test_round_trip_with_optimizer_state(tmp_path: Path, numpy_backend: str) -> 
     for name, value in values(model).items():
         np.testing.assert_array_equal(values(other)[name], value, err_msg=name)
     assert other_opt.step_count == 1
-    np.testing.assert_array_equal(other_opt.state_arrays()["layer.weight.exp_avg"], opt.state_arrays()["layer.weight.exp_avg"])
+    np.testing.assert_array_equal(
+        other_opt.state_arrays()["layer.weight.exp_avg"], opt.state_arrays()["layer.weight.exp_avg"]
+    )
     # running statistics are buffers and travel too
     assert "norm.running_mean" in values(other)
 
@@ -103,7 +105,9 @@ def test_missing_file(tmp_path: Path, numpy_backend: str) -> None:
     _refused(Net(), tmp_path / "nope.safetensors", "no checkpoint at")
 
 
-def test_interrupted_save_leaves_the_old_file_intact(tmp_path: Path, numpy_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_save_leaves_the_old_file_intact(
+    tmp_path: Path, numpy_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import safetensors.numpy
 
     path = tmp_path / "model.safetensors"

@@ -36,7 +36,15 @@ def _pyright() -> list[str]:
 @pytest.fixture(scope="session")
 def diagnostics() -> dict[str, dict[int, list[str]]]:
     """Every pyright error under typecheck/, by file name and 1-based line."""
-    command = [*_pyright(), "-p", str(SUITE / "pyrightconfig.json"), "--pythonpath", sys.executable, "--outputjson", str(SUITE)]
+    command = [
+        *_pyright(),
+        "-p",
+        str(SUITE / "pyrightconfig.json"),
+        "--pythonpath",
+        sys.executable,
+        "--outputjson",
+        str(SUITE),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
     try:
         report = json.loads(result.stdout)
@@ -96,10 +104,22 @@ def test_most_failing_programs_run() -> None:
 
 def test_examples_have_no_unknown_from_shapegrad() -> None:
     """The examples in strict mode: no Unknown reaches user code through shapegrad's API."""
-    command = [*_pyright(), "-p", str(SUITE / "pyrightconfig.json"), "--pythonpath", sys.executable, "--outputjson", str(ROOT / "examples")]
+    command = [
+        *_pyright(),
+        "-p",
+        str(SUITE / "pyrightconfig.json"),
+        "--pythonpath",
+        sys.executable,
+        "--outputjson",
+        str(ROOT / "examples"),
+    ]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
     report = json.loads(result.stdout)
-    errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    errors = [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert not errors, "\n".join(errors)
 
 
@@ -108,7 +128,11 @@ def test_library_passes_pyright_strict() -> None:
     command = [*_pyright(), "--pythonpath", sys.executable, "--outputjson"]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
     report = json.loads(result.stdout)
-    errors = [f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}" for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    errors = [
+        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"]
+        if d["severity"] == "error"
+    ]
     assert not errors, "\n".join(errors)
     assert report["summary"]["filesAnalyzed"] >= 25
 

@@ -8,15 +8,50 @@ from .._typevars import T
 from ._activations import GELU, Dropout, LeakyReLU, ReLU, Sigmoid, Softplus, Tanh
 from ._attention import MultiHeadAttention, TransformerEncoderBlock, scaled_dot_product_attention
 from ._containers import Residual, Sequential
-from ._conv import AvgPool2d, Conv1d, Conv2d, ConvTranspose2d, Flatten, GlobalAvgPool2d, GlobalMaxPool2d, MaxPool2d, conv2d
+from ._conv import (
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    ConvTranspose2d,
+    Flatten,
+    GlobalAvgPool2d,
+    GlobalMaxPool2d,
+    MaxPool2d,
+    conv2d,
+)
 from ._linear import Embedding, Linear
 from ._module import Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm
 
 __all__ = [
-    "GELU", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d", "ConvTranspose2d",
-    "Dropout", "Embedding", "Flatten", "GlobalAvgPool2d", "GlobalMaxPool2d", "Layer", "LayerNorm",
-    "LeakyReLU", "Linear", "MaxPool2d", "Module", "MultiHeadAttention", "ReLU", "Residual",
-    "Sequential", "Sigmoid", "Softplus", "T", "Tanh", "TransformerEncoderBlock", "conv2d",
-    "parameter", "scaled_dot_product_attention",
+    "GELU",
+    "AvgPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "GlobalAvgPool2d",
+    "GlobalMaxPool2d",
+    "Layer",
+    "LayerNorm",
+    "LeakyReLU",
+    "Linear",
+    "MaxPool2d",
+    "Module",
+    "MultiHeadAttention",
+    "ReLU",
+    "Residual",
+    "Sequential",
+    "Sigmoid",
+    "Softplus",
+    "T",
+    "Tanh",
+    "TransformerEncoderBlock",
+    "conv2d",
+    "parameter",
+    "scaled_dot_product_attention",
 ]

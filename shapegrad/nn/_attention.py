@@ -51,10 +51,21 @@ class MultiHeadAttention(Layer[D, D], checked=False):
     ``causal=True`` restricts which keys each query sees.
     """
 
-    def __init__(self, num_heads: int, embed_dim: int | None = None, *, dropout: float = 0.0, bias: bool = True, generator: Generator | None = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        num_heads: int,
+        embed_dim: int | None = None,
+        *,
+        dropout: float = 0.0,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
         self.embed_dim = self._size_arg(0, embed_dim, "embed_dim")
         if self.embed_dim % num_heads:
-            raise ShapeError(f"MultiHeadAttention: embed_dim {self.embed_dim} is not divisible by num_heads {num_heads}")
+            raise ShapeError(
+                f"MultiHeadAttention: embed_dim {self.embed_dim} is not divisible by num_heads {num_heads}"
+            )
         self.num_heads = num_heads
         d = self.embed_dim
         self.q_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
@@ -100,7 +111,16 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
     with a GELU feed-forward of ``ff_dim`` hidden units (as
     ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``)."""
 
-    def __init__(self, num_heads: int, ff_dim: int, embed_dim: int | None = None, *, dropout: float = 0.0, generator: Generator | None = None, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        num_heads: int,
+        ff_dim: int,
+        embed_dim: int | None = None,
+        *,
+        dropout: float = 0.0,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
         d = self._size_arg(0, embed_dim, "embed_dim")
         self.embed_dim = d
         self.attention = MultiHeadAttention[Any](num_heads, d, dropout=dropout, generator=generator, dtype=dtype)
@@ -110,7 +130,9 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         self.ff_out = Linear[Any, Any](ff_dim, d, generator=generator, dtype=dtype)
         self.dropout = Dropout[Any](dropout, generator=generator)
 
-    def __call__(self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False) -> Tensor[T, B, Lq, D]:
+    def __call__(
+        self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
+    ) -> Tensor[T, B, Lq, D]:
         h = add_impl(x, self.dropout(self.attention(self.norm1(x), mask=mask, causal=causal)))
         ff = self.ff_out(gelu(self.ff_in(self.norm2(h))))
         return add_impl(h, self.dropout(ff))

@@ -51,15 +51,49 @@ class Sequential(Layer[I, O], checked=False):
     @overload
     def __init__(self: Sequential[A, D], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], /) -> None: ...
     @overload
-    def __init__(self: Sequential[A, E], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], /) -> None: ...
+    def __init__(
+        self: Sequential[A, E], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], /
+    ) -> None: ...
     @overload
-    def __init__(self: Sequential[A, F], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], /) -> None: ...
+    def __init__(
+        self: Sequential[A, F], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], /
+    ) -> None: ...
     @overload
-    def __init__(self: Sequential[A, G], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], /) -> None: ...
+    def __init__(
+        self: Sequential[A, G],
+        l1: Layer[A, B],
+        l2: Layer[B, C],
+        l3: Layer[C, D],
+        l4: Layer[D, E],
+        l5: Layer[E, F],
+        l6: Layer[F, G],
+        /,
+    ) -> None: ...
     @overload
-    def __init__(self: Sequential[A, H], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], l7: Layer[G, H], /) -> None: ...
+    def __init__(
+        self: Sequential[A, H],
+        l1: Layer[A, B],
+        l2: Layer[B, C],
+        l3: Layer[C, D],
+        l4: Layer[D, E],
+        l5: Layer[E, F],
+        l6: Layer[F, G],
+        l7: Layer[G, H],
+        /,
+    ) -> None: ...
     @overload
-    def __init__(self: Sequential[A, J], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], l6: Layer[F, G], l7: Layer[G, H], l8: Layer[H, J], /) -> None: ...
+    def __init__(
+        self: Sequential[A, J],
+        l1: Layer[A, B],
+        l2: Layer[B, C],
+        l3: Layer[C, D],
+        l4: Layer[D, E],
+        l5: Layer[E, F],
+        l6: Layer[F, G],
+        l7: Layer[G, H],
+        l8: Layer[H, J],
+        /,
+    ) -> None: ...
     def __init__(self, *layers: Layer[Any, Any]) -> None:
         if not layers:
             raise ShapegradError("Sequential expects at least one layer, found none")

@@ -18,8 +18,15 @@ from ._linear import uniform_parameter
 from ._module import Layer, Module
 
 __all__ = [
-    "AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose2d", "Flatten", "GlobalAvgPool2d",
-    "GlobalMaxPool2d", "MaxPool2d", "conv2d",
+    "AvgPool2d",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "Flatten",
+    "GlobalAvgPool2d",
+    "GlobalMaxPool2d",
+    "MaxPool2d",
+    "conv2d",
 ]
 
 I = TypeVar("I")
@@ -58,8 +65,7 @@ def conv2d(
     b, c, _, _ = x.shape
     if c != group_in * groups or out_ch % groups:
         raise ShapeError(
-            f"conv2d: input has {c} channels, expected {group_in * groups} "
-            f"(weight {weight.shape} with groups={groups})"
+            f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
         )
     cols = unfold(x, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))  # (B, C, k, Ho, Wo)
     ho, wo = cols.shape[3], cols.shape[4]
@@ -104,14 +110,23 @@ class Conv2d(Layer[I, O], checked=False):
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
         if self.in_channels % groups or self.out_channels % groups:
-            raise ShapeError(f"Conv2d: channels {self.in_channels}->{self.out_channels} are not divisible by groups={groups}")
-        self.kernel_size, self.stride, self.padding, self.dilation = _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation)
+            raise ShapeError(
+                f"Conv2d: channels {self.in_channels}->{self.out_channels} are not divisible by groups={groups}"
+            )
+        self.kernel_size, self.stride, self.padding, self.dilation = (
+            _pair(kernel_size),
+            _pair(stride),
+            _pair(padding),
+            _pair(dilation),
+        )
         self.groups = groups
         fan_in = self.in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
         bound = 1.0 / math.sqrt(fan_in)
         shape = (self.out_channels, self.in_channels // groups, *self.kernel_size)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
-        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        self.bias: Tensor[NoTape, O] | None = (
+            uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        )
 
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
@@ -137,16 +152,26 @@ class Conv1d(Layer[I, O], checked=False):
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding, self.dilation, self.groups = kernel_size, stride, padding, dilation, groups
+        self.kernel_size, self.stride, self.padding, self.dilation, self.groups = (
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            groups,
+        )
         bound = 1.0 / math.sqrt(self.in_channels // groups * kernel_size)
         shape = (self.out_channels, self.in_channels // groups, 1, kernel_size)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
-        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        self.bias: Tensor[NoTape, O] | None = (
+            uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        )
 
     def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Any]:
         b, c, length = x.shape
         image = reshape(x, (b, c, 1, length))
-        out = conv2d(image, self.weight, self.bias, (1, self.stride), (0, self.padding), (1, self.dilation), self.groups)
+        out = conv2d(
+            image, self.weight, self.bias, (1, self.stride), (0, self.padding), (1, self.dilation), self.groups
+        )
         return reshape(out, (b, self.out_channels, out.shape[3]))
 
 
@@ -178,20 +203,26 @@ class ConvTranspose2d(Layer[I, O], checked=False):
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
         self.output_padding, self.dilation = _pair(output_padding), _pair(dilation)
-        if any(op >= max(s, d) for op, s, d in zip(self.output_padding, self.stride, self.dilation)):
-            raise ShapeError(f"ConvTranspose2d: output_padding {self.output_padding} must be smaller than stride or dilation")
+        if any(op >= max(s, d) for op, s, d in zip(self.output_padding, self.stride, self.dilation, strict=False)):
+            raise ShapeError(
+                f"ConvTranspose2d: output_padding {self.output_padding} must be smaller than stride or dilation"
+            )
         fan_in = self.out_channels * self.kernel_size[0] * self.kernel_size[1]
         bound = 1.0 / math.sqrt(fan_in)
         shape = (self.in_channels, self.out_channels, *self.kernel_size)
         self.weight: Tensor[NoTape, I, O, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
-        self.bias: Tensor[NoTape, O] | None = uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        self.bias: Tensor[NoTape, O] | None = (
+            uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
+        )
 
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
         b, c, h, w = x.shape
         kh, kw = self.kernel_size
         size = tuple(
             (n - 1) * s - 2 * p + d * (k - 1) + op + 1
-            for n, s, p, d, k, op in zip((h, w), self.stride, self.padding, self.dilation, self.kernel_size, self.output_padding)
+            for n, s, p, d, k, op in zip(
+                (h, w), self.stride, self.padding, self.dilation, self.kernel_size, self.output_padding, strict=False
+            )
         )
         kernel = permute(reshape(self.weight, (c, self.out_channels * kh * kw)), (1, 0))
         cols = matmul_impl(kernel, reshape(x, (b, c, h * w)))  # (B, O·k, H·W)
@@ -245,4 +276,3 @@ class Flatten(Module, checked=False):
 
     def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:
         return reshape(x, (x.shape[0], -1 if x.size else 0))
-

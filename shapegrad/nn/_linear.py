@@ -58,7 +58,9 @@ class Linear(Layer[I, O], checked=False):
         self.in_features = self._size_arg(0, in_features, "in_features")
         self.out_features = self._size_arg(1, out_features, "out_features")
         bound = 1.0 / math.sqrt(self.in_features) if self.in_features else 0.0
-        self.weight: Tensor[NoTape, I, O] = uniform_parameter((self.in_features, self.out_features), bound, generator, dtype)
+        self.weight: Tensor[NoTape, I, O] = uniform_parameter(
+            (self.in_features, self.out_features), bound, generator, dtype
+        )
         self.bias: Tensor[NoTape, O] | None = (
             uniform_parameter((self.out_features,), bound, generator, dtype) if bias else None
         )

@@ -33,7 +33,9 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
         ['factor']
     """
     if tensor._node is not None:
-        raise ShapegradError("parameter() expects a plain tensor, found the result of a recorded op; use .detach() first")
+        raise ShapegradError(
+            "parameter() expects a plain tensor, found the result of a recorded op; use .detach() first"
+        )
     make_parameter(tensor, trainable)
     return tensor
 
@@ -235,7 +237,9 @@ class Layer(Module, Generic[I, O]):
         return from_type
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _sized(cls: type[Layer[Any, Any]], args: tuple[Any, ...]) -> type[Layer[Any, Any]]:
-    names = ", ".join(str(_literal_size(a) if _literal_size(a) is not None else getattr(a, "__name__", a)) for a in args)
+    names = ", ".join(
+        str(_literal_size(a) if _literal_size(a) is not None else getattr(a, "__name__", a)) for a in args
+    )
     return type(f"{cls.__name__}[{names}]", (cls,), {"_type_args": args, "__module__": cls.__module__})

@@ -32,7 +32,14 @@ class LayerNorm(Layer[N, N], checked=False):
     PyTorch's ``nn.LayerNorm(N)``.
     """
 
-    def __init__(self, normalized_size: int | None = None, *, eps: float = 1e-5, elementwise_affine: bool = True, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        normalized_size: int | None = None,
+        *,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        dtype: str = "float32",
+    ) -> None:
         self.normalized_size = self._size_arg(0, normalized_size, "normalized_size")
         self.eps = eps
         self.weight: Tensor[NoTape, N] | None = None
@@ -53,11 +60,23 @@ class LayerNorm(Layer[N, N], checked=False):
 class _BatchNorm(Layer[C, C], checked=False):
     _spatial_ranks: tuple[int, ...] = ()
 
-    def __init__(self, num_features: int | None = None, *, eps: float = 1e-5, momentum: float = 0.1, affine: bool = True, dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        num_features: int | None = None,
+        *,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        dtype: str = "float32",
+    ) -> None:
         self.num_features = self._size_arg(0, num_features, "num_features")
         self.eps, self.momentum = eps, momentum
-        self.weight: Tensor[NoTape, C] | None = _state(parameter(ones(self.num_features, dtype=dtype))) if affine else None
-        self.bias: Tensor[NoTape, C] | None = _state(parameter(zeros(self.num_features, dtype=dtype))) if affine else None
+        self.weight: Tensor[NoTape, C] | None = (
+            _state(parameter(ones(self.num_features, dtype=dtype))) if affine else None
+        )
+        self.bias: Tensor[NoTape, C] | None = (
+            _state(parameter(zeros(self.num_features, dtype=dtype))) if affine else None
+        )
         # Buffers: saved in checkpoints, never trained.
         self.running_mean: Tensor[NoTape, C] = _state(zeros(self.num_features, dtype=dtype))
         self.running_var: Tensor[NoTape, C] = _state(ones(self.num_features, dtype=dtype))
@@ -73,7 +92,9 @@ class _BatchNorm(Layer[C, C], checked=False):
         if self.training:
             count = x.size // self.num_features
             if count < 2:
-                raise ShapeError(f"{type(self).__name__} in training mode expects more than one value per channel, found shape {x.shape}")
+                raise ShapeError(
+                    f"{type(self).__name__} in training mode expects more than one value per channel, found shape {x.shape}"
+                )
             mean = reductions.mean_impl(x, axes, True)
             centred = sub_impl(x, mean)
             var = reductions.mean_impl(mul_impl(centred, centred), axes, True)
@@ -117,5 +138,3 @@ class BatchNorm2d(_BatchNorm[C], checked=False):
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return self._normalize(x)
-
-

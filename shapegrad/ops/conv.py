@@ -40,7 +40,9 @@ def _im2col(xp: Any, x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation
     return xp.stack(windows, axis=2)  # (B, C, kh*kw, Ho, Wo)
 
 
-def _col2im(xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> Any:
+def _col2im(
+    xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+) -> Any:
     b, c = cols.shape[0], cols.shape[1]
     h, w = size
     full = xp.zeros((b, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=cols.dtype)
@@ -55,7 +57,9 @@ def _col2im(xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding:
     return full
 
 
-def unfold_backward(xp: Any, g: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+def unfold_backward(
+    xp: Any, g: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+) -> tuple[Any, ...]:
     return (_col2im(xp, g, size, kernel, stride, padding, dilation, out),)
 
 
@@ -74,19 +78,22 @@ def unfold(x: AnyTensor, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0
     )
     if out[0] <= 0 or out[1] <= 0:
         raise ShapeError(
-            f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of "
-            f"height×width {h}×{w}"
+            f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of height×width {h}×{w}"
         )
     xp = x._backend.xp
     cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out)
     return record(cols, unfold_backward, (x,), ((h, w), kernel, stride, padding, dilation, out), x._backend)
 
 
-def fold_backward(xp: Any, g: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+def fold_backward(
+    xp: Any, g: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+) -> tuple[Any, ...]:
     return (_im2col(xp, g, kernel, stride, padding, dilation, out),)
 
 
-def fold(cols: AnyTensor, size: Pair, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Any:
+def fold(
+    cols: AnyTensor, size: Pair, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)
+) -> Any:
     """Windows ``(B, C, kh·kw, Ho, Wo)`` summed back into a ``(B, C, H, W)`` image.
 
     The adjoint of :func:`unfold`; with a matmul in front it is a transposed convolution.
@@ -112,7 +119,9 @@ def _pool_geometry(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair) -> P
         conv_output_size(x.shape[3], kernel[1], stride[1], padding[1], 1),
     )
     if out[0] <= 0 or out[1] <= 0:
-        raise ShapeError(f"pooling window {kernel} (padding {padding}) does not fit input of height×width {x.shape[2]}×{x.shape[3]}")
+        raise ShapeError(
+            f"pooling window {kernel} (padding {padding}) does not fit input of height×width {x.shape[2]}×{x.shape[3]}"
+        )
     return out
 
 
@@ -125,7 +134,9 @@ def _padded(xp: Any, x: Any, padding: Pair, fill: float) -> Any:
     return full
 
 
-def max_pool2d_backward(xp: Any, g: Any, index: Any, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, ...]:
+def max_pool2d_backward(
+    xp: Any, g: Any, index: Any, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
+) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=g.dtype)
     k = 0
     for i in range(kernel[0]):

@@ -15,9 +15,28 @@ from .._tensor import AnyTensor, Tensor, record, same_backend, wrap
 from .._typevars import N, S, T
 
 __all__ = [
-    "abs", "add", "astype", "clamp", "compare", "div", "exp", "gelu", "leaky_relu", "log",
-    "maximum", "minimum", "mul", "neg", "pow", "relu", "sigmoid", "softplus", "sqrt", "sub",
-    "tanh", "where",
+    "abs",
+    "add",
+    "astype",
+    "clamp",
+    "compare",
+    "div",
+    "exp",
+    "gelu",
+    "leaky_relu",
+    "log",
+    "maximum",
+    "minimum",
+    "mul",
+    "neg",
+    "pow",
+    "relu",
+    "sigmoid",
+    "softplus",
+    "sqrt",
+    "sub",
+    "tanh",
+    "where",
 ]
 
 Scalar = int | float
@@ -49,8 +68,7 @@ def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
             detail = f"; axis {-i} is {sa[-i]} vs {sb[-i]}"
             break
     return ShapeError(
-        f"{op}: shapes {sa} and {sb} do not broadcast: expected equal sizes, or 1, at each "
-        f"trailing axis{detail}"
+        f"{op}: shapes {sa} and {sb} do not broadcast: expected equal sizes, or 1, at each trailing axis{detail}"
     )
 
 
@@ -281,10 +299,11 @@ def add(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def add(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def add(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def add(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def add(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """``a + b`` with broadcasting. d/da = 1, d/db = 1. PyTorch: ``torch.add``."""
     return add_impl(a, b)
-
 
 
 @overload
@@ -315,10 +334,11 @@ def sub(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def sub(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def sub(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def sub(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def sub(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """``a - b`` with broadcasting. d/da = 1, d/db = -1. PyTorch: ``torch.sub``."""
     return sub_impl(a, b)
-
 
 
 @overload
@@ -349,10 +369,11 @@ def mul(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def mul(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def mul(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def mul(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def mul(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """``a * b`` with broadcasting. d/da = b, d/db = a. PyTorch: ``torch.mul``."""
     return mul_impl(a, b)
-
 
 
 @overload
@@ -383,10 +404,11 @@ def div(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def div(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def div(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def div(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def div(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """``a / b`` with broadcasting. d/da = 1/b, d/db = -a/b². PyTorch: ``torch.div``."""
     return div_impl(a, b)
-
 
 
 @overload
@@ -417,10 +439,11 @@ def maximum(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def maximum(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def maximum(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def maximum(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def maximum(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Element-wise larger of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.maximum``."""
     return maximum_impl(a, b)
-
 
 
 @overload
@@ -451,10 +474,11 @@ def minimum(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 def minimum(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def minimum(a: float, b: Tensor[T, *S]) -> Tensor[T, *S]: ...
-def minimum(a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *tuple[Any, ...]]:
+def minimum(
+    a: Tensor[Any, *tuple[Any, ...]] | float, b: Tensor[Any, *tuple[Any, ...]] | float
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Element-wise smaller of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.minimum``."""
     return minimum_impl(a, b)
-
 
 
 # --------------------------------------------------------------------------- unary
@@ -629,7 +653,9 @@ def where_backward(xp: Any, g: Any, cond: Any, n_tensors: int, left_is_tensor: b
 
 
 @overload
-def where(cond: Tensor[Any, *S], a: Tensor[NoTape, *S] | float, b: Tensor[NoTape, *S] | float) -> Tensor[NoTape, *S]: ...
+def where(
+    cond: Tensor[Any, *S], a: Tensor[NoTape, *S] | float, b: Tensor[NoTape, *S] | float
+) -> Tensor[NoTape, *S]: ...
 @overload
 def where(cond: Tensor[Any, *S], a: Tensor[T, *S] | float, b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -665,4 +691,3 @@ def compare(a: AnyTensor, b: AnyTensor | float, how: str) -> Any:
         assert isinstance(b, Tensor)
         raise shape_clash(how, a, b) from None
     return wrap(out, a._backend)
-

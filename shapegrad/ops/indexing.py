@@ -15,7 +15,9 @@ def _is_basic(index: tuple[Any, ...]) -> bool:
     return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in index)
 
 
-def getitem_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: Any, basic: bool, scatter: Any) -> tuple[Any, ...]:
+def getitem_backward(
+    xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: Any, basic: bool, scatter: Any
+) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=dtype)
     if basic:
         full[index] = g
@@ -85,7 +87,9 @@ def _along_axis_index(xp: Any, indices: Any, axis: int) -> tuple[Any, ...]:
     return tuple(index)
 
 
-def take_along_axis_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: tuple[Any, ...], scatter: Any) -> tuple[Any, ...]:
+def take_along_axis_backward(
+    xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: tuple[Any, ...], scatter: Any
+) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=dtype)
     scatter(full, index, g)
     return full, None
@@ -98,7 +102,9 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     _check_indices(indices, "take_along_axis")
     data, idx = x._data, indices._data
     if idx.ndim != data.ndim:
-        raise ShapeError(f"take_along_axis expects indices of rank {data.ndim} like {x.shape}, found shape {indices.shape}")
+        raise ShapeError(
+            f"take_along_axis expects indices of rank {data.ndim} like {x.shape}, found shape {indices.shape}"
+        )
     axis %= data.ndim
     for d in range(data.ndim):
         if d != axis and idx.shape[d] != data.shape[d]:

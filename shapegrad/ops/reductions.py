@@ -48,7 +48,9 @@ def sum_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -
     return record(out, sum_backward, (x,), (tuple(data.shape), axes, keepdims), x._backend)
 
 
-def mean_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, count: int) -> tuple[Any, ...]:
+def mean_backward(
+    xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, count: int
+) -> tuple[Any, ...]:
     return (xp.broadcast_to(_restore(xp, g, shape, axes, keepdims) / count, shape),)
 
 
@@ -167,8 +169,12 @@ def sum(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T
 @overload
 def sum(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
 @overload
-def sum(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-def sum(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+def sum(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def sum(
+    x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Sum over ``axis`` (all axes when None). d/dx = 1. PyTorch: ``torch.sum``."""
     return sum_impl(x, axis, keepdims)
 
@@ -184,8 +190,12 @@ def mean(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[
 @overload
 def mean(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
 @overload
-def mean(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-def mean(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+def mean(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def mean(
+    x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Mean over ``axis``. d/dx = 1/n. PyTorch: ``torch.mean``."""
     return mean_impl(x, axis, keepdims)
 
@@ -201,8 +211,12 @@ def max(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T
 @overload
 def max(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
 @overload
-def max(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-def max(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+def max(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def max(
+    x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Maximum over ``axis``; tied maxima share the gradient equally. PyTorch: ``torch.amax``."""
     return max_impl(x, axis, keepdims)
 
@@ -218,8 +232,12 @@ def min(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[T
 @overload
 def min(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
 @overload
-def min(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-def min(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+def min(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def min(
+    x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Minimum over ``axis``; tied minima share the gradient equally. PyTorch: ``torch.amin``."""
     return min_impl(x, axis, keepdims)
 
@@ -235,8 +253,12 @@ def logsumexp(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False) -> Te
 @overload
 def logsumexp(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True]) -> Tensor[T, L[1], *S]: ...
 @overload
-def logsumexp(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Any, ...]]: ...
-def logsumexp(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[Any, *tuple[Any, ...]]:
+def logsumexp(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def logsumexp(
+    x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[Any, *tuple[Any, ...]]:
     """``log(sum(exp(x)))`` over ``axis``, stable for any logits. d/dx = softmax(x). PyTorch: ``torch.logsumexp``."""
     return logsumexp_impl(x, axis, keepdims)
 
@@ -252,7 +274,14 @@ def var(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction:
 @overload
 def var(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
 @overload
-def var(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Any, ...]]: ...
-def var(x: Tensor[Any, *tuple[Any, ...]], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[Any, *tuple[Any, ...]]:
+def var(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0
+) -> Tensor[T, *tuple[Any, ...]]: ...
+def var(
+    x: Tensor[Any, *tuple[Any, ...]],
+    axis: int | tuple[int, ...] | None = None,
+    keepdims: bool = False,
+    correction: float = 0.0,
+) -> Tensor[Any, *tuple[Any, ...]]:
     """Variance over ``axis``: ``mean((x - mean(x))²) · n / (n - correction)``. PyTorch: ``torch.var(x, correction=...)`` (whose default correction is 1; here it is 0, as NumPy)."""
     return var_impl(x, axis, keepdims, correction=correction)

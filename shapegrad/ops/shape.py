@@ -25,7 +25,11 @@ def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...
     data = x._data
     target = tuple(int(n) for n in shape)
     known = math.prod(n for n in target if n != -1)
-    if target.count(-1) > 1 or (-1 not in target and known != x.size) or (-1 in target and (known == 0 or x.size % known)):
+    if (
+        target.count(-1) > 1
+        or (-1 not in target and known != x.size)
+        or (-1 in target and (known == 0 or x.size % known))
+    ):
         raise ShapeError(f"reshape: cannot view shape {x.shape} ({x.size} elements) as {target}")
     out = x._backend.xp.reshape(data, target)
     return record(out, reshape_backward, (x,), (tuple(data.shape),), x._backend)
@@ -112,7 +116,7 @@ def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any
 def concat_backward(xp: Any, g: Any, axis: int, bounds: tuple[int, ...]) -> tuple[Any, ...]:
     parts: list[Any] = []
     index: list[Any] = [slice(None)] * g.ndim
-    for start, stop in zip(bounds[:-1], bounds[1:]):
+    for start, stop in zip(bounds[:-1], bounds[1:], strict=False):
         index[axis] = slice(start, stop)
         parts.append(g[tuple(index)])
     return tuple(parts)
@@ -134,7 +138,9 @@ def concat(tensors: Sequence[Tensor[T, *tuple[Any, ...]]], axis: int = 0) -> Ten
             from .._errors import BackendError
 
             raise BackendError(f"concat: tensor {i} is on backend {t.backend!r}, expected {first.backend!r}")
-        if t.ndim != ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, first.shape)) if j != axis):
+        if t.ndim != ndim or any(
+            a != b for j, (a, b) in enumerate(zip(t.shape, first.shape, strict=False)) if j != axis
+        ):
             raise ShapeError(
                 f"concat along axis {axis}: tensor {i} has shape {t.shape}, expected {first.shape} on every other axis"
             )

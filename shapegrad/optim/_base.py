@@ -65,7 +65,9 @@ class Optimizer(Generic[M]):
     place.
     """
 
-    def __init__(self, model: M, *, lr: LearningRate, unused: UnusedPolicy = "error", clip_norm: float | None = None) -> None:
+    def __init__(
+        self, model: M, *, lr: LearningRate, unused: UnusedPolicy = "error", clip_norm: float | None = None
+    ) -> None:
         if unused not in ("error", "warn", "ignore"):
             raise ShapegradError(f"unused must be 'error', 'warn' or 'ignore', found {unused!r}")
         self._model_id = id(model)
@@ -100,7 +102,11 @@ class Optimizer(Generic[M]):
             )
         owner = grads.model
         if owner is not model:
-            found = "free-standing Gradients" if owner is None else f"Gradients of another {type(owner).__name__} instance (id {id(owner):#x})"
+            found = (
+                "free-standing Gradients"
+                if owner is None
+                else f"Gradients of another {type(owner).__name__} instance (id {id(owner):#x})"
+            )
             raise GradientsMismatchError(
                 f"update expects Gradients allocated by this model (model.alloc_grads()), found {found}"
             )

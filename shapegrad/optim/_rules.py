@@ -142,7 +142,9 @@ class AdamW(Adam[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
     ) -> None:
-        super().__init__(model, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, unused=unused, clip_norm=clip_norm)
+        super().__init__(
+            model, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, unused=unused, clip_norm=clip_norm
+        )
 
 
 class RMSprop(Optimizer[M]):
@@ -166,7 +168,13 @@ class RMSprop(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
     ) -> None:
-        self.alpha, self.eps, self.momentum, self.centered, self.weight_decay = alpha, eps, momentum, centered, weight_decay
+        self.alpha, self.eps, self.momentum, self.centered, self.weight_decay = (
+            alpha,
+            eps,
+            momentum,
+            centered,
+            weight_decay,
+        )
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
 
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
