@@ -55,14 +55,7 @@ def main() -> None:
     tmodel, topt = peers.torch_mlp(weights)
     tmodel = tmodel.cuda()
     topt = torch.optim.Adam(tmodel.parameters(), lr=1e-3)
-    tx, ty = torch.from_numpy(x_np).cuda(), torch.from_numpy(y_np).cuda()
-
-    def torch_step() -> float:
-        topt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
-        loss.backward()
-        topt.step()
-        return float(loss.detach())
+    torch_step = peers.torch_step(tmodel, topt, torch.from_numpy(x_np).cuda(), torch.from_numpy(y_np).cuda())
 
     ours = [run.sg_step(model, opt, grads, x, y) for _ in range(10)]
     theirs = [torch_step() for _ in range(10)]

@@ -93,3 +93,17 @@ def torch_cnn(seed: int = 0) -> tuple[Any, Any]:
         torch.nn.Linear(32 * 7 * 7, 10),
     )
     return model, torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+def torch_step(model: Any, opt: Any, x: Any, y: Any) -> Any:
+    """One PyTorch training step on fixed data (cross-entropy), as a zero-argument callable."""
+    import torch
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step

@@ -147,14 +147,8 @@ def check_same_loss(steps: int) -> dict[str, float]:
         import torch
 
         tmodel, topt = peers.torch_mlp(weights)
-        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-        theirs = []
-        for _ in range(steps):
-            topt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
-            loss.backward()
-            topt.step()
-            theirs.append(loss.item())
+        torch_step = peers.torch_step(tmodel, topt, torch.from_numpy(x_np), torch.from_numpy(y_np))
+        theirs = [torch_step() for _ in range(steps)]
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, err_msg="shapegrad and PyTorch disagree")
         result["torch"] = theirs[-1]
     return result
@@ -246,16 +240,7 @@ def bench_mlp(number: int, repeat: int) -> dict[str, float]:
         import torch
 
         tmodel, topt = peers.torch_mlp(weights)
-        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-
-        def torch_step() -> float:
-            topt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
-            loss.backward()
-            topt.step()
-            return loss.item()
-
-        contenders["torch"] = torch_step
+        contenders["torch"] = peers.torch_step(tmodel, topt, torch.from_numpy(x_np), torch.from_numpy(y_np))
     return compare(contenders, number, repeat)
 
 
@@ -271,16 +256,7 @@ def bench_cnn(number: int, repeat: int) -> dict[str, float]:
         import torch
 
         tmodel, topt = peers.torch_cnn()
-        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-
-        def torch_step() -> float:
-            topt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(tmodel(tx), ty)
-            loss.backward()
-            topt.step()
-            return loss.item()
-
-        contenders["torch"] = torch_step
+        contenders["torch"] = peers.torch_step(tmodel, topt, torch.from_numpy(x_np), torch.from_numpy(y_np))
     return compare(contenders, number, repeat)
 
 
@@ -300,9 +276,7 @@ if framework == 'torch':
     torch.set_num_threads(1)
     model = run.MLP(run.sg.Generator(0))
     tmodel, topt = peers.torch_mlp(run.mlp_weights(model))
-    tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-    def step():
-        topt.zero_grad(); loss = torch.nn.functional.cross_entropy(tmodel(tx), ty); loss.backward(); topt.step(); return loss.item()
+    step = peers.torch_step(tmodel, topt, torch.from_numpy(x_np), torch.from_numpy(y_np))
 else:
     import shapegrad as sg
     model = run.MLP(sg.Generator(0)); opt = sg.optim.Adam(model); grads = model.alloc_grads()

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jaxtyping import TypeCheckError
@@ -36,20 +37,7 @@ def _pyright() -> list[str]:
 @pytest.fixture(scope="session")
 def diagnostics() -> dict[str, dict[int, list[str]]]:
     """Every pyright error under typecheck/, by file name and 1-based line."""
-    command = [
-        *_pyright(),
-        "-p",
-        str(SUITE / "pyrightconfig.json"),
-        "--pythonpath",
-        sys.executable,
-        "--outputjson",
-        str(SUITE),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
-    try:
-        report = json.loads(result.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"pyright gave no JSON report:\n{result.stdout}\n{result.stderr}")
+    report = _pyright_report("-p", str(SUITE / "pyrightconfig.json"), str(SUITE))
     found: dict[str, dict[int, list[str]]] = {}
     for item in report["generalDiagnostics"]:
         if item["severity"] == "error":
@@ -102,37 +90,33 @@ def test_most_failing_programs_run() -> None:
     assert len(RUNNABLE) >= 35
 
 
-def test_examples_have_no_unknown_from_shapegrad() -> None:
-    """The examples in strict mode: no Unknown reaches user code through shapegrad's API."""
-    command = [
-        *_pyright(),
-        "-p",
-        str(SUITE / "pyrightconfig.json"),
-        "--pythonpath",
-        sys.executable,
-        "--outputjson",
-        str(ROOT / "examples"),
-    ]
+def _pyright_report(*args: str) -> dict[str, Any]:
+    command = [*_pyright(), "--pythonpath", sys.executable, "--outputjson", *args]
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
-    report = json.loads(result.stdout)
-    errors = [
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"pyright gave no JSON report:\n{result.stdout}\n{result.stderr}")
+
+
+def _errors(report: dict[str, Any]) -> list[str]:
+    return [
         f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
         for d in report["generalDiagnostics"]
         if d["severity"] == "error"
     ]
+
+
+def test_examples_have_no_unknown_from_shapegrad() -> None:
+    """The examples in strict mode: no Unknown reaches user code through shapegrad's API."""
+    errors = _errors(_pyright_report("-p", str(SUITE / "pyrightconfig.json"), str(ROOT / "examples")))
     assert not errors, "\n".join(errors)
 
 
 def test_library_passes_pyright_strict() -> None:
     """The library itself, in strict mode (configured in pyproject.toml)."""
-    command = [*_pyright(), "--pythonpath", sys.executable, "--outputjson"]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False, timeout=600)
-    report = json.loads(result.stdout)
-    errors = [
-        f"{d['file']}:{d['range']['start']['line'] + 1}: {d['message']}"
-        for d in report["generalDiagnostics"]
-        if d["severity"] == "error"
-    ]
+    report = _pyright_report()
+    errors = _errors(report)
     assert not errors, "\n".join(errors)
     assert report["summary"]["filesAnalyzed"] >= 25
 

@@ -79,6 +79,22 @@ def conv2d(
     return out
 
 
+def _conv_parameters(
+    layer: Any, kernel: tuple[int, int], bias: bool, generator: Generator | None, dtype: str
+) -> tuple[Any, Any]:
+    """A convolution's weight ``(O, I/groups, kh, kw)`` and bias, drawn from ``U(±1/√fan_in)``."""
+    from .._errors import ShapeError
+
+    groups, in_channels, out_channels = layer.groups, layer.in_channels, layer.out_channels
+    if in_channels % groups or out_channels % groups:
+        raise ShapeError(
+            f"{type(layer).__name__}: channels {in_channels}->{out_channels} are not divisible by groups={groups}"
+        )
+    bound = 1.0 / math.sqrt(in_channels // groups * kernel[0] * kernel[1])
+    weight = uniform_parameter((out_channels, in_channels // groups, *kernel), bound, generator, dtype)
+    return weight, uniform_parameter((out_channels,), bound, generator, dtype) if bias else None
+
+
 class Conv2d(Layer[I, O], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
@@ -105,14 +121,8 @@ class Conv2d(Layer[I, O], checked=False):
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
-        from .._errors import ShapeError
-
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        if self.in_channels % groups or self.out_channels % groups:
-            raise ShapeError(
-                f"Conv2d: channels {self.in_channels}->{self.out_channels} are not divisible by groups={groups}"
-            )
         self.kernel_size, self.stride, self.padding, self.dilation = (
             _pair(kernel_size),
             _pair(stride),
@@ -120,13 +130,9 @@ class Conv2d(Layer[I, O], checked=False):
             _pair(dilation),
         )
         self.groups = groups
-        fan_in = self.in_channels // groups * self.kernel_size[0] * self.kernel_size[1]
-        bound = 1.0 / math.sqrt(fan_in)
-        shape = (self.out_channels, self.in_channels // groups, *self.kernel_size)
-        self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
-        self.bias: Tensor[NoTape, O] | None = (
-            uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
-        )
+        weight, bias_param = _conv_parameters(self, self.kernel_size, bias, generator, dtype)
+        self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
+        self.bias: Tensor[NoTape, O] | None = bias_param
 
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
@@ -152,19 +158,11 @@ class Conv1d(Layer[I, O], checked=False):
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding, self.dilation, self.groups = (
-            kernel_size,
-            stride,
-            padding,
-            dilation,
-            groups,
-        )
-        bound = 1.0 / math.sqrt(self.in_channels // groups * kernel_size)
-        shape = (self.out_channels, self.in_channels // groups, 1, kernel_size)
-        self.weight: Tensor[NoTape, O, Any, Any, Any] = uniform_parameter(shape, bound, generator, dtype)
-        self.bias: Tensor[NoTape, O] | None = (
-            uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
-        )
+        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
+        self.groups = groups
+        weight, bias_param = _conv_parameters(self, (1, kernel_size), bias, generator, dtype)
+        self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
+        self.bias: Tensor[NoTape, O] | None = bias_param
 
     def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Any]:
         b, c, length = x.shape
