@@ -30,3 +30,15 @@ def test_digits_demo_reaches_the_accuracy_floor() -> None:
 def test_scenario_example_runs(name: str) -> None:
     out = _run(str(EXAMPLES / f"{name}.py"))
     assert out.strip()
+
+
+def test_readme_first_model_runs_and_learns() -> None:
+    import re
+
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    code = re.search(r"## A first model\n\n```python\n(.*?)```", readme, re.S)
+    assert code is not None, "README lost its first-model example"
+    namespace: dict[str, object] = {}
+    exec(compile(code.group(1), "README.md", "exec"), namespace)
+    loss = namespace["loss"]
+    assert loss.item() < 0.1  # type: ignore[attr-defined] -- a Tensor from the README's code

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 import warnings
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
@@ -52,7 +53,7 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
     return norm
 
 
-class Optimizer(Generic[M]):
+class Optimizer(ABC, Generic[M]):
     """Updates the parameters of one model from ``Gradients[M]`` of that model.
 
     ``update(model, grads)`` refuses, changing nothing: gradients of another model or of
@@ -86,8 +87,9 @@ class Optimizer(Generic[M]):
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
         return {}
 
+    @abstractmethod
     def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        raise NotImplementedError  # abstract: every optimizer defines its rule
+        """Update ``param`` in place from ``grad`` and ``state`` (the optimizer's rule)."""
 
     # -- the contract -----------------------------------------------------------------------
     def current_lr(self) -> float:
