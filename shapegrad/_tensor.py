@@ -15,7 +15,7 @@ from . import _hooks
 from ._backend import Backend, active_backend, get_backend
 from ._errors import BackendError, DTypeError, ShapeError, TapeError
 from ._tape import Node, NoTape, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
-from ._typevars import A, K, M, N, S, T
+from ._typevars import A, C, K, M, N, S, T
 
 if TYPE_CHECKING:
     from ._gradients import Gradients
@@ -536,8 +536,30 @@ class Tensor(Generic[Tape_, *Dims]):
         """Axes reversed, or put in the order ``axes`` gives."""
         return _shape.permute(self, axes or None)
 
-    def permute(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Any, ...]]:
-        """Axes in the order ``axes`` gives (open dims: annotate the result)."""
+    @overload
+    def permute(self: Tensor[T, N, K, A], a0: L[0], a1: L[2], a2: L[1], /) -> Tensor[T, N, A, K]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A], a0: L[1], a1: L[0], a2: L[2], /) -> Tensor[T, K, N, A]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A], a0: L[1], a1: L[2], a2: L[0], /) -> Tensor[T, K, A, N]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A], a0: L[2], a1: L[0], a2: L[1], /) -> Tensor[T, A, N, K]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A], a0: L[2], a1: L[1], a2: L[0], /) -> Tensor[T, A, K, N]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A, C], a0: L[0], a1: L[2], a2: L[3], a3: L[1], /) -> Tensor[T, N, A, C, K]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A, C], a0: L[0], a1: L[3], a2: L[1], a3: L[2], /) -> Tensor[T, N, C, K, A]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A, C], a0: L[0], a1: L[2], a2: L[1], a3: L[3], /) -> Tensor[T, N, A, K, C]: ...
+    @overload
+    def permute(self: Tensor[T, N, K, A, C], a0: L[0], a1: L[1], a2: L[3], a3: L[2], /) -> Tensor[T, N, K, C, A]: ...
+    @overload
+    def permute(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Any, ...]]: ...
+    def permute(self, *axes: int) -> AnyTensor:
+        """Axes in the order ``axes`` gives. Typed for every order of a rank-3 tensor and for
+        the common rank-4 ones (NCHW↔NHWC ``(0, 2, 3, 1)``/``(0, 3, 1, 2)``, attention heads
+        ``(0, 2, 1, 3)``, ``(0, 1, 3, 2)``); other orders give open dims to annotate."""
         return _shape.permute(self, axes)
 
     @property
