@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from abc import ABC, abstractmethod
 import warnings
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
