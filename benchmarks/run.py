@@ -311,10 +311,52 @@ def us(t: float | None) -> str:
     return "–" if t is None else f"{t * 1e6:,.1f} µs" if t < 1e-3 else f"{t * 1e3:,.2f} ms"
 
 
+Row = tuple[str, float | None, float | None, float | None]  # case, shapegrad, PyTorch, NumPy (seconds)
+
+
+def measure(threads: int, n_ops: int, n_step: int, repeat: int) -> list[Row]:
+    """Every timed case at one thread count."""
+    with pin_threads(threads):
+        rows: list[Row] = list(bench_ops(n_ops, repeat))
+        mlp = bench_mlp(n_step, repeat)
+        rows.append(("MLP step 784-256-256-10, batch 128, Adam", mlp["shapegrad"], mlp.get("torch"), mlp["numpy"]))
+        rows.append(("same MLP step, run-time checks off", mlp["shapegrad, checks off"], None, None))
+        cnn = bench_cnn(max(2, n_step // 5), repeat)
+        rows.append(("CNN step, 2×conv3×3, 28×28, batch 64, Adam", cnn["shapegrad"], cnn.get("torch"), None))
+    return rows
+
+
+def table(rows: list[Row]) -> list[str]:
+    out = ["| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    checked = next(r[1] for r in rows if r[0].startswith("MLP step"))
+    for name, ours, theirs, floor in rows:
+        if name.startswith("same MLP step"):
+            out.append(f"| {name} | {us(ours)} | | | | checks on ÷ off: {ratio(checked, ours)} |")
+        else:
+            out.append(
+                f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |"
+            )
+    return out
+
+
+def median_rows(runs: list[list[Row]]) -> list[Row]:
+    """Case by case, the median time over whole runs (each itself a median of rounds)."""
+
+    def med(values: list[float | None]) -> float | None:
+        present = [v for v in values if v is not None]
+        return statistics.median(present) if present else None
+
+    return [
+        (runs[0][i][0], med([r[i][1] for r in runs]), med([r[i][2] for r in runs]), med([r[i][3] for r in runs]))
+        for i in range(len(runs[0]))
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a few iterations (CI)")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--runs", type=int, default=1, help="whole runs; the tables report the median of them")
     parser.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
     args = parser.parse_args()
     n_ops, n_step, repeat = (50, 3, 3) if args.quick else (2000, 30, 7)
@@ -333,31 +375,25 @@ def main() -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
         f"numpy {np.__version__}, torch {torch_version}, shapegrad {sg.__version__}"
     )
-    emit(f"command: python benchmarks/run.py{' --quick' if args.quick else ''}   (medians of {repeat} repeats)")
+    flags = (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs > 1 else "")
+    emit(f"command: python benchmarks/run.py{flags}")
+    emit(
+        f"each time: median of {repeat} interleaved rounds"
+        + (f"; tables: median of {args.runs} whole runs" if args.runs > 1 else "")
+    )
     losses = check_same_loss(5 if args.quick else 20)
     emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
     for threads in args.threads:
-        with pin_threads(threads):
-            emit()
-            emit(f"## {threads} thread{'s' if threads > 1 else ''}")
-            emit()
-            emit("| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |")
-            emit("| --- | ---: | ---: | ---: | ---: | ---: |")
-            for name, ours, theirs, floor in bench_ops(n_ops, repeat):
-                emit(
-                    f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |"
-                )
-            mlp = bench_mlp(n_step, repeat)
-            emit(
-                f"| MLP step 784-256-256-10, batch 128, Adam | {us(mlp['shapegrad'])} | {us(mlp.get('torch'))} | {us(mlp['numpy'])} | {ratio(mlp['shapegrad'], mlp.get('torch'))} | {ratio(mlp['shapegrad'], mlp['numpy'])} |"
-            )
-            emit(
-                f"| same MLP step, run-time checks off | {us(mlp['shapegrad, checks off'])} | | | | checks on ÷ off: {ratio(mlp['shapegrad'], mlp['shapegrad, checks off'])} |"
-            )
-            cnn = bench_cnn(max(2, n_step // 5), repeat)
-            emit(
-                f"| CNN step, 2×conv3×3, 28×28, batch 64, Adam | {us(cnn['shapegrad'])} | {us(cnn.get('torch'))} | | {ratio(cnn['shapegrad'], cnn.get('torch'))} | |"
-            )
+        runs = []
+        for run in range(args.runs):
+            runs.append(measure(threads, n_ops, n_step, repeat))
+            if args.runs > 1:
+                print(f"[{threads} thread(s), run {run + 1}/{args.runs}]", *table(runs[-1]), sep="\n", flush=True)
+        emit()
+        emit(f"## {threads} thread{'s' if threads > 1 else ''}")
+        emit()
+        for line in table(median_rows(runs)):
+            emit(line)
     memory = bench_memory(20 if args.quick else 200)
     emit()
     emit(
