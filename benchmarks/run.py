@@ -55,12 +55,17 @@ def pin_threads(n: int) -> Any:
 def compare(contenders: dict[str, Callable[[], Any]], number: int, repeat: int) -> dict[str, float]:
     """Seconds per call of each contender: the median over ``repeat`` rounds of the mean of
     ``number`` calls. Rounds interleave the contenders, so that a noisy neighbour on this
-    shared machine slows all of them alike instead of whichever ran at that moment."""
+    shared machine slows all of them alike instead of whichever ran at that moment, and the
+    order rotates from round to round."""
     for fn in contenders.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(repeat):
-        for name, fn in contenders.items():
+    names = list(contenders)
+    for round_ in range(repeat):
+        # Rotate who goes first, so that no contender always follows the same neighbour
+        # (whose caches and allocator state it would inherit).
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            fn = contenders[name]
             start = time.perf_counter()
             for _ in range(number):
                 fn()

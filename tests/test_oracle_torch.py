@@ -137,6 +137,29 @@ def test_matmul(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
     helper_test_op([rng.standard_normal(s) for s in shapes], sg.matmul, torch.matmul)
 
 
+SHAPE_OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[tuple[int, ...]]]] = {
+    "reshape": (lambda x: x.reshape(4, -1), lambda x: x.reshape(4, -1), [(2, 3, 4)]),
+    "permute": (lambda x: x.permute(2, 0, 1), lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
+    "swapaxes": (lambda x: x.swapaxes(0, 2), lambda x: x.swapaxes(0, 2), [(2, 3, 4)]),
+    "expand_dims": (lambda x: x.expand_dims(1), lambda x: x.unsqueeze(1), [(2, 3)]),
+    "squeeze": (lambda x: x.squeeze(1), lambda x: x.squeeze(1), [(2, 1, 3)]),
+    "broadcast_to": (lambda x: x.broadcast_to(4, 2, 3), lambda x: x.expand(4, 2, 3), [(2, 1)]),
+    "concat": (lambda a, b: sg.concat([a, b], axis=1), lambda a, b: torch.cat([a, b], 1), [(2, 3), (2, 4)]),
+    "stack": (lambda a, b: sg.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1), [(2, 3), (2, 3)]),
+    "where": (lambda a, b: sg.where(a > b, a, b), lambda a, b: torch.where(a > b, a, b), [(3, 4), (3, 4)]),
+    "fancy_index": (lambda x: x[sg.tensor([2, 0, 2])], lambda x: x[torch.tensor([2, 0, 2])], [(3, 4)]),
+    "bool_mask": (lambda x: x[x > 0], lambda x: x[x > 0], [(3, 4)]),
+    "astype": (lambda x: x.astype("float32"), lambda x: x.float(), [(3,)]),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_OPS))
+def test_shape_and_selection_ops(name: str) -> None:
+    ours, theirs, shapes = SHAPE_OPS[name]
+    rng = np.random.default_rng(len(name))
+    helper_test_op([rng.standard_normal(s) for s in shapes], ours, theirs, rtol=1e-6)
+
+
 def test_indexing_gathers() -> None:
     rng = np.random.default_rng(2)
     idx = rng.integers(0, 5, (3, 4))
