@@ -67,13 +67,13 @@ def conv2d(
         raise ShapeError(
             f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
         )
-    cols = unfold(x, (kh, kw), _pair(stride), _pair(padding), _pair(dilation))  # (B, C, k, Ho, Wo)
+    # Windows of the (C, B, H, W) view, stacked as (C, k, B, Ho, Wo): reshaped (a view) to
+    # (groups, C/g·k, B·Ho·Wo), one matrix product per group covers the whole batch.
+    cols = unfold(permute(x, (1, 0, 2, 3)), (kh, kw), _pair(stride), _pair(padding), _pair(dilation), window_axis=1)
     ho, wo = cols.shape[3], cols.shape[4]
-    # Both reshapes are views: (B, groups, C/g·k, Ho·Wo) windows times (groups, O/g, C/g·k)
-    # kernels gives (B, groups, O/g, Ho·Wo), already in the (B, O, Ho, Wo) layout.
-    cols = reshape(cols, (b, groups, group_in * kh * kw, ho * wo))
+    cols = reshape(cols, (groups, group_in * kh * kw, b * ho * wo))
     kernel = reshape(weight, (groups, out_ch // groups, group_in * kh * kw))
-    out = reshape(matmul_impl(kernel, cols), (b, out_ch, ho, wo))
+    out = permute(reshape(matmul_impl(kernel, cols), (out_ch, b, ho, wo)), (1, 0, 2, 3))
     if bias is not None:
         out = add_impl(out, reshape(bias, (out_ch, 1, 1)))
     return out

@@ -34,23 +34,33 @@ def _window_slices(i: int, j: int, stride: Pair, dilation: Pair, out: Pair) -> t
     )
 
 
-def _im2col(xp: Any, x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair) -> Any:
+def _im2col(
+    xp: Any, x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair, window_axis: int = 2
+) -> Any:
     x = _padded(xp, x, padding, 0.0)
     windows = [x[_window_slices(i, j, stride, dilation, out)] for i in range(kernel[0]) for j in range(kernel[1])]
-    return xp.stack(windows, axis=2)  # (B, C, kh*kw, Ho, Wo)
+    return xp.stack(windows, axis=window_axis)  # (N0, N1, kh*kw, Ho, Wo), or (N0, kh*kw, N1, Ho, Wo)
 
 
 def _col2im(
-    xp: Any, cols: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+    xp: Any,
+    cols: Any,
+    size: Pair,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    out: Pair,
+    window_axis: int = 2,
 ) -> Any:
-    b, c = cols.shape[0], cols.shape[1]
+    lead = (cols.shape[0], cols.shape[3 - window_axis])
     h, w = size
-    full = xp.zeros((b, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=cols.dtype)
+    full = xp.zeros((*lead, h + 2 * padding[0], w + 2 * padding[1]), dtype=cols.dtype)
     k = 0
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             index = _window_slices(i, j, stride, dilation, out)
-            full[index] += cols[:, :, k, ...]
+            full[index] += cols[:, k, ...] if window_axis == 1 else cols[:, :, k, ...]
             k += 1
     if padding != (0, 0):
         full = full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w]
@@ -58,17 +68,28 @@ def _col2im(
 
 
 def unfold_backward(
-    xp: Any, g: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+    xp: Any, g: Any, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair, window_axis: int
 ) -> tuple[Any, ...]:
-    return (_col2im(xp, g, size, kernel, stride, padding, dilation, out),)
+    return (_col2im(xp, g, size, kernel, stride, padding, dilation, out, window_axis),)
 
 
-def unfold(x: AnyTensor, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0, 0), dilation: Pair = (1, 1)) -> Any:
-    """Every ``kernel``-sized window of a ``(B, C, H, W)`` tensor: ``(B, C, kh·kw, Ho, Wo)``.
+def unfold(
+    x: AnyTensor,
+    kernel: Pair,
+    stride: Pair = (1, 1),
+    padding: Pair = (0, 0),
+    dilation: Pair = (1, 1),
+    window_axis: int = 2,
+) -> Any:
+    """Every ``kernel``-sized window of a ``(B, C, H, W)`` tensor: ``(B, C, kh·kw, Ho, Wo)``,
+    or ``(B, kh·kw, C, Ho, Wo)`` with ``window_axis=1`` (the layout a convolution over a
+    ``(C, B, H, W)`` view needs for one matrix product over the whole batch).
 
     The adjoint of :func:`fold`, which is its gradient. PyTorch: ``F.unfold`` (laid out
     differently).
     """
+    if window_axis not in (1, 2):
+        raise ShapeError(f"unfold: window_axis is 1 or 2, found {window_axis}")
     if x.ndim != 4:
         raise ShapeError(f"unfold expects a (batch, channels, height, width) tensor, found shape {x.shape}")
     h, w = x.shape[2], x.shape[3]
@@ -81,8 +102,9 @@ def unfold(x: AnyTensor, kernel: Pair, stride: Pair = (1, 1), padding: Pair = (0
             f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of height×width {h}×{w}"
         )
     xp = x._backend.xp
-    cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out)
-    return record(cols, unfold_backward, (x,), ((h, w), kernel, stride, padding, dilation, out), x._backend)
+    cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out, window_axis)
+    saved = ((h, w), kernel, stride, padding, dilation, out, window_axis)
+    return record(cols, unfold_backward, (x,), saved, x._backend)
 
 
 def fold_backward(
