@@ -23,15 +23,18 @@ class Point(nn.Module):
         self.xy = nn.parameter(sg.tensor(np.asarray(start, dtype=np.float64)))
 
 
+def _decay(p: np.ndarray, g: np.ndarray, lr: float, wd: float, decoupled: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Weight decay as the published formulas write it: on the parameter, or on the gradient."""
+    if not wd:
+        return p, g
+    return (p * (1 - lr * wd), g) if decoupled else (p, g + wd * p)
+
+
 def reference_sgd(
     lr: float, momentum: float = 0.0, nesterov: bool = False, wd: float = 0.0, decoupled: bool = False
 ) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
-        if wd:
-            if decoupled:
-                p = p * (1 - lr * wd)
-            else:
-                g = g + wd * p
+        p, g = _decay(p, g, lr, wd, decoupled)
         if momentum:
             s["b"] = g.copy() if t == 1 else momentum * s["b"] + g
             g = g + momentum * s["b"] if nesterov else s["b"]
@@ -44,11 +47,7 @@ def reference_adam(
     lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, wd: float = 0.0, decoupled: bool = False
 ) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
-        if wd:
-            if decoupled:
-                p = p * (1 - lr * wd)
-            else:
-                g = g + wd * p
+        p, g = _decay(p, g, lr, wd, decoupled)
         s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
         s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
         m_hat = s["m"] / (1 - b1**t)

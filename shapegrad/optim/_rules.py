@@ -7,7 +7,18 @@ from typing import Any
 from .._errors import ShapegradError
 from ._base import LearningRate, M, Optimizer, UnusedPolicy
 
-__all__ = ["Adam", "AdamW", "RMSprop", "Sgd"]
+__all__ = ["Adam", "AdamW", "RMSprop", "Sgd", "apply_weight_decay"]
+
+
+def apply_weight_decay(param: Any, grad: Any, lr: float, weight_decay: float, decoupled: bool) -> Any:
+    """The gradient to use after weight decay: decoupled decay shrinks ``param`` in place
+    (``p ← p·(1 - lr·wd)``, AdamW) and leaves ``grad``; L2 decay returns ``grad + wd·p``."""
+    if not weight_decay:
+        return grad
+    if decoupled:
+        param *= 1 - lr * weight_decay
+        return grad
+    return grad + weight_decay * param
 
 
 class Sgd(Optimizer[M]):
@@ -46,12 +57,7 @@ class Sgd(Optimizer[M]):
         return {"momentum": xp.zeros_like(param)} if self.momentum else {}
 
     def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        g = grad
-        if self.weight_decay:
-            if self.decoupled:
-                param *= 1 - lr * self.weight_decay
-            else:
-                g = g + self.weight_decay * param
+        g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
         if self.momentum:
             buf = state["momentum"]
             if step == 1:
@@ -103,12 +109,7 @@ class Adam(Optimizer[M]):
         return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
 
     def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        g = grad
-        if self.weight_decay:
-            if self.decoupled:
-                param *= 1 - lr * self.weight_decay
-            else:
-                g = g + self.weight_decay * param
+        g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
         m, v = state["exp_avg"], state["exp_avg_sq"]
         bias1 = 1 - self.beta1**step
         bias2 = 1 - self.beta2**step
@@ -186,7 +187,7 @@ class RMSprop(Optimizer[M]):
         return state
 
     def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        g = grad + self.weight_decay * param if self.weight_decay else grad
+        g = apply_weight_decay(param, grad, lr, self.weight_decay, decoupled=False)
         sq = state["square_avg"]
         sq *= self.alpha
         sq += (1 - self.alpha) * (g * g)
