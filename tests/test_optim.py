@@ -333,3 +333,35 @@ def test_optimizer_uses_a_schedule(numpy_backend: str) -> None:
         model.xy.trace(grads).sum().backward()
         opt.update(model, grads)
     np.testing.assert_allclose(model.xy.numpy(), [1 - 0.1 - 0.05] * 2)
+
+
+def test_a_model_with_two_inputs_and_two_outputs_trains_without_threading(numpy_backend: str) -> None:
+    class TwoHeads(nn.Module):
+        def __init__(self) -> None:
+            self.image = nn.Linear[L[4], L[3]](generator=sg.Generator(0))
+            self.text = nn.Linear[L[2], L[3]](generator=sg.Generator(1))
+            self.classify = nn.Linear[L[3], L[2]](generator=sg.Generator(2))
+            self.regress = nn.Linear[L[3], L[1]](generator=sg.Generator(3))
+
+        def __call__(self, image: Any, text: Any) -> tuple[Any, Any]:
+            joint = (self.image(image) + self.text(text)).tanh()
+            return self.classify(joint), self.regress(joint)
+
+    model = TwoHeads()
+    grads = model.alloc_grads()
+    opt = sg.optim.Adam(model, lr=0.05)
+    rng = np.random.default_rng(0)
+    image, text = sg.tensor(rng.standard_normal((16, 4))), sg.tensor(rng.standard_normal((16, 2)))
+    labels, targets = sg.tensor(rng.integers(0, 2, 16)), sg.tensor(rng.standard_normal((16, 1)))
+    first = last = 0.0
+    for step in range(60):
+        grads.zero()
+        logits, values = model(image.trace(grads), text.trace(grads))
+        ce, mse = sg.losses.cross_entropy(logits, labels), sg.losses.mse(values, targets)
+        sg.backward(ce, mse)  # one pass over both outputs; no parameter is missed
+        opt.update(model, grads)
+        total = ce.item() + mse.item()
+        first = total if step == 0 else first
+        last = total
+    assert sorted(grads.received()) == sorted(p for p, _ in model.named_parameters())
+    assert last < 0.5 * first
