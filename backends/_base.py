@@ -15,11 +15,13 @@ class NumpyLikeBackend:
     xp: Any = None
 
     def dtype(self, name: str) -> Any:
+        """The backend's dtype for a name such as ``"float32"``."""
         import numpy as np
 
         return np.dtype(name)
 
     def dtype_name(self, dtype: Any) -> str:
+        """The canonical name of a dtype (``"float32"``), cached."""
         name = _names.get(dtype)
         if name is None:
             import numpy as np
@@ -28,15 +30,19 @@ class NumpyLikeBackend:
         return name
 
     def is_array(self, obj: Any) -> bool:
+        """Whether ``obj`` is an array of this backend."""
         return isinstance(obj, self.xp.ndarray)
 
     def add_into(self, target: Any, values: Any) -> None:
+        """In place: ``target += values``."""
         target += values
 
     def copy_into(self, target: Any, values: Any) -> None:
+        """In place: ``target[...] = values``."""
         target[...] = values
 
     def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
+        """In place: ``target[indices] += values``, repeated indices accumulating."""
         self.xp.add.at(target, indices, values)
 
     def adam_step(

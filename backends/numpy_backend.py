@@ -14,12 +14,15 @@ class _NumpyRandom:
         self._gen = np.random.default_rng(seed)
 
     def normal(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
+        """Standard normal draws of ``shape`` in ``dtype``."""
         return self._gen.standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
 
     def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> np.ndarray[Any, Any]:
+        """Uniform draws in ``[low, high)`` of ``shape`` in ``dtype``."""
         return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
 
     def permutation(self, n: int) -> np.ndarray[Any, Any]:
+        """A random ordering of ``range(n)``."""
         return self._gen.permutation(n)
 
 
@@ -30,13 +33,17 @@ class NumpyBackend(NumpyLikeBackend):
     xp = np
 
     def is_available(self) -> str | None:
+        """``None``: NumPy runs everywhere."""
         return None
 
     def asarray(self, data: Any, dtype: str | None) -> Any:
+        """``data`` as a NumPy array (no copy when it already is one)."""
         return np.asarray(data, dtype=dtype)
 
     def to_numpy(self, array: Any) -> Any:
+        """The array itself."""
         return array
 
     def random(self, seed: int | None) -> _NumpyRandom:
+        """A generator seeded with ``seed``."""
         return _NumpyRandom(seed)

@@ -44,6 +44,7 @@ def _bad(xp: Any, array: Any) -> bool:
 
 class _Detector:
     def forward(self, rule: Any, inputs: Sequence[Any], data: Any, node: Any = None) -> None:
+        """Check an op's result; remember where in user code a recorded op was created."""
         where = _user_frame()
         if node is not None:
             node.where = where
@@ -57,6 +58,7 @@ class _Detector:
         )
 
     def backward(self, node: Any, grads: Sequence[Any], phase: str) -> None:
+        """Check the input gradients one backward rule produced."""
         for i, grad in enumerate(grads):
             if grad is not None and _bad(node.xp, grad):
                 raise NumericalAnomalyError(

@@ -52,6 +52,7 @@ class Tape:
         self.thread: int = _get_ident()
 
     def root(self) -> Tape:
+        """The tape this one was merged into, followed to the end (itself if never merged)."""
         tape = self
         while tape.parent is not None:
             tape = tape.parent

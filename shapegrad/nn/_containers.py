@@ -100,6 +100,7 @@ class Sequential(Layer[I, O], checked=False):
         self.layers: tuple[Layer[Any, Any], ...] = tuple(layers)
 
     def named_children(self) -> Iterator[tuple[str, Any]]:
+        """The layers, named by position (``"0"``, ``"1"``, ...)."""
         for i, layer in enumerate(self.layers):
             yield str(i), layer
 

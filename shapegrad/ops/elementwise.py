@@ -130,6 +130,7 @@ def _add(x: Any, y: Any) -> Any:
 
 
 def add_impl(a: Any, b: Any) -> Any:
+    """``add`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _binary("add", a, b, add_backward, add_scalar_backward, add_scalar_backward, _add)
 
 
@@ -146,10 +147,12 @@ def _sub(x: Any, y: Any) -> Any:
 
 
 def sub_impl(a: Any, b: Any) -> Any:
+    """``sub`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _binary("sub", a, b, sub_backward, add_scalar_backward, rsub_backward, _sub)
 
 
 def rsub_scalar(x: Any, s: Any) -> Any:
+    """``s - x`` for a Python number ``s`` (the reflected operator)."""
     return sub_impl(s, x)
 
 
@@ -171,6 +174,7 @@ def _mul(x: Any, y: Any) -> Any:
 
 
 def mul_impl(a: Any, b: Any) -> Any:
+    """``mul`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _binary("mul", a, b, mul_backward, mul_left_backward, mul_right_backward, _mul)
 
 
@@ -192,10 +196,12 @@ def _div(x: Any, y: Any) -> Any:
 
 
 def div_impl(a: Any, b: Any) -> Any:
+    """``div`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _binary("div", a, b, div_backward, div_left_backward, div_right_backward, _div)
 
 
 def rdiv_scalar(x: Any, s: Any) -> Any:
+    """``s / x`` for a Python number ``s`` (the reflected operator)."""
     return div_impl(s, x)
 
 
@@ -220,6 +226,7 @@ def _pow(x: Any, y: Any) -> Any:
 
 
 def pow_impl(a: Any, b: Any) -> Any:
+    """``pow`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _binary("pow", a, b, pow_backward, pow_left_backward, pow_right_backward, _pow)
 
 
@@ -262,11 +269,13 @@ def _namespace(a: Any, b: Any) -> Any:
 
 
 def maximum_impl(a: Any, b: Any) -> Any:
+    """``maximum`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     xp = _namespace(a, b)
     return _binary("maximum", a, b, maximum_backward, maximum_left_backward, maximum_right_backward, xp.maximum)
 
 
 def minimum_impl(a: Any, b: Any) -> Any:
+    """``minimum`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     xp = _namespace(a, b)
     return _binary("minimum", a, b, minimum_backward, minimum_left_backward, minimum_right_backward, xp.minimum)
 

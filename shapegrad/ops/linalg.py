@@ -48,6 +48,7 @@ def _mismatch(a: AnyTensor, b: AnyTensor) -> ShapeError:
 
 
 def matmul_impl(a: AnyTensor, b: AnyTensor) -> Any:
+    """``matmul`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     if not isinstance(b, Tensor):  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
         raise ShapeError(f"matmul expects two tensors, found {type(b).__name__} on the right")
     backend = same_backend(a, b)

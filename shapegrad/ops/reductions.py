@@ -42,6 +42,7 @@ def sum_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...],
 
 
 def sum_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    """``sum`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     data = x._data
     axes = normalize_axes(axis, data.ndim)
     out = x._backend.xp.sum(data, axis=axes, keepdims=keepdims)
@@ -55,6 +56,7 @@ def mean_backward(
 
 
 def mean_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    """``mean`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     require_float(x, "mean")
     data = x._data
     axes = normalize_axes(axis, data.ndim)
@@ -88,14 +90,17 @@ def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, 
 
 
 def max_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    """``max`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _extremum(x, axis, keepdims, "max")
 
 
 def min_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    """``min`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     return _extremum(x, axis, keepdims, "min")
 
 
 def var_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, correction: float = 0.0) -> Any:
+    """``var`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     # Composite: made of mean, sub and mul, so it needs no rule of its own.
     axes = normalize_axes(axis, x.ndim)
     count = 1
@@ -115,6 +120,7 @@ def logsumexp_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...],
 
 
 def logsumexp_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool) -> Any:
+    """``logsumexp`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
     require_float(x, "logsumexp")
     xp = x._backend.xp
     data = x._data
