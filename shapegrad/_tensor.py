@@ -6,7 +6,7 @@ subscription builds a jaxtyping check of those dims (see ``_annotations``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, overload
 
 import numpy as np
@@ -130,6 +130,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
+
+    def __iter__(self: Tensor[T, N, *S]) -> Iterator[Tensor[T, *S]]:
+        """The sub-tensors along the first axis (each traced when this one is)."""
+        for i in range(len(self)):
+            yield self[i]  # pyright: ignore[reportReturnType] -- indexing gives open dims; the rank drops by one
 
     def __len__(self) -> int:
         if self.ndim == 0:

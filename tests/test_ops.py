@@ -233,3 +233,12 @@ def test_detach_stops_the_gradient(numpy_backend: str) -> None:
     y = (x * x.detach()).sum()
     y.backward()
     assert grads[x].tolist() == [1.0, 2.0]
+
+
+def test_iterating_a_tensor_yields_its_rows(numpy_backend: str) -> None:
+    grads = sg.Gradients()
+    x = sg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).trace(grads)
+    rows = list(x)
+    assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    sg.backward(*[(r * float(i)).sum() for i, r in enumerate(rows)])
+    assert grads[x].tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
