@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 _names: dict[Any, str] = {}  # dtype -> name: str(np.dtype) costs microseconds on the hot path
-_DTYPE_NAMES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")
 
 
 class NumpyLikeBackend:
@@ -77,8 +76,3 @@ class NumpyLikeBackend:
 
     def __repr__(self) -> str:
         return f"<shapegrad backend {self.name!r}>"
-
-
-def known_dtype_names() -> tuple[str, ...]:
-    """The dtype names every backend understands."""
-    return _DTYPE_NAMES

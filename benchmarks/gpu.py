@@ -67,7 +67,7 @@ def main() -> None:
         f"MLP step, batch {batch}: shapegrad/cupy {ms * 1e3:.3f} ms, torch cuda {tms * 1e3:.3f} ms, ratio {ms / tms:.2f}"
     )
     print(
-        f"CuPy pool in use {pool.used_bytes() / 2**20:.1f} MiB, held {pool.total_bytes() / 2**20:.1f} MiB; backend {backend.name}"
+        f"CuPy pool in use {backend.memory_in_use() / 2**20:.1f} MiB, held {pool.total_bytes() / 2**20:.1f} MiB; backend {backend.name}"
     )
 
 

@@ -84,24 +84,11 @@ class MLP(nn.Module):
         return self.l3(self.l2(self.l1(x).relu()).relu())
 
 
-class UncheckedMLP(nn.Module):
-    def __init__(self, generator: sg.Generator) -> None:
-        self.l1 = nn.Linear[L[784], L[256]](generator=generator)
-        self.l2 = nn.Linear[L[256], L[256]](generator=generator)
-        self.l3 = nn.Linear[L[256], L[10]](generator=generator)
+class UncheckedMLP(MLP, checked=False):
+    """The same model with its call left unchecked: checks off for this model only."""
 
-
-def _unchecked_call(self: UncheckedMLP, x: Any) -> Any:
-    layers: list[Any] = [self.l1, self.l2, self.l3]
-    for layer in layers:
-        x = layer(x)  # shapegrad's layers are never call-checked
-        if layer is not self.l3:
-            x = x.relu()
-    return x
-
-
-# Assigned after the class exists, so Module does not wrap it: checks off for this model only.
-UncheckedMLP.__call__ = _unchecked_call  # type: ignore[method-assign] -- deliberately outside Module's wrapping
+    def __call__(self, x: sg.Tensor[Any, Any, L[784]]) -> sg.Tensor[Any, Any, L[10]]:
+        return self.l3(self.l2(self.l1(x).relu()).relu())
 
 
 class CNN(nn.Module):

@@ -17,7 +17,7 @@ from jaxtyping import Shaped
 from ._dims import Dim
 from ._tape import NoTape, OwnedTape
 
-__all__ = ["describe_annotation", "tensor_annotation"]
+__all__ = ["tensor_annotation"]
 
 
 class _TapeCheck(type):
@@ -120,10 +120,3 @@ def tensor_annotation(params: tuple[Any, ...]) -> Any:
         raise TypeError("Tensor[...] expects a tape first (NoTape, OwnedTape[M] or a TypeVar), then the dims")
     tape, *dims = params
     return Shaped[_tape_check(tape), _dims_string(tuple(dims))]
-
-
-def describe_annotation(spec: Any) -> str:
-    """A short human description of a run-time Tensor annotation."""
-    dims = getattr(spec, "dim_str", None)
-    array_type = getattr(spec, "array_type", None)
-    return f"{array_type!r} with dims ({dims})"
