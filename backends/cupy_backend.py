@@ -3,7 +3,8 @@
 CuPy is imported lazily (``import shapegrad`` never imports it). The op math is shared
 with every backend; this module adds only what pays on a GPU: a namespace filling the
 Array-API names CuPy spells differently, an exact ``scatter_add``, fused element-wise
-optimizer kernels, and the device's memory pool and random numbers.
+kernels for activations and optimizer updates (sources in ``cupy_kernels.py``), and the
+device's memory pool and random numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import types
 from typing import Any
 
 from ._base import NumpyLikeBackend
+from .cupy_kernels import KERNELS, PREAMBLE
 
 
 def _array_api_namespace(cp: Any) -> Any:
@@ -46,7 +48,8 @@ class _CupyRandom:
         return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
 
     def permutation(self, n: int) -> Any:
-        return self._gen.permutation(n)
+        # cupy.random.Generator has no permutation(); ranking uniform draws is one.
+        return self._cp.argsort(self._gen.random(n))
 
 
 class CupyBackend(NumpyLikeBackend):
@@ -54,11 +57,15 @@ class CupyBackend(NumpyLikeBackend):
 
     name = "cupy"
 
-    def __init__(self) -> None:
+    def __init__(self, module: Any = None) -> None:
+        """``module`` is the CuPy module to drive (default: ``import cupy``); tests pass a
+        stand-in so that this class also runs where no GPU is."""
         self._cp: Any = None
         self._reason: str | None = None
+        self._kernels: dict[str, Any] = {}
         try:
-            cp: Any = importlib.import_module("cupy")  # optional: absent on machines without a GPU
+            # optional: absent on machines without a GPU
+            cp: Any = importlib.import_module("cupy") if module is None else module
         except ImportError as exc:
             self._reason = f"CuPy is not installed ({exc}); install shapegrad[cupy] on a machine with an NVIDIA GPU"
             return
@@ -72,16 +79,6 @@ class CupyBackend(NumpyLikeBackend):
             return
         self._cp = cp
         self.xp = _array_api_namespace(cp)
-        self._adam: Any = cp.ElementwiseKernel(
-            "T g, T step_size, T beta1, T beta2, T eps, T inv_bias2_sqrt",
-            "T p, T m, T v",
-            """
-            m = beta1 * m + (1 - beta1) * g;
-            v = beta2 * v + (1 - beta2) * g * g;
-            p -= step_size * m / (sqrt(v) * inv_bias2_sqrt + eps);
-            """,
-            "shapegrad_adam",
-        )
 
     def is_available(self) -> str | None:
         return self._reason
@@ -101,6 +98,19 @@ class CupyBackend(NumpyLikeBackend):
     def random(self, seed: int | None) -> _CupyRandom:
         return _CupyRandom(self._cp, seed)
 
+    def fused_kernel(self, name: str) -> Any:
+        """The ``cupy.ElementwiseKernel`` for ``name`` in ``cupy_kernels.KERNELS`` (built on
+        first use; CuPy compiles it once per dtype), or ``None`` for a name it lacks."""
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            source = KERNELS.get(name)
+            if source is None:
+                return None
+            kernel = self._kernels[name] = self._cp.ElementwiseKernel(
+                source.inputs, source.outputs, source.body, f"shapegrad_{name}", preamble=PREAMBLE
+            )
+        return kernel
+
     def adam_step(
         self,
         param: Any,
@@ -116,7 +126,8 @@ class CupyBackend(NumpyLikeBackend):
     ) -> None:
         """One fused element-wise kernel per parameter instead of a dozen launches."""
         dtype = param.dtype.type
-        self._adam(grad, dtype(step_size), dtype(beta1), dtype(beta2), dtype(eps), dtype(1 / bias2_sqrt), param, m, v)
+        adam = self.fused_kernel("adam")
+        adam(grad, dtype(step_size), dtype(beta1), dtype(beta2), dtype(eps), dtype(1 / bias2_sqrt), param, m, v)
 
     def memory_in_use(self) -> int:
         """Bytes the CuPy memory pool holds for live arrays."""

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import emulated_cupy
 import pytest
 
 import shapegrad as sg
+from shapegrad_backends.cupy_backend import CupyBackend
 
-BACKENDS = ["numpy", "strict", "cupy"]
+# "emulated-cupy" runs the CuPy backend's own code over a NumPy stand-in for CuPy, so that
+# CPU-only CI exercises it too; "cupy" is the real one and skips where no GPU answers.
+BACKENDS = ["numpy", "strict", "cupy", "emulated-cupy"]
+_emulated: list[CupyBackend] = []
+
+
+def emulated_cupy_backend() -> CupyBackend:
+    """The CuPy backend driving :mod:`emulated_cupy` instead of CuPy (one per session)."""
+    if not _emulated:
+        _emulated.append(CupyBackend(module=emulated_cupy.make_module()))
+    return _emulated[0]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,6 +41,10 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """The name of a usable backend, active for the whole test; unusable ones are skipped
     with the reason the registry gives (no GPU, library missing)."""
     name: str = request.param
+    if name == "emulated-cupy":
+        with sg.use_backend(emulated_cupy_backend()):
+            yield "cupy"
+        return
     try:
         sg.get_backend(name)
     except sg.BackendError as exc:

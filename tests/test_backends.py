@@ -139,6 +139,14 @@ def test_random_numbers_are_seeded_per_generator(backend: str) -> None:
     assert sg.randn(2, generator=sg.Generator(5)).backend == backend
 
 
+def test_a_generator_permutes_on_every_backend(backend: str) -> None:
+    first = sg.Generator(7).permutation(50)
+    assert isinstance(first, np.ndarray)
+    assert sorted(first.tolist()) == list(range(50))
+    np.testing.assert_array_equal(first, sg.Generator(7).permutation(50))
+    assert first.tolist() != list(range(50))
+
+
 def test_a_whole_training_step_runs_on_every_backend(backend: str) -> None:
     from typing import Literal as L
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal as L, cast, overload
 
+from .._backend import fused_kernel
 from .._errors import DTypeError, ShapeError
 from .._tape import NoTape
 from .._tensor import AnyTensor, Tensor, record, same_backend, wrap
@@ -547,18 +548,28 @@ def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
     return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))
 
 
-def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+# Activations. A backend may fuse an activation's forward or gradient into one kernel
+# (``fused_kernel``); the rule then receives that kernel as its last saved value, and the
+# ``xp`` math below stays the reference the fused kernels are tested against.
+
+
+def tanh_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, y),)
     return (g * (1 - y * y),)
 
 
 def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``."""
     require_float(x, "tanh")
-    y = x._backend.xp.tanh(x._data)
-    return _unary(x, y, tanh_backward, (y,))
+    backend = x._backend
+    y = backend.xp.tanh(x._data)
+    return _unary(x, y, tanh_backward, (y, fused_kernel(backend, "tanh_backward")))
 
 
-def sigmoid_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+def sigmoid_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, y),)
     return (g * y * (1 - y),)
 
 
@@ -566,36 +577,50 @@ def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``1 / (1 + e^-x)``, as ``(1 + tanh(x/2)) / 2`` so that no exponential overflows.
     d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
     require_float(x, "sigmoid")
-    y = (x._backend.xp.tanh(x._data * 0.5) + 1) * 0.5
-    return _unary(x, y, sigmoid_backward, (y,))
+    backend = x._backend
+    forward = fused_kernel(backend, "sigmoid")
+    y = forward(x._data) if forward is not None else (backend.xp.tanh(x._data * 0.5) + 1) * 0.5
+    return _unary(x, y, sigmoid_backward, (y, fused_kernel(backend, "sigmoid_backward")))
 
 
-def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+def relu_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, x),)
     return (keep_where(xp, x > 0, g),)
 
 
 def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
     data = x._data
-    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))
+    backend = x._backend
+    return _unary(x, backend.xp.maximum(data, 0.0), relu_backward, (data, fused_kernel(backend, "relu_backward")))
 
 
-def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:
+def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, x, x.dtype.type(slope)),)
     return (g * (xp.astype(x > 0, g.dtype) * (1 - slope) + slope),)
 
 
 def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
     """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``."""
     data = x._data
-    xp = x._backend.xp
-    out = data * (xp.astype(data > 0, data.dtype) * (1 - negative_slope) + negative_slope)
-    return _unary(x, out, leaky_relu_backward, (data, negative_slope))
+    backend = x._backend
+    forward = fused_kernel(backend, "leaky_relu")
+    if forward is not None:
+        out = forward(data, data.dtype.type(negative_slope))
+    else:
+        out = data * (backend.xp.astype(data > 0, data.dtype) * (1 - negative_slope) + negative_slope)
+    saved = (data, negative_slope, fused_kernel(backend, "leaky_relu_backward"))
+    return _unary(x, out, leaky_relu_backward, saved)
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 
 
-def gelu_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
+def gelu_backward(xp: Any, g: Any, x: Any, t: Any, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, x, t),)
     inner_grad = _GELU_C * (1 + 3 * 0.044715 * x * x)
     return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad),)
 
@@ -605,11 +630,19 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     PyTorch: ``F.gelu(x, approximate="tanh")`` (the Array API has no ``erf``)."""
     require_float(x, "gelu")
     data = x._data
-    t = x._backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))
-    return _unary(x, 0.5 * data * (1 + t), gelu_backward, (data, t))
+    backend = x._backend
+    forward = fused_kernel(backend, "gelu")
+    if forward is not None:
+        out, t = forward(data)
+    else:
+        t = backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))
+        out = 0.5 * data * (1 + t)
+    return _unary(x, out, gelu_backward, (data, t, fused_kernel(backend, "gelu_backward")))
 
 
-def softplus_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+def softplus_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
+    if fused is not None:
+        return (fused(g, x),)
     return (g * (xp.tanh(x * 0.5) + 1) * 0.5,)
 
 
@@ -617,10 +650,15 @@ def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x.
     d/dx = σ(x). PyTorch: ``F.softplus``."""
     require_float(x, "softplus")
-    xp = x._backend.xp
+    backend = x._backend
     data = x._data
-    out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
-    return _unary(x, out, softplus_backward, (data,))
+    forward = fused_kernel(backend, "softplus")
+    if forward is not None:
+        out = forward(data)
+    else:
+        xp = backend.xp
+        out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
+    return _unary(x, out, softplus_backward, (data, fused_kernel(backend, "softplus_backward")))
 
 
 def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, ...]:

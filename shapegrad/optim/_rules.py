@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._backend import fused_kernel
 from .._errors import ShapegradError
 from ._base import LearningRate, M, Optimizer, UnusedPolicy
 
@@ -52,6 +53,11 @@ class Sgd(Optimizer[M]):
         self.momentum, self.nesterov = momentum, nesterov
         self.weight_decay, self.decoupled = weight_decay, decoupled_weight_decay
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+        backends = {slot.backend for slot in self._slots}
+        self._fused: Any = None
+        if momentum and len(backends) == 1:
+            # A backend may offer one kernel for the momentum update; the formula is the same.
+            self._fused = fused_kernel(next(iter(backends)), "sgd_nesterov" if nesterov else "sgd_momentum")
 
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
         return {"momentum": xp.zeros_like(param)} if self.momentum else {}
@@ -60,6 +66,10 @@ class Sgd(Optimizer[M]):
         g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
         if self.momentum:
             buf = state["momentum"]
+            if self._fused is not None and step > 1:
+                dtype = param.dtype.type
+                self._fused(g, dtype(lr), dtype(self.momentum), param, buf)
+                return
             if step == 1:
                 buf[...] = g
             else:

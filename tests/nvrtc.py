@@ -1,0 +1,47 @@
+"""NVRTC, NVIDIA's run-time CUDA C++ compiler, through ctypes: it runs on the host, so a
+machine without a GPU can still compile the CuPy backend's kernels to PTX.
+
+The library comes from the ``nvidia-cuda-nvrtc-cu12`` wheel (a ``dev`` extra on Linux x86-64).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+from pathlib import Path
+
+
+def load() -> ctypes.CDLL | None:
+    """The NVRTC library, or ``None`` where the wheel is not installed."""
+    spec = importlib.util.find_spec("nvidia.cuda_nvrtc")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        for lib in sorted(Path(folder, "lib").glob("libnvrtc.so*")):
+            if "builtins" not in lib.name and "alt" not in lib.name:
+                return ctypes.CDLL(str(lib))
+    return None
+
+
+def compile_to_ptx(lib: ctypes.CDLL, source: str, arch: str = "compute_90") -> tuple[bool, str]:
+    """Compile ``source``; ``(True, ptx)`` or ``(False, compiler log)``."""
+    program = ctypes.c_void_p()
+    status = lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"kernel.cu", 0, None, None)
+    if status != 0:
+        raise RuntimeError(f"nvrtcCreateProgram failed with status {status}")
+    try:
+        options = (ctypes.c_char_p * 2)(f"--gpu-architecture={arch}".encode(), b"--std=c++17")
+        compiled = lib.nvrtcCompileProgram(program, 2, options) == 0
+        if compiled:
+            size = ctypes.c_size_t()
+            lib.nvrtcGetPTXSize(program, ctypes.byref(size))
+            text = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetPTX(program, text)
+        else:
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
+            text = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(program, text)
+        return compiled, text.value.decode(errors="replace")
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(program))

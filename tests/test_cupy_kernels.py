@@ -1,0 +1,161 @@
+"""The CuPy backend's fused kernels, checked where no GPU is.
+
+Their math runs in every backend-parametrised test through the emulated CuPy (``conftest``);
+here each kernel is also compiled to PTX by NVRTC for float32 and float64, wrapped as
+``cupy.ElementwiseKernel`` wraps a body (``T`` a typedef, inputs const values, outputs
+references), and float32 results are compared with the NumPy backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import emulated_cupy
+import numpy as np
+import nvrtc
+import pytest
+from conftest import emulated_cupy_backend
+
+import shapegrad as sg
+from shapegrad_backends.cupy_kernels import KERNELS, PREAMBLE, ElementwiseSource
+
+_NVRTC = nvrtc.load()
+needs_nvrtc = pytest.mark.skipif(
+    _NVRTC is None, reason="NVRTC is not installed (pip install -e '.[dev]' on Linux x86-64)"
+)
+
+
+def _names(params: str) -> list[str]:
+    return [part.split()[1] for part in params.split(",")]
+
+
+def cuda_source(name: str, kernel: ElementwiseSource, ctype: str) -> str:
+    """The kernel as a CUDA translation unit laid out the way ElementwiseKernel lays it out."""
+    inputs, outputs = _names(kernel.inputs), _names(kernel.outputs)
+    params = [f"const T* _in_{n}" for n in inputs] + [f"T* _out_{n}" for n in outputs] + ["long long _n"]
+    loads = [f"    const T {n} = _in_{n}[_i];" for n in inputs] + [f"    T& {n} = _out_{n}[_i];" for n in outputs]
+    return "\n".join(
+        [
+            PREAMBLE,
+            f"typedef {ctype} T;",
+            f'extern "C" __global__ void shapegrad_{name}({", ".join(params)}) {{',
+            "  for (long long _i = blockIdx.x * (long long)blockDim.x + threadIdx.x; _i < _n;"
+            " _i += (long long)blockDim.x * gridDim.x) {",
+            *loads,
+            f"    {kernel.body};",
+            "  }",
+            "}",
+        ]
+    )
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("ctype", ["float", "double"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernel_compiles_with_nvrtc(name: str, ctype: str) -> None:
+    assert _NVRTC is not None
+    compiled, output = nvrtc.compile_to_ptx(_NVRTC, cuda_source(name, KERNELS[name], ctype))
+    assert compiled, output
+    assert f"shapegrad_{name}" in output
+    if ctype == "float":
+        # float32 kernels must not slip into double arithmetic (a bare 0.5 would): consumer
+        # GPUs run it 32-64 times slower.
+        assert ".f64" not in output, "double-precision instructions in a float32 kernel"
+
+
+@needs_nvrtc
+@pytest.mark.parametrize(
+    "body",
+    [
+        "dx = g * tanhf2(x)",  # no such function
+        "x = g",  # assigns an input
+        "dx = g * x",  # control: compiles
+    ],
+)
+def test_the_compile_check_rejects_what_cuda_rejects(body: str) -> None:
+    assert _NVRTC is not None
+    source = cuda_source("probe", ElementwiseSource("T g, T x", "T dx", body), "float")
+    compiled, _ = nvrtc.compile_to_ptx(_NVRTC, source)
+    assert compiled == (body == "dx = g * x")
+
+
+ACTIVATIONS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("relu", sg.relu),
+    ("leaky_relu", lambda x: sg.leaky_relu(x, 0.2)),
+    ("sigmoid", sg.sigmoid),
+    ("tanh", sg.tanh),
+    ("gelu", sg.gelu),
+    ("softplus", sg.softplus),
+]
+
+
+def _value_and_gradient(fn: Callable[[Any], Any], data: np.ndarray, backend: Any) -> tuple[np.ndarray, np.ndarray]:
+    with sg.use_backend(backend):
+        grads = sg.Gradients()
+        x = sg.tensor(data).trace(grads)
+        y = fn(x)
+        (y * y).sum().backward()
+        return np.asarray(y.numpy()), np.asarray(grads[x].numpy())
+
+
+@pytest.mark.parametrize("name,fn", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_fused_float32_activations_stay_float32_and_agree_with_numpy(name: str, fn: Callable[[Any], Any]) -> None:
+    data = np.random.default_rng(0).uniform(-6, 6, (64, 33)).astype(np.float32)
+    y_fused, g_fused = _value_and_gradient(fn, data, emulated_cupy_backend())
+    y_ref, g_ref = _value_and_gradient(fn, data, "numpy")
+    assert y_fused.dtype == np.float32 and g_fused.dtype == np.float32
+    np.testing.assert_allclose(y_fused, y_ref, rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(g_fused, g_ref, rtol=2e-5, atol=1e-5)
+
+
+def test_every_kernel_is_used_by_an_op_or_optimizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    used: set[str] = set()
+    backend = emulated_cupy_backend()
+    original = type(backend).fused_kernel
+
+    def spy(self: Any, name: str) -> Any:
+        used.add(name)
+        return original(self, name)
+
+    monkeypatch.setattr(type(backend), "fused_kernel", spy)
+    data = np.linspace(-2, 2, 12).reshape(3, 4)
+    for _, fn in ACTIVATIONS:
+        _value_and_gradient(fn, data, backend)
+    with sg.use_backend(backend):
+        for make in (
+            lambda m: sg.optim.Adam(m),
+            lambda m: sg.optim.Sgd(m, momentum=0.9),
+            lambda m: sg.optim.Sgd(m, momentum=0.9, nesterov=True),
+        ):
+            model = sg.nn.Linear(4, 2)
+            opt = make(model)
+            for _ in range(2):
+                grads = model.alloc_grads()
+                model(sg.tensor(data).trace(grads)).sum().backward()
+                opt.update(model, grads)
+    assert used >= set(KERNELS), f"kernels no op asks for: {sorted(set(KERNELS) - used)}"
+
+
+def test_the_emulation_refuses_host_arrays_as_cupy_does() -> None:
+    cp = emulated_cupy.make_module()
+    device = cp.asarray(np.ones(3))
+    with pytest.raises(TypeError, match="Unsupported type"):
+        device + np.ones(3)
+    with pytest.raises(TypeError, match="Unsupported type"):
+        cp.concatenate([device, np.ones(3)])
+    assert type(cp.asnumpy(device)) is np.ndarray
+    assert not hasattr(cp, "vecdot") and not hasattr(cp.random.default_rng(0), "permutation")
+
+
+def test_the_emulated_kernel_checks_types_and_const_inputs() -> None:
+    cp = emulated_cupy.make_module()
+    kernel = cp.ElementwiseKernel("T g, T x", "T dx", "dx = g * (x > 0)", "probe")
+    with pytest.raises(TypeError, match="Type is mismatched"):
+        kernel(cp.ones(2, dtype=np.float32), cp.ones(2, dtype=np.float64))
+    with pytest.raises(TypeError, match="Wrong number of arguments"):
+        kernel(cp.ones(2))
+    writes_input = cp.ElementwiseKernel("T g, T x", "T dx", "x = g; dx = x", "probe")
+    with pytest.raises(TypeError, match="const"):
+        writes_input(cp.ones(2), cp.ones(2))
+    np.testing.assert_array_equal(cp.asnumpy(kernel(cp.asarray([1.0, 2.0]), cp.asarray([-1.0, 1.0]))), [0.0, 2.0])
