@@ -225,7 +225,8 @@ class Generator:
         return np.asarray(self.backend.to_numpy(self._source.permutation(n)))
 
 
-_default_generators: dict[str, Generator] = {}
+# Keyed by the backend object, not its name: a generator draws arrays of one backend object.
+_default_generators: dict[int, Generator] = {}
 
 
 _seed_value: list[int | None] = [None]
@@ -240,9 +241,9 @@ def seed(value: int) -> None:
 def default_generator(backend: Backend | None = None) -> Generator:
     """The generator used when none is given, one per backend, seeded by :func:`seed`."""
     chosen = backend or active_backend()
-    gen = _default_generators.get(chosen.name)
-    if gen is None:
-        gen = _default_generators[chosen.name] = Generator(_seed_value[0], backend=chosen)
+    gen = _default_generators.get(id(chosen))
+    if gen is None or gen.backend is not chosen:
+        gen = _default_generators[id(chosen)] = Generator(_seed_value[0], backend=chosen)
     return gen
 
 

@@ -781,6 +781,12 @@ def _parent(tensor: AnyTensor) -> Node | None:
 
 
 def _mixed_backends(a: AnyTensor, b: AnyTensor) -> BackendError:
+    if a.backend == b.backend:
+        return BackendError(
+            f"an op got tensors of two backend objects both named {a.backend!r} "
+            f"({a._backend!r} and {b._backend!r}); expected one. Create both tensors "
+            "under the same backend object."
+        )
     return BackendError(
         f"an op got tensors of two backends: {a.backend!r} and {b.backend!r}; "
         f"expected one. Move one with .to({a.backend!r})."

@@ -167,3 +167,15 @@ def test_a_whole_training_step_runs_on_every_backend(backend: str) -> None:
         opt.update(model, grads)
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+def test_layers_built_under_a_second_backend_object_live_on_it() -> None:
+    from shapegrad_backends.numpy_backend import NumpyBackend
+
+    other = NumpyBackend()
+    with sg.use_backend(other):
+        layer = sg.nn.Linear(2, 1)
+        out = layer(sg.ones(3, 2))
+    assert layer.weight._backend is other and out.shape == (3, 1)
+    with pytest.raises(sg.BackendError, match="two backend objects both named 'numpy'"):
+        sg.ones(2) + out.reshape(3)[:2]

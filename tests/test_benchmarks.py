@@ -22,3 +22,13 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
     assert "same initialisation, same batches, final loss" in result.stdout
     for case in ("MLP step", "CNN step", "1,000-op chain", "peak memory"):
         assert case in result.stdout
+
+
+def test_the_gpu_fused_kernel_comparison_runs_on_the_emulated_cupy() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import gpu
+    from conftest import emulated_cupy_backend
+
+    speedups = gpu.fused_speedups(emulated_cupy_backend(), lambda: None, shape=(16, 8), number=1, repeat=1)
+    assert set(speedups) == {f"{name} forward+backward" for name in gpu.ACTIVATIONS} | {"Adam update"}
+    assert all(value > 0 for value in speedups.values())
