@@ -85,6 +85,23 @@ def test_moving_between_backends_keeps_gradients() -> None:
     np.testing.assert_allclose(grads[x].numpy(), [2.0, 4.0, 6.0])
 
 
+def test_moving_to_and_from_the_cupy_backend_keeps_gradients() -> None:
+    import emulated_cupy
+    from conftest import emulated_cupy_backend
+
+    device = emulated_cupy_backend()
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, -2.0, 3.0], backend="numpy").trace(grads)
+    on_device = x.to(device)
+    assert on_device.backend == "cupy" and isinstance(on_device._data, emulated_cupy.ndarray)
+    with pytest.raises(sg.BackendError, match="two backends: 'cupy' and 'numpy'"):
+        on_device + sg.ones(3, backend="numpy")
+    back = sg.relu(on_device * 2.0).to("numpy")
+    (back * back).sum().backward()
+    assert grads[x].backend == "numpy"
+    np.testing.assert_allclose(grads[x].numpy(), [8.0, 0.0, 24.0])
+
+
 def test_backend_info_reports_every_registered_backend() -> None:
     info = sg.backend_info()
     assert set(info["backends"]) >= {"numpy", "strict", "cupy"}
