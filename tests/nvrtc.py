@@ -23,15 +23,19 @@ def load() -> ctypes.CDLL | None:
     return None
 
 
-def compile_to_ptx(lib: ctypes.CDLL, source: str, arch: str = "compute_90") -> tuple[bool, str]:
-    """Compile ``source``; ``(True, ptx)`` or ``(False, compiler log)``."""
+def compile_to_ptx(
+    lib: ctypes.CDLL, source: str, arch: str = "compute_90", include: tuple[str, ...] = ()
+) -> tuple[bool, str]:
+    """Compile ``source`` (headers searched in ``include``); ``(True, ptx)`` or
+    ``(False, compiler log)``."""
     program = ctypes.c_void_p()
     status = lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), b"kernel.cu", 0, None, None)
     if status != 0:
         raise RuntimeError(f"nvrtcCreateProgram failed with status {status}")
     try:
-        options = (ctypes.c_char_p * 2)(f"--gpu-architecture={arch}".encode(), b"--std=c++17")
-        compiled = lib.nvrtcCompileProgram(program, 2, options) == 0
+        flags = [f"--gpu-architecture={arch}", "--std=c++17", *(f"-I{folder}" for folder in include)]
+        options = (ctypes.c_char_p * len(flags))(*(flag.encode() for flag in flags))
+        compiled = lib.nvrtcCompileProgram(program, len(flags), options) == 0
         if compiled:
             size = ctypes.c_size_t()
             lib.nvrtcGetPTXSize(program, ctypes.byref(size))

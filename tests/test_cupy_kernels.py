@@ -1,14 +1,17 @@
 """The CuPy backend's fused kernels, checked where no GPU is.
 
 Their math runs in every backend-parametrised test through the emulated CuPy (``conftest``);
-here each kernel is also compiled to PTX by NVRTC for float32 and float64, wrapped as
-``cupy.ElementwiseKernel`` wraps a body (``T`` a typedef, inputs const values, outputs
-references), and float32 results are compared with the NumPy backend.
+here each kernel is also compiled to PTX by NVRTC for float32 and float64 — wrapped as
+``cupy.ElementwiseKernel`` wraps a body (``T`` a typedef, inputs const, outputs references),
+and, where the CuPy wheel is installed (the ``dev`` extra on Linux x86-64; it imports without
+a GPU), in the source CuPy itself generates — and float32 results are compared with the
+NumPy backend. With CuPy installed, the emulation's names are checked against CuPy's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import emulated_cupy
@@ -18,6 +21,7 @@ import pytest
 from conftest import emulated_cupy_backend
 
 import shapegrad as sg
+from shapegrad_backends.cupy_backend import CupyBackend
 from shapegrad_backends.cupy_kernels import KERNELS, PREAMBLE, ElementwiseSource
 
 _NVRTC = nvrtc.load()
@@ -78,6 +82,72 @@ def test_the_compile_check_rejects_what_cuda_rejects(body: str) -> None:
     source = cuda_source("probe", ElementwiseSource("T g, T x", "T dx", body), "float")
     compiled, _ = nvrtc.compile_to_ptx(_NVRTC, source)
     assert compiled == (body == "dx = g * x")
+
+
+def _cupy() -> Any:
+    try:
+        import cupy
+    except ImportError:
+        pytest.skip("the CuPy wheel is not installed (pip install -e '.[dev]' on Linux x86-64)")
+    return cupy
+
+
+def cupy_generated_source(cupy: Any, name: str, kernel: ElementwiseSource, dtype: str) -> str:
+    """The translation unit ``cupy.ElementwiseKernel`` itself writes for ``kernel`` on
+    contiguous 1-D ``dtype`` arrays, through CuPy's private code generator (the one step of
+    a kernel launch that needs no GPU)."""
+    from cupy._core import _carray, _kernel
+    from cupy._core.core import _ndarray_base
+
+    elementwise = cupy.ElementwiseKernel(
+        kernel.inputs, kernel.outputs, kernel.body, f"shapegrad_{name}", preamble=PREAMBLE
+    )
+    array = _kernel._ArgInfo(1, _ndarray_base, np.dtype(dtype), 1, True, True)
+    indexer = _kernel._ArgInfo(2, _carray.Indexer, None, 1, True, True)
+    code = _kernel._get_elementwise_kernel_code(
+        (array,) * (elementwise.nin + elementwise.nout) + (indexer,),
+        _kernel._TypeMap((("T", np.dtype(dtype)),)),
+        elementwise.params,
+        elementwise.operation,
+        elementwise.name,
+        elementwise.preamble,
+    )
+    return "#include <cupy/carray.cuh>\n" + code
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_the_source_cupy_generates_compiles_with_nvrtc(name: str, dtype: str) -> None:
+    assert _NVRTC is not None
+    cupy = _cupy()
+    try:
+        source = cupy_generated_source(cupy, name, KERNELS[name], dtype)
+    except (AttributeError, AssertionError, TypeError, ImportError) as exc:
+        pytest.skip(f"CuPy {cupy.__version__}'s private kernel code generator has changed: {exc!r}")
+    assert KERNELS[name].body in source
+    include = str(Path(cupy.__file__).parent / "_core" / "include")
+    compiled, output = nvrtc.compile_to_ptx(_NVRTC, source, include=(include,))
+    assert compiled, source + output
+
+
+def test_the_emulation_has_the_names_cupy_has() -> None:
+    cupy = _cupy()
+    emulated = emulated_cupy.make_module()
+    public = {name for name in dir(emulated) if not name.startswith("_")}
+    assert public - set(dir(cupy)) == set()
+    assert emulated_cupy.NOT_IN_CUPY & set(dir(cupy)) == set()
+    generator = {name for name in dir(emulated.random.default_rng(0)) if not name.startswith("_")}
+    assert generator <= set(dir(cupy.random.Generator))
+
+
+def test_without_a_gpu_real_cupy_is_refused_with_the_reason() -> None:
+    _cupy()
+    backend = CupyBackend()
+    reason = backend.is_available()
+    if reason is None:
+        pytest.skip("a CUDA device answers here")
+    assert "CuPy is installed but no CUDA device" in reason
 
 
 ACTIVATIONS: list[tuple[str, Callable[[Any], Any]]] = [
