@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any, cast, overload
 
 from ._backend import Backend, active_backend, get_backend
-from ._errors import DTypeError, ShapeError
+from ._errors import BackendError, DTypeError, ShapeError
 from ._tape import NoTape
 from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
@@ -55,6 +55,13 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
             host: np.ndarray[Any, Any] = np.asarray(data)
         except ValueError as exc:
             raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
+        except TypeError as exc:
+            # Device arrays (CuPy's) refuse to become NumPy arrays implicitly.
+            kind = f"{type(data).__module__}.{type(data).__name__}"
+            raise BackendError(
+                f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({exc}); "
+                "create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
+            ) from None
         if host.dtype.kind in "OUSV":
             raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":

@@ -104,6 +104,21 @@ def _device_function(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+class _DeviceUfunc:
+    """A NumPy ufunc that, like CuPy's, refuses host arrays (its methods too)."""
+
+    def __init__(self, ufunc: Any) -> None:
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return _device_function(self.__name__, self._ufunc)(*args, **kwargs)
+
+    def __getattr__(self, method: str) -> Any:
+        value = getattr(self._ufunc, method)
+        return _device_function(f"{self.__name__}.{method}", value) if callable(value) else value
+
+
 def asnumpy(array: Any) -> np.ndarray[Any, Any]:
     """A host copy, as ``cupy.asnumpy``."""
     return np.array(_host_view(array))
@@ -211,6 +226,8 @@ def make_module() -> types.ModuleType:
             "_ArrayFunctionDispatcher"
         ):
             value = _device_function(name, value)
+        elif isinstance(value, np.ufunc):
+            value = _DeviceUfunc(value)
         setattr(module, name, value)
     module.ndarray = ndarray
     module.asnumpy = asnumpy

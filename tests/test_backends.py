@@ -196,3 +196,16 @@ def test_layers_built_under_a_second_backend_object_live_on_it() -> None:
     assert layer.weight._backend is other and out.shape == (3, 1)
     with pytest.raises(sg.BackendError, match="two backend objects both named 'numpy'"):
         sg.ones(2) + out.reshape(3)[:2]
+
+
+def test_a_device_array_given_to_another_backend_is_a_backend_error(numpy_backend: str) -> None:
+    class DeviceArray:
+        """Refuses host conversion the way a CuPy array does."""
+
+        shape = (3,)
+
+        def __array__(self, *args: object, **kwargs: object) -> None:
+            raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()`")
+
+    with pytest.raises(sg.BackendError, match=r"tensor\(\) for backend 'numpy' got a .*DeviceArray it cannot read"):
+        sg.tensor(DeviceArray())

@@ -214,6 +214,8 @@ def test_the_emulation_refuses_host_arrays_as_cupy_does() -> None:
         device + np.ones(3)
     with pytest.raises(TypeError, match="Unsupported type"):
         cp.concatenate([device, np.ones(3)])
+    with pytest.raises(TypeError, match="Unsupported type"):
+        cp.exp(np.ones(3))
     assert type(cp.asnumpy(device)) is np.ndarray
     assert not hasattr(cp, "vecdot") and not hasattr(cp.random.default_rng(0), "permutation")
 
