@@ -32,3 +32,10 @@ def test_the_gpu_fused_kernel_comparison_runs_on_the_emulated_cupy() -> None:
     speedups = gpu.fused_speedups(emulated_cupy_backend(), lambda: None, shape=(16, 8), number=1, repeat=1)
     assert set(speedups) == {f"{name} forward+backward" for name in gpu.ACTIVATIONS} | {"Adam update"}
     assert all(value > 0 for value in speedups.values())
+
+
+def test_the_gpu_check_script_parses() -> None:
+    result = subprocess.run(
+        ["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
