@@ -42,3 +42,17 @@ def test_readme_first_model_runs_and_learns() -> None:
     exec(compile(code.group(1), "README.md", "exec"), namespace)
     loss = namespace["loss"]
     assert loss.item() < 0.1  # type: ignore[attr-defined] -- a Tensor from the README's code
+
+
+def test_digits_demo_runs_unchanged_on_the_cupy_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same script, not a line changed, with the CuPy backend's code active (over the
+    emulated CuPy): what a user does with ``SHAPEGRAD_BACKEND=cupy`` on a GPU machine."""
+    import runpy
+
+    from conftest import emulated_cupy_backend
+
+    import shapegrad as sg
+
+    monkeypatch.setattr(sys, "argv", ["train_digits.py", "--quick", "--floor", "0.95"])
+    with sg.use_backend(emulated_cupy_backend()):
+        runpy.run_path(str(EXAMPLES / "train_digits.py"), run_name="__main__")
