@@ -52,6 +52,9 @@ class _CupyRandom:
         return self._cp.argsort(self._gen.random(n))
 
 
+_FUSED_DTYPES = ("float32", "float64")
+
+
 class CupyBackend(NumpyLikeBackend):
     """Runs every op through CuPy (cuBLAS for matmul) on the current CUDA device."""
 
@@ -98,9 +101,12 @@ class CupyBackend(NumpyLikeBackend):
     def random(self, seed: int | None) -> _CupyRandom:
         return _CupyRandom(self._cp, seed)
 
-    def fused_kernel(self, name: str) -> Any:
+    def fused_kernel(self, name: str, dtype: Any) -> Any:
         """The ``cupy.ElementwiseKernel`` for ``name`` in ``cupy_kernels.KERNELS`` (built on
-        first use; CuPy compiles it once per dtype), or ``None`` for a name it lacks."""
+        first use; CuPy compiles it once per dtype), or ``None`` for a name it lacks or a
+        dtype other than float32 and float64 (float16 keeps the composed math)."""
+        if self.dtype_name(dtype) not in _FUSED_DTYPES:
+            return None
         kernel = self._kernels.get(name)
         if kernel is None:
             source = KERNELS.get(name)
@@ -125,8 +131,11 @@ class CupyBackend(NumpyLikeBackend):
         bias2_sqrt: float,
     ) -> None:
         """One fused element-wise kernel per parameter instead of a dozen launches."""
+        adam = self.fused_kernel("adam", param.dtype)
+        if adam is None:
+            super().adam_step(param, grad, m, v, scratch, step_size, beta1, beta2, eps, bias2_sqrt)
+            return
         dtype = param.dtype.type
-        adam = self.fused_kernel("adam")
         adam(grad, dtype(step_size), dtype(beta1), dtype(beta2), dtype(eps), dtype(1 / bias2_sqrt), param, m, v)
 
     def memory_in_use(self) -> int:

@@ -52,7 +52,7 @@ class Composed:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    def fused_kernel(self, name: str) -> None:
+    def fused_kernel(self, name: str, dtype: Any) -> None:
         return None
 
 

@@ -83,16 +83,16 @@ class Backend(Protocol):
         ...
 
 
-def fused_kernel(backend: Backend, name: str) -> Any:
-    """The backend's fused element-wise kernel ``name``, or ``None``.
+def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
+    """The backend's fused element-wise kernel ``name`` for arrays of ``dtype``, or ``None``.
 
-    A backend may offer ``fused_kernel(name)`` returning a callable that does in one launch
-    what an op's shared math does in several ``xp`` calls (CuPy does; see
-    ``backends/cupy_kernels.py`` for the names and signatures). It is optional: ops fall
-    back to their ``xp`` math, which is what NumPy wants anyway.
+    A backend may offer ``fused_kernel(name, dtype)`` returning a callable that does in one
+    launch what an op's shared math does in several ``xp`` calls (CuPy does, for float32
+    and float64; see ``backends/cupy_kernels.py`` for the names and signatures). It is
+    optional: ops fall back to their ``xp`` math, which is what NumPy wants anyway.
     """
     lookup = getattr(backend, "fused_kernel", None)
-    return None if lookup is None else lookup(name)
+    return None if lookup is None else lookup(name, dtype)
 
 
 _loaded: dict[str, Backend] = {}

@@ -179,14 +179,35 @@ def test_fused_float32_activations_stay_float32_and_agree_with_numpy(name: str, 
     np.testing.assert_allclose(g_fused, g_ref, rtol=2e-5, atol=1e-5)
 
 
+def test_float16_keeps_the_composed_math(monkeypatch: pytest.MonkeyPatch) -> None:
+    launched: list[str] = []
+    original = emulated_cupy.ElementwiseKernel.__call__
+
+    def spy(self: Any, *args: Any) -> Any:
+        launched.append(self.name)
+        return original(self, *args)
+
+    monkeypatch.setattr(emulated_cupy.ElementwiseKernel, "__call__", spy)
+    data = np.random.default_rng(1).uniform(-3, 3, (4, 5)).astype(np.float16)
+    for _, fn in ACTIVATIONS:
+        y_fused, g_fused = _value_and_gradient(fn, data, emulated_cupy_backend())
+        y_ref, g_ref = _value_and_gradient(fn, data, "numpy")
+        assert y_fused.dtype == np.float16
+        np.testing.assert_array_equal(y_fused, y_ref)
+        np.testing.assert_array_equal(g_fused, g_ref)
+    assert launched == []
+    _value_and_gradient(sg.gelu, data.astype(np.float32), emulated_cupy_backend())
+    assert launched == ["shapegrad_gelu", "shapegrad_gelu_backward"]
+
+
 def test_every_kernel_is_used_by_an_op_or_optimizer(monkeypatch: pytest.MonkeyPatch) -> None:
     used: set[str] = set()
     backend = emulated_cupy_backend()
     original = type(backend).fused_kernel
 
-    def spy(self: Any, name: str) -> Any:
+    def spy(self: Any, name: str, dtype: Any) -> Any:
         used.add(name)
-        return original(self, name)
+        return original(self, name, dtype)
 
     monkeypatch.setattr(type(backend), "fused_kernel", spy)
     data = np.linspace(-2, 2, 12).reshape(3, 4)
@@ -231,3 +252,22 @@ def test_the_emulated_kernel_checks_types_and_const_inputs() -> None:
     with pytest.raises(TypeError, match="const"):
         writes_input(cp.ones(2), cp.ones(2))
     np.testing.assert_array_equal(cp.asnumpy(kernel(cp.asarray([1.0, 2.0]), cp.asarray([-1.0, 1.0]))), [0.0, 2.0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_adam_step_matches_the_composed_update_in_every_float_dtype(dtype: str) -> None:
+    backend = emulated_cupy_backend()
+    cp = backend.xp
+    rng = np.random.default_rng(2)
+    host = {name: rng.standard_normal(6).astype(dtype) for name in ("p", "g", "m")}
+    host["v"] = np.abs(rng.standard_normal(6)).astype(dtype)
+    expected = {k: v.copy() for k, v in host.items()}
+    sg.get_backend("numpy").adam_step(
+        expected["p"], expected["g"], expected["m"], expected["v"], np.empty(6, dtype), 0.01, 0.9, 0.999, 1e-8, 0.3
+    )
+    arrays = {k: cp.asarray(v) for k, v in host.items()}
+    backend.adam_step(
+        arrays["p"], arrays["g"], arrays["m"], arrays["v"], cp.empty(6, dtype=dtype), 0.01, 0.9, 0.999, 1e-8, 0.3
+    )
+    for name in ("p", "m", "v"):
+        np.testing.assert_allclose(cp.asnumpy(arrays[name]), expected[name], rtol=1e-3 if dtype == "float16" else 1e-6)

@@ -61,7 +61,20 @@ def test_anomaly_detection_by_environment_variable() -> None:
 
 # --------------------------------------------------------------------------- hostile input
 @pytest.mark.parametrize(
-    "op", [sg.exp, sg.log, sg.sqrt, sg.tanh, sg.sigmoid, sg.softplus, sg.gelu, sg.mean, sg.softmax, sg.log_softmax]
+    "op",
+    [
+        sg.exp,
+        sg.log,
+        sg.sqrt,
+        sg.tanh,
+        sg.sigmoid,
+        sg.softplus,
+        sg.gelu,
+        sg.leaky_relu,
+        sg.mean,
+        sg.softmax,
+        sg.log_softmax,
+    ],
 )
 @pytest.mark.parametrize("data", [[1, 2, 3], [True, False, True]], ids=["int", "bool"])
 def test_float_only_ops_refuse_integer_and_boolean_data(op: Any, data: list[Any], backend: str) -> None:

@@ -564,7 +564,7 @@ def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
     require_float(x, "tanh")
     backend = x._backend
     y = backend.xp.tanh(x._data)
-    return _unary(x, y, tanh_backward, (y, fused_kernel(backend, "tanh_backward")))
+    return _unary(x, y, tanh_backward, (y, fused_kernel(backend, "tanh_backward", y.dtype)))
 
 
 def sigmoid_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
@@ -578,9 +578,9 @@ def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
     d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
     require_float(x, "sigmoid")
     backend = x._backend
-    forward = fused_kernel(backend, "sigmoid")
+    forward = fused_kernel(backend, "sigmoid", x._data.dtype)
     y = forward(x._data) if forward is not None else (backend.xp.tanh(x._data * 0.5) + 1) * 0.5
-    return _unary(x, y, sigmoid_backward, (y, fused_kernel(backend, "sigmoid_backward")))
+    return _unary(x, y, sigmoid_backward, (y, fused_kernel(backend, "sigmoid_backward", y.dtype)))
 
 
 def relu_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
@@ -593,7 +593,9 @@ def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
     data = x._data
     backend = x._backend
-    return _unary(x, backend.xp.maximum(data, 0.0), relu_backward, (data, fused_kernel(backend, "relu_backward")))
+    return _unary(
+        x, backend.xp.maximum(data, 0.0), relu_backward, (data, fused_kernel(backend, "relu_backward", data.dtype))
+    )
 
 
 def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float, fused: Any) -> tuple[Any, ...]:
@@ -604,14 +606,15 @@ def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float, fused: Any) -> tu
 
 def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
     """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``."""
+    require_float(x, "leaky_relu")
     data = x._data
     backend = x._backend
-    forward = fused_kernel(backend, "leaky_relu")
+    forward = fused_kernel(backend, "leaky_relu", data.dtype)
     if forward is not None:
         out = forward(data, data.dtype.type(negative_slope))
     else:
         out = data * (backend.xp.astype(data > 0, data.dtype) * (1 - negative_slope) + negative_slope)
-    saved = (data, negative_slope, fused_kernel(backend, "leaky_relu_backward"))
+    saved = (data, negative_slope, fused_kernel(backend, "leaky_relu_backward", data.dtype))
     return _unary(x, out, leaky_relu_backward, saved)
 
 
@@ -631,13 +634,13 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     require_float(x, "gelu")
     data = x._data
     backend = x._backend
-    forward = fused_kernel(backend, "gelu")
+    forward = fused_kernel(backend, "gelu", data.dtype)
     if forward is not None:
         out, t = forward(data)
     else:
         t = backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))
         out = 0.5 * data * (1 + t)
-    return _unary(x, out, gelu_backward, (data, t, fused_kernel(backend, "gelu_backward")))
+    return _unary(x, out, gelu_backward, (data, t, fused_kernel(backend, "gelu_backward", data.dtype)))
 
 
 def softplus_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
@@ -652,13 +655,13 @@ def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
     require_float(x, "softplus")
     backend = x._backend
     data = x._data
-    forward = fused_kernel(backend, "softplus")
+    forward = fused_kernel(backend, "softplus", data.dtype)
     if forward is not None:
         out = forward(data)
     else:
         xp = backend.xp
         out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
-    return _unary(x, out, softplus_backward, (data, fused_kernel(backend, "softplus_backward")))
+    return _unary(x, out, softplus_backward, (data, fused_kernel(backend, "softplus_backward", data.dtype)))
 
 
 def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, ...]:

@@ -88,8 +88,8 @@ class Optimizer(ABC, Generic[M]):
         return {}
 
     @abstractmethod
-    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        """Update ``param`` in place from ``grad`` and ``state`` (the optimizer's rule)."""
+    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        """Update ``param`` (an array of ``backend``) in place from ``grad`` and ``state``."""
 
     # -- the contract -----------------------------------------------------------------------
     def current_lr(self) -> float:
@@ -146,7 +146,7 @@ class Optimizer(ABC, Generic[M]):
         lr = self.lr(self.step_count - 1) if callable(self.lr) else self.lr
         slots = grads._slots
         for slot in active:
-            self._apply(slot.backend.xp, slot.param._data, slots[slot.key], slot.state, lr, self.step_count)
+            self._apply(slot.backend, slot.param._data, slots[slot.key], slot.state, lr, self.step_count)
 
     # -- checkpoints --------------------------------------------------------------------------
     def state_arrays(self) -> dict[str, Any]:

@@ -53,22 +53,20 @@ class Sgd(Optimizer[M]):
         self.momentum, self.nesterov = momentum, nesterov
         self.weight_decay, self.decoupled = weight_decay, decoupled_weight_decay
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
-        backends = {slot.backend for slot in self._slots}
-        self._fused: Any = None
-        if momentum and len(backends) == 1:
-            # A backend may offer one kernel for the momentum update; the formula is the same.
-            self._fused = fused_kernel(next(iter(backends)), "sgd_nesterov" if nesterov else "sgd_momentum")
+        self._kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
 
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
         return {"momentum": xp.zeros_like(param)} if self.momentum else {}
 
-    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
         g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
         if self.momentum:
             buf = state["momentum"]
-            if self._fused is not None and step > 1:
+            # A backend may offer one kernel for the momentum update; the formula is the same.
+            fused = fused_kernel(backend, self._kernel, param.dtype) if step > 1 else None
+            if fused is not None:
                 dtype = param.dtype.type
-                self._fused(g, dtype(lr), dtype(self.momentum), param, buf)
+                fused(g, dtype(lr), dtype(self.momentum), param, buf)
                 return
             if step == 1:
                 buf[...] = g
@@ -101,13 +99,8 @@ class Adam(Optimizer[M]):
     ) -> None:
         self.beta1, self.beta2 = betas
         self.eps, self.weight_decay = eps, weight_decay
-        self._fused: Any = None
         self._scratches: dict[int, Any] = {}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
-        backends = {slot.backend for slot in self._slots}
-        if len(backends) == 1:
-            # A backend may offer a fused in-place kernel; the formula is the same.
-            self._fused = getattr(next(iter(backends)), "adam_step", None)
 
     def _scratch(self, xp: Any, param: Any) -> Any:
         scratch = self._scratches.get(id(param))
@@ -118,12 +111,14 @@ class Adam(Optimizer[M]):
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
         return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
 
-    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        xp = backend.xp
         g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
         m, v = state["exp_avg"], state["exp_avg_sq"]
         bias1 = 1 - self.beta1**step
         bias2 = 1 - self.beta2**step
-        fused = self._fused
+        # A backend may offer a fused in-place kernel; the formula is the same.
+        fused = getattr(backend, "adam_step", None)
         if fused is not None:
             fused(param, g, m, v, self._scratch(xp, param), lr / bias1, self.beta1, self.beta2, self.eps, bias2**0.5)
             return
@@ -196,7 +191,8 @@ class RMSprop(Optimizer[M]):
             state["momentum"] = xp.zeros_like(param)
         return state
 
-    def _apply(self, xp: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+        xp = backend.xp
         g = apply_weight_decay(param, grad, lr, self.weight_decay, decoupled=False)
         sq = state["square_avg"]
         sq *= self.alpha
