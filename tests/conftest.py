@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import emulated_cupy
@@ -13,14 +14,12 @@ from shapegrad_backends.cupy_backend import CupyBackend
 # "emulated-cupy" runs the CuPy backend's own code over a NumPy stand-in for CuPy, so that
 # CPU-only CI exercises it too; "cupy" is the real one and skips where no GPU answers.
 BACKENDS = ["numpy", "strict", "cupy", "emulated-cupy"]
-_emulated: list[CupyBackend] = []
 
 
+@functools.cache
 def emulated_cupy_backend() -> CupyBackend:
     """The CuPy backend driving :mod:`emulated_cupy` instead of CuPy (one per session)."""
-    if not _emulated:
-        _emulated.append(CupyBackend(module=emulated_cupy.make_module()))
-    return _emulated[0]
+    return CupyBackend(module=emulated_cupy.make_module())
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

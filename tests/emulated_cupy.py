@@ -110,9 +110,10 @@ class _DeviceUfunc:
     def __init__(self, ufunc: Any) -> None:
         self._ufunc = ufunc
         self.__name__ = ufunc.__name__
+        self._call = _device_function(ufunc.__name__, ufunc)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _device_function(self.__name__, self._ufunc)(*args, **kwargs)
+        return self._call(*args, **kwargs)
 
     def __getattr__(self, method: str) -> Any:
         value = getattr(self._ufunc, method)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 
 def load() -> ctypes.CDLL | None:
@@ -21,6 +22,15 @@ def load() -> ctypes.CDLL | None:
             if "builtins" not in lib.name and "alt" not in lib.name:
                 return ctypes.CDLL(str(lib))
     return None
+
+
+def _read(program: ctypes.c_void_p, get_size: Any, get: Any) -> str:
+    """One of NVRTC's size-then-copy outputs (the PTX, the log) as text."""
+    size = ctypes.c_size_t()
+    get_size(program, ctypes.byref(size))
+    text = ctypes.create_string_buffer(size.value)
+    get(program, text)
+    return text.value.decode(errors="replace")
 
 
 def compile_to_ptx(
@@ -37,15 +47,7 @@ def compile_to_ptx(
         options = (ctypes.c_char_p * len(flags))(*(flag.encode() for flag in flags))
         compiled = lib.nvrtcCompileProgram(program, len(flags), options) == 0
         if compiled:
-            size = ctypes.c_size_t()
-            lib.nvrtcGetPTXSize(program, ctypes.byref(size))
-            text = ctypes.create_string_buffer(size.value)
-            lib.nvrtcGetPTX(program, text)
-        else:
-            size = ctypes.c_size_t()
-            lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-            text = ctypes.create_string_buffer(size.value)
-            lib.nvrtcGetProgramLog(program, text)
-        return compiled, text.value.decode(errors="replace")
+            return True, _read(program, lib.nvrtcGetPTXSize, lib.nvrtcGetPTX)
+        return False, _read(program, lib.nvrtcGetProgramLogSize, lib.nvrtcGetProgramLog)
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(program))
