@@ -45,6 +45,12 @@ class _CupyRandom:
         return self._gen.standard_normal(shape, dtype=self._cp.float64).astype(dtype, copy=False)
 
     def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
+        # Drawn in float32 itself when asked (no float64 temporary on the device).
+        if self._cp.dtype(dtype) == self._cp.float32:
+            draws = self._gen.random(shape, dtype=self._cp.float32)
+            if low != 0.0 or high != 1.0:
+                draws = draws * self._cp.float32(high - low) + self._cp.float32(low)
+            return draws
         return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
 
     def permutation(self, n: int) -> Any:

@@ -39,7 +39,12 @@ _GELU_INNER = "T(0.7978845608028654) * (x + T(0.044715) * x * x * x)"
 KERNELS: dict[str, ElementwiseSource] = {
     # Activations: forward where it is more than one xp call, and every gradient rule.
     "tanh_backward": ElementwiseSource("T g, T y", "T dx", "dx = g * (1 - y * y)"),
-    "sigmoid": ElementwiseSource("T x", "T y", "y = (tanh(x * T(0.5)) + 1) * T(0.5)"),
+    # e^-|x| never overflows; for x < 0, e / (1 + e) keeps full relative precision.
+    "sigmoid": ElementwiseSource(
+        "T x",
+        "T y",
+        "y = (x >= 0) * (1 / (1 + exp(-fabs(x)))) + (x < 0) * (exp(-fabs(x)) / (1 + exp(-fabs(x))))",
+    ),
     "sigmoid_backward": ElementwiseSource("T g, T y", "T dx", "dx = g * y * (1 - y)"),
     "relu_backward": ElementwiseSource("T g, T x", "T dx", "dx = g * (x > 0)"),
     "leaky_relu": ElementwiseSource("T x, T slope", "T y", "y = x * ((x > 0) * (1 - slope) + slope)"),
@@ -52,7 +57,11 @@ KERNELS: dict[str, ElementwiseSource] = {
         " * T(0.7978845608028654) * (1 + T(3 * 0.044715) * x * x))",
     ),
     "softplus": ElementwiseSource("T x", "T y", "y = positive_part(x) + log1p(exp(-fabs(x)))"),
-    "softplus_backward": ElementwiseSource("T g, T x", "T dx", "dx = g * (tanh(x * T(0.5)) + 1) * T(0.5)"),
+    "softplus_backward": ElementwiseSource(
+        "T g, T x",
+        "T dx",
+        "dx = g * ((x >= 0) * (1 / (1 + exp(-fabs(x)))) + (x < 0) * (exp(-fabs(x)) / (1 + exp(-fabs(x)))))",
+    ),
     # Optimizer updates, in place on the parameter and its state.
     "adam": ElementwiseSource(
         "T g, T step_size, T beta1, T beta2, T eps, T inv_bias2_sqrt",

@@ -18,7 +18,14 @@ class _NumpyRandom:
         return self._gen.standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
 
     def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> np.ndarray[Any, Any]:
-        """Uniform draws in ``[low, high)`` of ``shape`` in ``dtype``."""
+        """Uniform draws in ``[low, high)`` of ``shape``, drawn in ``dtype`` itself when it
+        is float32 (no float64 temporary: dropout masks are drawn every step)."""
+        if np.dtype(dtype) == np.float32:
+            draws = self._gen.random(shape, dtype=np.float32)
+            if low != 0.0 or high != 1.0:
+                draws *= np.float32(high - low)
+                draws += np.float32(low)
+            return draws
         return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
 
     def permutation(self, n: int) -> np.ndarray[Any, Any]:

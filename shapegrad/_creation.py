@@ -8,12 +8,14 @@ from typing import Any, cast, overload
 from ._backend import Backend, active_backend, get_backend
 from ._errors import BackendError, DTypeError, ShapeError
 from ._tape import NoTape
-from ._tensor import Tensor, wrap
+from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import A, B, C, D, S
 
 __all__ = [
     "Generator",
     "arange",
+    "asarray",
+    "from_numpy",
     "full",
     "full_like",
     "ones",
@@ -37,19 +39,24 @@ def _backend(backend: str | Backend | None) -> Backend:
     return get_backend(backend) if isinstance(backend, str) else backend
 
 
-def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
+def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bool = True) -> Any:
     """``data`` as an array of ``backend``: Python floats become float32, ints int64,
-    arrays keep their dtype unless ``dtype`` is given. Object, string and ragged data are
-    refused with ``DTypeError``/``ShapeError``."""
+    arrays keep their dtype unless ``dtype`` is given. Object, string, complex and ragged
+    data are refused with ``DTypeError``/``ShapeError``. With ``copy`` (the default) the
+    result never shares memory with ``data``; without it, an array of the backend (or, on
+    NumPy, a NumPy array) is used as it is."""
     import numpy as np
 
     if isinstance(data, Tensor):
-        data = data.numpy()
+        source = cast(AnyTensor, data)
+        data = source._data if source._backend is backend else source.numpy()
     if backend.is_array(data):
         array = data
         name = backend.dtype_name(array.dtype)
         if not name.startswith(("float", "int", "uint", "bool")):
             raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {name}")
+        if copy and dtype is None:
+            array = backend.xp.asarray(array, copy=True)
     else:
         try:
             host: np.ndarray[Any, Any] = np.asarray(data)
@@ -62,11 +69,13 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None) -> Any:
                 f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({exc}); "
                 "create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
             ) from None
-        if host.dtype.kind in "OUSV":
-            raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {host.dtype}")
+        if host.dtype.kind in "OUSVcMm":
+            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
             host = host.astype(DEFAULT_FLOAT)
-        array = backend.asarray(host if host.flags.c_contiguous else np.array(host, order="C"), None)
+        if (copy and isinstance(data, np.ndarray)) or not host.flags.c_contiguous:
+            host = np.array(host, order="C")
+        array = backend.asarray(host, None)
     if dtype is not None:
         array = backend.xp.astype(array, backend.dtype(dtype))
     return array
@@ -88,6 +97,39 @@ def tensor(
     """
     chosen = _backend(backend)
     return wrap(as_backend_array(chosen, data, dtype), chosen)
+
+
+def asarray(
+    data: Any, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """A tensor that shares memory with ``data`` where it can, unlike :func:`tensor`.
+
+    A NumPy array on the NumPy backend (or an array of the chosen backend) is used as it is,
+    without a copy: writing into it later changes the tensor, and a gradient computed from
+    it. Anything else, another dtype, or another device is copied. Use it for large
+    read-only data; use :func:`tensor` for values that must not change under you.
+
+    Example:
+        >>> import numpy as np
+        >>> import shapegrad as sg
+        >>> buffer = np.zeros(3, dtype=np.float32)
+        >>> t = sg.asarray(buffer)
+        >>> buffer[0] = 5.0
+        >>> t.tolist()
+        [5.0, 0.0, 0.0]
+    """
+    chosen = _backend(backend)
+    return wrap(as_backend_array(chosen, data, dtype, copy=False), chosen)
+
+
+def from_numpy(array: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """A tensor sharing memory with the NumPy ``array`` (as ``torch.from_numpy``); on a
+    device backend the values are copied to the device. See :func:`asarray`."""
+    import numpy as np
+
+    if not isinstance(array, np.ndarray):
+        raise DTypeError(f"from_numpy expects a numpy.ndarray, found {type(array).__name__}; use sg.tensor(data)")
+    return asarray(array, backend=backend)
 
 
 def _shape(dims: Sequence[Any]) -> tuple[int, ...]:

@@ -9,7 +9,9 @@ __all__ = [
     "CheckpointError",
     "DTypeError",
     "GradientsMismatchError",
+    "HyperparameterError",
     "NumericalAnomalyError",
+    "ParameterError",
     "ShapeError",
     "ShapegradError",
     "TapeError",
@@ -42,15 +44,26 @@ class BackendError(ShapegradError, RuntimeError):
 class UnusedParameterError(ShapegradError, RuntimeError):
     """Trainable parameters received no gradient; ``paths`` lists their dotted names."""
 
-    def __init__(self, paths: Sequence[str]) -> None:
+    def __init__(self, paths: Sequence[str], message: str | None = None) -> None:
         self.paths: tuple[str, ...] = tuple(paths)
         names = ", ".join(repr(p) for p in self.paths)
         super().__init__(
-            f"{len(self.paths)} trainable parameter(s) received no gradient: {names}. "
+            message
+            or f"{len(self.paths)} trainable parameter(s) received no gradient: {names}. "
             "Every trainable parameter is expected to take part in the loss. Freeze them "
             "(module.freeze()), or build the optimizer with unused='warn' or 'ignore'. "
             "No parameter was changed."
         )
+
+
+class ParameterError(ShapegradError, TypeError):
+    """A parameter attribute of a module replaced by a tensor that is not a parameter
+    (which would silently stop training it); PyTorch raises a ``TypeError`` here too."""
+
+
+class HyperparameterError(ShapegradError, ValueError):
+    """An optimizer or layer setting out of its range (``lr < 0``, ``betas`` outside
+    [0, 1), ``eps <= 0``, ...), or an optimizer with no parameter to train."""
 
 
 class GradientsMismatchError(ShapegradError, RuntimeError):

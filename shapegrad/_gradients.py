@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from ._errors import TapeError
-from ._tape import OwnedTape, Tape, run_backward
+from ._tape import OwnedTape, Tape, orphaned, run_backward
 from ._tensor import AnyTensor, Tensor, traced_roots, wrap
 from ._typevars import M, S
 
@@ -104,6 +104,11 @@ class Gradients(Generic[M]):
         """
         grad = self._lookup(tensor)
         node = tensor._node
+        if grad is None and node is not None and not tensor._backend.dtype_name(node.dtype).startswith("float"):
+            raise TapeError(
+                f"{tensor!r} holds integers: traced integer tensors (token ids, labels) carry the tape "
+                "but never receive a gradient; trace a floating-point tensor to get one"
+            )
         if grad is None and node is not None and not node.wants:
             raise TapeError(
                 f"{tensor!r} only carries the tape: inputs traced with a model's Gradients "
@@ -130,10 +135,9 @@ class Gradients(Generic[M]):
         Parameter buffers are kept (no allocation); tensors traced before ``zero()`` belong
         to an ended tape, and using them in a backward pass raises ``TapeError``.
         """
-        root = self._tape.root()
-        root.ended = "its Gradients was zeroed with grads.zero()"
-        root.leaf_grads = {}
+        self._tape.root().end("its Gradients was zeroed with grads.zero()")
         self._touched.clear()
+        orphaned.difference_update(self._slots)
         self._tape = Tape(self)
 
     def parameter_paths(self) -> list[str]:

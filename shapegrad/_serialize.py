@@ -8,10 +8,11 @@ was.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -51,10 +52,14 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
             tensors[_OPTIM + name] = np.ascontiguousarray(np.asarray(optimizer._slots[0].backend.to_numpy(array)))
         metadata["optimizer"] = type(optimizer).__name__
         metadata["step_count"] = str(optimizer.step_count)
+        metadata["slot_steps"] = json.dumps(optimizer.slot_steps())
     target = Path(path)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
     os.close(fd)
     try:
+        # mkstemp makes the file 0600; a checkpoint gets the mode any new file would (the
+        # umask's), or keeps the mode of the checkpoint it replaces.
+        os.chmod(temporary, _mode_for(target))
         save_file(tensors, temporary, metadata=metadata)
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
@@ -65,27 +70,81 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         raise
 
 
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+# The dtypes a shapegrad checkpoint holds (safetensors' names); NumPy reads no others.
+_READABLE = {"F16", "F32", "F64", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "BOOL"}
+
+
 def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, str]]:
     from safetensors import SafetensorError, safe_open
 
+    name = os.fspath(path)
     if not os.path.exists(path):
-        raise CheckpointError(f"no checkpoint at {os.fspath(path)!r}")
+        raise CheckpointError(f"no checkpoint at {name!r}")
     try:
         arrays: dict[str, np.ndarray[Any, Any]] = {}
-        opened: Any = safe_open(os.fspath(path), framework="numpy")
+        opened: Any = safe_open(name, framework="numpy")
         with opened as handle:
             metadata: dict[str, str] = dict(handle.metadata() or {})
+            if metadata.get("format") != "shapegrad":
+                raise CheckpointError(
+                    f"{name!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' metadata)"
+                )
             for key in handle.keys():
+                dtype = str(handle.get_slice(key).get_dtype())
+                if dtype not in _READABLE:
+                    raise CheckpointError(
+                        f"{name!r}: tensor {key!r} has dtype {dtype}, which a shapegrad checkpoint does not hold "
+                        f"(expected one of {', '.join(sorted(_READABLE))})"
+                    )
                 arrays[str(key)] = handle.get_tensor(key)
-    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+    except (SafetensorError, OSError, ValueError, RuntimeError, TypeError, AttributeError) as exc:
+        if isinstance(exc, CheckpointError):
+            raise
         raise CheckpointError(
-            f"{os.fspath(path)!r} is not a readable safetensors checkpoint (truncated or corrupted?): {exc}"
+            f"{name!r} is not a readable safetensors checkpoint (truncated or corrupted?): {exc}"
         ) from None
-    if metadata.get("format") != "shapegrad":
-        raise CheckpointError(
-            f"{os.fspath(path)!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' metadata)"
-        )
     return arrays, metadata
+
+
+def _count(metadata: dict[str, str], key: str, default: str) -> int:
+    text = metadata.get(key, default)
+    try:
+        value = int(text)
+    except ValueError:
+        raise CheckpointError(f"checkpoint metadata {key!r} is {text!r}, expected a non-negative integer") from None
+    if value < 0:
+        raise CheckpointError(f"checkpoint metadata {key!r} is {value}, expected a non-negative integer")
+    return value
+
+
+def _slot_steps(metadata: dict[str, str], paths: list[str], step_count: int) -> dict[str, int] | None:
+    text = metadata.get("slot_steps")
+    if text is None:
+        return None  # written before per-parameter step counts: every parameter took each step
+    try:
+        raw: Any = json.loads(text)
+    except ValueError:
+        raw = None
+    if not isinstance(raw, dict) or sorted(cast(dict[str, Any], raw)) != sorted(paths):
+        raise CheckpointError(
+            f"checkpoint metadata 'slot_steps' is {text!r}, expected a step count for each of {paths}"
+        )
+    steps = cast(dict[str, Any], raw)
+    for path, value in steps.items():
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= step_count:
+            raise CheckpointError(
+                f"checkpoint metadata 'slot_steps' gives {path!r} {value!r} steps, expected an integer in [0, {step_count}]"
+            )
+    return cast(dict[str, int], steps)
 
 
 def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:
@@ -124,6 +183,8 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     optim_found = {k[len(_OPTIM) :]: v for k, v in arrays.items() if k.startswith(_OPTIM)}
     targets = _model_arrays(model)
     _validate(targets, model_found, "model")
+    step_count = 0
+    slot_steps: dict[str, int] | None = None
     if optimizer is not None:
         if "optimizer" not in metadata:
             raise CheckpointError(
@@ -137,10 +198,18 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         _validate(
             {k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer"
         )
-    for name, tensor in targets.items():
-        backend = tensor._backend
-        backend.copy_into(tensor._data, backend.asarray(model_found[name], None))
+        step_count = _count(metadata, "step_count", "0")
+        slot_steps = _slot_steps(metadata, list(optimizer.slot_steps()), step_count)
+    # Everything is checked and converted before the first write: a refused load changes nothing.
+    converted_model = {name: tensor._backend.asarray(model_found[name], None) for name, tensor in targets.items()}
+    converted_optim: dict[str, Any] = {}
     if optimizer is not None:
-        backend = optimizer._slots[0].backend if optimizer._slots else None
-        converted = {k: backend.asarray(v, None) for k, v in optim_found.items()} if backend else {}
-        optimizer.load_state_arrays(converted, int(metadata.get("step_count", "0")))
+        backend = optimizer._slots[0].backend
+        converted_optim = {k: backend.asarray(v, None) for k, v in optim_found.items()}
+    for name, tensor in targets.items():
+        tensor._backend.copy_into(tensor._data, converted_model[name])
+        info = tensor._param
+        if info is not None:
+            info.version += 1  # a backward pass through the old values would now be wrong
+    if optimizer is not None:
+        optimizer.load_state_arrays(converted_optim, step_count, slot_steps)

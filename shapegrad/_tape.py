@@ -13,8 +13,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from ._errors import TapeError
 from ._typevars import M
@@ -42,7 +43,7 @@ Rule = Callable[..., Sequence[Any]]
 class Tape:
     """Run-time identity of a recording: its ``Gradients``, leaf results and owner thread."""
 
-    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread")
+    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited")
 
     def __init__(self, sink: Gradients[Any] | None = None) -> None:
         self.parent: Tape | None = None
@@ -50,6 +51,20 @@ class Tape:
         self.leaf_grads: dict[int, Any] = {}
         self.ended: str | None = None
         self.thread: int = _get_ident()
+        # Nodes a backward pass went through (weakly): when the tape ends, their saved
+        # values are released, so a loss kept by the user (history.append(loss)) does not
+        # keep the whole step's activations alive.
+        self.visited: list[weakref.ref[Node]] = []
+
+    def end(self, reason: str) -> None:
+        """End the recording: later use raises ``TapeError``; saved values are released."""
+        self.ended = reason
+        self.leaf_grads = {}
+        for ref in self.visited:
+            node = ref()
+            if node is not None:
+                node.release()
+        self.visited = []
 
     def root(self) -> Tape:
         """The tape this one was merged into, followed to the end (itself if never merged)."""
@@ -71,6 +86,8 @@ def merge_tapes(a: Tape, b: Tape) -> Tape:
     for key, grad in rb.leaf_grads.items():
         ra.leaf_grads[key] = grad
     rb.leaf_grads = {}
+    ra.visited.extend(rb.visited)
+    rb.visited = []
     return ra
 
 
@@ -94,10 +111,28 @@ class Node:
 
     A leaf (a traced input or a parameter) has no rule; its ``key`` says where its gradient
     is delivered. A node that ``wants`` no gradient only carries the tape: no gradient is
-    computed for it or for anything that only it leads to.
+    computed for it or for anything that only it leads to. ``dtype`` is the dtype of the
+    value the node produced: the gradient it receives is cast to it, so a leaf's gradient
+    has the leaf's dtype whatever it was combined with. ``versions`` pairs each parameter
+    the op read with the parameter's write count at that time, so that a parameter written
+    between the forward and the backward pass is detected.
     """
 
-    __slots__ = ("seq", "tape", "parents", "rule", "saved", "shape", "xp", "key", "where", "wants")
+    __slots__ = (
+        "seq",
+        "tape",
+        "parents",
+        "rule",
+        "saved",
+        "shape",
+        "dtype",
+        "xp",
+        "key",
+        "where",
+        "wants",
+        "versions",
+        "__weakref__",
+    )
 
     def __init__(
         self,
@@ -106,9 +141,11 @@ class Node:
         rule: Rule | None,
         saved: tuple[Any, ...],
         shape: tuple[int, ...],
+        dtype: Any,
         xp: Any,
         key: int = 0,
         wants: bool = True,
+        versions: tuple[tuple[Versioned, int], ...] | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -116,10 +153,25 @@ class Node:
         self.rule = rule
         self.saved = saved
         self.shape = shape
+        self.dtype = dtype
         self.xp = xp
         self.key = key
         self.where: str | None = None
         self.wants = wants
+        self.versions = versions
+
+    def release(self) -> None:
+        """Drop what only a backward pass needs (saved values, links to parents)."""
+        self.saved = ()
+        self.parents = ()
+        self.versions = None
+
+
+class Versioned(Protocol):
+    """What the engine needs of a parameter to detect writes: its key and write count."""
+
+    key: int
+    version: int
 
 
 def new_leaf_key() -> int:
@@ -140,13 +192,35 @@ def unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
     return grad
 
 
+# Parameters whose gradient a backward pass computed but no Gradients of the tape had a
+# slot for (a second model chained after the first, traced with only the first's Gradients).
+# The optimizer reads it to say what happened instead of "received no gradient".
+orphaned: set[int] = set()
+
+
 def _deliver(root: Tape, node: Node, grad: Any) -> None:
     key = node.key
     for sink in root.sinks:
         if sink._accept(key, grad):
             return
+    if node.tape is None:  # a parameter's leaf: no Gradients on this tape holds its slot
+        orphaned.add(key)
     previous = root.leaf_grads.get(key)
     root.leaf_grads[key] = grad if previous is None else previous + grad
+
+
+def _check_versions(root: Tape, node: Node) -> None:
+    assert node.versions is not None
+    for param, version in node.versions:
+        if param.version != version:
+            path = next((s._paths[param.key] for s in root.sinks if param.key in s._paths), None)
+            name = f"parameter {path!r}" if path is not None else "a parameter"
+            raise TapeError(
+                f"{name} was modified in place (an optimizer update, sg.load or a write) after the "
+                f"forward pass that used it and before this backward pass (version {version} when "
+                f"recorded, {param.version} now); expected the weights the forward pass saw. Run "
+                "backward before opt.update(...), or run the forward pass again."
+            )
 
 
 def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, str], None] | None) -> Tape:
@@ -171,6 +245,8 @@ def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, 
             heapq.heappush(heap, (-node.seq, node))
         else:
             pending[node.seq] = previous + seed
+    visited = tape.visited
+    ref = weakref.ref
     while heap:
         _, node = heapq.heappop(heap)
         grad = pending.pop(node.seq)
@@ -178,6 +254,9 @@ def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, 
         if rule is None:
             _deliver(tape, node, grad)
             continue
+        if node.versions is not None:
+            _check_versions(tape, node)
+        visited.append(ref(node))
         xp = node.xp
         input_grads = rule(xp, grad, *node.saved)
         if check is not None:
@@ -187,6 +266,8 @@ def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, 
                 continue
             if input_grad.shape != parent.shape:
                 input_grad = unbroadcast(xp, input_grad, parent.shape)
+            if input_grad.dtype != parent.dtype:
+                input_grad = xp.astype(input_grad, parent.dtype)
             seq = parent.seq
             previous = pending.get(seq)
             if previous is None:

@@ -7,7 +7,7 @@ subscription builds a jaxtyping check of those dims (see ``_annotations``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, cast, overload
 
 import numpy as np
 
@@ -128,8 +128,42 @@ class Tensor(Generic[Tape_, *Dims]):
         return self.numpy().tolist()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        # Implicit conversion (np.asarray(t)) of a traced tensor would drop its tape, as
+        # PyTorch refuses .numpy() on a tensor that requires grad. An untraced one gives a
+        # read-only view (or a copy when asked): writing into it must not change a parameter.
+        if self.traced:
+            raise TapeError(
+                f"implicit conversion of a traced tensor {self!r} to a NumPy array would drop its tape; "
+                "expected an untraced tensor. Use t.detach().numpy() to read the values, or a shapegrad op "
+                "to keep the gradient"
+            )
         array = self.numpy()
-        return array if dtype is None else array.astype(dtype)
+        if dtype is not None and array.dtype != np.dtype(dtype):
+            return array.astype(dtype)
+        if copy:
+            return array.copy()
+        view = array.view()
+        view.flags.writeable = False
+        return view
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        # NumPy hands a Tensor operand to this hook (``ndarray * t``, ``np.float64(0.1) * t``,
+        # ``np.exp(t)``). Arithmetic and comparisons become shapegrad ops, so the result is a
+        # Tensor that keeps the tape, as in PyTorch; any other ufunc on a traced tensor would
+        # silently make a constant of it, so it is refused.
+        if method == "__call__" and not kwargs and len(inputs) == 2:
+            op = _ew.UFUNC_OPS.get(ufunc.__name__)
+            if op is not None:
+                return op(*inputs)
+        for value in (*inputs, *kwargs.get("out", ())):
+            if isinstance(value, Tensor) and cast(AnyTensor, value).traced:
+                raise TapeError(
+                    f"numpy.{ufunc.__name__} on a traced tensor would drop its tape (the result would be "
+                    f"a constant with no gradient); use the shapegrad op (sg.{ufunc.__name__}(x)) instead, "
+                    "or .detach() first if no gradient is wanted"
+                )
+        host = [cast(AnyTensor, v).numpy() if isinstance(v, Tensor) else v for v in inputs]
+        return getattr(ufunc, method)(*host, **kwargs)
 
     def __iter__(self: Tensor[T, N, *S]) -> Iterator[Tensor[T, *S]]:
         """The sub-tensors along the first axis (each traced when this one is)."""
@@ -174,9 +208,9 @@ class Tensor(Generic[Tape_, *Dims]):
 
     # ----------------------------------------------------------------- tracing
     def trace(
-        self: Tensor[NoTape, *S], grads: Gradients[M], *, keep_grad: bool | None = None
+        self: Tensor[NoTape, *S], grads: Gradients[M], *also: Gradients[Any], keep_grad: bool | None = None
     ) -> Tensor[OwnedTape[M], *S]:
-        """This tensor, traced onto the tape behind ``grads``.
+        """This tensor, traced onto the tape behind ``grads`` (and behind ``also``).
 
         Tracing several inputs with one ``grads`` puts them on one tape. A parameter traced
         this way delivers its gradient into its slot in ``grads``. Any other tensor becomes
@@ -185,6 +219,11 @@ class Tensor(Generic[Tape_, *Dims]):
         With a model's ``Gradients`` (``model.alloc_grads()``) an input only carries the
         tape by default, as PyTorch inputs do not require grad: no time is spent on its
         gradient; pass ``keep_grad=True`` to get it (saliency, adversarial examples).
+        Integer tensors (token ids) carry the tape but never receive a gradient.
+
+        Two models chained, each with its own ``Gradients`` and optimizer (an encoder and a
+        decoder, a GAN's generator and discriminator): trace the input with both,
+        ``x.trace(g_enc, g_dec)``; one backward pass then fills each model's buffers.
 
         Example:
             >>> import shapegrad as sg
@@ -203,13 +242,19 @@ class Tensor(Generic[Tape_, *Dims]):
                 f"tape without receiving a gradient), found dtype {dtype_name}"
             )
         tape = grads._recording_tape()
+        for other in also:
+            tape = merge_tapes(tape, other._recording_tape())
         param = self._param
+        data = self._data
         if param is not None:
-            node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, param.key)
+            node = Node(tape, (), None, (), tuple(data.shape), data.dtype, self._backend.xp, param.key)
         else:
             keep = grads.model is None if keep_grad is None else keep_grad
-            node = Node(tape, (), None, (), tuple(self._data.shape), self._backend.xp, new_leaf_key(), wants=keep)
-        return _wrap(self._data, node, self._backend)
+            if not dtype_name.startswith("float"):
+                keep = False  # integer ids carry the tape only
+            key = new_leaf_key()
+            node = Node(tape, (), None, (), tuple(data.shape), data.dtype, self._backend.xp, key, wants=keep)
+        return _wrap(data, node, self._backend)
 
     def detach(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """The same values, untraced: ops on the result record nothing."""
@@ -441,6 +486,9 @@ class Tensor(Generic[Tape_, *Dims]):
 
     def __rtruediv__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         return _ew.rdiv_scalar(self, other)
+
+    def __rpow__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
+        return _ew.pow_impl(other, self)
 
     def exp(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``e ** x`` element-wise."""
@@ -736,14 +784,17 @@ AnyTensor: TypeAlias = Tensor[Any, *tuple[Any, ...]]
 
 
 class _ParamInfo:
-    """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains."""
+    """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains,
+    and how many times its values were written in place (``version``, raised by every
+    optimizer update and load, checked by the backward pass)."""
 
-    __slots__ = ("key", "leaf", "trainable")
+    __slots__ = ("key", "leaf", "trainable", "version")
 
     def __init__(self, key: int, leaf: Node, trainable: bool) -> None:
         self.key = key
         self.leaf = leaf
         self.trainable = trainable
+        self.version = 0
 
 
 _new: Callable[[type], Any] = object.__new__
@@ -766,7 +817,8 @@ def wrap(data: Any, backend: Backend) -> Any:
 def make_parameter(tensor: AnyTensor, trainable: bool = True) -> None:
     """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
     key = new_leaf_key()
-    leaf = Node(None, (), None, (), tuple(tensor._data.shape), tensor._backend.xp, key)
+    data = tensor._data
+    leaf = Node(None, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key)
     tensor._param = _ParamInfo(key, leaf, trainable)
 
 
@@ -803,7 +855,14 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
     """
     tape: Tape | None = None
     graph = False
+    versions: list[tuple[_ParamInfo, int]] | None = None
     for tensor in inputs:
+        param = tensor._param
+        if param is not None and param.trainable:
+            graph = True
+            if versions is None:
+                versions = []
+            versions.append((param, param.version))
         node = tensor._node
         if node is not None:
             graph = True
@@ -813,9 +872,6 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
                     tape = node_tape
                 elif node_tape is not tape:
                     tape = merge_tapes(tape, node_tape)
-        elif not graph:
-            param = tensor._param
-            graph = param is not None and param.trainable
     hook = _hooks.anomaly
     if not graph:
         if hook is not None:
@@ -825,10 +881,21 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
         check_usable(tape)
     parents = tuple([_parent(t) for t in inputs])
     if any(p is not None for p in parents):
-        node = Node(tape, parents, rule, saved, tuple(data.shape), backend.xp)
+        node = Node(
+            tape,
+            parents,
+            rule,
+            saved,
+            tuple(data.shape),
+            data.dtype,
+            backend.xp,
+            0,
+            True,
+            None if versions is None else tuple(versions),
+        )
     else:
         # Only tape carriers in: the result carries the tape too, and saves nothing.
-        node = Node(tape, (), None, (), tuple(data.shape), backend.xp, wants=False)
+        node = Node(tape, (), None, (), tuple(data.shape), data.dtype, backend.xp, wants=False)
     if hook is not None:
         hook.forward(rule, inputs, data, node)
     return _wrap(data, node, backend)
@@ -874,6 +941,8 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
             )
             if tuple(seed.shape) != tuple(data.shape):
                 raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
+            if seed.dtype != data.dtype:
+                seed = xp.astype(seed, data.dtype)
         roots.append((node, seed))
     return roots
 

@@ -351,7 +351,7 @@ def test_a_model_with_two_inputs_and_two_outputs_trains_without_threading(numpy_
     grads = model.alloc_grads()
     opt = sg.optim.Adam(model, lr=0.05)
     rng = np.random.default_rng(0)
-    image, text = sg.tensor(rng.standard_normal((16, 4))), sg.tensor(rng.standard_normal((16, 2)))
+    image, text = (sg.tensor(rng.standard_normal(s), dtype="float32") for s in ((16, 4), (16, 2)))
     labels, targets = sg.tensor(rng.integers(0, 2, 16)), sg.tensor(rng.standard_normal((16, 1)))
     first = last = 0.0
     for step in range(60):

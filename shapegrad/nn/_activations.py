@@ -79,7 +79,7 @@ class Dropout(Layer[N, N], checked=False):
 
         backend = x._backend
         gen = self._generator or default_generator(backend)
-        keep = gen.uniform(x.shape, dtype=x.backend_dtype_name()) >= self.p
-        mask = backend.xp.where(keep, 1.0 / (1.0 - self.p), 0.0)
-        mask = backend.xp.astype(mask, x.dtype)
+        # Drawn and built in x's dtype: no float64 draws or temporaries.
+        draws = gen.uniform(x.shape, dtype=x.backend_dtype_name())
+        mask = backend.xp.astype(draws >= self.p, x.dtype) * (1.0 / (1.0 - self.p))
         return ew.mul_impl(x, wrap(mask, backend))

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from .._checking import checked as checked_function, checks_enabled
-from .._errors import ShapeError, ShapegradError
+from .._errors import ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor, _ParamInfo, make_parameter
 from .._typevars import S
@@ -36,6 +36,12 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
         raise ShapegradError(
             "parameter() expects a plain tensor, found the result of a recorded op; use .detach() first"
         )
+    data = tensor._data
+    flags = getattr(data, "flags", None)
+    if flags is not None and not (getattr(flags, "writeable", True) and getattr(flags, "owndata", True)):
+        # A parameter owns writable memory: a view of someone else's array (or a read-only
+        # one) would make an optimizer step fail half-way or change that array too.
+        tensor._data = tensor._backend.xp.asarray(data, copy=True)
     make_parameter(tensor, trainable)
     return tensor
 
@@ -78,6 +84,25 @@ class Module:
             wrapped = checked_function(call)
             wrapped._shapegrad_checked = True
             setattr(cls, "__call__", wrapped)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Replacing a parameter by a plain tensor (model.out.weight = sg.tensor(w), or
+        # layer.weight = layer.weight.to("cupy")) would silently turn it into an untrained
+        # buffer: refuse it, as PyTorch does.
+        current = self.__dict__.get(name)
+        if (
+            isinstance(current, Tensor)
+            and cast(AnyTensor, current)._param is not None
+            and isinstance(value, Tensor)
+            and cast(AnyTensor, value)._param is None
+        ):
+            path = f"{type(self).__name__}.{name}"
+            raise ParameterError(
+                f"{path} is a parameter; assigning a plain tensor {value!r} to it would make it an "
+                f"untrained buffer. Expected a parameter: self.{name} = sg.nn.parameter(tensor), or copy "
+                f"values in place with sg.load, or move the whole model with model.to(...)"
+            )
+        object.__setattr__(self, name, value)
 
     # -- structure ---------------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Any]]:

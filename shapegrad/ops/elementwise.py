@@ -83,16 +83,39 @@ def keep_where(xp: Any, mask: Any, values: Any) -> Any:
     return values * xp.astype(mask, values.dtype)
 
 
-def _scalar(value: Any, op: str) -> Scalar:
+def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
+    """The other operand of a binary op with ``like``, as a Python number or a Tensor.
+
+    NumPy scalars and 0-d arrays become Python numbers (they do not promote a float32
+    tensor, as in PyTorch); arrays (NumPy's or the backend's) become untraced tensors on
+    ``like``'s backend, copied so that refilling the array later cannot change a gradient.
+    """
+    if isinstance(value, Tensor):
+        return cast(AnyTensor, value)
     if isinstance(value, (int, float)):
         return value
-    if not isinstance(value, (str, bytes)) and hasattr(value, "__float__") and getattr(value, "ndim", 0) == 0:
-        return float(value)  # NumPy scalars and other 0-d numbers
-    raise DTypeError(f"{op} expects a Tensor or a Python number, found {type(value).__name__}")
+    if isinstance(value, (str, bytes, complex)):
+        raise DTypeError(f"{op} expects a Tensor, a real number or an array, found {type(value).__name__}")
+    ndim = getattr(value, "ndim", None)
+    if ndim == 0 and hasattr(value, "item"):
+        number = value.item()  # NumPy scalars and 0-d arrays: keep int as int, float as float
+        if isinstance(number, (int, float)):
+            return number
+        raise DTypeError(f"{op} expects a real number, found {number!r}")
+    if ndim is not None:
+        from .._creation import as_backend_array
+
+        return wrap(as_backend_array(like._backend, value, None), like._backend)
+    raise DTypeError(f"{op} expects a Tensor, a Python number or an array, found {type(value).__name__}")
 
 
 def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
     """Shared dispatch of binary ops: tensor with tensor, tensor with scalar, scalar with tensor."""
+    if isinstance(a, Tensor):
+        if not isinstance(b, Tensor):
+            b = operand(b, cast(AnyTensor, a), op)
+    elif isinstance(b, Tensor):
+        a = operand(a, cast(AnyTensor, b), op)
     if isinstance(a, Tensor):
         left = cast(AnyTensor, a)
         if isinstance(b, Tensor):
@@ -104,14 +127,14 @@ def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rul
             except ValueError:
                 raise shape_clash(op, left, right) from None
             return record(out, tensor_rule, (left, right), (x, y, out), backend)
-        s = _scalar(b, op)
+        s = b
         x = left._data
         out = forward(x, s)
         return record(out, left_rule, (left,), (x, s, out), left._backend)
     if not isinstance(b, Tensor):
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
     right = cast(AnyTensor, b)
-    s = _scalar(a, op)
+    s = a
     y = right._data
     out = forward(s, y)
     return record(out, right_rule, (right,), (s, y, out), right._backend)
@@ -208,17 +231,26 @@ def rdiv_scalar(x: Any, s: Any) -> Any:
 
 # --------------------------------------------------------------------------- pow
 def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    # As PyTorch: d/dx is 0 where the exponent is 0 (x**0 is constant, even at x = 0, where
+    # y·x^(y-1) would be 0·inf); d/dy is 0 where x = 0 (and, here, where x < 0, whose log
+    # is not real).
+    safe_x = xp.where(y == 0, xp.ones_like(x), x)
+    gx = xp.where(y == 0, xp.zeros_like(out), g * y * safe_x ** (y - 1))
     safe = xp.where(x > 0, x, xp.ones_like(x))
-    return g * y * x ** (y - 1), xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))
+    return gx, xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))
 
 
 def pow_left_backward(xp: Any, g: Any, x: Any, p: Any, out: Any) -> tuple[Any, ...]:
+    if p == 0:
+        return (xp.zeros_like(g),)
     if p == 2:
         return (g * 2 * x,)
     return (g * p * x ** (p - 1),)
 
 
 def pow_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
+    if s == 0:  # 0**y is constant (0, or 1 at y = 0) for y >= 0: PyTorch gives 0
+        return (xp.zeros_like(g),)
     return (g * out * math.log(s),)
 
 
@@ -573,13 +605,21 @@ def sigmoid_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
     return (g * y * (1 - y),)
 
 
+def stable_sigmoid(xp: Any, x: Any) -> Any:
+    """``1 / (1 + e^-x)`` with full relative precision on both sides: ``e^-|x|`` never
+    overflows, and for x < 0 the result is ``e^x / (1 + e^x)``, which keeps the tiny values
+    that ``1 - something`` (or ``(1 + tanh(x/2)) / 2``) would round to 0."""
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
 def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``1 / (1 + e^-x)``, as ``(1 + tanh(x/2)) / 2`` so that no exponential overflows.
-    d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
+    """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for
+    negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
     require_float(x, "sigmoid")
     backend = x._backend
     forward = fused_kernel(backend, "sigmoid", x._data.dtype)
-    y = forward(x._data) if forward is not None else (backend.xp.tanh(x._data * 0.5) + 1) * 0.5
+    y = forward(x._data) if forward is not None else stable_sigmoid(backend.xp, x._data)
     return _unary(x, y, sigmoid_backward, (y, fused_kernel(backend, "sigmoid_backward", y.dtype)))
 
 
@@ -624,8 +664,11 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 def gelu_backward(xp: Any, g: Any, x: Any, t: Any, fused: Any) -> tuple[Any, ...]:
     if fused is not None:
         return (fused(g, x, t),)
-    inner_grad = _GELU_C * (1 + 3 * 0.044715 * x * x)
-    return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * inner_grad),)
+    # Beyond |x| = 10, tanh has saturated (1 - t² is exactly 0 in every float type), so
+    # clipping x there changes nothing but keeps x² finite in float16 (0 · inf would be NaN).
+    xc = xp.clip(x, -10.0, 10.0)
+    inner_grad = _GELU_C * (1 + 3 * 0.044715 * xc * xc)
+    return (g * (0.5 * (1 + t) + 0.5 * xc * (1 - t * t) * inner_grad),)
 
 
 def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -646,7 +689,7 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
 def softplus_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
     if fused is not None:
         return (fused(g, x),)
-    return (g * (xp.tanh(x * 0.5) + 1) * 0.5,)
+    return (g * stable_sigmoid(xp, x),)
 
 
 def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -729,15 +772,59 @@ def where(cond: AnyTensor, a: AnyTensor | float, b: AnyTensor | float) -> AnyTen
     return record(out, where_backward, tensors, saved, backend)
 
 
-def compare(a: AnyTensor, b: AnyTensor | float, how: str) -> Any:
+def compare(a: AnyTensor, b: Any, how: str) -> Any:
     """An untraced boolean tensor from an element-wise comparison."""
     xp = a._backend.xp
-    other = b._data if isinstance(b, Tensor) else b
-    if isinstance(b, Tensor):
-        same_backend(a, b)
+    right = operand(b, a, how)
+    other = right._data if isinstance(right, Tensor) else right
+    if isinstance(right, Tensor):
+        same_backend(a, right)
     try:
         out = getattr(xp, how)(a._data, other)
     except ValueError:
-        assert isinstance(b, Tensor)
-        raise shape_clash(how, a, b) from None
+        assert isinstance(right, Tensor)
+        raise shape_clash(how, a, right) from None
     return wrap(out, a._backend)
+
+
+_REFLECTED = {
+    "less": "greater",
+    "less_equal": "greater_equal",
+    "greater": "less",
+    "greater_equal": "less_equal",
+    "equal": "equal",
+    "not_equal": "not_equal",
+}
+
+
+def _comparison(how: str) -> Any:
+    def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, Tensor):
+            return compare(cast(AnyTensor, a), b, how)
+        return compare(cast(AnyTensor, b), a, _REFLECTED[how])
+
+    return apply
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    from .linalg import matmul_impl
+
+    left: Any = operand(a, cast(AnyTensor, b), "matmul")
+    right: Any = operand(b, left, "matmul")
+    return matmul_impl(left, right)
+
+
+UFUNC_OPS: dict[str, Any] = {
+    "add": add_impl,
+    "subtract": sub_impl,
+    "multiply": mul_impl,
+    "true_divide": div_impl,
+    "divide": div_impl,
+    "power": pow_impl,
+    "maximum": maximum_impl,
+    "minimum": minimum_impl,
+    "matmul": _matmul,
+    **{name: _comparison(name) for name in _REFLECTED},
+}
+"""NumPy ufuncs that NumPy calls for an operator with a Tensor on one side
+(``ndarray * t``, ``np.float64(2) < t``), mapped to the shapegrad op that keeps the tape."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from .._errors import ShapeError
+from .._errors import DTypeError, ShapeError
 from .._tape import NoTape
 from .._tensor import AnyTensor, Tensor, record, same_backend, wants_grad
 from .._typevars import A, K, N, S, T
@@ -34,6 +34,26 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool)
     return ga, gb
 
 
+def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str] = ("left", "right")) -> None:
+    """Refuse two floating-point operands of different precision in a product.
+
+    Element-wise ops promote (float32 with float64 gives float64, as in NumPy and PyTorch),
+    but a float64 batch meeting float32 weights in a matrix product is almost always data
+    that was not converted (scikit-learn and NumPy default to float64): promoting would make
+    the whole model run in float64, twice as slow, silently. PyTorch raises here too.
+    """
+    da, db = a._data.dtype, b._data.dtype
+    if da == db:
+        return
+    name_a, name_b = a._backend.dtype_name(da), b._backend.dtype_name(db)
+    if name_a.startswith("float") and name_b.startswith("float"):
+        raise DTypeError(
+            f"{op}: {names[0]} is {name_a} {a.shape} but {names[1]} is {name_b} {b.shape}; expected one "
+            f"floating dtype (shapegrad, like PyTorch, does not promote in products). Convert the data, "
+            f"e.g. x.astype({name_b!r})"
+        )
+
+
 def _mismatch(a: AnyTensor, b: AnyTensor) -> ShapeError:
     inner_a = a.shape[-1] if a.ndim else None
     inner_b = (b.shape[-2] if b.ndim >= 2 else b.shape[0]) if b.ndim else None
@@ -52,6 +72,7 @@ def matmul_impl(a: AnyTensor, b: AnyTensor) -> Any:
     if not isinstance(b, Tensor):  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
         raise ShapeError(f"matmul expects two tensors, found {type(b).__name__} on the right")
     backend = same_backend(a, b)
+    check_same_float("matmul", a, b)
     x, y = a._data, b._data
     if x.ndim == 0 or y.ndim == 0:
         raise _mismatch(a, b)
@@ -137,6 +158,7 @@ def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> An
     backend = same_backend(x, weight)
     if bias is not None:
         same_backend(x, bias)
+    check_same_float("linear", x, weight, ("input", "weight"))
     data, w = x._data, weight._data
     if data.ndim == 0 or w.ndim != 2 or data.shape[-1] != w.shape[0]:
         raise ShapeError(

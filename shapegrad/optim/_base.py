@@ -8,25 +8,37 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
-from .._errors import GradientsMismatchError, ShapegradError, UnusedParameterError
+from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
+from .._tape import orphaned
 from ..nn._module import Module
 
 M = TypeVar("M", bound=Module)
 
-__all__ = ["LearningRate", "Optimizer", "UnusedPolicy", "clip_grad_norm"]
+__all__ = ["LearningRate", "Optimizer", "UnusedPolicy", "clip_grad_norm", "require"]
 
 UnusedPolicy = Literal["error", "warn", "ignore"]
 LearningRate = float | Callable[[int], float]
 
 
+def require(condition: bool, what: str, found: Any) -> None:
+    """Raise ``HyperparameterError`` (a ``ValueError``) naming the setting unless ``condition``."""
+    if not condition:
+        raise HyperparameterError(f"invalid optimizer setting: expected {what}, found {found!r}")
+
+
 class _Slot:
-    """One trainable parameter as the optimizer sees it: its array, backend and state."""
+    """One trainable parameter as the optimizer sees it: its array, backend, state and how
+    many updates it received (its own step count: Adam's bias correction for a parameter
+    that first gets a gradient at step 4 is that of its first step, as in PyTorch)."""
 
-    __slots__ = ("path", "key", "param", "backend", "state")
+    __slots__ = ("path", "key", "param", "backend", "state", "steps", "wide_dtype")
 
-    def __init__(self, path: str, key: int, param: Any, backend: Any, state: dict[str, Any]) -> None:
+    def __init__(self, path: str, key: int, param: Any, backend: Any, state: dict[str, Any], wide_dtype: Any) -> None:
         self.path, self.key, self.param, self.backend, self.state = path, key, param, backend, state
+        self.steps = 0
+        # float32 for a float16 parameter: the update runs in it, then is rounded back.
+        self.wide_dtype = wide_dtype
 
 
 def _key(tensor: Any) -> int:
@@ -37,20 +49,33 @@ def _key(tensor: Any) -> int:
 def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
     """Scale every parameter gradient in ``grads`` in place so that their global L2 norm
     is at most ``max_norm``; returns the norm before clipping. PyTorch:
-    ``nn.utils.clip_grad_norm_``."""
-    total = 0.0
+    ``nn.utils.clip_grad_norm_``.
+
+    The norm is summed on the device and read back once per backend (one synchronisation
+    per call on a GPU, not one per parameter).
+    """
     buffers: list[tuple[Any, Any]] = []
+    partial: dict[int, tuple[Any, Any]] = {}
     for _, grad in grads.items():
-        xp = grad._backend.xp
+        backend = grad._backend
         data = grad._data
-        total += float(xp.sum(data * data))
-        buffers.append((grad._backend, data))
-    norm = math.sqrt(total)
+        square = backend.xp.sum(data * data)
+        seen = partial.get(id(backend))
+        partial[id(backend)] = (backend, square if seen is None else seen[1] + square)
+        buffers.append((backend, data))
+    norm = math.sqrt(sum(float(total) for _, total in partial.values()))
     if norm > max_norm > 0:
         scale = max_norm / (norm + 1e-6)
         for backend, data in buffers:
             backend.copy_into(data, data * scale)
     return norm
+
+
+def _state_dtype(xp: Any, param: Any) -> Any:
+    """Optimizer state of a float16 parameter is kept in float32, as mixed precision does:
+    in float16, ``eps`` rounds to 0 and ``g²`` underflows, and Adam gives inf/NaN."""
+    half = getattr(xp, "float16", None)
+    return xp.float32 if half is not None and param.dtype == half else param.dtype
 
 
 class Optimizer(ABC, Generic[M]):
@@ -61,9 +86,11 @@ class Optimizer(ABC, Generic[M]):
     model whose parameters changed since ``alloc_grads``, and trainable parameters that
     received no gradient (``UnusedParameterError`` naming each by dotted path, unless
     ``unused="warn"`` or ``"ignore"``, in which case only parameters with a gradient move).
+    An update in which no parameter at all received a gradient is always refused: it means
+    ``backward()`` has not run since ``grads.zero()``.
 
     Subclasses define ``_init_state`` and ``_apply``; state is preallocated and updated in
-    place.
+    place. Settings are validated at construction (``HyperparameterError``, a ``ValueError``).
     """
 
     def __init__(
@@ -71,6 +98,10 @@ class Optimizer(ABC, Generic[M]):
     ) -> None:
         if unused not in ("error", "warn", "ignore"):
             raise ShapegradError(f"unused must be 'error', 'warn' or 'ignore', found {unused!r}")
+        if not callable(lr):
+            require(lr >= 0, "lr >= 0", lr)
+        if clip_norm is not None:
+            require(clip_norm > 0, "clip_norm > 0", clip_norm)
         self._model_id = id(model)
         self.lr: LearningRate = lr
         self.unused: UnusedPolicy = unused
@@ -81,7 +112,16 @@ class Optimizer(ABC, Generic[M]):
             info = param._param
             assert info is not None
             backend = param._backend
-            self._slots.append(_Slot(path, info.key, param, backend, self._init_state(backend.xp, param._data)))
+            data = param._data
+            state_dtype = _state_dtype(backend.xp, data)
+            wide = None if state_dtype == data.dtype else state_dtype
+            state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide))
+            self._slots.append(_Slot(path, info.key, param, backend, state, wide))
+        if not self._slots:
+            raise HyperparameterError(
+                f"optimizer got an empty parameter list: {type(model).__name__} has no trainable parameter "
+                "(all frozen, or none assigned as attributes)"
+            )
 
     # -- what subclasses provide ------------------------------------------------------------
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
@@ -89,7 +129,8 @@ class Optimizer(ABC, Generic[M]):
 
     @abstractmethod
     def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        """Update ``param`` (an array of ``backend``) in place from ``grad`` and ``state``."""
+        """Update ``param`` (an array of ``backend``) in place from ``grad`` and ``state``;
+        ``step`` counts this parameter's updates, this one included."""
 
     # -- the contract -----------------------------------------------------------------------
     def current_lr(self) -> float:
@@ -122,44 +163,82 @@ class Optimizer(ABC, Generic[M]):
                 "Call model.alloc_grads() and build the optimizer again."
             )
         touched = grads._touched
-        missing = [s.path for s in self._slots if s.key not in touched]
-        if missing:
-            if self.unused == "error":
-                raise UnusedParameterError(missing)
-            if self.unused == "warn":
-                warnings.warn(str(UnusedParameterError(missing)), RuntimeWarning, stacklevel=3)
+        missing = [s for s in self._slots if s.key not in touched]
+        if not missing:
+            return self._slots
+        paths = [s.path for s in missing]
+        lost = [s.path for s in missing if s.key in orphaned]
+        if lost:
+            raise UnusedParameterError(
+                paths,
+                f"the gradients of {', '.join(repr(p) for p in lost)} were computed by a backward pass but "
+                f"went to no Gradients of this {type(model).__name__}: the tape belonged only to another "
+                "model's Gradients (a model chained after another). Trace the input with every model's "
+                "Gradients, x.trace(grads_a, grads_b), so that each receives its own. No parameter was changed.",
+            )
+        if len(missing) == len(self._slots):
+            raise UnusedParameterError(
+                paths,
+                f"no parameter of this {type(model).__name__} received a gradient: backward() has probably "
+                "not run since grads.zero() (or the loss does not depend on the model). Expected "
+                "loss.backward() before opt.update(model, grads). No parameter was changed.",
+            )
+        if self.unused == "error":
+            raise UnusedParameterError(paths)
+        if self.unused == "warn":
+            warnings.warn(str(UnusedParameterError(paths)), RuntimeWarning, stacklevel=3)
         return [s for s in self._slots if s.key in touched]
 
     def update(self, model: M, grads: Gradients[M]) -> None:
         """Apply one step to ``model``'s parameters from ``grads``, in place.
 
+        Every check (the gradients' model, unused parameters, the learning-rate schedule)
+        runs before the first write, so a refused update changes nothing: not the
+        parameters, not the state, not ``step_count``, not the gradients (clipping).
+
         Raises:
             GradientsMismatchError: ``grads`` was not allocated by ``model``, or the model's
                 parameters changed since. Nothing is changed.
             UnusedParameterError: trainable parameters received no gradient (with
-                ``unused="error"``). Nothing is changed.
+                ``unused="error"``), or none did at all. Nothing is changed.
         """
         active = self._check(model, grads)
+        lr = self.lr(self.step_count) if callable(self.lr) else self.lr
         if self.clip_norm is not None:
             clip_grad_norm(grads, self.clip_norm)
-        self.step_count += 1
-        lr = self.lr(self.step_count - 1) if callable(self.lr) else self.lr
         slots = grads._slots
         for slot in active:
-            self._apply(slot.backend, slot.param._data, slots[slot.key], slot.state, lr, self.step_count)
+            slot.steps += 1
+            param, grad, backend = slot.param._data, slots[slot.key], slot.backend
+            if slot.wide_dtype is not None:
+                xp = backend.xp
+                wide = xp.astype(param, slot.wide_dtype)
+                self._apply(backend, wide, xp.astype(grad, slot.wide_dtype), slot.state, lr, slot.steps)
+                backend.copy_into(param, xp.astype(wide, param.dtype))
+            else:
+                self._apply(backend, param, grad, slot.state, lr, slot.steps)
+            slot.param._param.version += 1
+        self.step_count += 1
 
     # -- checkpoints --------------------------------------------------------------------------
     def state_arrays(self) -> dict[str, Any]:
-        """Every state array by name (``"<param path>.<state>"``) plus the step count."""
+        """Every state array by name (``"<param path>.<state>"``)."""
         arrays: dict[str, Any] = {}
         for slot in self._slots:
             for name, value in slot.state.items():
                 arrays[f"{slot.path}.{name}"] = value
         return arrays
 
-    def load_state_arrays(self, arrays: dict[str, Any], step_count: int) -> None:
+    def slot_steps(self) -> dict[str, int]:
+        """How many updates each parameter received, by dotted path."""
+        return {slot.path: slot.steps for slot in self._slots}
+
+    def load_state_arrays(
+        self, arrays: dict[str, Any], step_count: int, slot_steps: dict[str, int] | None = None
+    ) -> None:
         """Copy state saved by ``state_arrays`` back in place (shapes were validated)."""
         for slot in self._slots:
             for name, value in slot.state.items():
                 slot.backend.copy_into(value, arrays[f"{slot.path}.{name}"])
+            slot.steps = step_count if slot_steps is None else slot_steps[slot.path]
         self.step_count = step_count

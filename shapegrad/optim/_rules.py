@@ -6,7 +6,7 @@ from typing import Any
 
 from .._backend import fused_kernel
 from .._errors import ShapegradError
-from ._base import LearningRate, M, Optimizer, UnusedPolicy
+from ._base import LearningRate, M, Optimizer, UnusedPolicy, require
 
 __all__ = ["Adam", "AdamW", "RMSprop", "Sgd", "apply_weight_decay"]
 
@@ -48,6 +48,8 @@ class Sgd(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
     ) -> None:
+        require(momentum >= 0, "momentum >= 0", momentum)
+        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
         if nesterov and momentum <= 0:
             raise ShapegradError("Nesterov momentum expects momentum > 0")
         self.momentum, self.nesterov = momentum, nesterov
@@ -97,6 +99,10 @@ class Adam(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
     ) -> None:
+        for i, beta in enumerate(betas):
+            require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
+        require(eps > 0, "eps > 0", eps)
+        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
         self.beta1, self.beta2 = betas
         self.eps, self.weight_decay = eps, weight_decay
         self._scratches: dict[int, Any] = {}
@@ -117,10 +123,12 @@ class Adam(Optimizer[M]):
         m, v = state["exp_avg"], state["exp_avg_sq"]
         bias1 = 1 - self.beta1**step
         bias2 = 1 - self.beta2**step
-        # A backend may offer a fused in-place kernel; the formula is the same.
+        # A backend may offer a fused in-place kernel; the formula is the same. The scratch
+        # buffer is only made for a backend that computes through one (not a fused kernel).
         fused = getattr(backend, "adam_step", None)
         if fused is not None:
-            fused(param, g, m, v, self._scratch(xp, param), lr / bias1, self.beta1, self.beta2, self.eps, bias2**0.5)
+            scratch = None if fused_kernel(backend, "adam", param.dtype) is not None else self._scratch(xp, param)
+            fused(param, g, m, v, scratch, lr / bias1, self.beta1, self.beta2, self.eps, bias2**0.5)
             return
         m *= self.beta1
         m += (1 - self.beta1) * g
@@ -174,6 +182,10 @@ class RMSprop(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
     ) -> None:
+        require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
+        require(eps > 0, "eps > 0", eps)
+        require(momentum >= 0, "momentum >= 0", momentum)
+        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
         self.alpha, self.eps, self.momentum, self.centered, self.weight_decay = (
             alpha,
             eps,
