@@ -65,6 +65,9 @@ class CupyBackend(NumpyLikeBackend):
     """Runs every op through CuPy (cuBLAS for matmul) on the current CUDA device."""
 
     name = "cupy"
+    # Index range checks are queued as device flags and read back once per step
+    # (shapegrad/_device_checks.py) instead of stalling the GPU in every gather.
+    lazy_checks = True
 
     def __init__(self, module: Any = None) -> None:
         """``module`` is the CuPy module to drive (default: ``import cupy``); tests pass a

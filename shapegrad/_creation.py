@@ -54,7 +54,7 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
         array = data
         name = backend.dtype_name(array.dtype)
         if not name.startswith(("float", "int", "uint", "bool")):
-            raise DTypeError(f"tensor() expects numeric or boolean data, found dtype {name}")
+            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {name}")
         if copy and dtype is None:
             array = backend.xp.asarray(array, copy=True)
     else:

@@ -180,8 +180,9 @@ def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[A
         >>> grads[x].item()
         8.0
     """
-    from . import _hooks
+    from . import _device_checks, _hooks
 
+    _device_checks.flush()
     if not outputs:
         raise TapeError("backward expects at least one output, found none")
     if seeds is not None and len(seeds) != len(outputs):

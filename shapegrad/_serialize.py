@@ -42,6 +42,9 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     """
     import safetensors.numpy
 
+    from ._device_checks import flush
+
+    flush()
     save_file: Any = getattr(safetensors.numpy, "save_file")  # looked up per call: tests interrupt it
     tensors: dict[str, np.ndarray[Any, Any]] = {}
     for name, tensor in _model_arrays(model).items():
@@ -59,8 +62,8 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     try:
         # mkstemp makes the file 0600; a checkpoint gets the mode any new file would (the
         # umask's), or keeps the mode of the checkpoint it replaces.
-        os.chmod(temporary, _mode_for(target))
         save_file(tensors, temporary, metadata=metadata)
+        os.chmod(temporary, _mode_for(target))
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temporary, target)

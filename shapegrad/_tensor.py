@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar
 
 import numpy as np
 
-from . import _hooks
+from . import _device_checks, _hooks
 from ._backend import Backend, active_backend, get_backend
 from ._errors import BackendError, DTypeError, ShapeError, TapeError
 from ._tape import Node, NoTape, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
@@ -115,6 +115,8 @@ class Tensor(Generic[Tape_, *Dims]):
 
     def numpy(self) -> np.ndarray[Any, np.dtype[Any]]:
         """The values as a NumPy array (a copy when the data lives on a device)."""
+        if _device_checks.pending():
+            _device_checks.flush()
         return np.asarray(self._backend.to_numpy(self._data))
 
     def item(self) -> float:

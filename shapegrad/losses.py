@@ -7,8 +7,10 @@ Typed so that predictions and targets share their dims: logits ``(B, C)`` with l
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal, TypeVar, cast, overload
 
+from ._device_checks import require_in_range
 from ._errors import DTypeError, ShapeError
 from ._tape import NoTape
 from ._tensor import AnyTensor, Tensor, record
@@ -124,11 +126,9 @@ def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
             f"cross_entropy: logits {logits.shape} expect labels of shape {logits.shape[:-1]} "
             f"(one per row), found {labels.shape}"
         )
-    xp = labels._backend.xp
     n = logits.shape[-1]
-    data = labels._data
-    if labels.size and (int(xp.min(data)) < 0 or int(xp.max(data)) >= n):
-        raise ShapeError(f"cross_entropy: labels must lie in [0, {n}) for {n} classes")
+    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes"
+    require_in_range(labels._backend, labels._data, 0, n, message)
 
 
 @overload
@@ -239,5 +239,7 @@ def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, 
     else:
         elements = ew.sub_impl(_xlogx(target), ew.mul_impl(target, log_pred))
     if reduction == "batchmean":
-        return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / log_pred.shape[0])
+        batch = log_pred.shape[0] if log_pred.ndim else 1
+        # An empty batch has no mean: NaN, as PyTorch (0/0), without a division warning.
+        return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / batch if batch else math.nan)
     return _reduce(elements, cast(Reduction, reduction))

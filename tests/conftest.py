@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator
 
 import emulated_cupy
@@ -20,6 +21,18 @@ BACKENDS = ["numpy", "strict", "cupy", "emulated-cupy"]
 def emulated_cupy_backend() -> CupyBackend:
     """The CuPy backend driving :mod:`emulated_cupy` instead of CuPy (one per session)."""
     return CupyBackend(module=emulated_cupy.make_module())
+
+
+def default_backend_for_tests() -> str | None:
+    """``SHAPEGRAD_TEST_DEFAULT_BACKEND=emulated-cupy`` makes the emulated CuPy the backend
+    every test without a ``backend`` fixture runs on, as ``SHAPEGRAD_BACKEND=cupy`` does on a
+    GPU machine: a CPU run of the whole suite then shows what would break there."""
+    return os.environ.get("SHAPEGRAD_TEST_DEFAULT_BACKEND") or None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if default_backend_for_tests() == "emulated-cupy":
+        sg.set_backend(emulated_cupy_backend())
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -195,7 +195,7 @@ def test_layers_built_under_a_second_backend_object_live_on_it() -> None:
         out = layer(sg.ones(3, 2))
     assert layer.weight._backend is other and out.shape == (3, 1)
     with pytest.raises(sg.BackendError, match="two backend objects both named 'numpy'"):
-        sg.ones(2) + out.reshape(3)[:2]
+        sg.ones(2, backend="numpy") + out.reshape(3)[:2]
 
 
 def test_a_device_array_given_to_another_backend_is_a_backend_error(numpy_backend: str) -> None:

@@ -25,11 +25,11 @@ def helper_test_op(
     atol: float = 1e-9,
     grad: bool = True,
 ) -> None:
-    """Forward and gradient of ``sum(w · f(inputs))`` agree with PyTorch in float64."""
-    with sg.use_backend("numpy"):
-        grads = sg.Gradients()
-        traced = [sg.tensor(a).trace(grads) for a in arrays]
-        out = ours(*traced)
+    """Forward and gradient of ``sum(w · f(inputs))`` agree with PyTorch in float64, on the
+    default backend (NumPy, or CuPy where ``SHAPEGRAD_BACKEND=cupy`` runs the suite on a GPU)."""
+    grads = sg.Gradients()
+    traced = [sg.tensor(a).trace(grads) for a in arrays]
+    out = ours(*traced)
     t_inputs = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
     t_out = theirs(*t_inputs)
     assert tuple(out.shape) == tuple(t_out.shape), f"shape {out.shape} vs torch {tuple(t_out.shape)}"

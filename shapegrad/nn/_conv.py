@@ -273,4 +273,4 @@ class Flatten(Module, checked=False):
     """Every axis after the batch merged: ``(B, ...) -> (B, n)``; ``n`` is open."""
 
     def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:
-        return reshape(x, (x.shape[0], -1 if x.size else 0))
+        return reshape(x, (x.shape[0], math.prod(x.shape[1:])))

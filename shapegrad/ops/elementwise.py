@@ -92,21 +92,22 @@ def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
     """
     if isinstance(value, Tensor):
         return cast(AnyTensor, value)
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, (str, bytes, complex)):
-        raise DTypeError(f"{op} expects a Tensor, a real number or an array, found {type(value).__name__}")
+    if type(value) in (int, float, bool):  # not NumPy's float64, a float subclass that promotes
+        return cast(Scalar, value)
+    from .._creation import as_backend_array
+
+    backend = like._backend
     ndim = getattr(value, "ndim", None)
-    if ndim == 0 and hasattr(value, "item"):
+    if ndim == 0 and hasattr(value, "item") and not backend.is_array(value):
         number = value.item()  # NumPy scalars and 0-d arrays: keep int as int, float as float
         if isinstance(number, (int, float)):
             return number
         raise DTypeError(f"{op} expects a real number, found {number!r}")
-    if ndim is not None:
-        from .._creation import as_backend_array
-
-        return wrap(as_backend_array(like._backend, value, None), like._backend)
-    raise DTypeError(f"{op} expects a Tensor, a Python number or an array, found {type(value).__name__}")
+    if ndim is not None:  # arrays, and a device's 0-d arrays (no transfer to the host)
+        return wrap(as_backend_array(backend, value, None), backend)
+    raise DTypeError(
+        f"{op} expects a Tensor or a Python number, found {type(value).__name__} (NumPy arrays are accepted too)"
+    )
 
 
 def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
@@ -681,7 +682,9 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     if forward is not None:
         out, t = forward(data)
     else:
-        t = backend.xp.tanh(_GELU_C * (data + 0.044715 * data * data * data))
+        # tanh has saturated beyond |x| = 10; clipping there keeps x³ finite in float16.
+        xc = backend.xp.clip(data, -10.0, 10.0)
+        t = backend.xp.tanh(_GELU_C * (xc + 0.044715 * xc * xc * xc))
         out = 0.5 * data * (1 + t)
     return _unary(x, out, gelu_backward, (data, t, fused_kernel(backend, "gelu_backward", data.dtype)))
 

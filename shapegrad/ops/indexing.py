@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from .._device_checks import require_in_range
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, same_backend
 from .._typevars import K, N, S, T
@@ -57,9 +58,11 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
     The gradient lands back in the picked places (accumulating where picked twice)."""
     if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
         rows: Any = x
-        return gather(rows, cast(AnyTensor, index))  # x[ids] picks rows, as take(x, ids, axis=0)
+        # x[ids] picks rows, as take(x, ids, axis=0); negative ids count from the end.
+        return _gather(rows, cast(AnyTensor, index), negative=True)
     data = x._data
     raw = _complete(_raw_index(index, x))
+    _check_array_bounds(x, raw)
     try:
         out = data[raw]
     except IndexError as exc:
@@ -67,6 +70,34 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
     backend = x._backend
     saved = (tuple(data.shape), data.dtype, raw, _is_basic(_as_tuple(raw)), backend.scatter_add)
     return record(out, getitem_backward, (x,), saved, backend)
+
+
+def _consumed(key: Any) -> int:
+    """How many axes of the indexed array one entry of an index tuple uses."""
+    if key is None or key is Ellipsis:
+        return 0
+    dtype = getattr(key, "dtype", None)
+    if dtype is not None and "bool" in str(dtype):
+        return key.ndim
+    return 1
+
+
+def _check_array_bounds(x: AnyTensor, raw: Any) -> None:
+    # NumPy raises for an integer-array index out of range; CuPy wraps it around silently.
+    # Checked here on every backend, so that the same program fails the same way.
+    key = _as_tuple(raw)
+    shape = x.shape
+    axis = 0
+    for i, entry in enumerate(key):
+        if entry is Ellipsis:
+            axis = len(shape) - sum(_consumed(k) for k in key[i + 1 :])
+            continue
+        dtype = getattr(entry, "dtype", None)
+        if dtype is not None and getattr(entry, "ndim", 0) > 0 and "int" in str(dtype) and axis < len(shape):
+            n = shape[axis]
+            message = f"index: an integer index is out of range for axis {axis} of size {n} (shape {shape})"
+            require_in_range(x._backend, entry, -n, n, message)
+        axis += _consumed(entry)
 
 
 def _check_indices(indices: AnyTensor, op: str) -> None:
@@ -110,8 +141,7 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
         if d != axis and idx.shape[d] != data.shape[d]:
             raise ShapeError(f"take_along_axis: indices {indices.shape} and values {x.shape} differ on axis {d}")
     n = data.shape[axis]
-    if idx.size and (int(backend.xp.max(idx)) >= n or int(backend.xp.min(idx)) < -n):
-        raise ShapeError(f"take_along_axis: an index is out of range for axis {axis} of size {n}")
+    require_in_range(backend, idx, -n, n, f"take_along_axis: an index is out of range for axis {axis} of size {n}")
     index = _along_axis_index(backend.xp, idx, axis)
     out = data[index]
     saved = (tuple(data.shape), data.dtype, index, backend.scatter_add)
@@ -122,12 +152,19 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
 def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
     """Rows of the first axis picked by integer ``indices``: the result's shape is
     ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``."""
+    return _gather(x, indices, negative=False)
+
+
+def _gather(x: AnyTensor, indices: AnyTensor, *, negative: bool) -> Any:
     backend = same_backend(x, indices)
     _check_indices(indices, "gather")
     data, idx = x._data, indices._data
     n = data.shape[0]
-    if idx.size and (int(backend.xp.max(idx)) >= n or int(backend.xp.min(idx)) < 0):
-        raise ShapeError(f"gather: indices must lie in [0, {n}) for a first axis of size {n}")
+    if negative:
+        require_in_range(backend, idx, -n, n, f"index: indices must lie in [-{n}, {n}) for a first axis of size {n}")
+        idx = backend.xp.where(idx < 0, idx + n, idx)
+    else:
+        require_in_range(backend, idx, 0, n, f"gather: indices must lie in [0, {n}) for a first axis of size {n}")
     flat = backend.xp.reshape(idx, (-1,))
     out = backend.xp.reshape(backend.xp.take(data, flat, axis=0), tuple(idx.shape) + tuple(data.shape[1:]))
     saved = (tuple(data.shape), data.dtype, flat, backend.scatter_add)

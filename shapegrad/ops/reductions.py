@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any, Literal as L, overload
 
 from .._tensor import AnyTensor, Tensor, record
@@ -25,6 +26,11 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
             raise ShapeError(f"axis {a} is out of range for a tensor of rank {ndim}")
         result.append(a % ndim if ndim else 0)
     return tuple(sorted(set(result)))
+
+
+def _over_empty(data: Any, axes: tuple[int, ...]) -> bool:
+    """Whether a reduction over ``axes`` reduces an axis of size 0 (no values at all)."""
+    return any(data.shape[a] == 0 for a in axes)
 
 
 def _restore(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -125,9 +131,14 @@ def logsumexp_impl(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: b
     xp = x._backend.xp
     data = x._data
     axes = normalize_axes(axis, data.ndim)
-    peak = xp.max(data, axis=axes, keepdims=True)
-    peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
-    out = xp.log(xp.sum(xp.exp(data - peak), axis=axes, keepdims=True)) + peak
+    if _over_empty(data, axes):
+        # The sum of no exponentials is 0, and its log -inf (as PyTorch).
+        reduced = tuple(1 if i in axes else n for i, n in enumerate(data.shape))
+        out = xp.full(reduced, -math.inf, dtype=data.dtype)
+    else:
+        peak = xp.max(data, axis=axes, keepdims=True)
+        peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
+        out = xp.log(xp.sum(xp.exp(data - peak), axis=axes, keepdims=True)) + peak
     if not keepdims:
         out = xp.reshape(out, tuple(n for i, n in enumerate(data.shape) if i not in axes))
     return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)
@@ -144,8 +155,11 @@ def softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
     require_float(x, "softmax")
     xp = x._backend.xp
     data = x._data
-    e = xp.exp(data - xp.max(data, axis=axis, keepdims=True))
-    y = e / xp.sum(e, axis=axis, keepdims=True)
+    if _over_empty(data, normalize_axes(axis, data.ndim)):
+        y = xp.zeros_like(data)  # no values to normalise: an empty result, as PyTorch
+    else:
+        e = xp.exp(data - xp.max(data, axis=axis, keepdims=True))
+        y = e / xp.sum(e, axis=axis, keepdims=True)
     return record(y, softmax_backward, (x,), (y, axis), x._backend)
 
 
@@ -159,8 +173,11 @@ def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
     require_float(x, "log_softmax")
     xp = x._backend.xp
     data = x._data
-    shifted = data - xp.max(data, axis=axis, keepdims=True)
-    y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+    if _over_empty(data, normalize_axes(axis, data.ndim)):
+        y = xp.zeros_like(data)  # an empty result, as PyTorch
+    else:
+        shifted = data - xp.max(data, axis=axis, keepdims=True)
+        y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
     return record(y, log_softmax_backward, (x,), (y, axis), x._backend)
 
 

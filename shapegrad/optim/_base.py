@@ -8,6 +8,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
+from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
 from .._tape import orphaned
@@ -202,6 +203,7 @@ class Optimizer(ABC, Generic[M]):
             UnusedParameterError: trainable parameters received no gradient (with
                 ``unused="error"``), or none did at all. Nothing is changed.
         """
+        flush_device_checks()
         active = self._check(model, grads)
         lr = self.lr(self.step_count) if callable(self.lr) else self.lr
         if self.clip_norm is not None:

@@ -105,13 +105,15 @@ class Adam(Optimizer[M]):
         require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
         self.beta1, self.beta2 = betas
         self.eps, self.weight_decay = eps, weight_decay
-        self._scratches: dict[int, Any] = {}
+        self._scratches: dict[tuple[tuple[int, ...], str], Any] = {}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
 
     def _scratch(self, xp: Any, param: Any) -> Any:
-        scratch = self._scratches.get(id(param))
+        # Used only inside one update, so parameters of one shape and dtype share a buffer.
+        key = (tuple(param.shape), str(param.dtype))
+        scratch = self._scratches.get(key)
         if scratch is None:
-            scratch = self._scratches[id(param)] = xp.empty_like(param)
+            scratch = self._scratches[key] = xp.empty_like(param)
         return scratch
 
     def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
