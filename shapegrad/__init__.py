@@ -56,7 +56,7 @@ from ._errors import (
 )
 from ._gradients import Gradients, backward
 from ._serialize import load, save
-from ._tape import NoTape, OwnedTape
+from ._autodiff import NoTape, OwnedTape
 from ._tensor import AnyTensor, Tensor
 from .ops.elementwise import (
     abs,

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar, TypeVarTuple, cast, get_args, get_orig
 from jaxtyping import Shaped
 
 from ._dims import Dim
-from ._tape import NoTape, OwnedTape
+from ._autodiff import NoTape, OwnedTape
 
 __all__ = ["tensor_annotation"]
 

@@ -14,16 +14,18 @@ import contextvars
 import os
 from collections.abc import Generator
 from importlib import metadata
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
-from ._errors import BackendError
+from ._errors import BackendError, DTypeError, ShapeError
 
 __all__ = [
     "Backend",
     "active_backend",
+    "as_backend_array",
     "available_backends",
     "backend_info",
     "get_backend",
+    "same_backend",
     "set_backend",
     "use_backend",
 ]
@@ -196,3 +198,68 @@ def backend_info() -> dict[str, Any]:
         except BackendError as exc:
             status[name] = f"unavailable: {exc}"
     return {"active": active_backend().name, "backends": status}
+
+
+def _mixed_backends(a: Any, b: Any) -> BackendError:
+    if a.backend == b.backend:
+        return BackendError(
+            f"an op got tensors of two backend objects both named {a.backend!r} "
+            f"({a._backend!r} and {b._backend!r}); expected one. Create both tensors "
+            "under the same backend object."
+        )
+    return BackendError(
+        f"an op got tensors of two backends: {a.backend!r} and {b.backend!r}; "
+        f"expected one. Move one with .to({a.backend!r})."
+    )
+
+
+def same_backend(a: Any, b: Any) -> Backend:
+    """The backend both operands (tensors) live on, or ``BackendError`` naming both."""
+    backend = a._backend
+    if b._backend is not backend:
+        raise _mixed_backends(a, b)
+    return backend
+
+
+def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bool = True) -> Any:
+    """``data`` as an array of ``backend``: Python floats become float32, ints int64,
+    arrays keep their dtype unless ``dtype`` is given. Object, string, complex and ragged
+    data are refused with ``DTypeError``/``ShapeError``. With ``copy`` (the default) the
+    result never shares memory with ``data``; without it, an array of the backend (or, on
+    NumPy, a NumPy array) is used as it is."""
+    import numpy as np
+
+    from ._tensor import AnyTensor, Tensor
+
+    if isinstance(data, Tensor):
+        source = cast(AnyTensor, data)
+        data = source._data if source._backend is backend else source.numpy()
+    if backend.is_array(data):
+        array = data
+        name = backend.dtype_name(array.dtype)
+        if not name.startswith(("float", "int", "uint", "bool")):
+            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {name}")
+        if copy and dtype is None:
+            array = backend.xp.asarray(array, copy=True)
+    else:
+        try:
+            host: np.ndarray[Any, Any] = np.asarray(data)
+        except ValueError as exc:
+            raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
+        except TypeError as exc:
+            # Device arrays (CuPy's) refuse to become NumPy arrays implicitly.
+            kind = f"{type(data).__module__}.{type(data).__name__}"
+            raise BackendError(
+                f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({exc}); "
+                "create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
+            ) from None
+        if host.dtype.kind in "OUSVcMm":
+            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {host.dtype}")
+        if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
+            host = host.astype("float32")  # DEFAULT_FLOAT, as Python floats are in PyTorch
+        if (copy and isinstance(data, np.ndarray)) or not host.flags.c_contiguous:
+            host = np.array(host, order="C")
+        array = backend.asarray(host, None)
+    if dtype is not None:
+        array = backend.xp.astype(array, backend.dtype(dtype))
+    return array

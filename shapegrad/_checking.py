@@ -6,10 +6,10 @@ itself, so nothing is left on the call path.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from . import _hooks
 from ._errors import ShapeError
 from ._tensor import Tensor
 from ._typevars import S, T
@@ -18,12 +18,10 @@ __all__ = ["cast", "checked", "checks_enabled"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_ENABLED = os.environ.get("SHAPEGRAD_CHECKS", "1").strip().lower() not in ("0", "false", "off", "no")
-
 
 def checks_enabled() -> bool:
     """Whether run-time checking is on (``SHAPEGRAD_CHECKS`` unset or not ``0``)."""
-    return _ENABLED
+    return _hooks.checks_enabled
 
 
 def checked(fn: F) -> F:
@@ -45,7 +43,7 @@ def checked(fn: F) -> F:
         >>> first(sg.zeros(5, 3)).shape
         (3,)
     """
-    if not _ENABLED:
+    if not _hooks.checks_enabled:
         return fn
     from beartype import beartype
     from jaxtyping import jaxtyped  # pyright: ignore[reportUnknownVariableType] -- partly untyped upstream
@@ -70,6 +68,8 @@ def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T,
         >>> y.shape
         (6,)
     """
+    if not _hooks.checks_enabled:
+        return x  # pyright: ignore[reportReturnType] -- checking is off (SHAPEGRAD_CHECKS=0)
     from jaxtyping import jaxtyped  # pyright: ignore[reportUnknownVariableType] -- partly untyped upstream
 
     spec: Any = to

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast, overload
 
-from ._backend import Backend, active_backend, get_backend
-from ._errors import BackendError, DTypeError, ShapeError
-from ._tape import NoTape
-from ._tensor import AnyTensor, Tensor, wrap
+from ._backend import Backend, active_backend, as_backend_array, get_backend
+from ._errors import DTypeError, ShapeError
+from ._autodiff import NoTape
+from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
 
 __all__ = [
@@ -37,48 +37,6 @@ def _backend(backend: str | Backend | None) -> Backend:
     if backend is None:
         return active_backend()
     return get_backend(backend) if isinstance(backend, str) else backend
-
-
-def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bool = True) -> Any:
-    """``data`` as an array of ``backend``: Python floats become float32, ints int64,
-    arrays keep their dtype unless ``dtype`` is given. Object, string, complex and ragged
-    data are refused with ``DTypeError``/``ShapeError``. With ``copy`` (the default) the
-    result never shares memory with ``data``; without it, an array of the backend (or, on
-    NumPy, a NumPy array) is used as it is."""
-    import numpy as np
-
-    if isinstance(data, Tensor):
-        source = cast(AnyTensor, data)
-        data = source._data if source._backend is backend else source.numpy()
-    if backend.is_array(data):
-        array = data
-        name = backend.dtype_name(array.dtype)
-        if not name.startswith(("float", "int", "uint", "bool")):
-            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {name}")
-        if copy and dtype is None:
-            array = backend.xp.asarray(array, copy=True)
-    else:
-        try:
-            host: np.ndarray[Any, Any] = np.asarray(data)
-        except ValueError as exc:
-            raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
-        except TypeError as exc:
-            # Device arrays (CuPy's) refuse to become NumPy arrays implicitly.
-            kind = f"{type(data).__module__}.{type(data).__name__}"
-            raise BackendError(
-                f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({exc}); "
-                "create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
-            ) from None
-        if host.dtype.kind in "OUSVcMm":
-            raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {host.dtype}")
-        if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
-            host = host.astype(DEFAULT_FLOAT)
-        if (copy and isinstance(data, np.ndarray)) or not host.flags.c_contiguous:
-            host = np.array(host, order="C")
-        array = backend.asarray(host, None)
-    if dtype is not None:
-        array = backend.xp.astype(array, backend.dtype(dtype))
-    return array
 
 
 def tensor(

@@ -7,8 +7,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from ._errors import TapeError
-from ._tape import OwnedTape, Tape, orphaned, run_backward
-from ._tensor import AnyTensor, Tensor, traced_roots, wrap
+from ._autodiff import Node, OwnedTape, Tape, orphaned, run_backward
+from ._errors import ShapeError
+from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
 
 if TYPE_CHECKING:
@@ -191,3 +192,36 @@ def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[A
     hook = _hooks.anomaly
     tape = run_backward(roots, None if hook is None else hook.backward)
     return tape.sinks[0]
+
+
+def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
+    """Validate the outputs of a backward pass and pair each node with its seed."""
+    roots: list[tuple[Node, Any]] = []
+    for i, out in enumerate(outputs):
+        node = out._node
+        if node is None or node.tape is None:
+            raise TapeError(
+                f"backward expects traced outputs, found output {i} untraced; "
+                "trace an input with x.trace(grads) before the ops"
+            )
+        xp = out._backend.xp
+        data = out._data
+        if seeds is None or seeds[i] is None:
+            if data.ndim != 0:
+                raise TapeError(
+                    f"backward without a seed expects a rank-0 (scalar) output, found output {i} "
+                    f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
+                    "of that shape"
+                )
+            seed = xp.ones_like(data)
+        else:
+            raw = seeds[i]
+            seed = (
+                raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
+            )
+            if tuple(seed.shape) != tuple(data.shape):
+                raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
+            if seed.dtype != data.dtype:
+                seed = xp.astype(seed, data.dtype)
+        roots.append((node, seed))
+    return roots

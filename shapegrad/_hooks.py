@@ -3,10 +3,15 @@ disabled feature costs one attribute lookup and nothing else."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
 get_ident = threading.get_ident
+
+# SHAPEGRAD_CHECKS=0 (read once, at import) turns run-time shape checking off: then nothing
+# imports jaxtyping or beartype, and Tensor[...] is a plain generic alias.
+checks_enabled: bool = os.environ.get("SHAPEGRAD_CHECKS", "1").strip().lower() not in ("0", "false", "off", "no")
 
 # The active anomaly detector (see ``_anomaly``), or None when detection is off.
 anomaly: Any = None

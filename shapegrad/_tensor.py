@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar
 import numpy as np
 
 from . import _device_checks, _hooks
-from ._backend import Backend, active_backend, get_backend
-from ._errors import BackendError, DTypeError, ShapeError, TapeError
-from ._tape import Node, NoTape, OwnedTape, Rule, Tape, check_usable, merge_tapes, new_leaf_key, run_backward
+from ._backend import Backend, active_backend, as_backend_array, get_backend
+from ._errors import DTypeError, ShapeError, TapeError
+from ._autodiff import Node, NoTape, OwnedTape, ParamInfo, Rule, make_parameter, merge_tapes, new_leaf_key, record_node
 from ._typevars import A, C, K, M, N, S, T
 
 if TYPE_CHECKING:
@@ -48,11 +48,9 @@ class Tensor(Generic[Tape_, *Dims]):
     _data: Any
     _node: Node | None
     _backend: Backend
-    _param: _ParamInfo | None
+    _param: ParamInfo | None
 
     def __init__(self, data: Any, *, backend: str | Backend | None = None) -> None:
-        from ._creation import as_backend_array
-
         chosen = (
             active_backend() if backend is None else (get_backend(backend) if isinstance(backend, str) else backend)
         )
@@ -64,6 +62,9 @@ class Tensor(Generic[Tape_, *Dims]):
     def __class_getitem__(cls, params: Any) -> Any:
         # Pyright ignores this hook; at run time the subscription becomes a jaxtyping check
         # of the same dims and tape, so one annotation serves both checkers.
+        if not _hooks.checks_enabled:
+            plain: Any = getattr(super(), "__class_getitem__")  # Generic's own subscription
+            return plain(params)
         from ._annotations import tensor_annotation
 
         args: tuple[Any, ...] = params if isinstance(params, tuple) else (params,)  # pyright: ignore[reportUnknownVariableType] -- any type arguments
@@ -785,20 +786,6 @@ AnyTensor: TypeAlias = Tensor[Any, *tuple[Any, ...]]
 """A tensor of any tape and any dims (for code that does not check shapes)."""
 
 
-class _ParamInfo:
-    """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains,
-    and how many times its values were written in place (``version``, raised by every
-    optimizer update and load, checked by the backward pass)."""
-
-    __slots__ = ("key", "leaf", "trainable", "version")
-
-    def __init__(self, key: int, leaf: Node, trainable: bool) -> None:
-        self.key = key
-        self.leaf = leaf
-        self.trainable = trainable
-        self.version = 0
-
-
 _new: Callable[[type], Any] = object.__new__
 
 
@@ -816,140 +803,17 @@ def wrap(data: Any, backend: Backend) -> Any:
     return _wrap(data, None, backend)
 
 
-def make_parameter(tensor: AnyTensor, trainable: bool = True) -> None:
-    """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
-    key = new_leaf_key()
-    data = tensor._data
-    leaf = Node(None, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key)
-    tensor._param = _ParamInfo(key, leaf, trainable)
-
-
-def _parent(tensor: AnyTensor) -> Node | None:
-    node = tensor._node
-    if node is not None:
-        return node if node.wants else None
-    param = tensor._param
-    if param is not None and param.trainable:
-        return param.leaf
-    return None
-
-
-def _mixed_backends(a: AnyTensor, b: AnyTensor) -> BackendError:
-    if a.backend == b.backend:
-        return BackendError(
-            f"an op got tensors of two backend objects both named {a.backend!r} "
-            f"({a._backend!r} and {b._backend!r}); expected one. Create both tensors "
-            "under the same backend object."
-        )
-    return BackendError(
-        f"an op got tensors of two backends: {a.backend!r} and {b.backend!r}; "
-        f"expected one. Move one with .to({a.backend!r})."
-    )
-
-
 def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any, ...], backend: Backend) -> Any:
-    """The op's result as a tensor, with a graph node when any input needs a gradient.
-
-    This is the one place every op is recorded. It finds (and merges) the inputs' tapes and
-    links trainable parameters as leaves. An op on parameters alone (a reshaped weight, a
-    sliced embedding table) gets a node without a tape, so that the parameter is still
-    reached once the result meets a traced tensor; only a tape makes a result traced.
-    """
-    tape: Tape | None = None
-    graph = False
-    versions: list[tuple[_ParamInfo, int]] | None = None
-    for tensor in inputs:
-        param = tensor._param
-        if param is not None and param.trainable:
-            graph = True
-            if versions is None:
-                versions = []
-            versions.append((param, param.version))
-        node = tensor._node
-        if node is not None:
-            graph = True
-            node_tape = node.tape
-            if node_tape is not None:
-                if tape is None:
-                    tape = node_tape
-                elif node_tape is not tape:
-                    tape = merge_tapes(tape, node_tape)
+    """The op's result as a tensor, recorded by the engine (:func:`shapegrad._autodiff.record`)
+    when any input needs a gradient. This is the one place every op is recorded."""
+    node = record_node(data, rule, inputs, saved, backend.xp)
     hook = _hooks.anomaly
-    if not graph:
-        if hook is not None:
-            hook.forward(rule, inputs, data)
-        return _wrap(data, None, backend)
-    if tape is not None and (tape.ended is not None or tape.thread != _hooks.get_ident()):
-        check_usable(tape)
-    parents = tuple([_parent(t) for t in inputs])
-    if any(p is not None for p in parents):
-        node = Node(
-            tape,
-            parents,
-            rule,
-            saved,
-            tuple(data.shape),
-            data.dtype,
-            backend.xp,
-            0,
-            True,
-            None if versions is None else tuple(versions),
-        )
-    else:
-        # Only tape carriers in: the result carries the tape too, and saves nothing.
-        node = Node(tape, (), None, (), tuple(data.shape), data.dtype, backend.xp, wants=False)
     if hook is not None:
-        hook.forward(rule, inputs, data, node)
+        hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)
     return _wrap(data, node, backend)
 
 
-def wants_grad(tensor: AnyTensor) -> bool:
-    """Whether a gradient computed for ``tensor`` reaches anything (so a rule may skip it)."""
-    return _parent(tensor) is not None
-
-
-def same_backend(a: AnyTensor, b: AnyTensor) -> Backend:
-    """The backend both operands live on, or ``BackendError`` naming both."""
-    backend = a._backend
-    if b._backend is not backend:
-        raise _mixed_backends(a, b)
-    return backend
-
-
-def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
-    """Validate the outputs of a backward pass and pair each node with its seed."""
-    roots: list[tuple[Node, Any]] = []
-    for i, out in enumerate(outputs):
-        node = out._node
-        if node is None or node.tape is None:
-            raise TapeError(
-                f"backward expects traced outputs, found output {i} untraced; "
-                "trace an input with x.trace(grads) before the ops"
-            )
-        xp = out._backend.xp
-        data = out._data
-        if seeds is None or seeds[i] is None:
-            if data.ndim != 0:
-                raise TapeError(
-                    f"backward without a seed expects a rank-0 (scalar) output, found output {i} "
-                    f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
-                    "of that shape"
-                )
-            seed = xp.ones_like(data)
-        else:
-            raw = seeds[i]
-            seed = (
-                raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
-            )
-            if tuple(seed.shape) != tuple(data.shape):
-                raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
-            if seed.dtype != data.dtype:
-                seed = xp.astype(seed, data.dtype)
-        roots.append((node, seed))
-    return roots
-
-
-__all__ += ["record", "wrap", "run_backward", "wants_grad"]
+__all__ += ["record", "wrap"]
 
 # The op modules import Tensor; importing them last keeps the cycle harmless.
 from .ops import (  # noqa: E402

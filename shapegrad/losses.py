@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 
 from ._device_checks import require_in_range
 from ._errors import DTypeError, ShapeError
-from ._tape import NoTape
+from ._autodiff import NoTape
 from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
 from .ops import elementwise as ew, reductions

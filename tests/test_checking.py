@@ -112,6 +112,8 @@ def test_checks_off_leave_the_function_untouched() -> None:
         "@sg.checked\n"
         "def g(x: Tensor[NoTape, L[3]]) -> Tensor[NoTape, L[3]]: return x\n"
         "g(sg.zeros(4))\n"
+        "import sys\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('jaxtyping', 'beartype')], 'imported'\n"
         "print('unchecked')\n"
     )
     env = dict(os.environ, SHAPEGRAD_CHECKS="0")

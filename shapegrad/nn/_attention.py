@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 
 from .._creation import Generator
 from .._errors import ShapeError
-from .._tape import NoTape
+from .._autodiff import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions

@@ -6,7 +6,7 @@ import math
 from typing import Any, TypeVar
 
 from .._creation import Generator
-from .._tape import NoTape
+from .._autodiff import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions

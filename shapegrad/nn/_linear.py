@@ -6,7 +6,7 @@ import math
 from typing import Any, TypeVar
 
 from .._creation import Generator, default_generator
-from .._tape import NoTape
+from .._autodiff import NoTape
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
 from ..ops.linalg import linear

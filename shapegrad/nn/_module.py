@@ -10,7 +10,8 @@ from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_arg
 from .._checking import checked as checked_function, checks_enabled
 from .._errors import ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
-from .._tensor import AnyTensor, Tensor, _ParamInfo, make_parameter
+from .._autodiff import ParamInfo, make_parameter
+from .._tensor import AnyTensor, Tensor
 from .._typevars import S
 
 __all__ = ["Layer", "Module", "parameter"]
@@ -220,7 +221,7 @@ def _walk_value(path: str, value: Any) -> Iterator[tuple[str, Any]]:
             yield from _walk_value(f"{path}.{key}", item)
 
 
-def _param_info(tensor: AnyTensor) -> _ParamInfo:
+def _param_info(tensor: AnyTensor) -> ParamInfo:
     info = tensor._param
     assert info is not None, "named_parameters yields parameters only"
     return info

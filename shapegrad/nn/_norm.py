@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from .._creation import ones, zeros
 from .._errors import ShapeError
-from .._tape import NoTape
+from .._autodiff import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S, T
 from ..ops import reductions

@@ -11,8 +11,9 @@ from typing import Any, Literal as L, cast, overload
 
 from .._backend import fused_kernel
 from .._errors import DTypeError, ShapeError
-from .._tape import NoTape
-from .._tensor import AnyTensor, Tensor, record, same_backend, wrap
+from .._autodiff import NoTape
+from .._backend import as_backend_array, same_backend
+from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 
 __all__ = [
@@ -94,8 +95,6 @@ def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
         return cast(AnyTensor, value)
     if type(value) in (int, float, bool):  # not NumPy's float64, a float subclass that promotes
         return cast(Scalar, value)
-    from .._creation import as_backend_array
-
     backend = like._backend
     ndim = getattr(value, "ndim", None)
     if ndim == 0 and hasattr(value, "item") and not backend.is_array(value):

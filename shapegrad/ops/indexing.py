@@ -6,7 +6,8 @@ from typing import Any, cast
 
 from .._device_checks import require_in_range
 from .._errors import DTypeError, ShapeError
-from .._tensor import AnyTensor, Tensor, record, same_backend
+from .._backend import same_backend
+from .._tensor import AnyTensor, Tensor, record
 from .._typevars import K, N, S, T
 
 __all__ = ["gather", "getitem", "take_along_axis"]

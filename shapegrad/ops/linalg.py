@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, overload
 
 from .._errors import DTypeError, ShapeError
-from .._tape import NoTape
-from .._tensor import AnyTensor, Tensor, record, same_backend, wants_grad
+from .._autodiff import NoTape
+from .._autodiff import wants_grad
+from .._backend import same_backend
+from .._tensor import AnyTensor, Tensor, record
 from .._typevars import A, K, N, S, T
 
 __all__ = ["linear", "matmul"]

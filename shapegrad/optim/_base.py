@@ -11,7 +11,7 @@ from typing import Any, Generic, Literal, TypeVar
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
-from .._tape import orphaned
+from .._autodiff import orphaned
 from ..nn._module import Module
 
 M = TypeVar("M", bound=Module)

@@ -1,4 +1,9 @@
-"""Tapes: the record of traced ops, shared by every tensor traced with one ``Gradients``.
+"""The autodiff engine: tapes, graph nodes, recording, parameters and the reverse pass.
+
+It knows tensors only as objects with ``_data``, ``_node``, ``_param`` and ``_backend``
+(:class:`Recordable`); ``Tensor`` and its ops record through :func:`record_node`.
+
+Tapes are the record of traced ops, shared by every tensor traced with one ``Gradients``.
 
 A traced tensor points at the :class:`Node` that produced it; nodes point at their
 parents' nodes, so the recorded graph lives exactly as long as the tensors that can reach
@@ -23,7 +28,7 @@ from ._typevars import M
 if TYPE_CHECKING:
     from ._gradients import Gradients
 
-__all__ = ["NoTape", "OwnedTape"]
+__all__ = ["NoTape", "OwnedTape", "make_parameter", "record_node", "run_backward", "wants_grad"]
 
 
 class NoTape:
@@ -145,7 +150,7 @@ class Node:
         xp: Any,
         key: int = 0,
         wants: bool = True,
-        versions: tuple[tuple[Versioned, int], ...] | None = None,
+        versions: tuple[tuple[ParamInfo, int], ...] | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -167,11 +172,89 @@ class Node:
         self.versions = None
 
 
-class Versioned(Protocol):
-    """What the engine needs of a parameter to detect writes: its key and write count."""
+class Recordable(Protocol):
+    """What the engine reads of a tensor."""
 
-    key: int
-    version: int
+    _data: Any
+    _node: Node | None
+    _param: ParamInfo | None
+
+
+class ParamInfo:
+    """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains,
+    and how many times its values were written in place (``version``, raised by every
+    optimizer update and load, checked by the backward pass)."""
+
+    __slots__ = ("key", "leaf", "trainable", "version")
+
+    def __init__(self, key: int, leaf: Node, trainable: bool) -> None:
+        self.key = key
+        self.leaf = leaf
+        self.trainable = trainable
+        self.version = 0
+
+
+def make_parameter(tensor: Any, trainable: bool = True) -> None:
+    """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
+    key = new_leaf_key()
+    data = tensor._data
+    leaf = Node(None, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key)
+    tensor._param = ParamInfo(key, leaf, trainable)
+
+
+def parent_of(tensor: Recordable) -> Node | None:
+    """The node a gradient for ``tensor`` goes to, or None when it wants none."""
+    node = tensor._node
+    if node is not None:
+        return node if node.wants else None
+    param = tensor._param
+    if param is not None and param.trainable:
+        return param.leaf
+    return None
+
+
+def wants_grad(tensor: Recordable) -> bool:
+    """Whether a gradient computed for ``tensor`` reaches anything (so a rule may skip it)."""
+    return parent_of(tensor) is not None
+
+
+def record_node(data: Any, rule: Rule, inputs: Sequence[Recordable], saved: tuple[Any, ...], xp: Any) -> Node | None:
+    """The graph node of an op's result ``data``, or None when no input needs a gradient.
+
+    It finds (and merges) the inputs' tapes and links trainable parameters as leaves,
+    noting each parameter's write count. An op on parameters alone (a reshaped weight, a
+    sliced embedding table) gets a node without a tape, so that the parameter is still
+    reached once the result meets a traced tensor; only a tape makes a result traced.
+    """
+    tape: Tape | None = None
+    graph = False
+    versions: list[tuple[ParamInfo, int]] | None = None
+    for tensor in inputs:
+        param = tensor._param
+        if param is not None and param.trainable:
+            graph = True
+            if versions is None:
+                versions = []
+            versions.append((param, param.version))
+        node = tensor._node
+        if node is not None:
+            graph = True
+            node_tape = node.tape
+            if node_tape is not None:
+                if tape is None:
+                    tape = node_tape
+                elif node_tape is not tape:
+                    tape = merge_tapes(tape, node_tape)
+    if not graph:
+        return None
+    if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
+        check_usable(tape)
+    parents = tuple([parent_of(t) for t in inputs])
+    if any(p is not None for p in parents):
+        frozen = None if versions is None else tuple(versions)
+        return Node(tape, parents, rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
+    # Only tape carriers in: the result carries the tape too, and saves nothing.
+    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, wants=False)
 
 
 def new_leaf_key() -> int:
