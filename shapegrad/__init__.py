@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from . import losses, nn, optim
 from ._anomaly import detect_anomaly
+from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
 from ._checking import cast, checked, checks_enabled
 from ._creation import (
@@ -56,7 +57,6 @@ from ._errors import (
 )
 from ._gradients import Gradients, backward
 from ._serialize import load, save
-from ._autodiff import NoTape, OwnedTape
 from ._tensor import AnyTensor, Tensor
 from .ops.elementwise import (
     abs,

@@ -14,8 +14,8 @@ from typing import Any, Literal, TypeVar, TypeVarTuple, cast, get_args, get_orig
 
 from jaxtyping import Shaped
 
-from ._dims import Dim
 from ._autodiff import NoTape, OwnedTape
+from ._dims import Dim
 
 __all__ = ["tensor_annotation"]
 

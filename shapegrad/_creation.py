@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast, overload
 
+from ._autodiff import NoTape
 from ._backend import Backend, active_backend, as_backend_array, get_backend
 from ._errors import DTypeError, ShapeError
-from ._autodiff import NoTape
 from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
 

@@ -6,9 +6,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from ._errors import TapeError
 from ._autodiff import Node, OwnedTape, Tape, orphaned, run_backward
-from ._errors import ShapeError
+from ._errors import ShapeError, TapeError
 from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
 

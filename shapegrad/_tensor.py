@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar
 import numpy as np
 
 from . import _device_checks, _hooks
+from ._autodiff import Node, NoTape, OwnedTape, ParamInfo, Rule, make_parameter, merge_tapes, new_leaf_key, record_node
 from ._backend import Backend, active_backend, as_backend_array, get_backend
 from ._errors import DTypeError, ShapeError, TapeError
-from ._autodiff import Node, NoTape, OwnedTape, ParamInfo, Rule, make_parameter, merge_tapes, new_leaf_key, record_node
 from ._typevars import A, C, K, M, N, S, T
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar, cast, overload
 
+from ._autodiff import NoTape
 from ._device_checks import require_in_range
 from ._errors import DTypeError, ShapeError
-from ._autodiff import NoTape
 from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
 from .ops import elementwise as ew, reductions

@@ -6,9 +6,9 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from .._autodiff import NoTape
 from .._creation import Generator
 from .._errors import ShapeError
-from .._autodiff import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, TypeVar
 
-from .._creation import Generator
 from .._autodiff import NoTape
+from .._creation import Generator
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, TypeVar
 
-from .._creation import Generator, default_generator
 from .._autodiff import NoTape
+from .._creation import Generator, default_generator
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
 from ..ops.linalg import linear

@@ -7,10 +7,10 @@ import functools
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
+from .._autodiff import ParamInfo, make_parameter
 from .._checking import checked as checked_function, checks_enabled
 from .._errors import ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
-from .._autodiff import ParamInfo, make_parameter
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from .._autodiff import NoTape
 from .._creation import ones, zeros
 from .._errors import ShapeError
-from .._autodiff import NoTape
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S, T
 from ..ops import reductions

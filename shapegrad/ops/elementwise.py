@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any, Literal as L, cast, overload
 
-from .._backend import fused_kernel
-from .._errors import DTypeError, ShapeError
 from .._autodiff import NoTape
-from .._backend import as_backend_array, same_backend
+from .._backend import as_backend_array, fused_kernel, same_backend
+from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 

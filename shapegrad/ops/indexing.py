@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from .._backend import same_backend
 from .._device_checks import require_in_range
 from .._errors import DTypeError, ShapeError
-from .._backend import same_backend
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import K, N, S, T
 

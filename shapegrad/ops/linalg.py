@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from .._errors import DTypeError, ShapeError
-from .._autodiff import NoTape
-from .._autodiff import wants_grad
+from .._autodiff import NoTape, wants_grad
 from .._backend import same_backend
+from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import A, K, N, S, T
 

@@ -8,10 +8,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar
 
+from .._autodiff import orphaned
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
-from .._autodiff import orphaned
 from ..nn._module import Module
 
 M = TypeVar("M", bound=Module)
