@@ -39,6 +39,38 @@ class NumpyBackend(NumpyLikeBackend):
     name = "numpy"
     xp = np
 
+    def __init__(self) -> None:
+        # One scratch buffer per shape and dtype for the in-place Adam update.
+        self._scratch: dict[tuple[tuple[int, ...], Any], np.ndarray[Any, Any]] = {}
+
+    def fused_kernel(self, name: str, dtype: Any) -> Any:
+        """``"adam"``: the Adam update in place, with no temporary arrays (NumPy's ``xp``
+        math would allocate one per operation); no other kernel."""
+        return self._adam if name == "adam" else None
+
+    def _adam(
+        self, g: Any, step_size: Any, beta1: Any, beta2: Any, eps: Any, inv_bias2_sqrt: Any, p: Any, m: Any, v: Any
+    ) -> None:
+        # The same update as the "adam" CuPy kernel and as Adam's xp math:
+        # m ← β₁m + (1-β₁)g, v ← β₂v + (1-β₂)g², p ← p - step · m / (√v·(1/√b₂) + ε).
+        key = (p.shape, p.dtype)
+        scratch = self._scratch.get(key)
+        if scratch is None:
+            scratch = self._scratch[key] = np.empty_like(p)
+        m *= beta1
+        np.multiply(g, 1 - beta1, out=scratch)
+        m += scratch
+        v *= beta2
+        np.multiply(g, g, out=scratch)
+        scratch *= 1 - beta2
+        v += scratch
+        np.sqrt(v, out=scratch)
+        scratch *= inv_bias2_sqrt
+        scratch += eps
+        np.divide(m, scratch, out=scratch)
+        scratch *= step_size
+        p -= scratch
+
     def is_available(self) -> str | None:
         """``None``: NumPy runs everywhere."""
         return None

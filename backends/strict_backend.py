@@ -12,6 +12,8 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._base import BackendBase
+
 
 class _StrictRandom:
     def __init__(self, xp: Any, seed: int | None) -> None:
@@ -28,8 +30,9 @@ class _StrictRandom:
         return self._xp.asarray(self._gen.permutation(n))
 
 
-class StrictBackend:
-    """Every op through ``array_api_strict``; anything non-standard fails loudly."""
+class StrictBackend(BackendBase):
+    """Every op through ``array_api_strict``; anything non-standard fails loudly (no fused
+    kernels: it runs the reference math)."""
 
     name = "strict"
 
@@ -79,17 +82,8 @@ class StrictBackend:
         np.add.at(host, _to_numpy_index(indices), np.asarray(values))
         target[...] = self.xp.asarray(host)
 
-    def add_into(self, target: Any, values: Any) -> None:
-        target += values
-
-    def copy_into(self, target: Any, values: Any) -> None:
-        target[...] = values
-
     def random(self, seed: int | None) -> _StrictRandom:
         return _StrictRandom(self.xp, seed)
-
-    def __repr__(self) -> str:
-        return "<shapegrad backend 'strict'>"
 
 
 def _to_numpy_index(index: Any) -> Any:

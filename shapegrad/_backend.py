@@ -12,7 +12,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from collections.abc import Generator
+import weakref
+from collections.abc import Callable, Generator
 from importlib import metadata
 from typing import Any, Protocol, cast, runtime_checkable
 
@@ -20,6 +21,7 @@ from ._errors import BackendError, DTypeError, ShapeError
 
 __all__ = [
     "Backend",
+    "FusedKernels",
     "active_backend",
     "as_backend_array",
     "available_backends",
@@ -85,16 +87,60 @@ class Backend(Protocol):
         ...
 
 
-def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
-    """The backend's fused element-wise kernel ``name`` for arrays of ``dtype``, or ``None``.
+@runtime_checkable
+class FusedKernels(Protocol):
+    """The optional capability of a backend to do an element-wise chain in one kernel.
 
-    A backend may offer ``fused_kernel(name, dtype)`` returning a callable that does in one
-    launch what an op's shared math does in several ``xp`` calls (CuPy does, for float32
-    and float64; see ``backends/cupy_kernels.py`` for the names and signatures). It is
-    optional: ops fall back to their ``xp`` math, which is what NumPy wants anyway.
+    ``fused_kernel(name, dtype)`` returns a callable for arrays of ``dtype`` or ``None``.
+    Names are an op rule's name (``"gelu_backward"``: called as ``kernel(grad, *saved)``,
+    returning the input's gradient), an op's forward (``"gelu"``), or an optimizer update
+    (``"adam"``, ``"sgd_momentum"``, ``"sgd_nesterov"``: in place on the parameter and its
+    state). ``backends/cupy_kernels.py`` lists CuPy's; NumPy offers ``"adam"``.
     """
-    lookup = getattr(backend, "fused_kernel", None)
-    return None if lookup is None else lookup(name, dtype)
+
+    def fused_kernel(self, name: str, dtype: Any) -> Callable[..., Any] | None:
+        """The kernel ``name`` for arrays of ``dtype``, or ``None``."""
+        ...
+
+
+# backend -> (name, dtype) -> kernel or None: the capability is asked once per key.
+_kernels: weakref.WeakKeyDictionary[Any, dict[tuple[Any, Any], Any]] = weakref.WeakKeyDictionary()
+
+
+def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
+    """The backend's fused kernel ``name`` for arrays of ``dtype``, or ``None`` (always for
+    a backend without the :class:`FusedKernels` capability); looked up once per name and
+    dtype. Ops fall back to their ``xp`` math, which stays the reference."""
+    table = _kernels.get(backend)
+    if table is None:
+        table = _kernels[backend] = {}
+    key = (name, dtype)
+    if key not in table:
+        table[key] = backend.fused_kernel(name, dtype) if isinstance(backend, FusedKernels) else None
+    return table[key]
+
+
+def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callable[..., Any]:
+    """``rule``, or the backend's fused kernel of the same name in its place.
+
+    This is the one place a fused backward kernel is chosen, when an op is recorded: the
+    kernel takes the rule's gradient and saved values (numbers converted to ``dtype``) and
+    returns the input's gradient, so the rule itself has no kernel branch.
+    """
+    kernel = fused_kernel(backend, rule.__name__, dtype)
+    if kernel is None:
+        return rule
+    table = _kernels[backend]
+    bound = table.get((rule, dtype))
+    if bound is None:
+        scalar = getattr(dtype, "type", float)
+
+        def fused_rule(xp: Any, grad: Any, *saved: Any) -> tuple[Any, ...]:
+            return (kernel(grad, *[scalar(v) if isinstance(v, (int, float)) else v for v in saved]),)
+
+        fused_rule.__name__ = rule.__name__
+        bound = table[(rule, dtype)] = fused_rule
+    return bound
 
 
 _loaded: dict[str, Backend] = {}

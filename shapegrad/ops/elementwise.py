@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, Literal as L, cast, overload
 
-from .._autodiff import NoTape
-from .._backend import as_backend_array, fused_kernel, same_backend
+from .._autodiff import NoTape, wants_grad
+from .._backend import as_backend_array, bind_rule, fused_kernel, same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
@@ -108,44 +108,55 @@ def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
     )
 
 
-def _binary(op: str, a: Any, b: Any, tensor_rule: Any, left_rule: Any, right_rule: Any, forward: Any) -> Any:
-    """Shared dispatch of binary ops: tensor with tensor, tensor with scalar, scalar with tensor."""
+class _Constant:
+    """A number as an operand of a binary op: recorded in the operand's place, it has no
+    node and no parameter, so the engine sends its gradient nowhere (and the rule, told by
+    ``need``, does not compute it)."""
+
+    __slots__ = ("_data", "_node", "_param", "_backend")
+
+    shape = ()
+
+    def __init__(self, value: Any, backend: Any) -> None:
+        self._data, self._node, self._param, self._backend = value, None, None, backend
+
+
+def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
+    """One path for every binary op: tensor with tensor, or with a number on either side.
+    The number is a constant operand of the same rule, which gets ``need`` (whether each
+    side wants a gradient) and computes only those. ``forward`` is a function of the two
+    raw operands, or the name of the backend's function."""
     if isinstance(a, Tensor):
         if not isinstance(b, Tensor):
             b = operand(b, cast(AnyTensor, a), op)
     elif isinstance(b, Tensor):
         a = operand(a, cast(AnyTensor, b), op)
-    if isinstance(a, Tensor):
-        left = cast(AnyTensor, a)
-        if isinstance(b, Tensor):
-            right = cast(AnyTensor, b)
-            backend = same_backend(left, right)
-            x, y = left._data, right._data
-            try:
-                out = forward(x, y)
-            except ValueError:
-                raise shape_clash(op, left, right) from None
-            return record(out, tensor_rule, (left, right), (x, y, out), backend)
-        s = b
-        x = left._data
-        out = forward(x, s)
-        return record(out, left_rule, (left,), (x, s, out), left._backend)
-    if not isinstance(b, Tensor):
+    else:
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
-    right = cast(AnyTensor, b)
-    s = a
-    y = right._data
-    out = forward(s, y)
-    return record(out, right_rule, (right,), (s, y, out), right._backend)
+    if isinstance(forward, str):
+        forward = getattr(cast(AnyTensor, a if isinstance(a, Tensor) else b)._backend.xp, forward)
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        left, right = cast(AnyTensor, a), cast(AnyTensor, b)
+        backend = same_backend(left, right)
+        x, y = left._data, right._data
+        try:
+            out = forward(x, y)
+        except ValueError:
+            raise shape_clash(op, left, right) from None
+    else:
+        tensor = cast(AnyTensor, a if isinstance(a, Tensor) else b)
+        backend = tensor._backend
+        left: Any = tensor if tensor is a else _Constant(a, backend)
+        right: Any = tensor if tensor is b else _Constant(b, backend)
+        x, y = left._data, right._data
+        out = forward(x, y)
+    need = (wants_grad(left), wants_grad(right))
+    return record(out, rule, (left, right), (x, y, out, need), backend)
 
 
 # --------------------------------------------------------------------------- add, sub
-def add_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return g, g
-
-
-def add_scalar_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (g,)
+def add_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    return (g if need[0] else None, g if need[1] else None)
 
 
 def _add(x: Any, y: Any) -> Any:
@@ -154,15 +165,11 @@ def _add(x: Any, y: Any) -> Any:
 
 def add_impl(a: Any, b: Any) -> Any:
     """``add`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    return _binary("add", a, b, add_backward, add_scalar_backward, add_scalar_backward, _add)
+    return _binary("add", a, b, add_backward, _add)
 
 
-def sub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return g, -g
-
-
-def rsub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (-g,)
+def sub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    return (g if need[0] else None, -g if need[1] else None)
 
 
 def _sub(x: Any, y: Any) -> Any:
@@ -171,7 +178,7 @@ def _sub(x: Any, y: Any) -> Any:
 
 def sub_impl(a: Any, b: Any) -> Any:
     """``sub`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    return _binary("sub", a, b, sub_backward, add_scalar_backward, rsub_backward, _sub)
+    return _binary("sub", a, b, sub_backward, _sub)
 
 
 def rsub_scalar(x: Any, s: Any) -> Any:
@@ -180,16 +187,8 @@ def rsub_scalar(x: Any, s: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- mul, div
-def mul_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return g * y, g * x
-
-
-def mul_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
-    return (g * s,)
-
-
-def mul_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (g * s,)
+def mul_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    return (g * y if need[0] else None, g * x if need[1] else None)
 
 
 def _mul(x: Any, y: Any) -> Any:
@@ -198,20 +197,12 @@ def _mul(x: Any, y: Any) -> Any:
 
 def mul_impl(a: Any, b: Any) -> Any:
     """``mul`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    return _binary("mul", a, b, mul_backward, mul_left_backward, mul_right_backward, _mul)
+    return _binary("mul", a, b, mul_backward, _mul)
 
 
-def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    gx = g / y
-    return gx, -gx * out
-
-
-def div_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
-    return (g / s,)
-
-
-def div_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (-g * out / y,)
+def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    gx = g / y if need[0] else None
+    return gx, (-(g / y) * out if need[1] else None)
 
 
 def _div(x: Any, y: Any) -> Any:
@@ -220,7 +211,7 @@ def _div(x: Any, y: Any) -> Any:
 
 def div_impl(a: Any, b: Any) -> Any:
     """``div`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    return _binary("div", a, b, div_backward, div_left_backward, div_right_backward, _div)
+    return _binary("div", a, b, div_backward, _div)
 
 
 def rdiv_scalar(x: Any, s: Any) -> Any:
@@ -229,28 +220,28 @@ def rdiv_scalar(x: Any, s: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- pow
-def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
+def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
     # As PyTorch: d/dx is 0 where the exponent is 0 (x**0 is constant, even at x = 0, where
     # y·x^(y-1) would be 0·inf); d/dy is 0 where x = 0 (and, here, where x < 0, whose log
     # is not real).
-    safe_x = xp.where(y == 0, xp.ones_like(x), x)
-    gx = xp.where(y == 0, xp.zeros_like(out), g * y * safe_x ** (y - 1))
-    safe = xp.where(x > 0, x, xp.ones_like(x))
-    return gx, xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))
-
-
-def pow_left_backward(xp: Any, g: Any, x: Any, p: Any, out: Any) -> tuple[Any, ...]:
-    if p == 0:
-        return (xp.zeros_like(g),)
-    if p == 2:
-        return (g * 2 * x,)
-    return (g * p * x ** (p - 1),)
-
-
-def pow_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    if s == 0:  # 0**y is constant (0, or 1 at y = 0) for y >= 0: PyTorch gives 0
-        return (xp.zeros_like(g),)
-    return (g * out * math.log(s),)
+    gx = gy = None
+    if need[0]:
+        if _is_number(y):
+            gx = xp.zeros_like(g) if y == 0 else (g * 2 * x if y == 2 else g * y * x ** (y - 1))
+        else:
+            safe_x = xp.where(y == 0, xp.ones_like(x), x)
+            gx = xp.where(y == 0, xp.zeros_like(out), g * y * safe_x ** (y - 1))
+    if need[1]:
+        if _is_number(x):
+            gy = xp.zeros_like(g) if x == 0 else g * out * math.log(x)
+        else:
+            safe = xp.where(x > 0, x, xp.ones_like(x))
+            gy = xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))
+    return gx, gy
 
 
 def _pow(x: Any, y: Any) -> Any:
@@ -259,7 +250,7 @@ def _pow(x: Any, y: Any) -> Any:
 
 def pow_impl(a: Any, b: Any) -> Any:
     """``pow`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    return _binary("pow", a, b, pow_backward, pow_left_backward, pow_right_backward, _pow)
+    return _binary("pow", a, b, pow_backward, _pow)
 
 
 def pow(x: Tensor[T, *S], exponent: float) -> Tensor[T, *S]:
@@ -268,48 +259,23 @@ def pow(x: Tensor[T, *S], exponent: float) -> Tensor[T, *S]:
 
 
 # --------------------------------------------------------------------------- maximum, minimum
-def maximum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    zero = xp.zeros_like(g)
-    half = g * 0.5
-    gx = xp.where(x > y, g, xp.where(x == y, half, zero))
-    gy = xp.where(y > x, g, xp.where(x == y, half, zero))
-    return gx, gy
-
-
-def maximum_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
-    return (xp.where(x > s, g, xp.where(x == s, g * 0.5, xp.zeros_like(g))),)
-
-
-def maximum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (xp.where(y > s, g, xp.where(y == s, g * 0.5, xp.zeros_like(g))),)
-
-
-def minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return maximum_backward(xp, g, y, x, out)  # x < y exactly where y > x
-
-
-def minimum_left_backward(xp: Any, g: Any, x: Any, s: Any, out: Any) -> tuple[Any, ...]:
-    return (xp.where(x < s, g, xp.where(x == s, g * 0.5, xp.zeros_like(g))),)
-
-
-def minimum_right_backward(xp: Any, g: Any, s: Any, y: Any, out: Any) -> tuple[Any, ...]:
-    return (xp.where(y < s, g, xp.where(y == s, g * 0.5, xp.zeros_like(g))),)
-
-
-def _namespace(a: Any, b: Any) -> Any:
-    return (a if isinstance(a, Tensor) else b)._backend.xp
+def extremum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    """One rule for ``maximum`` and ``minimum``: the gradient goes to the operand equal to
+    the result; where both are (a tie), each gets half, as in PyTorch."""
+    x_won, y_won = out == x, out == y
+    share = 1 - 0.5 * xp.astype(x_won & y_won, g.dtype)  # 1, or ½ at a tie
+    gx = keep_where(xp, x_won, g) * share if need[0] else None
+    return gx, (keep_where(xp, y_won, g) * share if need[1] else None)
 
 
 def maximum_impl(a: Any, b: Any) -> Any:
     """``maximum`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    xp = _namespace(a, b)
-    return _binary("maximum", a, b, maximum_backward, maximum_left_backward, maximum_right_backward, xp.maximum)
+    return _binary("maximum", a, b, extremum_backward, "maximum")
 
 
 def minimum_impl(a: Any, b: Any) -> Any:
     """``minimum`` without its typed overloads: the entry point of operators and of shapegrad's own code."""
-    xp = _namespace(a, b)
-    return _binary("minimum", a, b, minimum_backward, minimum_left_backward, minimum_right_backward, xp.minimum)
+    return _binary("minimum", a, b, extremum_backward, "minimum")
 
 
 @overload
@@ -524,7 +490,9 @@ def minimum(
 
 # --------------------------------------------------------------------------- unary
 def _unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    return record(out, rule, (x,), saved, x._backend)
+    # A backend's fused kernel for the rule (by the rule's name) replaces it here, once.
+    backend = x._backend
+    return record(out, bind_rule(backend, rule, out.dtype), (x,), saved, backend)
 
 
 def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
@@ -579,14 +547,13 @@ def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
     return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))
 
 
-# Activations. A backend may fuse an activation's forward or gradient into one kernel
-# (``fused_kernel``); the rule then receives that kernel as its last saved value, and the
-# ``xp`` math below stays the reference the fused kernels are tested against.
+# Activations. A backend may fuse an activation's forward or gradient into one kernel: the
+# op asks for its forward by name (``fused_kernel``), and ``_unary`` binds the rule's kernel
+# (same name, same saved values) in the rule's place. The ``xp`` math below stays the
+# reference the fused kernels are tested against.
 
 
-def tanh_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, y),)
+def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
     return (g * (1 - y * y),)
 
 
@@ -595,12 +562,10 @@ def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
     require_float(x, "tanh")
     backend = x._backend
     y = backend.xp.tanh(x._data)
-    return _unary(x, y, tanh_backward, (y, fused_kernel(backend, "tanh_backward", y.dtype)))
+    return _unary(x, y, tanh_backward, (y,))
 
 
-def sigmoid_backward(xp: Any, g: Any, y: Any, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, y),)
+def sigmoid_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
     return (g * y * (1 - y),)
 
 
@@ -619,27 +584,20 @@ def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
     backend = x._backend
     forward = fused_kernel(backend, "sigmoid", x._data.dtype)
     y = forward(x._data) if forward is not None else stable_sigmoid(backend.xp, x._data)
-    return _unary(x, y, sigmoid_backward, (y, fused_kernel(backend, "sigmoid_backward", y.dtype)))
+    return _unary(x, y, sigmoid_backward, (y,))
 
 
-def relu_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, x),)
+def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
     return (keep_where(xp, x > 0, g),)
 
 
 def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
     data = x._data
-    backend = x._backend
-    return _unary(
-        x, backend.xp.maximum(data, 0.0), relu_backward, (data, fused_kernel(backend, "relu_backward", data.dtype))
-    )
+    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))
 
 
-def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, x, x.dtype.type(slope)),)
+def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:
     return (g * (xp.astype(x > 0, g.dtype) * (1 - slope) + slope),)
 
 
@@ -653,16 +611,13 @@ def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
         out = forward(data, data.dtype.type(negative_slope))
     else:
         out = data * (backend.xp.astype(data > 0, data.dtype) * (1 - negative_slope) + negative_slope)
-    saved = (data, negative_slope, fused_kernel(backend, "leaky_relu_backward", data.dtype))
-    return _unary(x, out, leaky_relu_backward, saved)
+    return _unary(x, out, leaky_relu_backward, (data, negative_slope))
 
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 
 
-def gelu_backward(xp: Any, g: Any, x: Any, t: Any, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, x, t),)
+def gelu_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
     # Beyond |x| = 10, tanh has saturated (1 - t² is exactly 0 in every float type), so
     # clipping x there changes nothing but keeps x² finite in float16 (0 · inf would be NaN).
     xc = xp.clip(x, -10.0, 10.0)
@@ -684,12 +639,10 @@ def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
         xc = backend.xp.clip(data, -10.0, 10.0)
         t = backend.xp.tanh(_GELU_C * (xc + 0.044715 * xc * xc * xc))
         out = 0.5 * data * (1 + t)
-    return _unary(x, out, gelu_backward, (data, t, fused_kernel(backend, "gelu_backward", data.dtype)))
+    return _unary(x, out, gelu_backward, (data, t))
 
 
-def softplus_backward(xp: Any, g: Any, x: Any, fused: Any) -> tuple[Any, ...]:
-    if fused is not None:
-        return (fused(g, x),)
+def softplus_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
     return (g * stable_sigmoid(xp, x),)
 
 
@@ -705,7 +658,7 @@ def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
     else:
         xp = backend.xp
         out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
-    return _unary(x, out, softplus_backward, (data, fused_kernel(backend, "softplus_backward", data.dtype)))
+    return _unary(x, out, softplus_backward, (data,))
 
 
 def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, ...]:
