@@ -54,14 +54,11 @@ class Composed:
         return None
 
 
-ACTIVATIONS: dict[str, Any] = {
-    "relu": sg.relu,
-    "leaky_relu": sg.leaky_relu,
-    "sigmoid": sg.sigmoid,
-    "tanh": sg.tanh,
-    "gelu": sg.gelu,
-    "softplus": sg.softplus,
-}
+# The op table's rows with a fused CuPy kernel (tests/op_table.py, shared with the tests).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from op_table import OPS  # noqa: E402
+
+ACTIVATIONS: dict[str, Any] = {op.name: op.fn for op in OPS if op.kernel}
 
 
 def fused_speedups(

@@ -505,6 +505,10 @@ class Tensor(Generic[Tape_, *Dims]):
         """Square root element-wise."""
         return _ew.sqrt(self)
 
+    def square(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x²`` element-wise."""
+        return _ew.square(self)
+
     def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Absolute value element-wise."""
         return _ew.abs(self)

@@ -20,6 +20,7 @@ import numpy as np
 import nvrtc
 import pytest
 from conftest import emulated_cupy_backend
+from op_table import OPS
 
 import shapegrad as sg
 from shapegrad_backends.cupy_backend import CupyBackend
@@ -151,14 +152,8 @@ def test_without_a_gpu_real_cupy_is_refused_with_the_reason() -> None:
     assert "CuPy is installed but no CUDA device" in reason
 
 
-ACTIVATIONS: list[tuple[str, Callable[[Any], Any]]] = [
-    ("relu", sg.relu),
-    ("leaky_relu", lambda x: sg.leaky_relu(x, 0.2)),
-    ("sigmoid", sg.sigmoid),
-    ("tanh", sg.tanh),
-    ("gelu", sg.gelu),
-    ("softplus", sg.softplus),
-]
+# The op table's rows whose forward or gradient has a fused CuPy kernel.
+ACTIVATIONS: list[tuple[str, Callable[[Any], Any]]] = [(op.name, op.fn) for op in OPS if op.kernel]
 
 
 def _value_and_gradient(fn: Callable[[Any], Any], data: np.ndarray, backend: Any) -> tuple[np.ndarray, np.ndarray]:

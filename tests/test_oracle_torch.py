@@ -10,6 +10,7 @@ from typing import Any, Literal as L
 
 import numpy as np
 import pytest
+from op_table import BY_NAME, OPS, OpInfo, draw
 
 import shapegrad as sg
 
@@ -56,124 +57,36 @@ def shapes_with_broadcasting(seed: int) -> tuple[tuple[int, ...], tuple[int, ...
     return (full, other) if rng.random() < 0.5 else (other, full)
 
 
-BINARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
-    "add": (lambda a, b: a + b, lambda a, b: a + b, "any"),
-    "sub": (lambda a, b: a - b, lambda a, b: a - b, "any"),
-    "mul": (lambda a, b: a * b, lambda a, b: a * b, "any"),
-    "div": (lambda a, b: a / b, lambda a, b: a / b, "positive"),
-    "pow": (lambda a, b: a**b, lambda a, b: a**b, "positive"),
-    "maximum": (sg.maximum, torch.maximum, "any"),
-    "minimum": (sg.minimum, torch.minimum, "any"),
-}
-
-
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("name", list(BINARY))
-def test_binary_ops_with_broadcasting(name: str, seed: int) -> None:
-    ours, theirs, domain = BINARY[name]
-    sa, sb = shapes_with_broadcasting(seed)
-    rng = np.random.default_rng(seed)
-    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
-    if domain == "positive":
-        a, b = np.abs(a) + 0.5, np.abs(b) + 0.5
-    helper_test_op([a, b], ours, theirs)
-
-
-UNARY: dict[str, tuple[Callable[..., Any], Callable[..., Any], str]] = {
-    "neg": (lambda x: -x, lambda x: -x, "any"),
-    "exp": (sg.exp, torch.exp, "any"),
-    "log": (sg.log, torch.log, "positive"),
-    "sqrt": (sg.sqrt, torch.sqrt, "positive"),
-    "abs": (sg.abs, torch.abs, "nonzero"),
-    "tanh": (sg.tanh, torch.tanh, "any"),
-    "sigmoid": (sg.sigmoid, torch.sigmoid, "any"),
-    "relu": (sg.relu, torch.relu, "nonzero"),
-    "leaky_relu": (lambda x: sg.leaky_relu(x, 0.1), lambda x: F.leaky_relu(x, 0.1), "nonzero"),
-    "gelu_tanh": (sg.gelu, lambda x: F.gelu(x, approximate="tanh"), "any"),
-    "softplus": (sg.softplus, F.softplus, "any"),
-    "clamp": (lambda x: sg.clamp(x, -0.5, 0.7), lambda x: torch.clamp(x, -0.5, 0.7), "any"),
-    "softmax": (lambda x: x.softmax(axis=-1), lambda x: torch.softmax(x, -1), "any"),
-    "log_softmax": (lambda x: x.log_softmax(axis=0), lambda x: torch.log_softmax(x, 0), "any"),
-    "sum_axis": (lambda x: x.sum(axis=-1), lambda x: x.sum(-1), "any"),
-    "mean_keep": (lambda x: x.mean(axis=0, keepdims=True), lambda x: x.mean(0, keepdim=True), "any"),
-    "max_axis": (lambda x: x.max(axis=-1), lambda x: x.amax(-1), "any"),
-    "min_all": (lambda x: x.min(), lambda x: x.amin(), "any"),
-    "var_unbiased": (lambda x: x.var(axis=-1, correction=1.0), lambda x: x.var(-1, correction=1), "any"),
-    "logsumexp": (lambda x: x.logsumexp(axis=-1), lambda x: torch.logsumexp(x, -1), "any"),
-    "transpose": (lambda x: x.mT, lambda x: x.mT, "any"),
-    "flatten": (sg.flatten, lambda x: torch.flatten(x, 1), "any"),
-    "slice": (lambda x: x[1:, ::2], lambda x: x[1:, ::2], "any"),
-}
+@pytest.mark.parametrize("op", [op for op in OPS if op.kind == "binary"], ids=lambda op: op.name)
+def test_binary_ops_with_broadcasting(op: OpInfo, seed: int) -> None:
+    helper_test_op(draw(op, seed, shapes_with_broadcasting(seed)), op.fn, op.torch)  # type: ignore[arg-type]
 
 
 @pytest.mark.filterwarnings(
     "ignore:var\\(\\). degrees of freedom:UserWarning"
 )  # torch's own warning for var over one value
 @pytest.mark.parametrize("shape", [(3, 4), (1, 5), (2, 3, 4), (4, 1)], ids=str)
-@pytest.mark.parametrize("name", list(UNARY))
-def test_unary_ops(name: str, shape: tuple[int, ...]) -> None:
-    ours, theirs, domain = UNARY[name]
-    x = np.random.default_rng(len(name)).standard_normal(shape)
-    if domain == "positive":
-        x = np.abs(x) + 0.5
-    elif domain == "nonzero":
-        x = np.sign(x) * (np.abs(x) + 0.1)
-    helper_test_op([x], ours, theirs)
+@pytest.mark.parametrize("op", [op for op in OPS if op.kind == "unary"], ids=lambda op: op.name)
+def test_unary_ops(op: OpInfo, shape: tuple[int, ...]) -> None:
+    helper_test_op(draw(op, len(op.name), (shape,)), op.fn, op.torch)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("name", ["neg", "exp", "tanh", "sigmoid", "softplus", "sum_axis", "transpose"])
+@pytest.mark.parametrize("name", ["neg", "exp", "square", "tanh", "sigmoid", "softplus", "sum_last", "mT"])
 def test_size_zero_dims(name: str) -> None:
-    ours, theirs, _ = UNARY[name]
-    helper_test_op([np.zeros((0, 3))], ours, theirs)
+    op = BY_NAME[name]
+    helper_test_op([np.zeros((0, 3))], op.fn, op.torch)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(
-    "shapes",
-    [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((0, 4), (4, 2))],
-    ids=str,
-)
-def test_matmul(shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
-    rng = np.random.default_rng(1)
-    helper_test_op([rng.standard_normal(s) for s in shapes], sg.matmul, torch.matmul)
+@pytest.mark.parametrize("op", [op for op in OPS if op.kind == "fixed"], ids=lambda op: op.name)
+def test_ops_on_their_own_shapes(op: OpInfo) -> None:
+    if op.torch is None:
+        pytest.skip(f"no PyTorch equivalent: {op.no_torch}")
+    helper_test_op(draw(op, len(op.name)), op.fn, op.torch, rtol=1e-6, grad=op.differentiable)
 
 
-SHAPE_OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any], list[tuple[int, ...]]]] = {
-    "reshape": (lambda x: x.reshape(4, -1), lambda x: x.reshape(4, -1), [(2, 3, 4)]),
-    "permute": (lambda x: x.permute(2, 0, 1), lambda x: x.permute(2, 0, 1), [(2, 3, 4)]),
-    "swapaxes": (lambda x: x.swapaxes(0, 2), lambda x: x.swapaxes(0, 2), [(2, 3, 4)]),
-    "expand_dims": (lambda x: x.expand_dims(1), lambda x: x.unsqueeze(1), [(2, 3)]),
-    "squeeze": (lambda x: x.squeeze(1), lambda x: x.squeeze(1), [(2, 1, 3)]),
-    "broadcast_to": (lambda x: x.broadcast_to(4, 2, 3), lambda x: x.expand(4, 2, 3), [(2, 1)]),
-    "concat": (lambda a, b: sg.concat([a, b], axis=1), lambda a, b: torch.cat([a, b], 1), [(2, 3), (2, 4)]),
-    "stack": (lambda a, b: sg.stack([a, b], axis=1), lambda a, b: torch.stack([a, b], 1), [(2, 3), (2, 3)]),
-    "where": (lambda a, b: sg.where(a > b, a, b), lambda a, b: torch.where(a > b, a, b), [(3, 4), (3, 4)]),
-    "fancy_index": (lambda x: x[sg.tensor([2, 0, 2])], lambda x: x[torch.tensor([2, 0, 2])], [(3, 4)]),
-    "bool_mask": (lambda x: x[x > 0], lambda x: x[x > 0], [(3, 4)]),
-    "astype": (lambda x: x.astype("float32"), lambda x: x.float(), [(3,)]),
-}
-
-
-@pytest.mark.parametrize("name", list(SHAPE_OPS))
-def test_shape_and_selection_ops(name: str) -> None:
-    ours, theirs, shapes = SHAPE_OPS[name]
-    rng = np.random.default_rng(len(name))
-    helper_test_op([rng.standard_normal(s) for s in shapes], ours, theirs, rtol=1e-6)
-
-
-def test_indexing_gathers() -> None:
-    rng = np.random.default_rng(2)
-    idx = rng.integers(0, 5, (3, 4))
-    helper_test_op(
-        [rng.standard_normal((3, 5))],
-        lambda x: x.take_along_axis(sg.tensor(idx[:, :4] % 5)),
-        lambda x: torch.gather(x, 1, torch.tensor(idx[:, :4] % 5)),
-    )
-    ids = rng.integers(0, 6, (2, 3))
-    helper_test_op(
-        [rng.standard_normal((6, 4))],
-        lambda w: sg.gather(w, sg.tensor(ids)),
-        lambda w: F.embedding(torch.tensor(ids), w),
-    )
+def test_every_row_has_a_pytorch_equivalent_or_says_why() -> None:
+    assert all(op.torch is not None or op.no_torch for op in OPS)
 
 
 # --------------------------------------------------------------------------- layers
@@ -400,11 +313,6 @@ def test_optimizer_trajectory_matches_torch(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(40))
 def test_longer_broadcast_sweep(seed: int) -> None:
-    for name, (ours, theirs, domain) in BINARY.items():
-        sa, sb = shapes_with_broadcasting(1000 + seed)
-        rng = np.random.default_rng(seed)
-        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
-        if domain == "positive":
-            a, b = np.abs(a) + 0.5, np.abs(b) + 0.5
-        helper_test_op([a, b], ours, theirs)
-        del name
+    for op in OPS:
+        if op.kind == "binary":
+            helper_test_op(draw(op, seed, shapes_with_broadcasting(1000 + seed)), op.fn, op.torch)  # type: ignore[arg-type]

@@ -1,0 +1,490 @@
+"""The op table: one row per op behaviour, read by every table-driven test.
+
+- ``test_ops.py``: forward against the NumPy reference ``ref`` and gradients against central
+  differences in float64, on every backend; the rows' ``covers`` must name every public op.
+- ``test_oracle_torch.py``: forward and gradient against PyTorch (``torch``) in float64;
+  ``kind="unary"`` rows over drawn shapes (size 1 and size 0 too), ``kind="binary"`` rows
+  over drawn broadcasting shapes, the other rows over their own ``shapes``. A row without a
+  PyTorch equivalent says why in ``no_torch``.
+- ``test_robustness.py``: ``float_only`` rows must refuse integer and boolean data.
+- ``test_cupy_kernels.py`` and ``benchmarks/gpu.py``: rows with a fused CuPy ``kernel``.
+
+Adding an op: one row here (see ``shapegrad/ops/README.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import shapegrad as sg
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:  # the oracle skips without it; the other tests never call a torch lambda
+    torch = F = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One op behaviour: how to call it, its references, and where it may be evaluated."""
+
+    name: str
+    fn: Callable[..., Any]
+    ref: Callable[..., Any]
+    shapes: tuple[tuple[int, ...], ...]
+    torch: Callable[..., Any] | None = None
+    no_torch: str = ""
+    covers: tuple[str, ...] = ()
+    domain: str = "any"  # any | positive | away_from_zero | away_from_bounds
+    kind: str = "fixed"  # unary | binary | fixed
+    float_only: bool = False
+    kernel: str | None = None
+    differentiable: bool = True
+
+
+def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def _lse(x: np.ndarray, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+    m = x.max(axis=axis, keepdims=True)
+    out = np.log(np.exp(x - m).sum(axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _t(name: str) -> Any:
+    """``torch.<name>`` (or ``F.<name>``), resolved only when the oracle calls it."""
+
+    def call(*args: Any) -> Any:
+        module = F if hasattr(F, name) and not hasattr(torch, name) else torch
+        return getattr(module, name)(*args)
+
+    return call
+
+
+LABELS = np.array([[2, 0, 1], [1, 1, 3]])
+IDS = np.array([[0, 3, 1], [2, 2, 4]])
+
+OPS: list[OpInfo] = [
+    # binary, with broadcasting
+    OpInfo("add", lambda a, b: a + b, np.add, ((3, 4), (3, 4)), lambda a, b: a + b, kind="binary", covers=("add",)),
+    OpInfo("add_bias", lambda a, b: sg.add(a, b), np.add, ((3, 4), (4,)), lambda a, b: a + b),
+    OpInfo("add_broadcast_both", lambda a, b: a + b, np.add, ((2, 1, 4), (3, 1)), lambda a, b: a + b),
+    OpInfo("add_rank0", lambda a, b: a + b, np.add, ((3, 4), ()), lambda a, b: a + b),
+    OpInfo(
+        "sub", lambda a, b: a - b, np.subtract, ((3, 4), (1, 4)), lambda a, b: a - b, kind="binary", covers=("sub",)
+    ),
+    OpInfo(
+        "mul", lambda a, b: a * b, np.multiply, ((2, 3, 4), (3, 1)), lambda a, b: a * b, kind="binary", covers=("mul",)
+    ),
+    OpInfo(
+        "div", lambda a, b: a / b, np.divide, ((3, 4), (4,)), lambda a, b: a / b, "", ("div",), "positive", "binary"
+    ),
+    OpInfo(
+        "pow_tensor",
+        lambda a, b: a**b,
+        np.power,
+        ((3, 4), (3, 4)),
+        lambda a, b: a**b,
+        "",
+        ("pow",),
+        "positive",
+        "binary",
+    ),
+    OpInfo("maximum", sg.maximum, np.maximum, ((3, 4), (4,)), _t("maximum"), kind="binary", covers=("maximum",)),
+    OpInfo("minimum", sg.minimum, np.minimum, ((3, 4), (3, 4)), _t("minimum"), kind="binary", covers=("minimum",)),
+    # with Python numbers, on either side
+    OpInfo("add_scalar", lambda a: 2.0 + a, lambda a: 2.0 + a, ((3,),), lambda a: 2.0 + a),
+    OpInfo("rsub_scalar", lambda a: 2.0 - a, lambda a: 2.0 - a, ((3,),), lambda a: 2.0 - a),
+    OpInfo("mul_scalar", lambda a: a * 3.0, lambda a: a * 3.0, ((2, 2),), lambda a: a * 3.0),
+    OpInfo("rdiv_scalar", lambda a: 3.0 / a, lambda a: 3.0 / a, ((2, 2),), lambda a: 3.0 / a, domain="positive"),
+    OpInfo("div_scalar", lambda a: a / 4.0, lambda a: a / 4.0, ((2, 2),), lambda a: a / 4.0),
+    OpInfo("pow_square", lambda a: a**2, lambda a: a**2, ((3, 2),), lambda a: a**2),
+    OpInfo("pow_cube", lambda a: sg.pow(a, 3.0), lambda a: a**3, ((3, 2),), lambda a: a**3),
+    OpInfo("rpow_scalar", lambda a: 2.0**a, lambda a: 2.0**a, ((3, 2),), lambda a: 2.0**a),
+    OpInfo(
+        "maximum_scalar",
+        lambda a: sg.maximum(a, 0.1),
+        lambda a: np.maximum(a, 0.1),
+        ((4,),),
+        lambda a: torch.clamp(a, min=0.1),
+        domain="away_from_zero",
+    ),
+    # element-wise, one input
+    OpInfo("neg", lambda a: -a, np.negative, ((3, 4),), lambda a: -a, kind="unary", covers=("neg",)),
+    OpInfo("exp", sg.exp, np.exp, ((3, 4),), _t("exp"), kind="unary", float_only=True, covers=("exp",)),
+    OpInfo("log", sg.log, np.log, ((3, 4),), _t("log"), "", ("log",), "positive", "unary", True),
+    OpInfo("sqrt", sg.sqrt, np.sqrt, ((3, 4),), _t("sqrt"), "", ("sqrt",), "positive", "unary", True),
+    OpInfo("abs", sg.abs, np.abs, ((3, 4),), _t("abs"), "", ("abs",), "away_from_zero", "unary"),
+    OpInfo("square", sg.square, np.square, ((3, 4),), _t("square"), kind="unary", covers=("square",)),
+    OpInfo(
+        "tanh", sg.tanh, np.tanh, ((3, 4),), _t("tanh"), kind="unary", float_only=True, kernel="tanh", covers=("tanh",)
+    ),
+    OpInfo(
+        "sigmoid",
+        sg.sigmoid,
+        lambda a: 1 / (1 + np.exp(-a)),
+        ((3, 4),),
+        _t("sigmoid"),
+        kind="unary",
+        float_only=True,
+        kernel="sigmoid",
+        covers=("sigmoid",),
+    ),
+    OpInfo(
+        "relu",
+        sg.relu,
+        lambda a: np.maximum(a, 0),
+        ((3, 4),),
+        _t("relu"),
+        "",
+        ("relu",),
+        "away_from_zero",
+        "unary",
+        kernel="relu",
+    ),  # fmt: skip
+    OpInfo(
+        "leaky_relu",
+        lambda a: sg.leaky_relu(a, 0.1),
+        lambda a: np.where(a > 0, a, 0.1 * a),
+        ((3, 4),),
+        lambda a: F.leaky_relu(a, 0.1),
+        "",
+        ("leaky_relu",),
+        "away_from_zero",
+        "unary",
+        True,
+        "leaky_relu",
+    ),
+    OpInfo(
+        "gelu",
+        sg.gelu,
+        _gelu,
+        ((3, 4),),
+        lambda a: F.gelu(a, approximate="tanh"),
+        kind="unary",
+        float_only=True,
+        kernel="gelu",
+        covers=("gelu",),
+    ),
+    OpInfo(
+        "softplus",
+        sg.softplus,
+        lambda a: np.log1p(np.exp(a)),
+        ((3, 4),),
+        _t("softplus"),
+        kind="unary",
+        float_only=True,
+        kernel="softplus",
+        covers=("softplus",),
+    ),
+    OpInfo(
+        "clamp",
+        lambda a: sg.clamp(a, -0.5, 0.5),
+        lambda a: np.clip(a, -0.5, 0.5),
+        ((3, 4),),
+        lambda a: torch.clamp(a, -0.5, 0.5),
+        "",
+        ("clamp",),
+        "away_from_bounds",
+        "unary",
+    ),
+    OpInfo(
+        "where",
+        lambda a, b: sg.where(a > 0, a, b),
+        lambda a, b: np.where(a > 0, a, b),
+        ((3, 4), (3, 4)),
+        lambda a, b: torch.where(a > 0, a, b),
+        "",
+        ("where",),
+        "away_from_zero",
+    ),
+    OpInfo(
+        "astype",
+        lambda a: a.astype("float32"),
+        lambda a: a.astype(np.float32),
+        ((3,),),
+        lambda a: a.float(),
+        covers=("astype",),
+    ),  # fmt: skip
+    # reductions
+    OpInfo("sum_all", lambda a: a.sum(), lambda a: a.sum(), ((3, 4),), lambda a: a.sum(), covers=("sum",)),
+    OpInfo(
+        "sum_last", lambda a: a.sum(axis=-1), lambda a: a.sum(axis=-1), ((2, 3, 4),), lambda a: a.sum(-1), kind="unary"
+    ),
+    OpInfo(
+        "sum_first_keep",
+        lambda a: a.sum(axis=0, keepdims=True),
+        lambda a: a.sum(axis=0, keepdims=True),
+        ((2, 3, 4),),
+        lambda a: a.sum(0, keepdim=True),
+        kind="unary",
+    ),
+    OpInfo(
+        "sum_tuple",
+        lambda a: sg.sum(a, axis=(0, 2)),
+        lambda a: a.sum(axis=(0, 2)),
+        ((2, 3, 4),),
+        lambda a: a.sum((0, 2)),
+    ),  # fmt: skip
+    OpInfo(
+        "mean",
+        lambda a: a.mean(axis=1),
+        lambda a: a.mean(axis=1),
+        ((2, 3, 4),),
+        lambda a: a.mean(1),
+        covers=("mean",),
+        float_only=True,
+    ),  # fmt: skip
+    OpInfo("mean_all", sg.mean, np.mean, ((2, 1, 4),), lambda a: a.mean(), kind="unary"),
+    OpInfo(
+        "max",
+        lambda a: a.max(axis=-1),
+        lambda a: a.max(axis=-1),
+        ((3, 5),),
+        lambda a: a.amax(-1),
+        kind="unary",
+        covers=("max",),
+    ),  # fmt: skip
+    OpInfo(
+        "min_keep",
+        lambda a: a.min(axis=0, keepdims=True),
+        lambda a: a.min(axis=0, keepdims=True),
+        ((3, 5),),
+        lambda a: a.amin(0, keepdim=True),
+        covers=("min",),
+    ),
+    OpInfo(
+        "var",
+        lambda a: a.var(axis=-1),
+        lambda a: a.var(axis=-1),
+        ((3, 5),),
+        lambda a: a.var(-1, correction=0),
+        covers=("var",),
+    ),  # fmt: skip
+    OpInfo(
+        "var_unbiased",
+        lambda a: a.var(axis=-1, correction=1.0),
+        lambda a: a.var(axis=-1, ddof=1),
+        ((4, 3),),
+        lambda a: a.var(-1, correction=1),
+    ),
+    OpInfo(
+        "logsumexp",
+        lambda a: a.logsumexp(axis=-1),
+        lambda a: _lse(a, axis=-1),
+        ((3, 5),),
+        lambda a: torch.logsumexp(a, -1),
+        kind="unary",
+        covers=("logsumexp",),
+    ),  # fmt: skip
+    OpInfo("logsumexp_all", lambda a: sg.logsumexp(a), _lse, ((2, 3),), lambda a: torch.logsumexp(a, (0, 1))),
+    OpInfo(
+        "softmax",
+        lambda a: a.softmax(),
+        _softmax,
+        ((3, 5),),
+        lambda a: torch.softmax(a, -1),
+        kind="unary",
+        float_only=True,
+        covers=("softmax",),
+    ),  # fmt: skip
+    OpInfo(
+        "softmax_axis0",
+        lambda a: sg.softmax(a, axis=0),
+        lambda a: _softmax(a, 0),
+        ((3, 5),),
+        lambda a: torch.softmax(a, 0),
+    ),  # fmt: skip
+    OpInfo(
+        "log_softmax",
+        lambda a: a.log_softmax(),
+        lambda a: np.log(_softmax(a)),
+        ((2, 3, 5),),
+        lambda a: torch.log_softmax(a, -1),
+        kind="unary",
+        float_only=True,
+        covers=("log_softmax",),
+    ),  # fmt: skip
+    # matrix products
+    OpInfo("matmul_2d", lambda a, b: a @ b, np.matmul, ((3, 4), (4, 5)), _t("matmul"), covers=("matmul",)),
+    OpInfo("matmul_vec_vec", sg.matmul, np.matmul, ((4,), (4,)), _t("matmul")),
+    OpInfo("matmul_vec_mat", lambda a, b: a @ b, np.matmul, ((4,), (4, 5)), _t("matmul")),
+    OpInfo("matmul_mat_vec", lambda a, b: a @ b, np.matmul, ((2, 3, 4), (4,)), _t("matmul")),
+    OpInfo("matmul_batched_2d", lambda a, b: a @ b, np.matmul, ((2, 3, 4), (4, 5)), _t("matmul")),
+    OpInfo("matmul_batched_broadcast", lambda a, b: a @ b, np.matmul, ((2, 1, 3, 4), (3, 4, 2)), _t("matmul")),
+    OpInfo("matmul_empty", lambda a, b: a @ b, np.matmul, ((0, 4), (4, 2)), _t("matmul")),
+    OpInfo(
+        "linear",
+        lambda x, w, b: sg.ops.linalg.linear(x, w, b),
+        lambda x, w, b: x @ w + b,
+        ((2, 3, 4), (4, 5), (5,)),
+        lambda x, w, b: F.linear(x, w.T, b),
+        covers=("linear",),
+    ),
+    # shape
+    OpInfo(
+        "reshape",
+        lambda a: a.reshape(4, 3),
+        lambda a: a.reshape(4, 3),
+        ((3, 4),),
+        lambda a: a.reshape(4, 3),
+        covers=("reshape",),
+    ),  # fmt: skip
+    OpInfo(
+        "reshape_infer",
+        lambda a: sg.reshape(a, (2, -1)),
+        lambda a: a.reshape(2, -1),
+        ((3, 4),),
+        lambda a: a.reshape(2, -1),
+    ),  # fmt: skip
+    OpInfo(
+        "flatten",
+        sg.flatten,
+        lambda a: a.reshape(a.shape[0], -1),
+        ((2, 3, 4),),
+        lambda a: torch.flatten(a, 1),
+        kind="unary",
+        covers=("flatten",),
+    ),  # fmt: skip
+    OpInfo("transpose", lambda a: a.transpose(), lambda a: a.T, ((3, 4),), lambda a: a.T),
+    OpInfo("mT", lambda a: a.mT, lambda a: np.swapaxes(a, -1, -2), ((2, 3, 4),), lambda a: a.mT, kind="unary"),
+    OpInfo(
+        "permute",
+        lambda a: a.permute(2, 0, 1),
+        lambda a: a.transpose(2, 0, 1),
+        ((2, 3, 4),),
+        lambda a: a.permute(2, 0, 1),
+        covers=("permute",),
+    ),  # fmt: skip
+    OpInfo(
+        "swapaxes",
+        lambda a: a.swapaxes(0, 2),
+        lambda a: np.swapaxes(a, 0, 2),
+        ((2, 3, 4),),
+        lambda a: a.swapaxes(0, 2),
+        covers=("swapaxes",),
+    ),  # fmt: skip
+    OpInfo(
+        "expand_dims",
+        lambda a: a.expand_dims(0),
+        lambda a: a[None],
+        ((3,),),
+        lambda a: a.unsqueeze(0),
+        covers=("expand_dims",),
+    ),  # fmt: skip
+    OpInfo(
+        "squeeze",
+        lambda a: a.squeeze(1),
+        lambda a: a.squeeze(1),
+        ((3, 1, 2),),
+        lambda a: a.squeeze(1),
+        covers=("squeeze",),
+    ),  # fmt: skip
+    OpInfo(
+        "broadcast_to",
+        lambda a: a.broadcast_to(2, 3, 4),
+        lambda a: np.broadcast_to(a, (2, 3, 4)),
+        ((3, 1),),
+        lambda a: a.expand(2, 3, 4),
+        covers=("broadcast_to",),
+    ),
+    OpInfo(
+        "concat",
+        lambda a, b: sg.concat([a, b], axis=1),
+        lambda a, b: np.concatenate([a, b], 1),
+        ((2, 3), (2, 2)),
+        lambda a, b: torch.cat([a, b], 1),
+        covers=("concat",),
+    ),
+    OpInfo(
+        "stack",
+        lambda a, b: sg.stack([a, b], axis=-1),
+        lambda a, b: np.stack([a, b], -1),
+        ((2, 3), (2, 3)),
+        lambda a, b: torch.stack([a, b], -1),
+        covers=("stack",),
+    ),
+    # indexing
+    OpInfo(
+        "slice",
+        lambda a: a[1:, ::2],
+        lambda a: a[1:, ::2],
+        ((3, 4),),
+        lambda a: a[1:, ::2],
+        kind="unary",
+        covers=("getitem",),
+    ),  # fmt: skip
+    OpInfo("int_index", lambda a: a[1], lambda a: a[1], ((3, 4),), lambda a: a[1]),
+    OpInfo(
+        "fancy_repeat",
+        lambda a: a[sg.tensor([0, 2, 0])],
+        lambda a: a[[0, 2, 0]],
+        ((3, 4),),
+        lambda a: a[torch.tensor([0, 2, 0])],
+    ),  # fmt: skip
+    OpInfo(
+        "fancy_negative",
+        lambda a: a[sg.tensor([-1, 0])],
+        lambda a: a[[-1, 0]],
+        ((3, 4),),
+        lambda a: a[torch.tensor([-1, 0])],
+    ),  # fmt: skip
+    OpInfo("bool_mask", lambda a: a[a > 0], lambda a: a[a > 0], ((3, 4),), lambda a: a[a > 0], domain="away_from_zero"),
+    OpInfo(
+        "take_along_axis",
+        lambda a: a.take_along_axis(sg.tensor(LABELS)),
+        lambda a: np.take_along_axis(a, LABELS, -1),
+        ((2, 4),),
+        lambda a: torch.gather(a, 1, torch.tensor(LABELS)),
+        covers=("take_along_axis",),
+    ),
+    OpInfo(
+        "gather",
+        lambda a: sg.gather(a, sg.tensor(IDS)),
+        lambda a: a[IDS],
+        ((5, 2),),
+        lambda a: F.embedding(torch.tensor(IDS), a),
+        covers=("gather",),
+    ),
+]
+
+BY_NAME = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "op names must be unique"
+
+# Public functions of shapegrad.ops that are not ops with a table row, and why.
+NOT_OPS = {
+    "compare": "the comparison operators' shared entry point (<, <=, ==, ...); untraced, tested directly",
+    "to_backend": "moves a tensor between backends (Tensor.to); tested in test_backends.py",
+    "conv_output_size": "arithmetic on sizes, no tensor",
+    "fold": "im2col's adjoint, used by the convolution layers; checked through them (test_layers, the oracle)",
+    "unfold": "im2col, used by the convolution layers; checked through them (test_layers, the oracle)",
+    "max_pool2d": "the MaxPool2d layer's op; checked through the layer (test_layers, the oracle)",
+}
+
+
+def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = None) -> list[np.ndarray]:
+    """Float64 inputs for ``op`` in its domain (``shapes`` overrides the row's own)."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for shape in shapes if shapes is not None else op.shapes:
+        a = rng.standard_normal(shape)
+        if op.domain == "positive":
+            a = np.abs(a) + 0.5
+        elif op.domain == "away_from_zero":
+            a = np.sign(a) * (np.abs(a) + 0.2)
+            a[a == 0] = 0.3
+        elif op.domain == "away_from_bounds":
+            a = np.where(np.abs(np.abs(a) - 0.5) < 0.1, a + 0.25, a)
+        arrays.append(np.asarray(a))
+    return arrays
