@@ -89,7 +89,12 @@ class CupyBackend(NumpyLikeBackend):
         try:
             count: int = cp.cuda.runtime.getDeviceCount()
         except Exception as exc:  # CUDA raises its own error types when no driver answers
-            self._reason = f"CuPy is installed but no CUDA device answers ({type(exc).__name__}: {exc})"
+            # CuPy's words on a machine without a GPU can read like a broken driver
+            # ("driver version is insufficient"): say what it means first.
+            self._reason = (
+                f"CuPy is installed but no CUDA device answers here (no GPU, or no usable driver); "
+                f"CuPy says: {type(exc).__name__}: {exc}"
+            )
             return
         if count < 1:
             self._reason = "CuPy is installed but no CUDA device was found"

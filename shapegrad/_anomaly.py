@@ -74,8 +74,9 @@ def detect_anomaly(enabled: bool = True) -> Generator[None, None, None]:
     that created it.
 
     Example:
+        >>> import numpy as np
         >>> import shapegrad as sg
-        >>> with sg.detect_anomaly():
+        >>> with sg.detect_anomaly(), np.errstate(invalid="ignore"):  # NumPy's own warning aside
         ...     try:
         ...         sg.log(sg.tensor([-1.0]))
         ...     except sg.NumericalAnomalyError as e:

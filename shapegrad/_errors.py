@@ -62,8 +62,8 @@ class ParameterError(ShapegradError, TypeError):
 
 
 class HyperparameterError(ShapegradError, ValueError):
-    """An optimizer or layer setting out of its range (``lr < 0``, ``betas`` outside
-    [0, 1), ``eps <= 0``, ...), or an optimizer with no parameter to train."""
+    """A setting out of its range: an optimizer's (``lr < 0``, ``betas`` outside [0, 1),
+    ``eps <= 0``, ...), a loss's ``reduction``, or an optimizer with no parameter to train."""
 
 
 class GradientsMismatchError(ShapegradError, RuntimeError):

@@ -1,7 +1,8 @@
 """The typed tensor: an array of one backend, plus the tape node that produced it.
 
-``Tensor[Tape, *Dims]`` is what pyright checks (DESIGN.md); at run time the same
-subscription builds a jaxtyping check of those dims (see ``_annotations``).
+``Tensor[Tape, *Dims]`` is what pyright checks (the tape first, then the dims, all
+invariant); at run time the same subscription builds a jaxtyping check of those dims (see
+``_annotations``), or, with ``SHAPEGRAD_CHECKS=0``, a plain generic alias.
 """
 
 from __future__ import annotations

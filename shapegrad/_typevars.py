@@ -2,7 +2,8 @@
 
 Method signatures use these module-level variables, never the class's own ``Dims``: the
 class's variable is already bound to the receiver, so reusing it makes overloads silently
-fall through (see DESIGN.md).
+fall through to a wrong one (pyright checks ``self: Tensor[T, *S, N]`` against the bound
+variable, not a fresh one).
 """
 
 from __future__ import annotations
@@ -19,3 +20,9 @@ B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
 E = TypeVar("E")
+F = TypeVar("F")
+G = TypeVar("G")
+H = TypeVar("H")
+I = TypeVar("I")
+J = TypeVar("J")
+O = TypeVar("O")

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 
 from ._autodiff import NoTape
 from ._device_checks import require_in_range
-from ._errors import DTypeError, ShapeError
+from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
 from .ops import elementwise as ew, reductions
@@ -31,7 +31,7 @@ def _reduce(x: AnyTensor, reduction: Reduction) -> Any:
         return reductions.sum_impl(x, None, False)
     if reduction == "none":
         return x
-    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+    raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
 
 
 def _same_shape(name: str, pred: AnyTensor, target: AnyTensor) -> None:
@@ -159,7 +159,7 @@ def cross_entropy(
     """
     _check_labels(logits, labels)
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+        raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
     require_float(logits, "cross_entropy")
     xp = logits._backend.xp
     data = logits._data

@@ -46,7 +46,7 @@ def test_dim_bound_inconsistently_across_arguments_names_the_dims(numpy_backend:
     with pytest.raises(TypeCheckError) as info:
         add_rows(sg.zeros(4, 3), sg.ones(5, 3))
     message = str(info.value)
-    assert "y" in message  # the parameter
+    assert "parameter 'y'" in message  # the parameter, by name
     assert "Batch Features" in message  # the expected dims
     assert "Batch=4" in message and "Features=3" in message  # the bound values
 

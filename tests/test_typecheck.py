@@ -128,3 +128,15 @@ def test_every_suppression_in_the_library_says_why() -> None:
             if re.search(r"#\s*(type|pyright):\s*ignore", line) and " -- " not in line.split("ignore", 1)[1]:
                 bare.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not bare, "\n".join(bare)
+
+
+def test_readme_examples_pass_pyright_strict(tmp_path: Path) -> None:
+    """Every Python block of the README, as a user pastes it, in strict mode."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert blocks, "the README has no Python example"
+    for i, block in enumerate(blocks):
+        (tmp_path / f"readme_block_{i}.py").write_text(block)
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "extraPaths": [str(ROOT)]}
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
+    errors = _errors(_pyright_report("-p", str(tmp_path / "pyrightconfig.json"), str(tmp_path)))
+    assert not errors, "\n".join(errors)

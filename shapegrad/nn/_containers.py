@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast, overload
+from typing import Any, cast, overload
 
 from .._errors import ShapegradError
 from .._tensor import Tensor
-from .._typevars import S, T
+from .._typevars import A, B, C, D, E, F, G, H, I, J, N, O, S, T
 from ..ops.elementwise import add_impl
 from ._module import Layer
 
 __all__ = ["Residual", "Sequential"]
-
-I = TypeVar("I")
-O = TypeVar("O")
-N = TypeVar("N")
-A = TypeVar("A")
-B = TypeVar("B")
-C = TypeVar("C")
-D = TypeVar("D")
-E = TypeVar("E")
-F = TypeVar("F")
-G = TypeVar("G")
-H = TypeVar("H")
-J = TypeVar("J")
 
 
 class Sequential(Layer[I, O], checked=False):
