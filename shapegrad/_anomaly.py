@@ -48,8 +48,8 @@ class _Detector:
         where = _user_frame()
         if node is not None:
             node.where = where
-        xp = inputs[0]._backend.xp if inputs else None
-        if xp is None or not _bad(xp, data):
+        backend = next((t._backend for t in inputs if t._backend is not None), None)  # a number operand has none
+        if backend is None or not _bad(backend.xp, data):
             return
         shapes = ", ".join(str(t.shape) for t in inputs)
         raise NumericalAnomalyError(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import weakref
 from collections.abc import Callable, Generator
 from importlib import metadata
 from typing import Any, Protocol, cast, runtime_checkable
@@ -103,21 +102,26 @@ class FusedKernels(Protocol):
         ...
 
 
-# backend -> (name, dtype) -> kernel or None: the capability is asked once per key.
-_kernels: weakref.WeakKeyDictionary[Any, dict[tuple[Any, Any], Any]] = weakref.WeakKeyDictionary()
+# (backend, name, dtype) -> kernel or None: asked once per key (backends live as long as
+# the process, so plain dicts keep them).
+_kernels: dict[tuple[Any, Any, Any], Any] = {}
 
 
 def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
     """The backend's fused kernel ``name`` for arrays of ``dtype``, or ``None`` (always for
     a backend without the :class:`FusedKernels` capability); looked up once per name and
     dtype. Ops fall back to their ``xp`` math, which stays the reference."""
-    table = _kernels.get(backend)
-    if table is None:
-        table = _kernels[backend] = {}
-    key = (name, dtype)
-    if key not in table:
-        table[key] = backend.fused_kernel(name, dtype) if isinstance(backend, FusedKernels) else None
-    return table[key]
+    key = (backend, name, dtype)
+    try:
+        return _kernels[key]
+    except KeyError:
+        kernel = _kernels[key] = backend.fused_kernel(name, dtype) if isinstance(backend, FusedKernels) else None
+        return kernel
+
+
+# backend -> rule -> dtype -> the rule to record: nested, because an op pays this lookup on
+# the hot path (~0.1 µs; a tuple key costs twice that, mostly hashing it).
+_bound: dict[Any, dict[Any, dict[Any, Callable[..., Any]]]] = {}
 
 
 def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callable[..., Any]:
@@ -127,19 +131,21 @@ def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callabl
     kernel takes the rule's gradient and saved values (numbers converted to ``dtype``) and
     returns the input's gradient, so the rule itself has no kernel branch.
     """
+    try:
+        return _bound[backend][rule][dtype]
+    except KeyError:
+        pass
     kernel = fused_kernel(backend, rule.__name__, dtype)
-    if kernel is None:
-        return rule
-    table = _kernels[backend]
-    bound = table.get((rule, dtype))
-    if bound is None:
+    bound = rule
+    if kernel is not None:
         scalar = getattr(dtype, "type", float)
 
         def fused_rule(xp: Any, grad: Any, *saved: Any) -> tuple[Any, ...]:
             return (kernel(grad, *[scalar(v) if isinstance(v, (int, float)) else v for v in saved]),)
 
         fused_rule.__name__ = rule.__name__
-        bound = table[(rule, dtype)] = fused_rule
+        bound = fused_rule
+    _bound.setdefault(backend, {}).setdefault(rule, {})[dtype] = bound
     return bound
 
 

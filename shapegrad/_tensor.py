@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _device_checks, _hooks
 from ._autodiff import Node, NoTape, OwnedTape, ParamInfo, Rule, make_parameter, merge_tapes, new_leaf_key, record_node
-from ._backend import Backend, active_backend, as_backend_array, get_backend
+from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_backend
 from ._errors import DTypeError, ShapeError, TapeError
 from ._typevars import A, C, K, M, N, S, T
 
@@ -809,9 +809,17 @@ def wrap(data: Any, backend: Backend) -> Any:
 
 
 def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any, ...], backend: Backend) -> Any:
-    """The op's result as a tensor, recorded by the engine (:func:`shapegrad._autodiff.record`)
-    when any input needs a gradient. This is the one place every op is recorded."""
-    node = record_node(data, rule, inputs, saved, backend.xp)
+    """The op's result as a tensor, recorded by the engine (:func:`shapegrad._autodiff.record_node`)
+    when any input needs a gradient. This is the one place every op is recorded, and where a
+    backend's fused kernel for the op's rule (same name) takes the rule's place."""
+    for tensor in inputs:
+        if tensor._node is not None or tensor._param is not None:
+            node = record_node(data, rule, inputs, saved, backend.xp)
+            break
+    else:
+        node = None  # nothing to differentiate: the common untraced case, no engine call
+    if node is not None and node.rule is rule:
+        node.rule = bind_rule(backend, rule, data.dtype)
     hook = _hooks.anomaly
     if hook is not None:
         hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)

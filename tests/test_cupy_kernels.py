@@ -10,7 +10,6 @@ NumPy backend. With CuPy installed, the emulation's names are checked against Cu
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -207,7 +206,8 @@ def test_every_kernel_is_used_by_an_op_or_optimizer(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(type(backend), "fused_kernel", spy)
     # Kernels are looked up once per backend, name and dtype: start from an empty table.
-    monkeypatch.setattr(sg._backend, "_kernels", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(sg._backend, "_kernels", {})
+    monkeypatch.setattr(sg._backend, "_bound", {})
     data = np.linspace(-2, 2, 12).reshape(3, 4)
     for _, fn in ACTIVATIONS:
         _value_and_gradient(fn, data, backend)

@@ -10,7 +10,7 @@ import math
 from typing import Any, Literal as L, cast, overload
 
 from .._autodiff import NoTape, wants_grad
-from .._backend import as_backend_array, bind_rule, fused_kernel, same_backend
+from .._backend import as_backend_array, fused_kernel, same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
@@ -109,17 +109,17 @@ def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
     )
 
 
-class _Constant:
-    """A number as an operand of a binary op: recorded in the operand's place, it has no
-    node and no parameter, so the engine sends its gradient nowhere (and the rule, told by
-    ``need``, does not compute it)."""
+class _Number:
+    """A number as an operand of a binary op, in the inputs the engine records: no node and
+    no parameter, so its gradient goes nowhere (and the rule, told by ``need``, does not
+    compute it). One instance serves every op: the value itself is in the saved values."""
 
-    __slots__ = ("_data", "_node", "_param", "_backend")
-
+    __slots__ = ()
+    _data = _node = _param = _backend = None
     shape = ()
 
-    def __init__(self, value: Any, backend: Any) -> None:
-        self._data, self._node, self._param, self._backend = value, None, None, backend
+
+_NUMBER = _Number()
 
 
 def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
@@ -127,32 +127,36 @@ def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     The number is a constant operand of the same rule, which gets ``need`` (whether each
     side wants a gradient) and computes only those. ``forward`` is a function of the two
     raw operands, or the name of the backend's function."""
+    left: Any
+    right: Any
     if isinstance(a, Tensor):
-        if not isinstance(b, Tensor):
-            b = operand(b, cast(AnyTensor, a), op)
+        left = cast(Any, a)
+        right = cast(Any, b) if isinstance(b, Tensor) or type(b) is float else operand(b, left, op)
     elif isinstance(b, Tensor):
-        a = operand(a, cast(AnyTensor, b), op)
+        right = cast(Any, b)
+        left = a if type(a) is float else operand(a, right, op)
     else:
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
-    if isinstance(forward, str):
-        forward = getattr(cast(AnyTensor, a if isinstance(a, Tensor) else b)._backend.xp, forward)
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
-        left, right = cast(AnyTensor, a), cast(AnyTensor, b)
+    left_is_tensor, right_is_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
+    if left_is_tensor and right_is_tensor:
+        tensors: Any = (left, right)
         backend = same_backend(left, right)
-        x, y = left._data, right._data
-        try:
-            out = forward(x, y)
-        except ValueError:
-            raise shape_clash(op, left, right) from None
     else:
-        tensor = cast(AnyTensor, a if isinstance(a, Tensor) else b)
-        backend = tensor._backend
-        left: Any = tensor if tensor is a else _Constant(a, backend)
-        right: Any = tensor if tensor is b else _Constant(b, backend)
-        x, y = left._data, right._data
+        tensors = (left, _NUMBER) if left_is_tensor else (_NUMBER, right)
+        backend = (left if left_is_tensor else right)._backend
+    x = left._data if left_is_tensor else left
+    y = right._data if right_is_tensor else right
+    if isinstance(forward, str):
+        forward = getattr(backend.xp, forward)
+    try:
         out = forward(x, y)
-    need = (wants_grad(left), wants_grad(right))
-    return record(out, rule, (left, right), (x, y, out, need), backend)
+    except ValueError:
+        raise shape_clash(op, left, right) from None
+    first, second = tensors
+    if first._node is None and second._node is None and first._param is None and second._param is None:
+        return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
+    need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
+    return record(out, rule, tensors, (x, y, out, need), backend)
 
 
 # --------------------------------------------------------------------------- add, sub
@@ -491,9 +495,7 @@ def minimum(
 
 # --------------------------------------------------------------------------- unary
 def _unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    # A backend's fused kernel for the rule (by the rule's name) replaces it here, once.
-    backend = x._backend
-    return record(out, bind_rule(backend, rule, out.dtype), (x,), saved, backend)
+    return record(out, rule, (x,), saved, x._backend)
 
 
 def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
@@ -559,7 +561,7 @@ def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
 
 
 # Activations. A backend may fuse an activation's forward or gradient into one kernel: the
-# op asks for its forward by name (``fused_kernel``), and ``_unary`` binds the rule's kernel
+# op asks for its forward by name (``fused_kernel``), and ``record`` binds the rule's kernel
 # (same name, same saved values) in the rule's place. The ``xp`` math below stays the
 # reference the fused kernels are tested against.
 
