@@ -226,13 +226,14 @@ def record_node(data: Any, rule: Rule, inputs: Sequence[Recordable], saved: tupl
     sliced embedding table) gets a node without a tape, so that the parameter is still
     reached once the result meets a traced tensor; only a tape makes a result traced.
     """
+    # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
     tape: Tape | None = None
-    graph = False
+    graph = wanted = False
     versions: list[tuple[ParamInfo, int]] | None = None
+    parents: list[Node | None] = []
     for tensor in inputs:
         param = tensor._param
         if param is not None and param.trainable:
-            graph = True
             if versions is None:
                 versions = []
             versions.append((param, param.version))
@@ -240,19 +241,24 @@ def record_node(data: Any, rule: Rule, inputs: Sequence[Recordable], saved: tupl
         if node is not None:
             graph = True
             node_tape = node.tape
-            if node_tape is not None:
-                if tape is None:
-                    tape = node_tape
-                elif node_tape is not tape:
-                    tape = merge_tapes(tape, node_tape)
+            if node_tape is not None and node_tape is not tape:
+                tape = node_tape if tape is None else merge_tapes(tape, node_tape)
+            parent = node if node.wants else None
+        elif param is not None and param.trainable:
+            graph = True
+            parent = param.leaf
+        else:
+            parent = None
+        if parent is not None:
+            wanted = True
+        parents.append(parent)
     if not graph:
         return None
     if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
         check_usable(tape)
-    parents = tuple([parent_of(t) for t in inputs])
-    if any(p is not None for p in parents):
+    if wanted:
         frozen = None if versions is None else tuple(versions)
-        return Node(tape, parents, rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
+        return Node(tape, tuple(parents), rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
     # Only tape carriers in: the result carries the tape too, and saves nothing.
     return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, wants=False)
 

@@ -127,26 +127,34 @@ def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     The number is a constant operand of the same rule, which gets ``need`` (whether each
     side wants a gradient) and computes only those. ``forward`` is a function of the two
     raw operands, or the name of the backend's function."""
-    left: Any
-    right: Any
+    # Written for speed (it runs for every arithmetic op): no cast() calls, a Python float
+    # taken as it is, same_backend's check inline.
+    left: Any = a
+    right: Any = b
     if isinstance(a, Tensor):
-        left = cast(Any, a)
-        right = cast(Any, b) if isinstance(b, Tensor) or type(b) is float else operand(b, left, op)
+        if not isinstance(b, Tensor) and type(b) is not float:
+            right = operand(b, left, op)
     elif isinstance(b, Tensor):
-        right = cast(Any, b)
-        left = a if type(a) is float else operand(a, right, op)
+        if type(a) is not float:
+            left = operand(a, right, op)
     else:
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
     left_is_tensor, right_is_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
     if left_is_tensor and right_is_tensor:
         tensors: Any = (left, right)
-        backend = same_backend(left, right)
+        backend = left._backend
+        if right._backend is not backend:
+            same_backend(left, right)  # raises, naming both
+        x, y = left._data, right._data
+    elif left_is_tensor:
+        tensors = (left, _NUMBER)
+        backend = left._backend
+        x, y = left._data, right
     else:
-        tensors = (left, _NUMBER) if left_is_tensor else (_NUMBER, right)
-        backend = (left if left_is_tensor else right)._backend
-    x = left._data if left_is_tensor else left
-    y = right._data if right_is_tensor else right
-    if isinstance(forward, str):
+        tensors = (_NUMBER, right)
+        backend = right._backend
+        x, y = left, right._data
+    if forward.__class__ is str:
         forward = getattr(backend.xp, forward)
     try:
         out = forward(x, y)
