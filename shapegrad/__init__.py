@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from . import losses, nn, optim
+from . import data, losses, nn, optim
 from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
@@ -88,6 +88,7 @@ from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum
 from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
 
 __all__ = [
+    "data",
     "AnyTensor",
     "Backend",
     "BackendError",

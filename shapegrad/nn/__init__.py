@@ -21,7 +21,7 @@ from ._conv import (
 )
 from ._linear import Embedding, Linear
 from ._module import Layer, Module, parameter
-from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm
+from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
 
 __all__ = [
     "GELU",
@@ -48,6 +48,8 @@ __all__ = [
     "Sequential",
     "Sigmoid",
     "Softplus",
+    "SyncBatchNorm1d",
+    "SyncBatchNorm2d",
     "T",
     "Tanh",
     "TransformerEncoderBlock",

@@ -90,14 +90,14 @@ class _BatchNorm(Layer[C, C], checked=False):
         axes = (0, *range(2, x.ndim))
         shape = (1, self.num_features) + (1,) * (x.ndim - 2)
         if self.training:
-            count = x.size // self.num_features
+            count = self._count(x.size // self.num_features)
             if count < 2:
                 raise ShapeError(
                     f"{type(self).__name__} in training mode expects more than one value per channel, found shape {x.shape}"
                 )
-            mean = reductions.mean_impl(x, axes, True)
+            mean = self._mean(x, axes, count)
             centred = sub_impl(x, mean)
-            var = reductions.mean_impl(mul_impl(centred, centred), axes, True)
+            var = self._mean(mul_impl(centred, centred), axes, count)
             self._update_running(mean, var, count)
         else:
             centred = sub_impl(x, reshape(self.running_mean, shape))
@@ -106,6 +106,14 @@ class _BatchNorm(Layer[C, C], checked=False):
         if self.weight is not None and self.bias is not None:
             y = add_impl(mul_impl(y, reshape(self.weight, shape)), reshape(self.bias, shape))
         return y
+
+    def _count(self, local: int) -> int:
+        """Values per channel the statistics are over (this batch's; SyncBatchNorm: all ranks')."""
+        return local
+
+    def _mean(self, x: AnyTensor, axes: tuple[int, ...], count: int) -> Any:
+        """The per-channel mean over ``axes`` (kept as size 1)."""
+        return reductions.mean_impl(x, axes, True)
 
     def _update_running(self, mean: AnyTensor, var: AnyTensor, count: int) -> None:
         # In place, from the untraced values: the running statistics are state, not graph.
@@ -133,6 +141,54 @@ class BatchNorm1d(_BatchNorm[C], checked=False):
 
 class BatchNorm2d(_BatchNorm[C], checked=False):
     """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
+
+    _spatial_ranks = (2,)
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return self._normalize(x)
+
+
+class _SyncBatchNorm(_BatchNorm[C], checked=False):
+    """Batch statistics over the global batch: every rank's samples (``comm``)."""
+
+    def __init__(
+        self,
+        num_features: int | None = None,
+        *,
+        comm: Any,
+        eps: float = 1e-5,
+        momentum: float = 0.1,
+        affine: bool = True,
+        dtype: str = "float32",
+    ) -> None:
+        super().__init__(num_features, eps=eps, momentum=momentum, affine=affine, dtype=dtype)
+        self._comm = comm
+
+    def _count(self, local: int) -> int:
+        return self._comm.sum_int(local)
+
+    def _mean(self, x: AnyTensor, axes: tuple[int, ...], count: int) -> Any:
+        from ..distributed import all_sum
+
+        # Σ over this rank's values, summed over the ranks (differentiably), over the
+        # global count: the mean of the global batch, as one process would compute it.
+        return mul_impl(all_sum(reductions.sum_impl(x, axes, True), self._comm), 1.0 / count)
+
+
+class SyncBatchNorm1d(_SyncBatchNorm[C], checked=False):
+    """``BatchNorm1d`` whose training statistics are over the global batch of every rank of
+    ``comm`` (``shapegrad.distributed.init()``), as ``nn.SyncBatchNorm``; every rank must
+    call it. In eval mode it is ``BatchNorm1d``."""
+
+    _spatial_ranks = (0, 1)
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return self._normalize(x)
+
+
+class SyncBatchNorm2d(_SyncBatchNorm[C], checked=False):
+    """``BatchNorm2d`` with global-batch statistics over ``comm``'s ranks (see
+    :class:`SyncBatchNorm1d`)."""
 
     _spatial_ranks = (2,)
 

@@ -1,0 +1,348 @@
+"""Data-parallel training over MPI (mpi4py), one process per CPU socket, node or GPU.
+
+Every rank runs the same program on its shard of each batch; after ``backward`` the
+gradients are averaged over the ranks (``comm.allreduce_mean(grads)``), so every rank
+applies the same update and the weights stay identical, as in one process whose batch is
+all the ranks' batches together. Launch with ``mpiexec -n 4 python train.py`` (or SLURM's
+``srun``)::
+
+    import shapegrad.distributed as dist
+
+    comm = dist.init()                      # MPI world
+    comm.broadcast_parameters(model)        # rank 0's weights everywhere
+    for x, y in sg.data.batches(X, Y, batch_size=32, shuffle=True, generator=g, shard=comm):
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        comm.allreduce_mean(grads)          # the same Gradients[M], averaged over ranks
+        opt.update(model, grads)
+    dist.save(model, path, comm, optimizer=opt)
+
+Gradients travel as one flat buffer per dtype (in buckets of ``bucket_bytes``). Arrays on
+a device are staged through host memory for MPI; with ``init(backend="nccl")`` CuPy
+arrays go over NCCL instead (one process per GPU, NCCL's id shared over MPI).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ._backend import Backend
+from ._errors import BackendError, CheckpointError, ShapegradError
+from ._gradients import Gradients
+from ._serialize import load as _load, save as _save
+from ._tensor import AnyTensor, Tensor, record
+
+__all__ = ["Comm", "all_sum", "init", "load", "save"]
+
+M = TypeVar("M")
+DEFAULT_BUCKET_BYTES = 25 * 2**20  # as PyTorch DDP
+
+
+def _mpi() -> Any:
+    try:
+        return importlib.import_module("mpi4py.MPI")
+    except ImportError as exc:
+        raise BackendError(
+            f"shapegrad.distributed needs mpi4py and an MPI library ({exc}); pip install 'shapegrad[mpi]' "
+            "(mpi4py and PyPI's mpich), or mpi4py built against the cluster's MPI"
+        ) from None
+
+
+def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True) -> Comm:
+    """The communicator of this process's MPI job (``MPI.COMM_WORLD`` unless ``comm``).
+
+    Args:
+        backend: ``"mpi"`` (every array over MPI, device arrays staged through the host) or
+            ``"nccl"`` (CuPy arrays over NCCL, one process per GPU: rank ``r`` uses device
+            ``r % device count``).
+        abort_on_exception: an uncaught exception on any rank aborts the whole job with the
+            exception's message and rank, instead of leaving the other ranks waiting in a
+            collective forever.
+
+    Raises:
+        BackendError: mpi4py is not installed, or NCCL was asked for without CuPy.
+    """
+    mpi = _mpi()
+    world = mpi.COMM_WORLD if comm is None else comm
+    if abort_on_exception:
+        _abort_on_uncaught_exception(world)
+    if backend == "mpi":
+        return Comm(world)
+    if backend == "nccl":
+        return Comm(world, nccl=_NcclChannel(world))
+    raise BackendError(f"unknown distributed backend {backend!r}; expected 'mpi' or 'nccl'")
+
+
+def _abort_on_uncaught_exception(world: Any) -> None:
+    previous = sys.excepthook
+    if getattr(previous, "_shapegrad_abort", False):
+        return
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        message = "".join(traceback.format_exception(kind, value, tb))
+        sys.stderr.write(f"shapegrad.distributed: rank {world.Get_rank()} of {world.Get_size()} failed, ")
+        sys.stderr.write(f"aborting the job:\n{message}")
+        sys.stderr.flush()
+        world.Abort(1)
+
+    setattr(hook, "_shapegrad_abort", True)  # a marker on our own hook: install it once
+    sys.excepthook = hook
+
+
+def _structure(model: Any) -> list[tuple[str, tuple[int, ...], str, bool]]:
+    """(path, shape, dtype, trainable) of every parameter and buffer, in order."""
+    rows: list[tuple[str, tuple[int, ...], str, bool]] = []
+    for path, tensor in model.named_tensors():
+        info = tensor._param
+        rows.append((path, tuple(tensor.shape), tensor.backend_dtype_name(), bool(info and info.trainable)))
+    return rows
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value).encode()).hexdigest()
+
+
+class Comm:
+    """One MPI job's communicator, as ``shapegrad`` uses it.
+
+    ``rank`` and ``size`` are this process's place and the number of processes;
+    ``backend`` says how gradients travel (``"mpi"`` through the host, ``"nccl"`` on GPUs).
+    """
+
+    def __init__(self, mpi_comm: Any, *, nccl: _NcclChannel | None = None, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
+        self.mpi = mpi_comm
+        self.rank: int = mpi_comm.Get_rank()
+        self.size: int = mpi_comm.Get_size()
+        self.bucket_bytes = bucket_bytes
+        self._nccl = nccl
+        self._checked_layouts: set[tuple[Any, ...]] = set()
+
+    @property
+    def backend(self) -> str:
+        """``"nccl"`` when CuPy arrays travel over NCCL, else ``"mpi"`` (host memory)."""
+        return "nccl" if self._nccl is not None else "mpi"
+
+    def barrier(self) -> None:
+        """Wait until every rank gets here."""
+        self.mpi.Barrier()
+
+    # -- agreement ---------------------------------------------------------------------
+    def _agree(self, rows: list[Any], what: str) -> None:
+        """Raise on every rank (the same message) unless every rank has the same ``rows``."""
+        digests: list[str] = self.mpi.allgather(_digest(rows))
+        if len(set(digests)) == 1:
+            return
+        everyone: list[list[Any]] = self.mpi.allgather(rows)
+        reference = everyone[0]
+        for rank, theirs in enumerate(everyone):
+            if theirs == reference:
+                continue
+            for index in range(max(len(reference), len(theirs))):
+                mine = reference[index] if index < len(reference) else None
+                other = theirs[index] if index < len(theirs) else None
+                if mine != other:
+                    raise ShapegradError(
+                        f"{what} differs between ranks: rank {rank} has {other!r} where rank 0 has {mine!r} "
+                        f"(entry {index}); expected the same model on every rank. Nothing was changed."
+                    )
+
+    # -- parameters --------------------------------------------------------------------
+    def broadcast_parameters(self, model: Any, *, root: int = 0) -> None:
+        """Copy rank ``root``'s parameters and buffers to every rank, in place.
+
+        The model's structure (dotted paths, shapes, dtypes) is compared first; a rank whose
+        model differs makes every rank raise ``ShapegradError`` naming that rank and the first
+        differing path, before any weight is changed (no rank is left waiting).
+        """
+        self._agree([list(row[:3]) + [row[3]] for row in _structure(model)], "the model's structure")
+        tensors = [tensor for _, tensor in model.named_tensors()]
+        for group in _by_dtype(tensors):
+            flat = _pack([t._data for t in group], group[0]._backend)
+            self.mpi.Bcast(flat, root=root)
+            if self.rank != root:
+                _unpack(flat, [t._data for t in group], group[0]._backend)
+                for tensor in group:
+                    if tensor._param is not None:
+                        tensor._param.version += 1
+
+    # -- gradients ---------------------------------------------------------------------
+    def allreduce_mean(self, grads: Gradients[M]) -> Gradients[M]:
+        """Average every parameter gradient in ``grads`` over the ranks, in place; returns
+        the same ``Gradients[M]`` (so ``opt.update(model, grads)`` keeps its checks).
+
+        A parameter that received no gradient on a rank contributes zeros there. Whether a
+        parameter was used is agreed across ranks: used on any rank counts as used on all,
+        so ``UnusedParameterError`` is raised on every rank or on none.
+        """
+        layout = grads._layout
+        key = tuple((path, shape) for path, _, shape in layout)
+        if key not in self._checked_layouts:
+            self._agree([[path, list(shape)] for path, shape in key], "the gradients' parameters")
+            self._checked_layouts.add(key)
+        touched = grads._touched
+        used = np.array([slot in touched for _, slot, _ in layout], dtype=np.int32)
+        if self.size > 1:
+            self.mpi.Allreduce(self._mpi_in_place(), used, op=_mpi().SUM)
+        buffers = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in layout]
+        for slot, buffer, backend in buffers:
+            if slot not in touched:
+                backend.copy_into(buffer, backend.xp.zeros_like(buffer))
+        for bucket in self._buckets(buffers):
+            arrays = [buffer for _, buffer, _ in bucket]
+            self._allreduce_sum(arrays, bucket[0][2])
+            scale = 1.0 / self.size
+            for _, buffer, backend in bucket:
+                backend.copy_into(buffer, buffer * scale)
+        for (_, slot, _), count in zip(layout, used.tolist(), strict=True):
+            if count:
+                touched.add(slot)
+        return grads
+
+    def _mpi_in_place(self) -> Any:
+        return _mpi().IN_PLACE
+
+    def _buckets(self, buffers: Sequence[tuple[int, Any, Backend]]) -> list[list[tuple[int, Any, Backend]]]:
+        """Consecutive buffers of one dtype and backend, up to ``bucket_bytes`` each."""
+        buckets: list[list[tuple[int, Any, Backend]]] = []
+        size = 0
+        for entry in buffers:
+            _, buffer, backend = entry
+            last = buckets[-1] if buckets else None
+            nbytes = int(buffer.size) * int(buffer.dtype.itemsize)
+            if (
+                last is None
+                or size + nbytes > self.bucket_bytes
+                or last[0][1].dtype != buffer.dtype
+                or last[0][2] is not backend
+            ):
+                buckets.append([entry])
+                size = nbytes
+            else:
+                last.append(entry)
+                size += nbytes
+        return buckets
+
+    def _allreduce_sum(self, arrays: list[Any], backend: Backend) -> None:
+        if self.size == 1:
+            return
+        if self._nccl is not None and backend.name == "cupy":
+            self._nccl.allreduce_sum(arrays, backend)
+            return
+        flat = _pack(arrays, backend)
+        self.mpi.Allreduce(self._mpi_in_place(), flat, op=_mpi().SUM)
+        _unpack(flat, arrays, backend)
+
+    def sum_array(self, array: Any, backend: Backend) -> Any:
+        """A new array: ``array`` summed over the ranks (host-staged on a device)."""
+        out = backend.xp.asarray(array, copy=True)
+        self._allreduce_sum([out], backend)
+        return out
+
+    def sum_int(self, value: int) -> int:
+        """An integer summed over the ranks."""
+        return int(self.mpi.allreduce(int(value)))
+
+
+def _by_dtype(tensors: Sequence[AnyTensor]) -> list[list[AnyTensor]]:
+    groups: dict[tuple[int, str], list[AnyTensor]] = {}
+    for tensor in tensors:
+        groups.setdefault((id(tensor._backend), tensor.backend_dtype_name()), []).append(tensor)
+    return list(groups.values())
+
+
+def _pack(arrays: Sequence[Any], backend: Backend) -> np.ndarray[Any, Any]:
+    """One contiguous host array holding every array, in order."""
+    return np.concatenate([np.asarray(backend.to_numpy(a)).reshape(-1) for a in arrays]) if arrays else np.zeros(0)
+
+
+def _unpack(flat: np.ndarray[Any, Any], arrays: Sequence[Any], backend: Backend) -> None:
+    offset = 0
+    for array in arrays:
+        n = int(array.size)
+        backend.copy_into(array, backend.asarray(flat[offset : offset + n].reshape(tuple(array.shape)), None))
+        offset += n
+
+
+class _NcclChannel:
+    """CuPy arrays summed over NCCL; the NCCL id is made on rank 0 and shared over MPI.
+
+    Written against ``cupy.cuda.nccl``; it has not run here (no GPU in this project's CI):
+    ``benchmarks/gpu_check.sh`` is where a lent GPU machine would exercise it.
+    """
+
+    def __init__(self, world: Any) -> None:
+        try:
+            cupy: Any = importlib.import_module("cupy")
+            nccl: Any = importlib.import_module("cupy.cuda.nccl")
+        except ImportError as exc:
+            raise BackendError(f"init(backend='nccl') needs CuPy with NCCL ({exc}); use backend='mpi'") from None
+        rank, size = world.Get_rank(), world.Get_size()
+        cupy.cuda.Device(rank % cupy.cuda.runtime.getDeviceCount()).use()
+        uid = nccl.get_unique_id() if rank == 0 else None
+        uid = world.bcast(uid, root=0)
+        self._cupy, self._nccl = cupy, nccl
+        self._comm = nccl.NcclCommunicator(size, uid, rank)
+
+    def allreduce_sum(self, arrays: list[Any], backend: Backend) -> None:
+        cp = self._cupy
+        flat = cp.concatenate([a.reshape(-1) for a in arrays])
+        kinds = {"float16": self._nccl.NCCL_FLOAT16, "float32": self._nccl.NCCL_FLOAT32}
+        kind = kinds.get(backend.dtype_name(flat.dtype), self._nccl.NCCL_FLOAT64)
+        stream = cp.cuda.get_current_stream().ptr
+        self._comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, kind, self._nccl.NCCL_SUM, stream)
+        _unpack_device(flat, arrays, backend)
+
+
+def _unpack_device(flat: Any, arrays: Sequence[Any], backend: Backend) -> None:
+    offset = 0
+    for array in arrays:
+        n = int(array.size)
+        backend.copy_into(array, flat[offset : offset + n].reshape(tuple(array.shape)))
+        offset += n
+
+
+# --------------------------------------------------------------------------- a differentiable sum
+def all_sum_backward(xp: Any, g: Any, comm: Comm, backend: Backend) -> tuple[Any, ...]:
+    # Every rank's output depends on every rank's input with slope 1: the gradient of this
+    # rank's input is the sum of every rank's upstream gradient (all ranks run backward).
+    return (comm.sum_array(g, backend),)
+
+
+def all_sum(x: Tensor[Any, *tuple[Any, ...]], comm: Comm) -> Tensor[Any, *tuple[Any, ...]]:
+    """``x`` summed over the ranks, differentiably: every rank must call it (and run the
+    backward pass) in the same order. ``SyncBatchNorm`` builds its global statistics on it.
+    d/dx_r = Σ_s g_s."""
+    backend = x._backend
+    return record(comm.sum_array(x._data, backend), all_sum_backward, (x,), (comm, backend), backend)
+
+
+# --------------------------------------------------------------------------- checkpoints
+def save(model: Any, path: str | os.PathLike[str], comm: Comm, optimizer: Any = None) -> None:
+    """Rank 0 writes the checkpoint (atomically, as :func:`shapegrad.save`); every rank
+    waits until it is written, and every rank raises ``CheckpointError`` if it failed."""
+    error = ""
+    if comm.rank == 0:
+        try:
+            _save(model, path, optimizer=optimizer)
+        except Exception as exc:  # every rank must hear of it, not only rank 0
+            error = f"{type(exc).__name__}: {exc}"
+    error = comm.mpi.bcast(error, root=0)
+    if error:
+        raise CheckpointError(f"rank 0 could not write the checkpoint {os.fspath(path)!r}: {error}")
+
+
+def load(model: Any, path: str | os.PathLike[str], comm: Comm, optimizer: Any = None) -> None:
+    """Every rank loads the checkpoint (a file system all ranks see), after every rank has
+    reached this point (so that a checkpoint rank 0 is still writing is not read half)."""
+    comm.barrier()
+    _load(model, path, optimizer=optimizer)

@@ -1,0 +1,181 @@
+"""What each rank of the distributed tests runs: ``mpiexec -n N python mpi_worker.py SCENARIO``.
+
+Rank 0 prints ``PASSED <scenario>`` when every check held; any failure is an uncaught
+exception, which (through ``shapegrad.distributed``) aborts the whole job with its message.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import shapegrad as sg
+import shapegrad.distributed as dist
+from shapegrad import nn
+
+
+class Net(nn.Module, checked=False):
+    """Linear → (batch norm) → tanh → Linear, in float64. ``norm``: none, ``"local"``
+    (BatchNorm1d, this process's batch) or a communicator (SyncBatchNorm1d, every rank's)."""
+
+    def __init__(self, hidden: int = 8, norm: Any = None) -> None:
+        self.fc = nn.Linear(4, hidden, dtype="float64", generator=sg.Generator(1))
+        self.norm: Any = None
+        if norm == "local":
+            self.norm = nn.BatchNorm1d(hidden, dtype="float64")
+        elif norm is not None:
+            self.norm = nn.SyncBatchNorm1d(hidden, comm=norm, dtype="float64")
+        self.out = nn.Linear(hidden, 3, dtype="float64", generator=sg.Generator(2))
+
+    def __call__(self, x: Any) -> Any:
+        h = self.fc(x)
+        return self.out((h if self.norm is None else self.norm(h)).tanh())
+
+
+def _data() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((96, 4)), rng.integers(0, 3, 96)
+
+
+def _train(model: Net, loader: Any, steps: int, comm: dist.Comm | None) -> sg.optim.Adam[Net]:
+    opt = sg.optim.Adam(model, lr=0.05, weight_decay=0.01)
+    grads = model.alloc_grads()
+    done = 0
+    while done < steps:
+        for x, y in loader:
+            grads.zero()
+            sg.losses.cross_entropy(model(x.trace(grads)), y).backward()
+            if comm is not None:
+                comm.allreduce_mean(grads)
+            opt.update(model, grads)
+            done += 1
+            if done == steps:
+                break
+    return opt
+
+
+def _close(a: Any, b: Any, what: str) -> None:
+    a, b = np.asarray(a), np.asarray(b)
+    scale = np.maximum(np.abs(b), 1e-300)
+    worst = float(np.max(np.abs(a - b) / scale)) if a.size else 0.0
+    assert worst <= 1e-12, f"{what}: relative difference {worst:.3e} > 1e-12"
+
+
+def equivalence(comm: dist.Comm, sync: bool) -> None:
+    """N ranks × batch b for k steps == 1 process × batch N·b over the same samples."""
+    x, y = _data()
+    b, steps = 6, 7
+    model = Net(norm=comm if sync else None)
+    comm.broadcast_parameters(model)
+    loader = sg.data.batches(x, y, batch_size=b, shuffle=True, generator=sg.Generator(3), drop_last=True, shard=comm)
+    opt = _train(model, loader, steps, comm)
+    if comm.rank != 0:
+        comm.barrier()
+        return
+    reference = Net(norm="local" if sync else None)  # one process: its batch is the global batch
+    whole = sg.data.batches(x, y, batch_size=b * comm.size, shuffle=True, generator=sg.Generator(3), drop_last=True)
+    ref_opt = _train(reference, whole, steps, None)
+    for (path, ours), (_, theirs) in zip(model.named_tensors(), reference.named_tensors(), strict=True):
+        _close(ours.numpy(), theirs.numpy(), path)
+    for name, value in opt.state_arrays().items():
+        _close(value, ref_opt.state_arrays()[name], f"optimizer {name}")
+    assert opt.slot_steps() == ref_opt.slot_steps()
+    comm.barrier()
+
+
+def mismatch(comm: dist.Comm) -> None:
+    """A rank with another model: every rank gets the error, naming the rank and the path."""
+    model = Net(hidden=8 if comm.rank != 1 else 9)
+    before = model.fc.weight.numpy().copy()
+    try:
+        comm.broadcast_parameters(model)
+    except sg.ShapegradError as exc:
+        assert "rank 1" in str(exc) and "fc.weight" in str(exc), str(exc)
+        assert np.array_equal(model.fc.weight.numpy(), before)
+    else:
+        raise AssertionError("broadcast_parameters accepted different models")
+    comm.barrier()
+
+
+def unused(comm: dist.Comm) -> None:
+    """Used on one rank counts as used on all; unused everywhere raises on every rank."""
+
+    class Two(nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.a = nn.parameter(sg.tensor([1.0, 2.0], dtype="float64"))
+            self.b = nn.parameter(sg.tensor([3.0], dtype="float64"))
+
+    model = Two()
+    opt = sg.optim.Sgd(model, lr=0.1)
+    grads = model.alloc_grads()
+    loss = (model.a.trace(grads) * float(comm.rank + 1)).sum()
+    if comm.rank == 0:
+        loss = loss + model.b.trace(grads).sum()
+    loss.backward()
+    comm.allreduce_mean(grads)
+    assert sorted(grads.received()) == ["a", "b"]
+    mean_rank = (comm.size + 1) / 2
+    assert np.allclose(grads[model.a].numpy(), [mean_rank, mean_rank])
+    assert np.allclose(grads[model.b].numpy(), [1.0 / comm.size])
+    opt.update(model, grads)
+    grads.zero()
+    (model.a.trace(grads) * 1.0).sum().backward()
+    comm.allreduce_mean(grads)
+    try:
+        opt.update(model, grads)
+    except sg.UnusedParameterError as exc:
+        assert exc.paths == ("b",)
+    else:
+        raise AssertionError("an unused parameter was accepted")
+    comm.barrier()
+
+
+def save(comm: dist.Comm, directory: str) -> None:
+    """dist.save writes once (rank 0); every rank loads the same weights."""
+    model = Net()
+    comm.broadcast_parameters(model)
+    opt = sg.optim.Adam(model)
+    path = Path(directory) / "model.safetensors"
+    dist.save(model, path, comm, optimizer=opt)
+    fresh = Net(hidden=8)
+    fresh.fc.weight.data[...] = 0.0
+    dist.load(fresh, path, comm)
+    assert np.array_equal(fresh.fc.weight.numpy(), model.fc.weight.numpy())
+    comm.barrier()
+
+
+def crash(comm: dist.Comm) -> None:
+    """Rank 1 fails while the others wait in a collective: the job must end, not hang."""
+    if comm.rank == 1:
+        raise RuntimeError("boom on purpose in rank 1")
+    comm.barrier()
+
+
+def main() -> None:
+    scenario = sys.argv[1]
+    comm = dist.init()
+    if scenario == "equivalence":
+        equivalence(comm, sync=False)
+    elif scenario == "equivalence-sync":
+        equivalence(comm, sync=True)
+    elif scenario == "mismatch":
+        mismatch(comm)
+    elif scenario == "unused":
+        unused(comm)
+    elif scenario == "save":
+        directory = comm.mpi.bcast(tempfile.mkdtemp() if comm.rank == 0 else None, root=0)
+        save(comm, directory)
+    elif scenario == "crash":
+        crash(comm)
+    else:
+        raise SystemExit(f"unknown scenario {scenario!r}")
+    if comm.rank == 0:
+        print(f"PASSED {scenario} on {comm.size} ranks", flush=True)
+
+
+if __name__ == "__main__":
+    main()
