@@ -56,3 +56,24 @@ def test_digits_demo_runs_unchanged_on_the_cupy_backend(monkeypatch: pytest.Monk
     monkeypatch.setattr(sys, "argv", ["train_digits.py", "--quick", "--floor", "0.95"])
     with sg.use_backend(emulated_cupy_backend()):
         runpy.run_path(str(EXAMPLES / "train_digits.py"), run_name="__main__")
+
+
+def test_distributed_digits_example_trains_on_two_ranks() -> None:
+    """The README's distributed command, at 2 ranks, to its accuracy floor."""
+    import shutil
+
+    pytest.importorskip("mpi4py", reason="needs mpi4py: pip install -e '.[dev]' (or '.[mpi]')")
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec found (pip install mpich)")
+    result = subprocess.run(
+        [mpiexec, "-n", "2", sys.executable, str(EXAMPLES / "train_digits_distributed.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=EXAMPLES.parent,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "ranks 2, global batch 64" in result.stdout
+    assert (EXAMPLES / "output" / "cnn_distributed.safetensors").exists()
