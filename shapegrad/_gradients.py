@@ -35,7 +35,7 @@ class Gradients(Generic[M]):
         ([3.0, 4.0], [1.0, 2.0])
     """
 
-    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout")
+    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout", "_on_ready")
 
     @overload
     def __init__(self: Gradients[None]) -> None: ...
@@ -61,6 +61,10 @@ class Gradients(Generic[M]):
             self._paths[info.key] = path
             layout.append((path, info.key, param.shape))
         self._layout = tuple(layout)
+        # Called with a parameter's key once its gradient for this backward pass is in its
+        # buffer (a backward pass reaches each leaf once): distributed overlap starts
+        # reducing a bucket as soon as all of its gradients are final.
+        self._on_ready: Any = None
 
     # -- the engine's side ---------------------------------------------------------------
     def _recording_tape(self) -> Tape:
@@ -79,6 +83,8 @@ class Gradients(Generic[M]):
         else:
             backend.copy_into(buffer, grad)
             self._touched.add(key)
+        if self._on_ready is not None:
+            self._on_ready(key)
         return True
 
     # -- the user's side -----------------------------------------------------------------

@@ -126,6 +126,7 @@ class Comm:
         self.bucket_bytes = bucket_bytes
         self._nccl = nccl
         self._checked_layouts: set[tuple[Any, ...]] = set()
+        self._overlaps: dict[int, _Overlap] = {}
 
     @property
     def backend(self) -> str:
@@ -176,6 +177,21 @@ class Comm:
                         tensor._param.version += 1
 
     # -- gradients ---------------------------------------------------------------------
+    def overlap(self, grads: Gradients[M]) -> Gradients[M]:
+        """Reduce ``grads`` during the backward pass from now on, as PyTorch DDP does.
+
+        Gradients are grouped into buckets (in the order a backward pass finishes them, the
+        last layers first); a bucket's non-blocking ``Iallreduce`` starts as soon as each of
+        its gradients is final, while the backward pass goes on with earlier layers.
+        ``allreduce_mean(grads)`` then starts what is left and waits. Buckets start in the
+        same order on every rank, so collectives always match. It assumes one backward pass
+        per ``allreduce_mean``: a gradient that arrives again after its bucket started (two
+        backward passes accumulating) raises ``ShapegradError`` rather than reduce half.
+        Returns ``grads``.
+        """
+        self._overlaps[id(grads)] = _Overlap(self, grads)
+        return grads
+
     def allreduce_mean(self, grads: Gradients[M]) -> Gradients[M]:
         """Average every parameter gradient in ``grads`` over the ranks, in place; returns
         the same ``Gradients[M]`` (so ``opt.update(model, grads)`` keeps its checks).
@@ -190,19 +206,24 @@ class Comm:
             self._agree([[path, list(shape)] for path, shape in key], "the gradients' parameters")
             self._checked_layouts.add(key)
         touched = grads._touched
+        overlap = self._overlaps.get(id(grads))
+        if overlap is not None and overlap.grads is grads:
+            overlap.launch_rest()
         used = np.array([slot in touched for _, slot, _ in layout], dtype=np.int32)
         if self.size > 1:
             self.mpi.Allreduce(self._mpi_in_place(), used, op=_mpi().SUM)
-        buffers = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in layout]
-        for slot, buffer, backend in buffers:
-            if slot not in touched:
-                backend.copy_into(buffer, backend.xp.zeros_like(buffer))
-        for bucket in self._buckets(buffers):
-            arrays = [buffer for _, buffer, _ in bucket]
-            self._allreduce_sum(arrays, bucket[0][2])
-            scale = 1.0 / self.size
-            for _, buffer, backend in bucket:
-                backend.copy_into(buffer, buffer * scale)
+        scale = 1.0 / self.size
+        if overlap is not None and overlap.grads is grads:
+            overlap.finish(scale)
+        else:
+            buffers = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in layout]
+            for slot, buffer, backend in buffers:
+                if slot not in touched:
+                    backend.copy_into(buffer, backend.xp.zeros_like(buffer))
+            for bucket in self._buckets(buffers):
+                self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2])
+                for _, buffer, backend in bucket:
+                    backend.copy_into(buffer, buffer * scale)
         for (_, slot, _), count in zip(layout, used.tolist(), strict=True):
             if count:
                 touched.add(slot)
@@ -251,6 +272,67 @@ class Comm:
     def sum_int(self, value: int) -> int:
         """An integer summed over the ranks."""
         return int(self.mpi.allreduce(int(value)))
+
+
+class _Overlap:
+    """The buckets of one ``Gradients`` reduced while its backward pass runs (``Comm.overlap``)."""
+
+    def __init__(self, comm: Comm, grads: Gradients[Any]) -> None:
+        self.comm, self.grads = comm, grads
+        # Backward passes finish the last parameters first: buckets run over the reversed layout.
+        entries = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in reversed(grads._layout)]
+        self.buckets = comm._buckets(entries)
+        self.bucket_of = {slot: i for i, bucket in enumerate(self.buckets) for slot, _, _ in bucket}
+        self._reset()
+        grads._on_ready = self.ready
+
+    def _reset(self) -> None:
+        self.waiting = [len(bucket) for bucket in self.buckets]
+        self.arrived: set[int] = set()
+        self.launched = 0
+        self.requests: list[tuple[int, np.ndarray[Any, Any], Any]] = []
+
+    def ready(self, slot: int) -> None:
+        index = self.bucket_of.get(slot)
+        if index is None:
+            return
+        if slot in self.arrived:
+            if index < self.launched:
+                raise ShapegradError(
+                    "a gradient arrived again after its bucket's reduction started: Comm.overlap expects one "
+                    "backward pass per allreduce_mean (accumulate over several passes without overlap)"
+                )
+            return
+        self.arrived.add(slot)
+        self.waiting[index] -= 1
+        while self.launched < len(self.buckets) and self.waiting[self.launched] == 0:
+            self._launch(self.launched)
+
+    def _launch(self, index: int) -> None:
+        bucket = self.buckets[index]
+        backend = bucket[0][2]
+        touched = self.grads._touched
+        flat = _pack(
+            [buffer if slot in touched else backend.xp.zeros_like(buffer) for slot, buffer, _ in bucket], backend
+        )
+        request = None
+        if self.comm.size > 1:
+            request = self.comm.mpi.Iallreduce(_mpi().IN_PLACE, flat, op=_mpi().SUM)
+        self.requests.append((index, flat, request))
+        self.launched = index + 1
+
+    def launch_rest(self) -> None:
+        while self.launched < len(self.buckets):
+            self._launch(self.launched)
+
+    def finish(self, scale: float) -> None:
+        for index, flat, request in self.requests:
+            if request is not None:
+                request.Wait()
+            bucket = self.buckets[index]
+            flat *= scale
+            _unpack(flat, [buffer for _, buffer, _ in bucket], bucket[0][2])
+        self._reset()
 
 
 def _by_dtype(tensors: Sequence[AnyTensor]) -> list[list[AnyTensor]]:

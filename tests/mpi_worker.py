@@ -41,14 +41,19 @@ def _data() -> tuple[np.ndarray, np.ndarray]:
     return rng.standard_normal((96, 4)), rng.integers(0, 3, 96)
 
 
-def _train(model: Net, loader: Any, steps: int, comm: dist.Comm | None) -> sg.optim.Adam[Net]:
+def _train(model: Net, loader: Any, steps: int, comm: dist.Comm | None, overlap: bool = False) -> sg.optim.Adam[Net]:
     opt = sg.optim.Adam(model, lr=0.05, weight_decay=0.01)
     grads = model.alloc_grads()
+    if comm is not None and overlap:
+        comm.bucket_bytes = 200  # several small buckets, so that some start during backward
+        comm.overlap(grads)
     done = 0
     while done < steps:
         for x, y in loader:
             grads.zero()
             sg.losses.cross_entropy(model(x.trace(grads)), y).backward()
+            if comm is not None and overlap:  # buckets started during the backward pass
+                assert comm._overlaps[id(grads)].launched > 0
             if comm is not None:
                 comm.allreduce_mean(grads)
             opt.update(model, grads)
@@ -65,14 +70,14 @@ def _close(a: Any, b: Any, what: str) -> None:
     assert worst <= 1e-12, f"{what}: relative difference {worst:.3e} > 1e-12"
 
 
-def equivalence(comm: dist.Comm, sync: bool) -> None:
+def equivalence(comm: dist.Comm, sync: bool, overlap: bool = False) -> None:
     """N ranks × batch b for k steps == 1 process × batch N·b over the same samples."""
     x, y = _data()
     b, steps = 6, 7
     model = Net(norm=comm if sync else None)
     comm.broadcast_parameters(model)
     loader = sg.data.batches(x, y, batch_size=b, shuffle=True, generator=sg.Generator(3), drop_last=True, shard=comm)
-    opt = _train(model, loader, steps, comm)
+    opt = _train(model, loader, steps, comm, overlap)
     if comm.rank != 0:
         comm.barrier()
         return
@@ -162,6 +167,8 @@ def main() -> None:
         equivalence(comm, sync=False)
     elif scenario == "equivalence-sync":
         equivalence(comm, sync=True)
+    elif scenario == "equivalence-overlap":
+        equivalence(comm, sync=False, overlap=True)
     elif scenario == "mismatch":
         mismatch(comm)
     elif scenario == "unused":

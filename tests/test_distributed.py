@@ -31,11 +31,14 @@ def _job(ranks: int, scenario: str, timeout: float = 180) -> subprocess.Complete
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
-@pytest.mark.parametrize("scenario", ["equivalence", "equivalence-sync", "mismatch", "unused", "save"])
+@pytest.mark.parametrize(
+    "scenario", ["equivalence", "equivalence-sync", "equivalence-overlap", "mismatch", "unused", "save"]
+)
 def test_distributed_scenario(scenario: str, ranks: int) -> None:
     """equivalence: N ranks × batch b for 7 Adam steps end with parameters, BatchNorm
     statistics and optimizer state equal (≤ 1e-12 relative, float64) to one process with
-    batch N·b over the same samples; -sync: the same with SyncBatchNorm; mismatch: a rank
+    batch N·b over the same samples; -sync: the same with SyncBatchNorm; -overlap: the same
+    with buckets reduced during the backward pass (Comm.overlap); mismatch: a rank
     with another model gets the error on every rank, nothing changed; unused: used on one
     rank is used on all, unused on all raises everywhere; save: rank 0 writes, all load."""
     result = _job(ranks, scenario)
