@@ -221,9 +221,7 @@ class Comm:
                 if slot not in touched:
                     backend.copy_into(buffer, backend.xp.zeros_like(buffer))
             for bucket in self._buckets(buffers):
-                self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2])
-                for _, buffer, backend in bucket:
-                    backend.copy_into(buffer, buffer * scale)
+                self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2], scale)
         for (_, slot, _), count in zip(layout, used.tolist(), strict=True):
             if count:
                 touched.add(slot)
@@ -253,14 +251,18 @@ class Comm:
                 size += nbytes
         return buckets
 
-    def _allreduce_sum(self, arrays: list[Any], backend: Backend) -> None:
+    def _allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0) -> None:
+        """In place: each array summed over the ranks, times ``scale`` (one flat buffer,
+        scaled there: no extra pass over the arrays)."""
         if self.size == 1:
             return
         if self._nccl is not None and backend.name == "cupy":
-            self._nccl.allreduce_sum(arrays, backend)
+            self._nccl.allreduce_sum(arrays, backend, scale)
             return
         flat = _pack(arrays, backend)
         self.mpi.Allreduce(self._mpi_in_place(), flat, op=_mpi().SUM)
+        if scale != 1.0:
+            flat *= scale
         _unpack(flat, arrays, backend)
 
     def sum_array(self, array: Any, backend: Backend) -> Any:
@@ -343,8 +345,10 @@ def _by_dtype(tensors: Sequence[AnyTensor]) -> list[list[AnyTensor]]:
 
 
 def _pack(arrays: Sequence[Any], backend: Backend) -> np.ndarray[Any, Any]:
-    """One contiguous host array holding every array, in order."""
-    return np.concatenate([np.asarray(backend.to_numpy(a)).reshape(-1) for a in arrays]) if arrays else np.zeros(0)
+    """One contiguous host array holding every array, in order (one copy on NumPy)."""
+    if not arrays:
+        return np.zeros(0)
+    return np.concatenate([np.reshape(backend.to_numpy(a), -1) for a in arrays])
 
 
 def _unpack(flat: np.ndarray[Any, Any], arrays: Sequence[Any], backend: Backend) -> None:
@@ -375,13 +379,15 @@ class _NcclChannel:
         self._cupy, self._nccl = cupy, nccl
         self._comm = nccl.NcclCommunicator(size, uid, rank)
 
-    def allreduce_sum(self, arrays: list[Any], backend: Backend) -> None:
+    def allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0) -> None:
         cp = self._cupy
         flat = cp.concatenate([a.reshape(-1) for a in arrays])
         kinds = {"float16": self._nccl.NCCL_FLOAT16, "float32": self._nccl.NCCL_FLOAT32}
         kind = kinds.get(backend.dtype_name(flat.dtype), self._nccl.NCCL_FLOAT64)
         stream = cp.cuda.get_current_stream().ptr
         self._comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, kind, self._nccl.NCCL_SUM, stream)
+        if scale != 1.0:
+            flat *= scale
         _unpack_device(flat, arrays, backend)
 
 

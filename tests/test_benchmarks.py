@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,3 +41,18 @@ def test_the_gpu_check_script_parses() -> None:
         ["bash", "-n", str(ROOT / "benchmarks" / "gpu_check.sh")], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_distributed_benchmark_runs_at_two_ranks() -> None:
+    import shutil
+
+    pytest.importorskip("mpi4py", reason="needs mpi4py: pip install -e '.[dev]'")
+    mpiexec = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
+    if mpiexec is None:
+        pytest.skip("no mpiexec found (pip install mpich)")
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "distributed.py"
+    result = subprocess.run(
+        [mpiexec, "-n", "2", sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Allreduce" in result.stdout and "overlap" in result.stdout and "| 256 |" in result.stdout
