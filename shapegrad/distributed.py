@@ -58,7 +58,9 @@ def _mpi() -> Any:
         ) from None
 
 
-def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True) -> Comm:
+def init(
+    backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True, cuda_aware: bool = False
+) -> Comm:
     """The communicator of this process's MPI job (``MPI.COMM_WORLD`` unless ``comm``).
 
     Args:
@@ -68,6 +70,9 @@ def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = T
         abort_on_exception: an uncaught exception on any rank aborts the whole job with the
             exception's message and rank, instead of leaving the other ranks waiting in a
             collective forever.
+        cuda_aware: the site's MPI reads GPU memory (a CUDA-aware Open MPI or MVAPICH):
+            CuPy arrays are handed to MPI as they are instead of staged through the host.
+            MPI cannot say so through mpi4py portably, so it is the caller's statement.
 
     Raises:
         BackendError: mpi4py is not installed, or NCCL was asked for without CuPy.
@@ -77,7 +82,7 @@ def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = T
     if abort_on_exception:
         _abort_on_uncaught_exception(world)
     if backend == "mpi":
-        return Comm(world)
+        return Comm(world, cuda_aware=cuda_aware)
     if backend == "nccl":
         return Comm(world, nccl=_NcclChannel(world))
     raise BackendError(f"unknown distributed backend {backend!r}; expected 'mpi' or 'nccl'")
@@ -119,8 +124,16 @@ class Comm:
     ``backend`` says how gradients travel (``"mpi"`` through the host, ``"nccl"`` on GPUs).
     """
 
-    def __init__(self, mpi_comm: Any, *, nccl: _NcclChannel | None = None, bucket_bytes: int = DEFAULT_BUCKET_BYTES):
+    def __init__(
+        self,
+        mpi_comm: Any,
+        *,
+        nccl: _NcclChannel | None = None,
+        cuda_aware: bool = False,
+        bucket_bytes: int = DEFAULT_BUCKET_BYTES,
+    ):
         self.mpi = mpi_comm
+        self._cuda_aware = cuda_aware
         self.rank: int = mpi_comm.Get_rank()
         self.size: int = mpi_comm.Get_size()
         self.bucket_bytes = bucket_bytes
@@ -130,8 +143,11 @@ class Comm:
 
     @property
     def backend(self) -> str:
-        """``"nccl"`` when CuPy arrays travel over NCCL, else ``"mpi"`` (host memory)."""
-        return "nccl" if self._nccl is not None else "mpi"
+        """How device arrays travel: ``"nccl"``, ``"mpi-cuda-aware"`` (MPI reads GPU memory),
+        or ``"mpi"`` (staged through host memory; NumPy arrays always go this way)."""
+        if self._nccl is not None:
+            return "nccl"
+        return "mpi-cuda-aware" if self._cuda_aware else "mpi"
 
     def barrier(self) -> None:
         """Wait until every rank gets here."""
@@ -258,6 +274,13 @@ class Comm:
             return
         if self._nccl is not None and backend.name == "cupy":
             self._nccl.allreduce_sum(arrays, backend, scale)
+            return
+        if self._cuda_aware and backend.name == "cupy":
+            flat_device = backend.xp.concat([backend.xp.reshape(a, (-1,)) for a in arrays])
+            self.mpi.Allreduce(self._mpi_in_place(), flat_device, op=_mpi().SUM)
+            if scale != 1.0:
+                flat_device *= scale
+            _unpack_device(flat_device, arrays, backend)
             return
         flat = _pack(arrays, backend)
         self.mpi.Allreduce(self._mpi_in_place(), flat, op=_mpi().SUM)
