@@ -542,6 +542,125 @@ class Tensor(Generic[Tape_, *Dims]):
         """Values limited to ``[min, max]``."""
         return _ew.clamp(self, min, max)
 
+    def sin(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.sin(x)`` as a method."""
+        return _math.sin(self)
+
+    def cos(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.cos(x)`` as a method."""
+        return _math.cos(self)
+
+    def tan(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.tan(x)`` as a method."""
+        return _math.tan(self)
+
+    def arcsin(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.arcsin(x)`` as a method."""
+        return _math.arcsin(self)
+
+    def arccos(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.arccos(x)`` as a method."""
+        return _math.arccos(self)
+
+    def arctan(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.arctan(x)`` as a method."""
+        return _math.arctan(self)
+
+    def sinh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.sinh(x)`` as a method."""
+        return _math.sinh(self)
+
+    def cosh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.cosh(x)`` as a method."""
+        return _math.cosh(self)
+
+    def log1p(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.log1p(x)`` as a method."""
+        return _math.log1p(self)
+
+    def expm1(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.expm1(x)`` as a method."""
+        return _math.expm1(self)
+
+    def log2(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.log2(x)`` as a method."""
+        return _math.log2(self)
+
+    def log10(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.log10(x)`` as a method."""
+        return _math.log10(self)
+
+    def rsqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.rsqrt(x)`` as a method."""
+        return _math.rsqrt(self)
+
+    def reciprocal(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.reciprocal(x)`` as a method."""
+        return _math.reciprocal(self)
+
+    def sign(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.sign(x)`` as a method."""
+        return _math.sign(self)
+
+    def floor(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.floor(x)`` as a method."""
+        return _math.floor(self)
+
+    def ceil(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.ceil(x)`` as a method."""
+        return _math.ceil(self)
+
+    def round(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.round(x)`` as a method."""
+        return _math.round(self)
+
+    def trunc(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.trunc(x)`` as a method."""
+        return _math.trunc(self)
+
+    def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.silu(x)`` as a method."""
+        return _math.silu(self)
+
+    def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.mish(x)`` as a method."""
+        return _math.mish(self)
+
+    def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.selu(x)`` as a method."""
+        return _math.selu(self)
+
+    def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.log_sigmoid(x)`` as a method."""
+        return _math.log_sigmoid(self)
+
+    def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
+        """``sg.elu(x, alpha)`` as a method."""
+        return _math.elu(self, alpha)
+
+    def isnan(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """``sg.isnan(x)`` as a method (an untraced boolean tensor)."""
+        return _math.isnan(self)
+
+    def isinf(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """``sg.isinf(x)`` as a method (an untraced boolean tensor)."""
+        return _math.isinf(self)
+
+    def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """``sg.isfinite(x)`` as a method (an untraced boolean tensor)."""
+        return _math.isfinite(self)
+
+    def logical_not(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """``sg.logical_not(x)`` as a method (an untraced boolean tensor)."""
+        return _math.logical_not(self)
+
+    @property
+    def T(self: Tensor[T, N, K]) -> Tensor[T, K, N]:
+        """The transpose of a 2-D tensor (PyTorch's ``.T``); ``.mT`` for batches of matrices."""
+        if self.ndim != 2:
+            raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
+        return _shape.swap_last(self)
+
     def softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
         """Softmax along ``axis`` (numerically stable)."""
         return _red.softmax(self, axis)
@@ -833,6 +952,7 @@ from .ops import (  # noqa: E402
     elementwise as _ew,
     indexing as _index,
     linalg as _linalg,
+    math as _math,
     reductions as _red,
     shape as _shape,
 )

@@ -40,7 +40,7 @@ class OpInfo:
     torch: Callable[..., Any] | None = None
     no_torch: str = ""
     covers: tuple[str, ...] = ()
-    domain: str = "any"  # any | positive | away_from_zero | away_from_bounds
+    domain: str = "any"  # any | positive | away_from_zero | away_from_bounds | unit | off_integers
     kind: str = "fixed"  # unary | binary | fixed
     float_only: bool = False
     kernel: str | None = None
@@ -216,6 +216,145 @@ OPS: list[OpInfo] = [
         ((3,),),
         lambda a: a.float(),
         covers=("astype",),
+    ),  # fmt: skip
+    # element-wise math (shapegrad/ops/math.py)
+    OpInfo("sin", sg.sin, np.sin, ((3, 4),), _t("sin"), kind="unary", float_only=True, covers=("sin",)),
+    OpInfo("cos", sg.cos, np.cos, ((3, 4),), _t("cos"), kind="unary", float_only=True, covers=("cos",)),
+    OpInfo("tan", sg.tan, np.tan, ((3, 4),), _t("tan"), "", ("tan",), "unit", "unary", True),
+    OpInfo("arcsin", sg.arcsin, np.arcsin, ((3, 4),), _t("asin"), "", ("arcsin",), "unit", "unary", True),
+    OpInfo("arccos", sg.arccos, np.arccos, ((3, 4),), _t("acos"), "", ("arccos",), "unit", "unary", True),
+    OpInfo("arctan", sg.arctan, np.arctan, ((3, 4),), _t("atan"), kind="unary", float_only=True, covers=("arctan",)),
+    OpInfo("arctan2", sg.arctan2, np.arctan2, ((3, 4), (4,)), _t("atan2"), kind="binary", covers=("arctan2",)),
+    OpInfo("sinh", sg.sinh, np.sinh, ((3, 4),), _t("sinh"), kind="unary", float_only=True, covers=("sinh",)),
+    OpInfo("cosh", sg.cosh, np.cosh, ((3, 4),), _t("cosh"), kind="unary", float_only=True, covers=("cosh",)),
+    OpInfo("log1p", sg.log1p, np.log1p, ((3, 4),), _t("log1p"), "", ("log1p",), "positive", "unary", True),
+    OpInfo("expm1", sg.expm1, np.expm1, ((3, 4),), _t("expm1"), kind="unary", float_only=True, covers=("expm1",)),
+    OpInfo("log2", sg.log2, np.log2, ((3, 4),), _t("log2"), "", ("log2",), "positive", "unary", True),
+    OpInfo("log10", sg.log10, np.log10, ((3, 4),), _t("log10"), "", ("log10",), "positive", "unary", True),
+    OpInfo(
+        "rsqrt", sg.rsqrt, lambda a: 1 / np.sqrt(a), ((3, 4),), _t("rsqrt"), "", ("rsqrt",), "positive", "unary", True
+    ),  # fmt: skip
+    OpInfo(
+        "reciprocal",
+        sg.reciprocal,
+        lambda a: 1 / a,
+        ((3, 4),),
+        _t("reciprocal"),
+        "",
+        ("reciprocal",),
+        "away_from_zero",
+        "unary",
+        True,
+    ),  # fmt: skip
+    OpInfo("sign", sg.sign, np.sign, ((3, 4),), _t("sign"), "", ("sign",), "away_from_zero", "unary"),
+    OpInfo("floor", sg.floor, np.floor, ((3, 4),), _t("floor"), "", ("floor",), "off_integers", "unary"),
+    OpInfo("ceil", sg.ceil, np.ceil, ((3, 4),), _t("ceil"), "", ("ceil",), "off_integers", "unary"),
+    OpInfo("round", sg.round, np.round, ((3, 4),), _t("round"), "", ("round",), "off_integers", "unary"),
+    OpInfo("trunc", sg.trunc, np.trunc, ((3, 4),), _t("trunc"), "", ("trunc",), "off_integers", "unary"),
+    OpInfo(
+        "silu",
+        sg.silu,
+        lambda a: a / (1 + np.exp(-a)),
+        ((3, 4),),
+        lambda a: F.silu(a),
+        kind="unary",
+        float_only=True,
+        covers=("silu",),
+    ),  # fmt: skip
+    OpInfo(
+        "mish",
+        sg.mish,
+        lambda a: a * np.tanh(np.log1p(np.exp(a))),
+        ((3, 4),),
+        lambda a: F.mish(a),
+        kind="unary",
+        float_only=True,
+        covers=("mish",),
+    ),  # fmt: skip
+    OpInfo(
+        "elu",
+        lambda a: sg.elu(a, 0.7),
+        lambda a: np.where(a > 0, a, 0.7 * np.expm1(a)),
+        ((3, 4),),
+        lambda a: F.elu(a, 0.7),
+        "",
+        ("elu",),
+        "away_from_zero",
+        "unary",
+        True,
+    ),  # fmt: skip
+    OpInfo(
+        "selu",
+        sg.selu,
+        lambda a: 1.0507009873554805 * np.where(a > 0, a, 1.6732632423543772 * np.expm1(a)),
+        ((3, 4),),
+        lambda a: F.selu(a),
+        "",
+        ("selu",),
+        "away_from_zero",
+        "unary",
+        True,
+    ),  # fmt: skip
+    OpInfo(
+        "hardtanh",
+        lambda a: sg.hardtanh(a, -0.5, 0.5),
+        lambda a: np.clip(a, -0.5, 0.5),
+        ((3, 4),),
+        lambda a: F.hardtanh(a, -0.5, 0.5),
+        "",
+        ("hardtanh",),
+        "away_from_bounds",
+        "unary",
+    ),  # fmt: skip
+    OpInfo(
+        "log_sigmoid",
+        sg.log_sigmoid,
+        lambda a: -np.log1p(np.exp(-a)),
+        ((3, 4),),
+        lambda a: F.logsigmoid(a),
+        kind="unary",
+        float_only=True,
+        covers=("log_sigmoid",),
+    ),  # fmt: skip
+    # boolean tests: untraced
+    OpInfo("isnan", sg.isnan, np.isnan, ((3, 4),), _t("isnan"), covers=("isnan",), differentiable=False),
+    OpInfo("isinf", sg.isinf, np.isinf, ((3, 4),), _t("isinf"), covers=("isinf",), differentiable=False),
+    OpInfo("isfinite", sg.isfinite, np.isfinite, ((3, 4),), _t("isfinite"), covers=("isfinite",), differentiable=False),
+    OpInfo(
+        "logical_and",
+        lambda a, b: sg.logical_and(a > 0, b > 0),
+        lambda a, b: np.logical_and(a > 0, b > 0),
+        ((3, 4), (3, 4)),
+        lambda a, b: torch.logical_and(a > 0, b > 0),
+        covers=("logical_and",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "logical_or",
+        lambda a, b: sg.logical_or(a > 0, b > 0),
+        lambda a, b: np.logical_or(a > 0, b > 0),
+        ((3, 4), (3, 4)),
+        lambda a, b: torch.logical_or(a > 0, b > 0),
+        covers=("logical_or",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "logical_xor",
+        lambda a, b: sg.logical_xor(a > 0, b > 0),
+        lambda a, b: np.logical_xor(a > 0, b > 0),
+        ((3, 4), (3, 4)),
+        lambda a, b: torch.logical_xor(a > 0, b > 0),
+        covers=("logical_xor",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "logical_not",
+        lambda a: sg.logical_not(a > 0),
+        lambda a: np.logical_not(a > 0),
+        ((3, 4),),
+        lambda a: torch.logical_not(a > 0),
+        covers=("logical_not",),
+        differentiable=False,
     ),  # fmt: skip
     # reductions
     OpInfo("sum_all", lambda a: a.sum(), lambda a: a.sum(), ((3, 4),), lambda a: a.sum(), covers=("sum",)),
@@ -486,5 +625,10 @@ def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = Non
             a[a == 0] = 0.3
         elif op.domain == "away_from_bounds":
             a = np.where(np.abs(np.abs(a) - 0.5) < 0.1, a + 0.25, a)
+        elif op.domain == "unit":
+            a = np.tanh(a) * 0.9  # inside (-1, 1): arcsin, arccos, and tan away from its poles
+        elif op.domain == "off_integers":
+            a = np.floor(a * 3) / 3 + 0.15  # no value near an integer or a half
+
         arrays.append(np.asarray(a))
     return arrays

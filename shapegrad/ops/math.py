@@ -1,0 +1,365 @@
+"""Element-wise math beyond arithmetic: trigonometric and hyperbolic functions, logarithms,
+rounding, more activations, and the boolean tests.
+
+Each primitive's forward sits beside its ``*_backward`` rule (``y`` is the op's result
+where the rule reuses it). Rounding functions are piecewise constant: their gradient is 0,
+as in PyTorch. The boolean tests (``isnan``, ``logical_and``, ...) return untraced
+boolean tensors, like comparisons.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._autodiff import NoTape
+from .._backend import same_backend
+from .._tensor import AnyTensor, Tensor, wrap
+from .._typevars import S, T
+from .elementwise import _binary, _unary, keep_where, require_float, stable_sigmoid
+
+__all__ = [
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "ceil",
+    "cosh",
+    "cos",
+    "elu",
+    "expm1",
+    "floor",
+    "hardtanh",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "log10",
+    "log1p",
+    "log2",
+    "log_sigmoid",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "mish",
+    "reciprocal",
+    "round",
+    "rsqrt",
+    "selu",
+    "sign",
+    "silu",
+    "sin",
+    "sinh",
+    "tan",
+    "trunc",
+]
+
+
+def _float_unary(x: AnyTensor, name: str, rule: Any, *, save_result: bool) -> Any:
+    require_float(x, name)
+    data = x._data
+    y = getattr(x._backend.xp, name)(data)
+    return _unary(x, y, rule, (y,) if save_result else (data,))
+
+
+# --------------------------------------------------------------------------- trigonometry
+def sin_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * xp.cos(x),)
+
+
+def sin(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Sine. d/dx = cos x. PyTorch: ``torch.sin``."""
+    return _float_unary(x, "sin", sin_backward, save_result=False)
+
+
+def cos_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (-g * xp.sin(x),)
+
+
+def cos(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Cosine. d/dx = -sin x. PyTorch: ``torch.cos``."""
+    return _float_unary(x, "cos", cos_backward, save_result=False)
+
+
+def tan_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g * (1 + y * y),)
+
+
+def tan(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Tangent. d/dx = 1 + tan² x. PyTorch: ``torch.tan``."""
+    return _float_unary(x, "tan", tan_backward, save_result=True)
+
+
+def asin_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / xp.sqrt(1 - x * x),)
+
+
+def arcsin(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Inverse sine on [-1, 1]. d/dx = 1/√(1 - x²). PyTorch: ``torch.asin``."""
+    return _float_unary(x, "asin", asin_backward, save_result=False)
+
+
+def acos_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (-g / xp.sqrt(1 - x * x),)
+
+
+def arccos(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Inverse cosine on [-1, 1]. d/dx = -1/√(1 - x²). PyTorch: ``torch.acos``."""
+    return _float_unary(x, "acos", acos_backward, save_result=False)
+
+
+def atan_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / (1 + x * x),)
+
+
+def arctan(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Inverse tangent. d/dx = 1/(1 + x²). PyTorch: ``torch.atan``."""
+    return _float_unary(x, "atan", atan_backward, save_result=False)
+
+
+def atan2_backward(xp: Any, g: Any, y: Any, x: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    scale = g / (x * x + y * y)
+    return (scale * x if need[0] else None, -scale * y if need[1] else None)
+
+
+def arctan2(y: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
+    """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²).
+    PyTorch: ``torch.atan2``."""
+    return _binary("arctan2", y, x, atan2_backward, "atan2")
+
+
+def sinh_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * xp.cosh(x),)
+
+
+def sinh(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Hyperbolic sine. d/dx = cosh x. PyTorch: ``torch.sinh``."""
+    return _float_unary(x, "sinh", sinh_backward, save_result=False)
+
+
+def cosh_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * xp.sinh(x),)
+
+
+def cosh(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Hyperbolic cosine. d/dx = sinh x. PyTorch: ``torch.cosh``."""
+    return _float_unary(x, "cosh", cosh_backward, save_result=False)
+
+
+# --------------------------------------------------------------------------- logs and powers
+def log1p_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / (1 + x),)
+
+
+def log1p(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``log(1 + x)``, precise near 0. d/dx = 1/(1 + x). PyTorch: ``torch.log1p``."""
+    return _float_unary(x, "log1p", log1p_backward, save_result=False)
+
+
+def expm1_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (g * (y + 1),)
+
+
+def expm1(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``e^x - 1``, precise near 0. d/dx = e^x. PyTorch: ``torch.expm1``."""
+    return _float_unary(x, "expm1", expm1_backward, save_result=True)
+
+
+def log2_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / (x * math.log(2.0)),)
+
+
+def log2(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Base-2 logarithm. d/dx = 1/(x ln 2). PyTorch: ``torch.log2``."""
+    return _float_unary(x, "log2", log2_backward, save_result=False)
+
+
+def log10_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g / (x * math.log(10.0)),)
+
+
+def log10(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Base-10 logarithm. d/dx = 1/(x ln 10). PyTorch: ``torch.log10``."""
+    return _float_unary(x, "log10", log10_backward, save_result=False)
+
+
+def rsqrt_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (-0.5 * g * y * y * y,)
+
+
+def rsqrt(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``1/√x``. d/dx = -½ x^(-3/2). PyTorch: ``torch.rsqrt``."""
+    require_float(x, "rsqrt")
+    y = 1 / x._backend.xp.sqrt(x._data)
+    return _unary(x, y, rsqrt_backward, (y,))
+
+
+def reciprocal_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (-g * y * y,)
+
+
+def reciprocal(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``1/x``. d/dx = -1/x². PyTorch: ``torch.reciprocal``."""
+    require_float(x, "reciprocal")
+    y = 1 / x._data
+    return _unary(x, y, reciprocal_backward, (y,))
+
+
+# --------------------------------------------------------------------------- rounding
+def piecewise_constant_backward(xp: Any, g: Any) -> tuple[Any, ...]:
+    return (xp.zeros_like(g),)
+
+
+def _constant_pieces(x: AnyTensor, name: str) -> Any:
+    return _unary(x, getattr(x._backend.xp, name)(x._data), piecewise_constant_backward, ())
+
+
+def sign(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """-1, 0 or 1. Its gradient is 0 (as PyTorch). PyTorch: ``torch.sign``."""
+    return _constant_pieces(x, "sign")
+
+
+def floor(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Round down. Gradient 0. PyTorch: ``torch.floor``."""
+    return _constant_pieces(x, "floor")
+
+
+def ceil(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Round up. Gradient 0. PyTorch: ``torch.ceil``."""
+    return _constant_pieces(x, "ceil")
+
+
+def round(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Round half to even. Gradient 0. PyTorch: ``torch.round``."""
+    return _constant_pieces(x, "round")
+
+
+def trunc(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """Round toward 0. Gradient 0. PyTorch: ``torch.trunc``."""
+    return _constant_pieces(x, "trunc")
+
+
+# --------------------------------------------------------------------------- activations
+def silu_backward(xp: Any, g: Any, x: Any, s: Any) -> tuple[Any, ...]:
+    return (g * (s * (1 + x * (1 - s))),)
+
+
+def silu(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``."""
+    require_float(x, "silu")
+    data = x._data
+    s = stable_sigmoid(x._backend.xp, data)
+    return _unary(x, data * s, silu_backward, (data, s))
+
+
+def mish_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
+    return (g * (t + x * (1 - t * t) * stable_sigmoid(xp, x)),)
+
+
+def mish(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)).
+    PyTorch: ``F.mish``."""
+    require_float(x, "mish")
+    xp = x._backend.xp
+    data = x._data
+    t = xp.tanh(xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data))))
+    return _unary(x, data * t, mish_backward, (data, t))
+
+
+def elu_backward(xp: Any, g: Any, x: Any, y: Any, alpha: float, scale: float) -> tuple[Any, ...]:
+    positive = x > 0
+    return (keep_where(xp, positive, g) * scale + keep_where(xp, ~positive, g) * (y + alpha * scale),)
+
+
+def _elu(x: AnyTensor, alpha: float, scale: float, name: str) -> Any:
+    require_float(x, name)
+    xp = x._backend.xp
+    data = x._data
+    negative = xp.minimum(data, 0.0)
+    y = scale * (xp.maximum(data, 0.0) + alpha * xp.expm1(negative))
+    return _unary(x, y, elu_backward, (data, y, alpha, scale))
+
+
+def elu(x: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
+    """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``.
+    PyTorch: ``F.elu``."""
+    return _elu(x, alpha, 1.0, "elu")
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``."""
+    return _elu(x, _SELU_ALPHA, _SELU_SCALE, "selu")
+
+
+def hardtanh(x: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
+    """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside.
+    PyTorch: ``F.hardtanh``."""
+    from .elementwise import clamp
+
+    return clamp(x, min_val, max_val)
+
+
+def log_sigmoid_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
+    return (g * stable_sigmoid(xp, -x),)
+
+
+def log_sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike
+    ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``."""
+    require_float(x, "log_sigmoid")
+    xp = x._backend.xp
+    data = x._data
+    y = xp.minimum(data, 0.0) - xp.log1p(xp.exp(-xp.abs(data)))
+    return _unary(x, y, log_sigmoid_backward, (data,))
+
+
+# --------------------------------------------------------------------------- boolean tests
+def _test(x: AnyTensor, name: str) -> Any:
+    return wrap(getattr(x._backend.xp, name)(x._data), x._backend)
+
+
+def isnan(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Where ``x`` is NaN (an untraced boolean tensor)."""
+    return _test(x, "isnan")
+
+
+def isinf(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Where ``x`` is ±inf (an untraced boolean tensor)."""
+    return _test(x, "isinf")
+
+
+def isfinite(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Where ``x`` is neither NaN nor infinite (an untraced boolean tensor)."""
+    return _test(x, "isfinite")
+
+
+def _logical(a: AnyTensor, b: AnyTensor, name: str) -> Any:
+    backend = same_backend(a, b)
+    xp = backend.xp
+    return wrap(getattr(xp, name)(xp.astype(a._data, xp.bool), xp.astype(b._data, xp.bool)), backend)
+
+
+def logical_and(a: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Element-wise ``a and b`` of truth values (untraced booleans)."""
+    return _logical(a, b, "logical_and")
+
+
+def logical_or(a: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Element-wise ``a or b`` of truth values (untraced booleans)."""
+    return _logical(a, b, "logical_or")
+
+
+def logical_xor(a: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Element-wise ``a != b`` of truth values (untraced booleans)."""
+    return _logical(a, b, "logical_xor")
+
+
+def logical_not(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """Element-wise ``not x`` of truth values (untraced booleans)."""
+    xp = x._backend.xp
+    return wrap(xp.logical_not(xp.astype(x._data, xp.bool)), x._backend)
+
