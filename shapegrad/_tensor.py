@@ -661,6 +661,44 @@ class Tensor(Generic[Tape_, *Dims]):
             raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
         return _shape.swap_last(self)
 
+    def argmax(
+        self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
+    ) -> Tensor[NoTape, *tuple[Any, ...]]:
+        """Where the largest value is (``sg.argmax``)."""
+        return _structure.argmax(self, axis, keepdims)
+
+    def argmin(
+        self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
+    ) -> Tensor[NoTape, *tuple[Any, ...]]:
+        """Where the smallest value is (``sg.argmin``)."""
+        return _structure.argmin(self, axis, keepdims)
+
+    def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
+        """The indices that sort the values (``sg.argsort``)."""
+        return _structure.argsort(self, axis, descending)
+
+    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """Running sums along ``axis`` (``sg.cumsum``)."""
+        return _structure.cumsum(self, axis)
+
+    def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """The values reversed along ``axis`` (``sg.flip``)."""
+        return _structure.flip(self, axis)
+
+    def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
+        """The values shifted along ``axis``, wrapping around (``sg.roll``)."""
+        return _structure.roll(self, shift, axis)
+
+    def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
+        """``value`` where ``mask`` is true, the values elsewhere (``sg.masked_fill``)."""
+        return _structure.masked_fill(self, mask, value)
+
+    def std(
+        self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0
+    ) -> Tensor[T, *tuple[Any, ...]]:
+        """Standard deviation over ``axis`` (``sg.std``)."""
+        return _structure.std(self, axis, keepdims, correction)
+
     def softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
         """Softmax along ``axis`` (numerically stable)."""
         return _red.softmax(self, axis)
@@ -955,4 +993,5 @@ from .ops import (  # noqa: E402
     math as _math,
     reductions as _red,
     shape as _shape,
+    structure as _structure,
 )

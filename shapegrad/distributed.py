@@ -30,6 +30,7 @@ import importlib
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -58,9 +59,7 @@ def _mpi() -> Any:
         ) from None
 
 
-def init(
-    backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True, cuda_aware: bool = False
-) -> Comm:
+def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True, cuda_aware: bool = False) -> Comm:
     """The communicator of this process's MPI job (``MPI.COMM_WORLD`` unless ``comm``).
 
     Args:
@@ -98,6 +97,9 @@ def _abort_on_uncaught_exception(world: Any) -> None:
         sys.stderr.write(f"shapegrad.distributed: rank {world.Get_rank()} of {world.Get_size()} failed, ")
         sys.stderr.write(f"aborting the job:\n{message}")
         sys.stderr.flush()
+        # The launcher relays output asynchronously and kills every rank at the abort: give
+        # it a moment to pass the message on first.
+        time.sleep(0.5)
         world.Abort(1)
 
     setattr(hook, "_shapegrad_abort", True)  # a marker on our own hook: install it once

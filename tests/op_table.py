@@ -356,6 +356,140 @@ OPS: list[OpInfo] = [
         covers=("logical_not",),
         differentiable=False,
     ),  # fmt: skip
+    # structure and order (shapegrad/ops/structure.py)
+    OpInfo(
+        "flip",
+        lambda a: sg.flip(a, 1),
+        lambda a: np.flip(a, 1),
+        ((3, 4),),
+        lambda a: torch.flip(a, (1,)),
+        covers=("flip",),
+    ),  # fmt: skip
+    OpInfo(
+        "roll",
+        lambda a: sg.roll(a, 2, -1),
+        lambda a: np.roll(a, 2, -1),
+        ((3, 4),),
+        lambda a: torch.roll(a, 2, -1),
+        covers=("roll",),
+    ),  # fmt: skip
+    OpInfo("tril", lambda a: sg.tril(a), np.tril, ((2, 4, 4),), _t("tril"), covers=("tril",)),
+    OpInfo(
+        "triu_k",
+        lambda a: sg.triu(a, 1),
+        lambda a: np.triu(a, 1),
+        ((3, 5),),
+        lambda a: torch.triu(a, 1),
+        covers=("triu",),
+    ),  # fmt: skip
+    OpInfo(
+        "cumsum",
+        lambda a: sg.cumsum(a, 1),
+        lambda a: np.cumsum(a, 1),
+        ((2, 4, 3),),
+        lambda a: torch.cumsum(a, 1),
+        covers=("cumsum",),
+    ),  # fmt: skip
+    OpInfo(
+        "sort",
+        lambda a: sg.sort(a),
+        lambda a: np.sort(a, -1),
+        ((3, 5),),
+        lambda a: torch.sort(a).values,
+        covers=("sort", "argsort"),
+    ),  # fmt: skip
+    OpInfo(
+        "topk",
+        lambda a: sg.topk(a, 2)[0],
+        lambda a: -np.sort(-a, -1)[..., :2],
+        ((3, 5),),
+        lambda a: torch.topk(a, 2).values,
+        covers=("topk",),
+    ),  # fmt: skip
+    OpInfo(
+        "masked_fill",
+        lambda a: sg.masked_fill(a, sg.tril(sg.ones(3, 4)) == 0, -5.0),
+        lambda a: np.where(np.tril(np.ones((3, 4))) == 0, -5.0, a),
+        ((2, 3, 4),),
+        lambda a: a.masked_fill(torch.tril(torch.ones(3, 4)) == 0, -5.0),
+        covers=("masked_fill",),
+    ),  # fmt: skip
+    OpInfo(
+        "std",
+        lambda a: sg.std(a, axis=-1, correction=1.0),
+        lambda a: a.std(-1, ddof=1),
+        ((3, 5),),
+        lambda a: a.std(-1),
+        covers=("std",),
+    ),  # fmt: skip
+    OpInfo(
+        "norm",
+        lambda a: sg.norm(a, axis=-1),
+        lambda a: np.linalg.norm(a, axis=-1),
+        ((3, 5),),
+        lambda a: torch.linalg.vector_norm(a, dim=-1),
+        covers=("norm",),
+    ),  # fmt: skip
+    OpInfo(
+        "norm_1",
+        lambda a: sg.norm(a, 1),
+        lambda a: np.abs(a).sum(),
+        ((3, 5),),
+        lambda a: torch.linalg.vector_norm(a, 1),
+        domain="away_from_zero",
+    ),  # fmt: skip
+    OpInfo(
+        "norm_inf",
+        lambda a: sg.norm(a, float("inf"), axis=0),
+        lambda a: np.abs(a).max(0),
+        ((3, 5),),
+        lambda a: torch.linalg.vector_norm(a, float("inf"), dim=0),
+    ),  # fmt: skip
+    OpInfo(
+        "argmax",
+        lambda a: sg.argmax(a, axis=-1),
+        lambda a: np.argmax(a, -1),
+        ((3, 5),),
+        lambda a: torch.argmax(a, -1),
+        covers=("argmax",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "argmin_all",
+        lambda a: sg.argmin(a),
+        lambda a: np.argmin(a),
+        ((3, 5),),
+        lambda a: torch.argmin(a),
+        covers=("argmin",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "one_hot",
+        lambda a: sg.one_hot(sg.argmax(a, axis=-1), 5),
+        lambda a: np.eye(5)[np.argmax(a, -1)],
+        ((3, 5),),
+        lambda a: F.one_hot(torch.argmax(a, -1), 5).double(),
+        covers=("one_hot",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "any_all",
+        lambda a: sg.logical_and(sg.any(a > 1.0, axis=0), sg.all(a > -3.0, axis=0)),
+        lambda a: np.logical_and((a > 1.0).any(0), (a > -3.0).all(0)),
+        ((3, 5),),
+        lambda a: torch.logical_and((a > 1.0).any(0), (a > -3.0).all(0)),
+        covers=("any", "all"),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "count_nonzero",
+        lambda a: sg.count_nonzero(a > 0, axis=1),
+        lambda a: np.count_nonzero(a > 0, axis=1),
+        ((3, 5),),
+        lambda a: torch.count_nonzero(a > 0, dim=1),
+        covers=("count_nonzero",),
+        differentiable=False,
+    ),  # fmt: skip
     # reductions
     OpInfo("sum_all", lambda a: a.sum(), lambda a: a.sum(), ((3, 4),), lambda a: a.sum(), covers=("sum",)),
     OpInfo(

@@ -50,7 +50,8 @@ def test_an_exception_on_one_rank_ends_the_job_with_its_message() -> None:
     start = time.monotonic()
     result = _job(2, "crash", timeout=60)
     assert result.returncode != 0
-    assert "rank 1 of 2 failed" in result.stderr and "boom on purpose in rank 1" in result.stderr
+    output = result.stdout + result.stderr
+    assert "rank 1 of 2 failed" in output and "boom on purpose in rank 1" in output, output
     assert time.monotonic() - start < 30
 
 

@@ -362,4 +362,3 @@ def logical_not(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
     """Element-wise ``not x`` of truth values (untraced booleans)."""
     xp = x._backend.xp
     return wrap(xp.logical_not(xp.astype(x._data, xp.bool)), x._backend)
-
