@@ -7,7 +7,7 @@ from typing import Any, cast, overload
 
 from ._autodiff import NoTape
 from ._backend import Backend, active_backend, as_backend_array, get_backend
-from ._errors import DTypeError, ShapeError
+from ._errors import BackendError, DTypeError, ShapeError
 from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
 
@@ -17,13 +17,18 @@ __all__ = [
     "asarray",
     "from_numpy",
     "full",
+    "eye",
+    "from_dlpack",
     "full_like",
+    "linspace",
     "ones",
     "ones_like",
     "rand",
     "rand_like",
+    "randint",
     "randn",
     "randn_like",
+    "randperm",
     "seed",
     "tensor",
     "zeros",
@@ -308,3 +313,64 @@ def rand_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[
     """Uniform draws in ``[0, 1)`` shaped like ``x`` (untraced)."""
     gen = generator or default_generator(x._backend)
     return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)
+
+
+def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """A tensor sharing the memory of any DLPack exporter — a NumPy, PyTorch, CuPy or JAX
+    array — without a copy where the devices agree (``backend`` picks ours; the active one
+    by default). PyTorch refuses to export a tensor that requires grad: ``.detach()`` it.
+
+    Example:
+        >>> import numpy as np
+        >>> import shapegrad as sg
+        >>> sg.from_dlpack(np.arange(3.0)).tolist()
+        [0.0, 1.0, 2.0]
+    """
+    chosen = _backend(backend)
+    try:
+        data = chosen.xp.from_dlpack(obj)
+    except (BufferError, TypeError, RuntimeError, ValueError, AttributeError) as exc:
+        raise BackendError(
+            f"from_dlpack for backend {chosen.name!r} could not import a {type(obj).__module__}.{type(obj).__name__} "
+            f"({type(exc).__name__}: {exc}); expected a DLPack exporter on a device this backend reads"
+        ) from None
+    name = chosen.dtype_name(data.dtype)
+    if not name.startswith(("float", "int", "uint", "bool")):
+        raise DTypeError(f"from_dlpack expects real numeric or boolean data, found dtype {name}")
+    return wrap(data, chosen)
+
+
+def eye(
+    n: int, m: int | None = None, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Any, Any]:
+    """The ``n × m`` identity matrix (``m = n`` by default). PyTorch: ``torch.eye``."""
+    chosen = _backend(backend)
+    return wrap(chosen.xp.eye(n, m, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
+
+
+def linspace(
+    start: float, stop: float, num: int, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Any]:
+    """``num`` evenly spaced values from ``start`` to ``stop``, both included.
+    PyTorch: ``torch.linspace``."""
+    chosen = _backend(backend)
+    return wrap(chosen.xp.linspace(start, stop, num, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
+
+
+def randint(
+    low: int, high: int, shape: Sequence[int], *, generator: Generator | None = None
+) -> Tensor[NoTape, *tuple[Any, ...]]:
+    """Integers drawn uniformly from ``[low, high)`` (int64), from ``generator`` (seed it for
+    reproducibility). PyTorch: ``torch.randint``."""
+    import numpy as np
+
+    gen = generator or default_generator()
+    draws = gen.uniform(_shape(tuple(shape)), float(low), float(high), dtype="float64")
+    host = np.clip(np.floor(np.asarray(gen.backend.to_numpy(draws))), low, high - 1).astype(np.int64)
+    return wrap(gen.backend.asarray(host, None), gen.backend)
+
+
+def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Any]:
+    """A random ordering of ``range(n)`` (int64). PyTorch: ``torch.randperm``."""
+    gen = generator or default_generator()
+    return wrap(gen.backend.asarray(gen.permutation(n).astype("int64"), None), gen.backend)

@@ -190,6 +190,55 @@ class Tensor(Generic[Tape_, *Dims]):
     def __float__(self) -> float:
         return float(self.item())
 
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __format__(self, spec: str) -> str:
+        # f"{loss:.4f}" formats a one-element tensor's value; other tensors format as repr.
+        if self.size == 1:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(f"format spec {spec!r} needs a one-element tensor, found shape {self.shape}")
+        return repr(self)
+
+    # -- DLPack: zero-copy exchange with NumPy, PyTorch, CuPy, JAX -------------------------
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        if self.traced:
+            raise TapeError(
+                f"DLPack export of a traced tensor {self!r} would drop its tape (as PyTorch refuses to export a "
+                "tensor that requires grad); expected an untraced tensor: export t.detach()"
+            )
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # In-place writes are for untraced data (a buffer being filled); on a traced tensor
+        # they would silently change what its backward pass saved.
+        if self.traced:
+            raise TapeError(
+                f"in-place assignment into a traced tensor {self!r} would corrupt its gradient; expected an "
+                "untraced tensor. Use the functional update x.at[index].set(value) (or .add(value))"
+            )
+        if self._param is not None:
+            self._param.version += 1
+        raw = value._data if isinstance(value, Tensor) else value
+        self._data = _index.assign(self._backend, self._data, _index.raw_index(index, self), raw)
+
+    @property
+    def at(self: Tensor[T, *S]) -> _At[T, *S]:
+        """Functional updates, as JAX: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)`` return a
+        new tensor, differentiable in both ``x`` and ``v``; ``x`` is not changed.
+
+        Example:
+            >>> import shapegrad as sg
+            >>> x = sg.zeros(3)
+            >>> x.at[1].set(5.0).tolist(), x.tolist()
+            ([0.0, 5.0, 0.0], [0.0, 0.0, 0.0])
+        """
+        return _At(self)
+
     def __repr__(self) -> str:
         dtype = self._backend.dtype_name(self._data.dtype)
         traced = ", traced" if self.traced else ""
@@ -942,6 +991,36 @@ class Tensor(Generic[Tape_, *Dims]):
     ) -> Tensor[Any, *tuple[Any, ...]]:
         """Variance over ``axis``; ``correction=1`` gives the unbiased estimate."""
         return _red.var(self, axis, keepdims, correction=correction)
+
+
+class _At(Generic[Tape_, *Dims]):
+    """``x.at``: index it to get an :class:`_AtIndex` with ``set`` and ``add``."""
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor: Tensor[Tape_, *Dims]) -> None:
+        self._tensor = tensor
+
+    def __getitem__(self, index: Any) -> _AtIndex[Tape_, *Dims]:
+        return _AtIndex(self._tensor, index)
+
+
+class _AtIndex(Generic[Tape_, *Dims]):
+    """``x.at[index]``: ``.set(v)`` / ``.add(v)`` give updated copies of ``x``."""
+
+    __slots__ = ("_tensor", "_index")
+
+    def __init__(self, tensor: Tensor[Tape_, *Dims], index: Any) -> None:
+        self._tensor, self._index = tensor, index
+
+    def set(self, value: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *Dims]:
+        """A copy of ``x`` with ``value`` at ``index``; the gradient of ``x`` is 0 there."""
+        return _index.update_at(self._tensor, self._index, value, add=False)
+
+    def add(self, value: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *Dims]:
+        """A copy of ``x`` with ``value`` added at ``index`` (repeated indices add once
+        each, as in JAX)."""
+        return _index.update_at(self._tensor, self._index, value, add=True)
 
 
 AnyTensor: TypeAlias = Tensor[Any, *tuple[Any, ...]]

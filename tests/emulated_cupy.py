@@ -159,7 +159,8 @@ class ndarray:  # noqa: N801 - the name CuPy gives its array type
 
     # -- methods -----------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):  # never hand NumPy the host array's __array_interface__ & co.
+        if name.startswith("__") and name not in ("__dlpack__", "__dlpack_device__"):
+            # never hand NumPy the host array's __array_interface__ & co. (DLPack is CuPy's too)
             raise AttributeError(name)
         value = getattr(self._a, name)
         if callable(value):

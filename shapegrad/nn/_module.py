@@ -184,6 +184,35 @@ class Module:
         """
         return Gradients(model=self, parameters=list(self.named_parameters(trainable_only=True)))
 
+    def to(self, backend: str | Any) -> Self:
+        """Move every parameter and buffer to ``backend`` (``"cupy"``, ``"numpy"``, a Backend),
+        in place; parameters stay parameters (with new gradient slots: call ``alloc_grads()``
+        again). Refused while an optimizer built for this model exists: its state lives on the
+        old backend, so build the optimizer after moving.
+
+        Example:
+            >>> import shapegrad as sg
+            >>> layer = sg.nn.Linear(2, 1).to("numpy")
+            >>> layer.weight.backend
+            'numpy'
+        """
+        from .._backend import as_backend_array, get_backend
+
+        target = get_backend(backend) if isinstance(backend, str) else backend
+        live = [type(o).__name__ for o in self.__dict__.get("_optimizers", ())]
+        if live:
+            raise ShapegradError(
+                f"{type(self).__name__}.to({target.name!r}) while an optimizer ({', '.join(live)}) exists for it: its "
+                "state would stay on the old backend. Move the model first, then build the optimizer again."
+            )
+        moves = [(tensor, as_backend_array(target, tensor, None)) for _, tensor in self.named_tensors()]
+        for tensor, data in moves:  # every copy made before the first change
+            tensor._data, tensor._backend = data, target
+            info = tensor._param
+            if info is not None:
+                make_parameter(tensor, info.trainable)
+        return self
+
     def train(self, mode: bool = True) -> Self:
         """Training mode (dropout active, batch norm uses and updates batch statistics)."""
         for _, module in self.named_modules():
@@ -198,7 +227,8 @@ class Module:
         clone = object.__new__(type(self))
         memo[id(self)] = clone
         for name, value in vars(self).items():
-            setattr(clone, name, copy.deepcopy(value, memo))
+            if name != "_optimizers":  # a copy has no optimizer yet
+                setattr(clone, name, copy.deepcopy(value, memo))
         return clone
 
     def __repr__(self) -> str:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import numpy as np
+
+from .._autodiff import wants_grad
 from .._backend import same_backend
 from .._device_checks import require_in_range
 from .._errors import DTypeError, ShapeError
@@ -177,3 +180,76 @@ def gather_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: A
     full = xp.zeros(shape, dtype=dtype)
     scatter(full, flat, xp.reshape(g, (flat.shape[0],) + tuple(shape[1:])))
     return full, None
+
+
+def raw_index(index: Any, x: AnyTensor) -> Any:
+    """``index`` in the backend's terms (tensors unwrapped, trailing axes completed), with
+    integer arrays checked against ``x``'s shape."""
+    raw = _complete(_raw_index(index, x))
+    _check_array_bounds(x, raw)
+    return raw
+
+
+def assign(backend: Any, target: Any, raw: Any, values: Any) -> Any:
+    """``target[raw] = values``, in place where the backend can; a backend without
+    integer-array assignment (a strict Array-API library) goes through host memory and
+    gives a new array back. Returns the array that holds the result."""
+    try:
+        target[raw] = values
+        return target
+    except (IndexError, TypeError):
+        host = np.array(backend.to_numpy(target))
+        host[_host_index(backend, raw)] = np.asarray(backend.to_numpy(values)) if backend.is_array(values) else values
+        return backend.asarray(host, None)
+
+
+def pick(backend: Any, source: Any, raw: Any) -> Any:
+    """``source[raw]``, through host memory where the backend cannot index with it."""
+    try:
+        return source[raw]
+    except (IndexError, TypeError):
+        return backend.asarray(np.array(backend.to_numpy(source))[_host_index(backend, raw)], None)
+
+
+def _host_index(backend: Any, raw: Any) -> Any:
+    if isinstance(raw, tuple):
+        return tuple(_host_index(backend, r) for r in cast(tuple[Any, ...], raw))
+    return np.asarray(backend.to_numpy(raw)) if backend.is_array(raw) else raw
+
+
+def update_at_backward(
+    xp: Any, g: Any, raw: Any, basic: bool, add: bool, need: tuple[bool, bool], backend: Any
+) -> tuple[Any, ...]:
+    gx = None
+    if need[0]:
+        gx = g
+        if not add:  # the overwritten places do not reach the result
+            gx = assign(backend, xp.asarray(g, copy=True), raw, 0)
+    gv = pick(backend, g, raw) if need[1] else None
+    return gx, gv
+
+
+def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
+    """``x.at[index].set(value)`` / ``.add(value)``: a new tensor, ``x`` unchanged."""
+    from .elementwise import _NUMBER, operand
+
+    backend = x._backend
+    xp = backend.xp
+    raw = raw_index(index, x)
+    basic = _is_basic(_as_tuple(raw))
+    other = operand(value, x, "at[...]")
+    is_tensor = isinstance(other, Tensor)
+    if is_tensor:
+        same_backend(x, other)
+    v = other._data if is_tensor else other
+    out = xp.asarray(x._data, copy=True)
+    if not add:
+        out = assign(backend, out, raw, v)
+    elif basic:
+        out[raw] = out[raw] + v
+    else:  # repeated indices add once each, as in JAX
+        picked_shape = tuple(pick(backend, out, raw).shape)
+        backend.scatter_add(out, raw, xp.broadcast_to(xp.asarray(v, dtype=out.dtype), picked_shape))
+    need = (wants_grad(x), is_tensor and wants_grad(other))
+    inputs: Any = (x, other if is_tensor else _NUMBER)
+    return record(out, update_at_backward, inputs, (raw, basic, add, need, backend), backend)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import warnings
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from .._autodiff import orphaned
 from .._device_checks import flush as flush_device_checks
@@ -118,6 +119,11 @@ class Optimizer(ABC, Generic[M]):
             wide = None if state_dtype == data.dtype else state_dtype
             state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide))
             self._slots.append(_Slot(path, info.key, param, backend, state, wide))
+        optimizers = cast("weakref.WeakSet[Any] | None", model.__dict__.get("_optimizers"))
+        if optimizers is None:
+            optimizers = weakref.WeakSet[Any]()
+            model.__dict__["_optimizers"] = optimizers
+        optimizers.add(self)  # Module.to refuses to move a model whose optimizer still exists
         if not self._slots:
             raise HyperparameterError(
                 f"optimizer got an empty parameter list: {type(model).__name__} has no trainable parameter "

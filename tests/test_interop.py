@@ -1,0 +1,142 @@
+"""A good citizen of the array ecosystem: DLPack both ways, Python numbers and formatting,
+in-place writes and functional updates, moving a model between backends, batching."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from gradcheck import assert_gradients_match
+
+import shapegrad as sg
+
+
+def test_dlpack_round_trips_with_numpy_without_a_copy(numpy_backend: str) -> None:
+    source = np.arange(4.0)
+    ours = sg.from_dlpack(source)
+    source[0] = 9.0
+    assert ours.tolist()[0] == 9.0  # shared memory
+    back = np.from_dlpack(ours)
+    assert back.tolist() == ours.tolist()
+
+
+def test_dlpack_round_trips_with_pytorch_without_a_copy(numpy_backend: str) -> None:
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    t = torch.arange(3, dtype=torch.float32)
+    ours = sg.from_dlpack(t)
+    t[1] = 7.0
+    assert ours.tolist() == [0.0, 7.0, 2.0]
+    theirs = torch.from_dlpack(sg.tensor([1.0, 2.0]))
+    assert theirs.tolist() == [1.0, 2.0]
+
+
+def test_a_traced_tensor_refuses_dlpack_export_and_implicit_numpy(numpy_backend: str) -> None:
+    traced = sg.tensor([1.0]).trace(sg.Gradients())
+    with pytest.raises(sg.TapeError, match="DLPack export of a traced tensor.*detach"):
+        np.from_dlpack(traced)
+    with pytest.raises(sg.TapeError, match="implicit conversion"):
+        np.asarray(traced)
+    assert np.from_dlpack(traced.detach()).tolist() == [1.0]
+
+
+def test_dlpack_on_the_emulated_cupy_backend() -> None:
+    from conftest import emulated_cupy_backend
+
+    backend = emulated_cupy_backend()
+    with sg.use_backend(backend):
+        device = sg.tensor([1.0, 2.0])
+        again = sg.from_dlpack(device)
+        assert again.backend == "cupy" and again.tolist() == [1.0, 2.0]
+
+
+def test_np_asarray_honours_copy(numpy_backend: str) -> None:
+    t = sg.tensor([1.0, 2.0])
+    copied = np.asarray(t, copy=True)
+    copied[0] = 5.0
+    assert t.tolist() == [1.0, 2.0]
+    assert not np.asarray(t).flags.writeable
+
+
+def test_python_numbers_and_formatting_of_rank_0_tensors(numpy_backend: str) -> None:
+    loss = sg.tensor(0.123456)
+    assert f"{loss:.4f}" == "0.1235"
+    assert float(loss) == pytest.approx(0.123456) and int(sg.tensor(3.7)) == 3 and bool(sg.tensor(1.0))
+    assert f"{sg.ones(2)}".startswith("Tensor(shape=(2,)")
+    with pytest.raises(TypeError, match="one-element tensor"):
+        f"{sg.ones(2):.2f}"
+
+
+def test_setitem_writes_untraced_tensors_and_refuses_traced_ones(backend: str) -> None:
+    x = sg.zeros(3)
+    x[1] = 5.0
+    x[sg.tensor([0, 2])] = sg.tensor([1.0, 2.0])
+    assert x.tolist() == [1.0, 5.0, 2.0]
+    traced = sg.zeros(3).trace(sg.Gradients())
+    with pytest.raises(sg.TapeError, match=r"in-place assignment into a traced tensor.*x.at\[index\].set"):
+        traced[0] = 1.0
+
+
+def test_writing_a_parameter_between_forward_and_backward_is_detected(numpy_backend: str) -> None:
+    layer = sg.nn.Linear(2, 1)
+    grads = layer.alloc_grads()
+    loss = layer(sg.ones(3, 2).trace(grads)).sum()
+    layer.weight[0, 0] = 1.0
+    with pytest.raises(sg.TapeError, match="modified in place"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("add", [False, True], ids=["set", "add"])
+def test_at_updates_are_functional_and_differentiable(backend: str, add: bool) -> None:
+    x = sg.tensor([1.0, 2.0, 3.0, 4.0])
+    updated = x.at[1:3].add(10.0) if add else x.at[1:3].set(10.0)
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert updated.tolist() == ([1.0, 12.0, 13.0, 4.0] if add else [1.0, 10.0, 10.0, 4.0])
+
+    def fn(a: Any, v: Any) -> Any:
+        return (a.at[sg.tensor([0, 2])].add(v) if add else a.at[sg.tensor([0, 2])].set(v)).exp()
+
+    rng = np.random.default_rng(0)
+    assert_gradients_match(fn, [rng.standard_normal((4, 3)), rng.standard_normal((2, 3))])
+
+
+def test_a_model_moves_between_backends_and_keeps_its_parameters() -> None:
+    from conftest import emulated_cupy_backend
+
+    device = emulated_cupy_backend()
+    model = sg.nn.Linear(2, 1, generator=sg.Generator(0))
+    opt = sg.optim.Sgd(model, lr=0.1)
+    with pytest.raises(sg.ShapegradError, match="build the optimizer again"):
+        model.to(device)
+    del opt
+    before = model.weight.numpy().copy()
+    model.to(device)
+    assert model.weight.backend == "cupy" and [p for p, _ in model.named_parameters()] == ["weight", "bias"]
+    np.testing.assert_array_equal(model.weight.numpy(), before)
+    with sg.use_backend(device):
+        grads = model.alloc_grads()
+        opt = sg.optim.Sgd(model, lr=0.1)
+        model(sg.ones(3, 2).trace(grads)).sum().backward()
+        opt.update(model, grads)
+    assert not np.array_equal(model.weight.numpy(), before)
+
+
+def test_batches_cover_the_data_and_count_themselves(numpy_backend: str) -> None:
+    x, y = np.arange(10.0).reshape(10, 1), np.arange(10)
+    loader = sg.data.batches(x, y, batch_size=4, shuffle=True, generator=sg.Generator(0))
+    assert len(loader) == 3
+    seen = sorted(v for _, yb in loader for v in yb.tolist())
+    assert seen == list(range(10))
+    first, second = ([yb.tolist() for _, yb in loader] for _ in range(2))
+    assert first != second  # a new order every epoch
+    assert len(sg.data.batches(x, y, batch_size=4, drop_last=True)) == 2
+    with pytest.raises(sg.ShapeError, match="x has 10 samples but y has 9"):
+        sg.data.batches(x, y[:9], batch_size=2)
+
+
+def test_creation_helpers(numpy_backend: str) -> None:
+    assert sg.eye(2, 3).tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    assert sg.linspace(0.0, 1.0, 5).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    draws = sg.randint(2, 5, (1000,), generator=sg.Generator(0)).numpy()
+    assert draws.dtype == np.int64 and set(draws.tolist()) == {2, 3, 4}
+    assert sorted(sg.randperm(6, generator=sg.Generator(1)).tolist()) == list(range(6))
