@@ -150,6 +150,17 @@ CASES = [
         lambda m, x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
     ),
     LayerCase("leaky_relu", lambda: nn.LeakyReLU(0.2), (3, 4), lambda m, x: np.where(x > 0, x, 0.2 * x)),
+    LayerCase("silu", lambda: nn.SiLU(), (3, 4), lambda m, x: x / (1 + np.exp(-x))),
+    LayerCase("mish", lambda: nn.Mish(), (3, 4), lambda m, x: x * np.tanh(np.log1p(np.exp(x)))),
+    LayerCase("elu", lambda: nn.ELU(0.5), (3, 4), lambda m, x: np.where(x > 0, x, 0.5 * np.expm1(x))),
+    LayerCase(
+        "selu",
+        lambda: nn.SELU(),
+        (3, 4),
+        lambda m, x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)),
+    ),
+    LayerCase("log_sigmoid", lambda: nn.LogSigmoid(), (3, 4), lambda m, x: -np.log1p(np.exp(-x))),
+    LayerCase("hardtanh", lambda: nn.Hardtanh(-0.5, 0.5), (3, 4), lambda m, x: np.clip(x, -0.5, 0.5)),
 ]
 
 

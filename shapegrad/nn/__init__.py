@@ -5,7 +5,21 @@ chains them and pyright rejects a chain whose sizes disagree.
 """
 
 from .._typevars import T
-from ._activations import GELU, Dropout, LeakyReLU, ReLU, Sigmoid, Softplus, Tanh
+from ._activations import (
+    ELU,
+    GELU,
+    SELU,
+    Dropout,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    Mish,
+    ReLU,
+    Sigmoid,
+    SiLU,
+    Softplus,
+    Tanh,
+)
 from ._attention import MultiHeadAttention, TransformerEncoderBlock, scaled_dot_product_attention
 from ._containers import Residual, Sequential
 from ._conv import (
@@ -24,7 +38,13 @@ from ._module import Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
 
 __all__ = [
+    "ELU",
     "GELU",
+    "SELU",
+    "Hardtanh",
+    "LogSigmoid",
+    "Mish",
+    "SiLU",
     "AvgPool2d",
     "BatchNorm1d",
     "BatchNorm2d",

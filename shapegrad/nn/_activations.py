@@ -8,10 +8,24 @@ from .._creation import Generator
 from .._errors import ShapegradError
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
-from ..ops import elementwise as ew
+from ..ops import elementwise as ew, math as math_ops
 from ._module import Layer
 
-__all__ = ["GELU", "Dropout", "LeakyReLU", "ReLU", "Sigmoid", "Softplus", "Tanh"]
+__all__ = [
+    "ELU",
+    "GELU",
+    "SELU",
+    "Dropout",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "Mish",
+    "ReLU",
+    "SiLU",
+    "Sigmoid",
+    "Softplus",
+    "Tanh",
+]
 
 N = TypeVar("N")
 
@@ -49,6 +63,54 @@ class Softplus(Layer[N, N], checked=False):
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return ew.softplus(x)
+
+
+class SiLU(Layer[N, N], checked=False):
+    """``x · σ(x)`` (swish), as ``nn.SiLU``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.silu(x)
+
+
+class Mish(Layer[N, N], checked=False):
+    """``x · tanh(softplus(x))``, as ``nn.Mish``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.mish(x)
+
+
+class SELU(Layer[N, N], checked=False):
+    """Self-normalising ELU, as ``nn.SELU``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.selu(x)
+
+
+class LogSigmoid(Layer[N, N], checked=False):
+    """``log σ(x)``, computed stably, as ``nn.LogSigmoid``."""
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.log_sigmoid(x)
+
+
+class ELU(Layer[N, N], checked=False):
+    """``x`` where positive, ``alpha (e^x - 1)`` elsewhere, as ``nn.ELU``."""
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        self.alpha = alpha
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.elu(x, self.alpha)
+
+
+class Hardtanh(Layer[N, N], checked=False):
+    """``x`` clipped to ``[min_val, max_val]``, as ``nn.Hardtanh``."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0) -> None:
+        self.min_val, self.max_val = min_val, max_val
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return math_ops.hardtanh(x, self.min_val, self.max_val)
 
 
 class LeakyReLU(Layer[N, N], checked=False):
