@@ -490,6 +490,99 @@ OPS: list[OpInfo] = [
         covers=("count_nonzero",),
         differentiable=False,
     ),  # fmt: skip
+    OpInfo(
+        "pad_constant",
+        lambda a: sg.pad(a, ((1, 2), (0, 1)), value=0.5),
+        lambda a: np.pad(a, ((1, 2), (0, 1)), constant_values=0.5),
+        ((3, 4),),
+        lambda a: F.pad(a, (0, 1, 1, 2), value=0.5),
+        covers=("pad",),
+    ),  # fmt: skip
+    OpInfo(
+        "pad_reflect",
+        lambda a: sg.pad(a, ((0, 0), (2, 1)), mode="reflect"),
+        lambda a: np.pad(a, ((0, 0), (2, 1)), mode="reflect"),
+        ((3, 4),),
+        lambda a: F.pad(a[None], (2, 1), mode="reflect")[0],
+    ),  # fmt: skip
+    OpInfo(
+        "pad_replicate",
+        lambda a: sg.pad(a, ((0, 0), (1, 2)), mode="replicate"),
+        lambda a: np.pad(a, ((0, 0), (1, 2)), mode="edge"),
+        ((3, 4),),
+        lambda a: F.pad(a[None], (1, 2), mode="replicate")[0],
+    ),  # fmt: skip
+    OpInfo(
+        "split",
+        lambda a: sg.split(a, 2, axis=1)[1],
+        lambda a: a[:, 2:4],
+        ((3, 5),),
+        lambda a: torch.split(a, 2, dim=1)[1],
+        covers=("split",),
+    ),  # fmt: skip
+    OpInfo(
+        "chunk",
+        lambda a: sg.chunk(a, 2, axis=0)[-1],
+        lambda a: a[2:],
+        ((3, 5),),
+        lambda a: torch.chunk(a, 2, dim=0)[-1],
+        covers=("chunk",),
+    ),  # fmt: skip
+    OpInfo(
+        "narrow",
+        lambda a: sg.narrow(a, 1, 1, 3),
+        lambda a: a[:, 1:4],
+        ((3, 5),),
+        lambda a: torch.narrow(a, 1, 1, 3),
+        covers=("narrow",),
+    ),  # fmt: skip
+    OpInfo(
+        "unflatten",
+        lambda a: sg.unflatten(a, 1, (2, 3)),
+        lambda a: a.reshape(4, 2, 3),
+        ((4, 6),),
+        lambda a: torch.unflatten(a, 1, (2, 3)),
+        covers=("unflatten",),
+    ),  # fmt: skip
+    OpInfo(
+        "tile",
+        lambda a: sg.tile(a, (2, 1, 3)),
+        lambda a: np.tile(a, (2, 1, 3)),
+        ((3, 2),),
+        lambda a: a.repeat(2, 1, 3),
+        covers=("tile",),
+    ),  # fmt: skip
+    OpInfo(
+        "diagonal",
+        lambda a: sg.diagonal(a, 1),
+        lambda a: np.diagonal(a, 1, -2, -1),
+        ((2, 3, 4),),
+        lambda a: torch.diagonal(a, 1, -2, -1),
+        covers=("diagonal",),
+    ),  # fmt: skip
+    OpInfo("diag", sg.diag, np.diag, ((4,),), _t("diag"), covers=("diag",)),
+    OpInfo(
+        "einsum_matmul",
+        lambda a, b: sg.einsum("bij,bjk->bik", a, b),
+        lambda a, b: np.einsum("bij,bjk->bik", a, b),
+        ((2, 3, 4), (2, 4, 5)),
+        lambda a, b: torch.einsum("bij,bjk->bik", a, b),
+        covers=("einsum",),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_sum_out",
+        lambda a, b: sg.einsum("ij,k->i", a, b),
+        lambda a, b: np.einsum("ij,k->i", a, b),
+        ((3, 4), (2,)),
+        lambda a, b: torch.einsum("ij,k->i", a, b),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_outer_implicit",
+        lambda a, b, c: sg.einsum("i,j,jk", a, b, c),
+        lambda a, b, c: np.einsum("i,j,jk", a, b, c),
+        ((3,), (4,), (4, 2)),
+        lambda a, b, c: torch.einsum("i,j,jk", a, b, c),
+    ),  # fmt: skip
     # reductions
     OpInfo("sum_all", lambda a: a.sum(), lambda a: a.sum(), ((3, 4),), lambda a: a.sum(), covers=("sum",)),
     OpInfo(

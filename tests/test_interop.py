@@ -140,3 +140,8 @@ def test_creation_helpers(numpy_backend: str) -> None:
     draws = sg.randint(2, 5, (1000,), generator=sg.Generator(0)).numpy()
     assert draws.dtype == np.int64 and set(draws.tolist()) == {2, 3, 4}
     assert sorted(sg.randperm(6, generator=sg.Generator(1)).tolist()) == list(range(6))
+
+
+def test_einsum_names_the_letter_bound_to_two_sizes(numpy_backend: str) -> None:
+    with pytest.raises(sg.ShapeError, match=r"letter 'j' is 4 in operand 0 but 5 in operand 1"):
+        sg.einsum("ij,jk->ik", sg.ones(3, 4), sg.ones(5, 2))

@@ -13,13 +13,23 @@ from __future__ import annotations
 from typing import Any
 
 from .._autodiff import NoTape
+from .._backend import same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
-from . import elementwise as ew, reductions as red
-from .indexing import take_along_axis
+from . import elementwise as ew, reductions as red, shape as shp
+from .indexing import getitem, take_along_axis
 
 __all__ = [
+    "chunk",
+    "diag",
+    "diagonal",
+    "einsum",
+    "narrow",
+    "pad",
+    "split",
+    "tile",
+    "unflatten",
     "all",
     "any",
     "argmax",
@@ -227,3 +237,214 @@ def norm(
     if ord == float("inf"):
         return red.max_impl(ew.abs(x), axis, keepdims)
     raise ShapeError(f"norm supports ord 1, 2 and inf, found {ord!r}")
+
+
+# --------------------------------------------------------------------------- pieces (composite)
+def _slice_along(x: AnyTensor, axis: int, start: int, stop: int) -> Any:
+    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop),)
+    return getitem(x, index)
+
+
+def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Any, ...]]:
+    """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``."""
+    a = _axis(x, axis)
+    if start < 0 or length < 0 or start + length > x.shape[a]:
+        raise ShapeError(f"narrow: [{start}, {start + length}) does not fit axis {a} of size {x.shape[a]}")
+    return _slice_along(x, a, start, start + length)
+
+
+def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+    """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given
+    sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``."""
+    a = _axis(x, axis)
+    n = x.shape[a]
+    if isinstance(size_or_sizes, int):
+        if size_or_sizes < 1:
+            raise ShapeError(f"split expects a piece size of at least 1, found {size_or_sizes}")
+        sizes = [min(size_or_sizes, n - start) for start in range(0, n, size_or_sizes)]
+    else:
+        sizes = list(size_or_sizes)
+        if sum(sizes) != n:
+            raise ShapeError(f"split: sizes {sizes} add up to {sum(sizes)}, expected axis {a}'s size {n}")
+    pieces: list[Any] = []
+    start = 0
+    for size in sizes:
+        pieces.append(_slice_along(x, a, start, start + size))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+    """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
+    axis is short). PyTorch: ``torch.chunk``."""
+    n = x.shape[_axis(x, axis)]
+    return split(x, max(1, -(-n // chunks)), axis)
+
+
+def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Any, ...]]:
+    """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``."""
+    a = _axis(x, axis)
+    shape = x.shape
+    return shp.reshape(x, (*shape[:a], *sizes, *shape[a + 1 :]))
+
+
+def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Any, ...]]:
+    """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``; PyTorch's
+    ``Tensor.repeat``); the gradient sums the copies."""
+    if len(reps) < x.ndim:
+        reps = (1,) * (x.ndim - len(reps)) + tuple(reps)
+    shape = (1,) * (len(reps) - x.ndim) + x.shape
+    spread: list[int] = []
+    target: list[int] = []
+    for r, n in zip(reps, shape, strict=True):
+        spread += [1, n]
+        target += [r, n]
+    expanded = shp.broadcast_to(shp.reshape(x, tuple(spread)), tuple(target))
+    return shp.reshape(expanded, tuple(r * n for r, n in zip(reps, shape, strict=True)))
+
+
+def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Any, ...]]:
+    """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch:
+    ``torch.diagonal(x, offset, -2, -1)``."""
+    if x.ndim < 2:
+        raise ShapeError(f"diagonal expects a tensor of rank >= 2, found shape {x.shape}")
+    rows, cols = x.shape[-2], x.shape[-1]
+    xp = x._backend.xp
+    mask = wrap(
+        xp.astype(
+            _triangle_mask(xp, rows, cols, offset, True) & _triangle_mask(xp, rows, cols, offset, False), x.dtype
+        ),
+        x._backend,
+    )
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    first = max(0, -offset)
+    on_diagonal = red.sum_impl(ew.mul_impl(x, mask), -1, False)  # row i holds x[i, i + offset]
+    return _slice_along(on_diagonal, on_diagonal.ndim - 1, first, first + length)
+
+
+def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
+    """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
+    if v.ndim != 1:
+        raise ShapeError(f"diag expects a vector, found shape {v.shape}")
+    xp = v._backend.xp
+    eye = wrap(xp.eye(v.shape[0], dtype=v.dtype), v._backend)
+    return ew.mul_impl(shp.expand_dims(v, -1), eye)
+
+
+def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Any, ...]]:
+    """``x`` padded by ``widths`` (NumPy's: one ``(before, after)`` pair per axis, or one pair
+    for every axis): with ``value`` (``"constant"``), the edge value (``"replicate"``) or the
+    values mirrored at the edge (``"reflect"``). Differentiable. PyTorch: ``F.pad``."""
+    pairs = [tuple(w) for w in widths] if isinstance(widths[0], (tuple, list)) else [tuple(widths)] * x.ndim
+    if len(pairs) != x.ndim:
+        raise ShapeError(f"pad expects one (before, after) pair per axis ({x.ndim}), found {len(pairs)}")
+    if mode not in ("constant", "replicate", "reflect"):
+        raise ShapeError(f"pad mode must be 'constant', 'replicate' or 'reflect', found {mode!r}")
+    out: Any = x
+    for axis, (before, after) in enumerate(pairs):
+        if before == 0 and after == 0:
+            continue
+        n = out.shape[axis]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise ShapeError(
+                f"reflect padding of {before, after} needs more than that many values on axis {axis} ({n})"
+            )
+        parts: list[Any] = []
+        for width, at_start in ((before, True), (after, False)):
+            if width == 0:
+                parts.append(None)
+                continue
+            if mode == "constant":
+                shape = list(out.shape)
+                shape[axis] = width
+                xp = out._backend.xp
+                parts.append(wrap(xp.full(tuple(shape), value, dtype=out.dtype), out._backend))
+            elif mode == "replicate":
+                edge = _slice_along(out, axis, 0, 1) if at_start else _slice_along(out, axis, n - 1, n)
+                shape = list(out.shape)
+                shape[axis] = width
+                parts.append(shp.broadcast_to(edge, tuple(shape)))
+            else:
+                mirror = (
+                    _slice_along(out, axis, 1, width + 1) if at_start else _slice_along(out, axis, n - 1 - width, n - 1)
+                )
+                parts.append(flip(mirror, axis))
+        pieces = [p for p in (parts[0], out, parts[1]) if p is not None]
+        out = shp.concat(pieces, axis=axis)
+    return out
+
+
+# --------------------------------------------------------------------------- einsum
+def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
+    if "." in spec:
+        raise ShapeError(f"einsum: ellipsis ('...') is not supported, found {spec!r}; name every axis")
+    inputs, arrow, output = spec.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != count:
+        raise ShapeError(f"einsum: {spec!r} names {len(terms)} operands, found {count}")
+    if not arrow:  # NumPy's implicit output: letters used once, in order
+        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and inputs.count(c) == 1))
+    for term in terms:
+        if len(set(term)) != len(term):
+            raise ShapeError(f"einsum: operand subscripts {term!r} repeat a letter (diagonals) — not supported")
+    return terms, output
+
+
+def einsum_backward(
+    xp: Any, g: Any, terms: list[str], output: str, arrays: tuple[Any, ...], backend: Any
+) -> tuple[Any, ...]:
+    grads: list[Any] = []
+    for k, term in enumerate(terms):
+        others = [(t, a) for i, (t, a) in enumerate(zip(terms, arrays, strict=True)) if i != k]
+        available = set(output).union(*[set(t) for t, _ in others])
+        kept = "".join(c for c in term if c in available)
+        spec = ",".join([output, *[t for t, _ in others]]) + "->" + kept
+        grad = _contract(backend, spec, [g, *[a for _, a in others]])
+        if kept != term:  # letters only this operand had were summed away: their gradient is constant along them
+            shape = tuple(arrays[k].shape[term.index(c)] if c in kept else 1 for c in term)
+            grad = xp.broadcast_to(xp.reshape(grad, shape), tuple(arrays[k].shape))
+        grads.append(grad)
+    return tuple(grads)
+
+
+def _contract(backend: Any, spec: str, arrays: list[Any]) -> Any:
+    xp = backend.xp
+    einsum_fn = getattr(xp, "einsum", None)
+    if einsum_fn is not None:
+        # NumPy's and CuPy's einsum choose the contraction order with opt_einsum's greedy path.
+        return einsum_fn(spec, *arrays, optimize="greedy")
+    import numpy as np  # a strict Array-API library has no einsum: contract on the host
+
+    host = np.einsum(spec, *[np.asarray(backend.to_numpy(a)) for a in arrays], optimize="greedy")
+    return backend.asarray(host, None)
+
+
+def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Any, ...]]:
+    """Einstein summation, ``einsum("bij,bjk->bik", a, b)``, differentiable in every operand.
+    Each letter must bind one size (else ``ShapeError`` naming the letter); the contraction
+    order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). No ``...`` and
+    no repeated letter within one operand. PyTorch: ``torch.einsum``.
+
+    Example:
+        >>> import shapegrad as sg
+        >>> sg.einsum("ij,jk->ik", sg.ones(2, 3), sg.ones(3, 4)).shape
+        (2, 4)
+    """
+    if not operands:
+        raise ShapeError("einsum expects at least one operand")
+    terms, output = _parse_einsum(spec, len(operands))
+    backend = operands[0]._backend
+    sizes: dict[str, tuple[int, int]] = {}
+    for i, (term, operand) in enumerate(zip(terms, operands, strict=True)):
+        same_backend(operands[0], operand)
+        if len(term) != operand.ndim:
+            raise ShapeError(f"einsum: operand {i} has shape {operand.shape} but subscripts {term!r}")
+        for letter, size in zip(term, operand.shape, strict=True):
+            seen = sizes.setdefault(letter, (size, i))
+            if seen[0] != size:
+                raise ShapeError(
+                    f"einsum {spec!r}: letter {letter!r} is {seen[0]} in operand {seen[1]} but {size} in operand {i}"
+                )
+    arrays = tuple(o._data for o in operands)
+    out = _contract(backend, f"{','.join(terms)}->{output}", list(arrays))
+    return record(out, einsum_backward, operands, (terms, output, arrays, backend), backend)
