@@ -859,3 +859,45 @@ def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = Non
 
         arrays.append(np.asarray(a))
     return arrays
+
+
+# --------------------------------------------------------------------------- the README's list
+_MODULE_TITLES = {
+    "elementwise": "arithmetic and activations",
+    "math": "element-wise math",
+    "reductions": "reductions and softmax",
+    "structure": "structure, order, index-valued",
+    "linalg": "matrix products",
+    "shape": "shape",
+    "indexing": "indexing",
+}
+
+
+def readme_op_list() -> str:
+    """The README's op list, made from this table: every public op with a row, by module."""
+    import importlib
+    import pkgutil
+
+    covered = {name for op in OPS for name in op.covers}
+    lines = []
+    for info in pkgutil.iter_modules(sg.ops.__path__):
+        title = _MODULE_TITLES.get(info.name)
+        if title is None:
+            continue
+        names = sorted(n for n in importlib.import_module(f"shapegrad.ops.{info.name}").__all__ if n in covered)
+        lines.append(f"- {title} (`sg.ops.{info.name}`): " + " ".join(f"`{n}`" for n in names))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    import re
+    import sys
+    from pathlib import Path
+
+    readme = Path(__file__).parents[1] / "README.md"
+    text = readme.read_text()
+    block = f"<!-- op list: made by `python tests/op_table.py --write` -->\n{readme_op_list()}\n<!-- end of op list -->"
+    new = re.sub(r"<!-- op list: .*?<!-- end of op list -->", lambda _: block, text, flags=re.S)
+    if "--write" in sys.argv:
+        readme.write_text(new)
+    print(readme_op_list())

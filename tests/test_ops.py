@@ -80,3 +80,13 @@ def test_iterating_a_tensor_yields_its_rows(numpy_backend: str) -> None:
     assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
     sg.backward(*[(r * float(i)).sum() for i, r in enumerate(rows)])
     assert grads[x].tolist() == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]
+
+
+def test_the_readme_op_list_is_the_op_table_s() -> None:
+    """Regenerate with ``python tests/op_table.py --write``."""
+    from pathlib import Path
+
+    from op_table import readme_op_list
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert readme_op_list() in readme, "README's op list is stale: python tests/op_table.py --write"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any
+
+from typing_extensions import TypeVar
 
 from .._creation import Generator
 from .._errors import ShapegradError
@@ -27,7 +29,9 @@ __all__ = [
     "Tanh",
 ]
 
-N = TypeVar("N")
+# A default, so that a layer built without a type argument (self.act = ReLU()) is ReLU[Any],
+# not ReLU[Unknown] in strict mode (PEP 696).
+N = TypeVar("N", default=Any)
 
 
 class ReLU(Layer[N, N], checked=False):
