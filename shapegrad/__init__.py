@@ -98,6 +98,8 @@ from .ops.math import (
     cos,
     cosh,
     elu,
+    erf,
+    erfc,
     expm1,
     floor,
     hardtanh,
@@ -157,6 +159,8 @@ from .ops.structure import (
 
 __all__ = [
     "data",
+    "erf",
+    "erfc",
     "chunk",
     "diag",
     "diagonal",

@@ -579,9 +579,13 @@ class Tensor(Generic[Tape_, *Dims]):
         """``x`` where positive, ``negative_slope * x`` elsewhere."""
         return _ew.leaky_relu(self, negative_slope)
 
-    def gelu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """GELU, tanh approximation."""
-        return _ew.gelu(self)
+    def gelu(self: Tensor[T, *S], approximate: L["tanh", "none"] = "tanh") -> Tensor[T, *S]:
+        """GELU: the tanh approximation, or exact with ``approximate="none"``."""
+        return _ew.gelu(self, approximate)
+
+    def erf(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``sg.erf(x)`` as a method."""
+        return _math.erf(self)
 
     def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``log(1 + e ** x)``, computed stably."""

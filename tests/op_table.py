@@ -14,6 +14,7 @@ Adding an op: one row here (see ``shapegrad/ops/README.md``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ class OpInfo:
     torch: Callable[..., Any] | None = None
     no_torch: str = ""
     covers: tuple[str, ...] = ()
-    domain: str = "any"  # any | positive | away_from_zero | away_from_bounds | unit | off_integers
+    domain: str = "any"  # any | positive | away_from_zero | away_from_bounds | unit | off_integers | wide
     kind: str = "fixed"  # unary | binary | fixed
     float_only: bool = False
     kernel: str | None = None
@@ -355,6 +356,43 @@ OPS: list[OpInfo] = [
         lambda a: torch.logical_not(a > 0),
         covers=("logical_not",),
         differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "erf",
+        sg.erf,
+        lambda a: np.array([math.erf(v) for v in a.ravel()]).reshape(a.shape),
+        ((3, 4),),
+        _t("erf"),
+        kind="unary",
+        float_only=True,
+        covers=("erf",),
+    ),  # fmt: skip
+    OpInfo(
+        "erf_wide",
+        sg.erf,
+        lambda a: np.array([math.erf(v) for v in a.ravel()]).reshape(a.shape),
+        ((40,),),
+        _t("erf"),
+        domain="wide",
+    ),  # fmt: skip
+    OpInfo(
+        "erfc",
+        sg.erfc,
+        lambda a: np.array([math.erfc(v) for v in a.ravel()]).reshape(a.shape),
+        ((40,),),
+        _t("erfc"),
+        domain="wide",
+        float_only=True,
+        covers=("erfc",),
+    ),  # fmt: skip
+    OpInfo(
+        "gelu_exact",
+        lambda a: sg.gelu(a, approximate="none"),
+        lambda a: a * 0.5 * (1 + np.array([math.erf(v / math.sqrt(2)) for v in a.ravel()]).reshape(a.shape)),
+        ((3, 4),),
+        lambda a: F.gelu(a),
+        kind="unary",
+        covers=("gelu_exact",),
     ),  # fmt: skip
     # structure and order (shapegrad/ops/structure.py)
     OpInfo(
@@ -854,6 +892,8 @@ def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = Non
             a = np.where(np.abs(np.abs(a) - 0.5) < 0.1, a + 0.25, a)
         elif op.domain == "unit":
             a = np.tanh(a) * 0.9  # inside (-1, 1): arcsin, arccos, and tan away from its poles
+        elif op.domain == "wide":
+            a = a * 3.0  # out to |x| ~ 9: the tails too
         elif op.domain == "off_integers":
             a = np.floor(a * 3) / 3 + 0.15  # no value near an integer or a half
 

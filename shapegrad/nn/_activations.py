@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from typing_extensions import TypeVar
 
@@ -42,10 +42,14 @@ class ReLU(Layer[N, N], checked=False):
 
 
 class GELU(Layer[N, N], checked=False):
-    """GELU (tanh approximation)."""
+    """GELU: the tanh approximation by default, exact with ``approximate="none"`` (PyTorch's
+    ``nn.GELU()`` default)."""
+
+    def __init__(self, approximate: Literal["tanh", "none"] = "tanh") -> None:
+        self.approximate: Literal["tanh", "none"] = approximate
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.gelu(x)
+        return ew.gelu(x, self.approximate)
 
 
 class Tanh(Layer[N, N], checked=False):

@@ -646,9 +646,16 @@ def gelu_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
     return (g * (0.5 * (1 + t) + 0.5 * xc * (1 - t * t) * inner_grad),)
 
 
-def gelu(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """GELU, tanh approximation: ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``.
-    PyTorch: ``F.gelu(x, approximate="tanh")`` (the Array API has no ``erf``)."""
+def gelu(x: Tensor[T, *S], approximate: L["tanh", "none"] = "tanh") -> Tensor[T, *S]:
+    """GELU. ``approximate="tanh"`` (the default here, fused on CuPy):
+    ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``;
+    ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``."""
+    if approximate == "none":
+        from .math import gelu_exact
+
+        return gelu_exact(x)
+    if approximate != "tanh":
+        raise DTypeError(f"gelu: approximate must be 'tanh' or 'none', found {approximate!r}")
     require_float(x, "gelu")
     data = x._data
     backend = x._backend
