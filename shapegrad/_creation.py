@@ -56,7 +56,7 @@ def tensor(
     Example:
         >>> import shapegrad as sg
         >>> sg.tensor([[1, 2], [3, 4]], dtype="float64")
-        Tensor(shape=(2, 2), dtype=float64)
+        Tensor([[1., 2.], [3., 4.]], shape=(2, 2), dtype=float64)
     """
     chosen = _backend(backend)
     return wrap(as_backend_array(chosen, data, dtype), chosen)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["AnyTensor", "Tensor"]
 
 Tape_ = TypeVar("Tape_")
+_REPR_VALUES = 16  # repr shows the values of tensors this small
 Dims = TypeVarTuple("Dims")
 
 
@@ -39,7 +40,7 @@ class Tensor(Generic[Tape_, *Dims]):
         >>> import shapegrad as sg
         >>> x = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
         >>> x
-        Tensor(shape=(2, 2), dtype=float32)
+        Tensor([[1., 2.], [3., 4.]], shape=(2, 2), dtype=float32)
         >>> (x * 2).sum().item()
         20.0
     """
@@ -239,11 +240,25 @@ class Tensor(Generic[Tape_, *Dims]):
         """
         return _At(self)
 
-    def __repr__(self) -> str:
+    def _describe(self, values: str) -> str:
         dtype = self._backend.dtype_name(self._data.dtype)
         traced = ", traced" if self.traced else ""
         backend = "" if self._backend.name == "numpy" else f", backend={self._backend.name}"
-        return f"Tensor(shape={self.shape}, dtype={dtype}{backend}{traced})"
+        return f"Tensor({values}shape={self.shape}, dtype={dtype}{backend}{traced})"
+
+    def _values(self, threshold: int) -> str:
+        # On a device this reads the values back: only where a person asked to see them.
+        array = np.asarray(self._backend.to_numpy(self._data))
+        text = np.array2string(array, separator=", ", threshold=threshold, edgeitems=3, precision=4)
+        return " ".join(text.split()) + ", "
+
+    def __repr__(self) -> str:
+        # Short, as jaxtyping and shapegrad's errors print it: values only for a few elements.
+        return self._describe(self._values(16) if self.size <= _REPR_VALUES else "")
+
+    def __str__(self) -> str:
+        """``print(t)``: the values (NumPy's summary for large tensors), shape, dtype, tape."""
+        return self._describe(self._values(1000))
 
     __hash__ = object.__hash__
 

@@ -62,7 +62,7 @@ def test_python_numbers_and_formatting_of_rank_0_tensors(numpy_backend: str) -> 
     loss = sg.tensor(0.123456)
     assert f"{loss:.4f}" == "0.1235"
     assert float(loss) == pytest.approx(0.123456) and int(sg.tensor(3.7)) == 3 and bool(sg.tensor(1.0))
-    assert f"{sg.ones(2)}".startswith("Tensor(shape=(2,)")
+    assert f"{sg.ones(2)}" == "Tensor([1., 1.], shape=(2,), dtype=float32)"
     with pytest.raises(TypeError, match="one-element tensor"):
         f"{sg.ones(2):.2f}"
 
@@ -145,3 +145,11 @@ def test_creation_helpers(numpy_backend: str) -> None:
 def test_einsum_names_the_letter_bound_to_two_sizes(numpy_backend: str) -> None:
     with pytest.raises(sg.ShapeError, match=r"letter 'j' is 4 in operand 0 but 5 in operand 1"):
         sg.einsum("ij,jk->ik", sg.ones(3, 4), sg.ones(5, 2))
+
+
+def test_repr_shows_values_of_small_tensors_and_print_summarises_large_ones(numpy_backend: str) -> None:
+    assert repr(sg.tensor([1.5, -2.0])) == "Tensor([ 1.5, -2. ], shape=(2,), dtype=float32)"
+    assert repr(sg.zeros(32, 784)) == "Tensor(shape=(32, 784), dtype=float32)"  # errors stay short
+    printed = str(sg.arange(2000, dtype="float32"))
+    assert printed.endswith("], shape=(2000,), dtype=float32)") and ", ..., " in printed and "\n" not in printed
+    assert len(printed) < 120  # NumPy's summary: the first and last three values
