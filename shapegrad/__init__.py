@@ -146,6 +146,7 @@ from .ops.structure import (
     norm,
     one_hot,
     pad,
+    prod,
     roll,
     sort,
     split,
@@ -159,6 +160,7 @@ from .ops.structure import (
 
 __all__ = [
     "data",
+    "prod",
     "erf",
     "erfc",
     "chunk",

@@ -394,6 +394,16 @@ OPS: list[OpInfo] = [
         kind="unary",
         covers=("gelu_exact",),
     ),  # fmt: skip
+    OpInfo(
+        "prod", lambda a: sg.prod(a, axis=-1), lambda a: a.prod(-1), ((3, 4),), lambda a: a.prod(-1), covers=("prod",)
+    ),  # fmt: skip
+    OpInfo(
+        "prod_with_zeros",
+        lambda a: sg.prod(a * sg.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]), axis=1),
+        lambda a: (a * np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])).prod(1),
+        ((2, 3),),
+        lambda a: (a * torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=a.dtype)).prod(1),
+    ),  # fmt: skip
     # structure and order (shapegrad/ops/structure.py)
     OpInfo(
         "flip",

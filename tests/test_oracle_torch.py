@@ -219,6 +219,39 @@ def test_multi_head_attention() -> None:
     )
 
 
+def _copy_attention(ours: Any, theirs: Any) -> None:
+    with torch.no_grad():
+        theirs.in_proj_weight.copy_(
+            torch.tensor(np.concatenate([getattr(ours, f"{n}_proj").weight.numpy().T for n in "qkv"]))
+        )
+        theirs.in_proj_bias.copy_(
+            torch.tensor(np.concatenate([getattr(ours, f"{n}_proj").bias.numpy() for n in "qkv"]))
+        )
+        theirs.out_proj.weight.copy_(torch.tensor(ours.out_proj.weight.numpy().T))
+        theirs.out_proj.bias.copy_(torch.tensor(ours.out_proj.bias.numpy()))
+
+
+def test_transformer_encoder_block_with_exact_gelu_is_pytorch_s() -> None:
+    ours = sg.nn.TransformerEncoderBlock[L[8]](num_heads=2, ff_dim=16, dtype="float64", approximate="none")
+    theirs = torch.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, activation="gelu", batch_first=True, norm_first=True
+    ).double()
+    _copy_attention(ours.attention, theirs.self_attn)
+    _copy_linear(ours.ff_in, theirs.linear1)
+    _copy_linear(ours.ff_out, theirs.linear2)
+    x = np.random.default_rng(8).standard_normal((2, 5, 8))
+    _layer_grads_match(
+        ours,
+        theirs,
+        x,
+        [
+            ("ff_in.weight", lambda m: m.linear1.weight.grad.numpy().T),
+            ("norm1.weight", lambda m: m.norm1.weight.grad.numpy()),
+        ],
+        rtol=1e-6,
+    )
+
+
 # --------------------------------------------------------------------------- losses
 LOSS_CASES: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "mse": (sg.losses.mse, F.mse_loss),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, cast, Literal, TypeVar
 
 from .._autodiff import NoTape
 from .._creation import Generator
@@ -109,7 +109,8 @@ class MultiHeadAttention(Layer[D, D], checked=False):
 class TransformerEncoderBlock(Layer[D, D], checked=False):
     """Pre-norm transformer encoder block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``
     with a GELU feed-forward of ``ff_dim`` hidden units (as
-    ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``)."""
+    ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``;
+    ``approximate="none"`` uses PyTorch's exact GELU, the default ``"tanh"`` its approximation)."""
 
     def __init__(
         self,
@@ -120,8 +121,10 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
+        approximate: Literal["tanh", "none"] = "tanh",
     ) -> None:
         d = self._size_arg(0, embed_dim, "embed_dim")
+        self.approximate: Literal["tanh", "none"] = approximate
         self.embed_dim = d
         self.attention = MultiHeadAttention[Any](num_heads, d, dropout=dropout, generator=generator, dtype=dtype)
         self.norm1 = LayerNorm[Any](d, dtype=dtype)
@@ -134,5 +137,5 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
     ) -> Tensor[T, B, Lq, D]:
         h = add_impl(x, self.dropout(self.attention(self.norm1(x), mask=mask, causal=causal)))
-        ff = self.ff_out(gelu(self.ff_in(self.norm2(h))))
+        ff = self.ff_out(gelu(self.ff_in(self.norm2(h)), self.approximate))
         return add_impl(h, self.dropout(ff))

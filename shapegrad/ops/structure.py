@@ -21,6 +21,7 @@ from . import elementwise as ew, reductions as red, shape as shp
 from .indexing import getitem, take_along_axis
 
 __all__ = [
+    "prod",
     "chunk",
     "diag",
     "diagonal",
@@ -448,3 +449,35 @@ def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *
     arrays = tuple(o._data for o in operands)
     out = _contract(backend, f"{','.join(terms)}->{output}", list(arrays))
     return record(out, einsum_backward, operands, (terms, output, arrays, backend), backend)
+
+
+# --------------------------------------------------------------------------- product
+def prod_backward(
+    xp: Any, g: Any, x: Any, axes: tuple[int, ...], keepdims: bool, out_nonzero: Any, zeros: Any
+) -> tuple[Any, ...]:
+    # d/dx_i Π x = Π_{j≠i} x_j: the product over x_i where no factor is 0; with one zero, the
+    # product of the others at that zero and 0 elsewhere; with two or more, 0 (as PyTorch).
+    shape = tuple(x.shape)
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    if not keepdims:
+        g = xp.reshape(g, kept)
+    is_zero = x == 0
+    safe = xp.where(is_zero, xp.ones_like(x), x)
+    none_zero = g * out_nonzero / safe
+    one_zero = xp.where(is_zero, g * out_nonzero, xp.zeros_like(x))
+    return (xp.where(zeros == 0, none_zero, xp.where(zeros == 1, one_zero, xp.zeros_like(x))),)
+
+
+def prod(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Any, ...]]:
+    """The product over ``axis`` (all values when None), with exact gradients where values are
+    0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``."""
+    xp = x._backend.xp
+    data = x._data
+    axes = red.normalize_axes(axis, data.ndim)
+    out = xp.prod(data, axis=axes, keepdims=keepdims)
+    is_zero = data == 0
+    out_nonzero = xp.prod(xp.where(is_zero, xp.ones_like(data), data), axis=axes, keepdims=True)
+    zeros = xp.sum(xp.astype(is_zero, xp.int64), axis=axes, keepdims=True)
+    return record(out, prod_backward, (x,), (data, axes, keepdims, out_nonzero, zeros), x._backend)
