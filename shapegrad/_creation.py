@@ -169,10 +169,30 @@ def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = N
     return _filled(dims, 1.0, dtype, backend)
 
 
+@overload
+def full(
+    shape: tuple[A], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, A]: ...
+@overload
+def full(
+    shape: tuple[A, B], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B]: ...
+@overload
+def full(
+    shape: tuple[A, B, C], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C]: ...
+@overload
+def full(
+    shape: tuple[A, B, C, D], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, A, B, C, D]: ...
+@overload
 def full(
     shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]:
-    """A tensor of ``shape`` filled with ``value``."""
+) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+def full(shape: Any, value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Any:
+    """A tensor of ``shape`` filled with ``value``; sizes may be ints or ``sg.Dim`` values,
+    typed as in :func:`zeros` (``full((Batch(32), 10), 0.5)`` is ``Tensor[NoTape, Batch, int]``).
+    """
     return _filled(tuple(shape), value, dtype, backend)
 
 

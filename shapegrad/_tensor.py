@@ -749,6 +749,11 @@ class Tensor(Generic[Tape_, *Dims]):
         """Running sums along ``axis`` (``sg.cumsum``)."""
         return _structure.cumsum(self, axis)
 
+    def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Any, ...]]:
+        """The values repeated ``reps[i]`` times along each axis: PyTorch's ``Tensor.repeat``,
+        NumPy's ``tile`` (``sg.tile``)."""
+        return _structure.tile(self, reps)
+
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """The values reversed along ``axis`` (``sg.flip``)."""
         return _structure.flip(self, axis)

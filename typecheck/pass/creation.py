@@ -18,3 +18,11 @@ def main() -> None:
     like: Tensor[NoTape, Batch, L[3]] = sg.zeros_like(z)
     data: Tensor[NoTape, L[2]] = sg.cast(sg.tensor([1.0, 2.0]), Tensor[NoTape, L[2]])
     print(z, o, r, u, like, data, z.shape, z.numpy())
+
+
+def full_keeps_its_sizes() -> None:
+    class Batch(sg.Dim): ...
+
+    b = Batch(4)
+    rows: Tensor[NoTape, Batch, Batch] = sg.full((b, b), 0.5)
+    print(rows)
