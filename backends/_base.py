@@ -12,6 +12,8 @@ class BackendBase:
 
     name: str = ""
     xp: Any = None
+    # Whether arrays live in host memory (NumPy can read them without a transfer).
+    on_host: bool = True
 
     def add_into(self, target: Any, values: Any) -> None:
         """In place: ``target += values``."""

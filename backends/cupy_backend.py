@@ -70,6 +70,7 @@ class CupyBackend(NumpyLikeBackend):
     """Runs every op through CuPy (cuBLAS for matmul) on the current CUDA device."""
 
     name = "cupy"
+    on_host = False  # NumPy must not read device memory implicitly (t.numpy() is explicit)
     # Index range checks are queued as device flags and read back once per step
     # (shapegrad/_device_checks.py) instead of stalling the GPU in every gather.
     lazy_checks = True

@@ -90,23 +90,22 @@ def train(
     train_x, train_y, test_x, test_y = data
     grads = model.alloc_grads()
     opt = sg.optim.Adam(model, lr=sg.optim.schedules.cosine(lr, total_steps=epochs * (len(train_y) // batch_size + 1)))
-    shuffle = np.random.default_rng(1)
+    loader = sg.data.batches(train_x, train_y, batch_size=batch_size, shuffle=True, generator=sg.Generator(1))
     history = History()
     start = time.perf_counter()
     for epoch in tqdm(range(epochs), desc=f"{name:>3}", unit="epoch", leave=True):
-        order = shuffle.permutation(len(train_y))
         total = 0.0
-        for first in range(0, len(order), batch_size):
-            rows = order[first : first + batch_size]
-            x: Tensor[NoTape, Batch, L[1], L[8], L[8]] = sg.tensor(train_x[rows])
-            y: Tensor[NoTape, Batch] = sg.tensor(train_y[rows])
+        for xb, yb in loader:
+            # Batches have an open first dim: state it, checked at run time.
+            x = sg.cast(xb, Tensor[NoTape, Batch, L[1], L[8], L[8]])
+            y = sg.cast(yb, Tensor[NoTape, Batch])
             grads.zero()
             logits: Tensor[OwnedTape[Any], Batch, L[10]] = model(x.trace(grads))
             loss = sg.losses.cross_entropy(logits, y)
             loss.backward()
             opt.update(model, grads)  # pyright: ignore[reportArgumentType] -- MLP | CNN: one optimizer per model
-            total += loss.item() * len(rows)
-        history.loss.append(total / len(order))
+            total += loss.item() * y.shape[0]
+        history.loss.append(total / len(train_y))
         history.test_accuracy.append(accuracy(model, test_x, test_y))
         del epoch
     history.seconds = time.perf_counter() - start

@@ -136,6 +136,7 @@ from .ops.structure import (
     argsort,
     chunk,
     count_nonzero,
+    cumprod,
     cumsum,
     diag,
     diagonal,
@@ -160,6 +161,7 @@ from .ops.structure import (
 
 __all__ = [
     "data",
+    "cumprod",
     "prod",
     "erf",
     "erfc",

@@ -142,6 +142,11 @@ class Tensor(Generic[Tape_, *Dims]):
                 "expected an untraced tensor. Use t.detach().numpy() to read the values, or a shapegrad op "
                 "to keep the gradient"
             )
+        if not getattr(self._backend, "on_host", True):
+            raise TypeError(
+                f"implicit conversion of a {self._backend.name} tensor to a NumPy array would copy it from the "
+                "device, which CuPy refuses too; use t.numpy() (explicit) for the values"
+            )
         array = self.numpy()
         if dtype is not None and array.dtype != np.dtype(dtype):
             return array.astype(dtype)
@@ -167,7 +172,9 @@ class Tensor(Generic[Tape_, *Dims]):
                     f"a constant with no gradient); use the shapegrad op (sg.{ufunc.__name__}(x)) instead, "
                     "or .detach() first if no gradient is wanted"
                 )
-        host = [cast(AnyTensor, v).numpy() if isinstance(v, Tensor) else v for v in inputs]
+        host = [
+            np.asarray(cast(AnyTensor, v)) if isinstance(v, Tensor) else v for v in inputs
+        ]  # refuses device tensors
         return getattr(ufunc, method)(*host, **kwargs)
 
     def __iter__(self: Tensor[T, N, *S]) -> Iterator[Tensor[T, *S]]:

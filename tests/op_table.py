@@ -404,6 +404,28 @@ OPS: list[OpInfo] = [
         ((2, 3),),
         lambda a: (a * torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=a.dtype)).prod(1),
     ),  # fmt: skip
+    OpInfo(
+        "cumprod",
+        lambda a: sg.cumprod(a, 1),
+        lambda a: np.cumprod(a, 1),
+        ((2, 4),),
+        lambda a: torch.cumprod(a, 1),
+        covers=("cumprod",),
+    ),  # fmt: skip
+    OpInfo(
+        "cumprod_with_zeros",
+        lambda a: sg.cumprod(a * sg.tensor([1.0, 0.0, 1.0, 0.0, 1.0]), 0),
+        lambda a: np.cumprod(a * np.array([1.0, 0.0, 1.0, 0.0, 1.0]), 0),
+        ((5,),),
+        lambda a: torch.cumprod(a * torch.tensor([1.0, 0.0, 1.0, 0.0, 1.0], dtype=a.dtype), 0),
+    ),  # fmt: skip
+    OpInfo(
+        "cumprod_first_zero",
+        lambda a: sg.cumprod(sg.concat([a[:2], a[2:3] * 0.0, a[3:]], axis=0), 0),
+        lambda a: np.cumprod(np.concatenate([a[:2], a[2:3] * 0.0, a[3:]]), 0),
+        ((5,),),
+        lambda a: torch.cumprod(torch.cat([a[:2], a[2:3] * 0.0, a[3:]]), 0),
+    ),  # fmt: skip
     # structure and order (shapegrad/ops/structure.py)
     OpInfo(
         "flip",

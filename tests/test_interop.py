@@ -153,3 +153,15 @@ def test_repr_shows_values_of_small_tensors_and_print_summarises_large_ones(nump
     printed = str(sg.arange(2000, dtype="float32"))
     assert printed.endswith("], shape=(2000,), dtype=float32)") and ", ..., " in printed and "\n" not in printed
     assert len(printed) < 120  # NumPy's summary: the first and last three values
+
+
+def test_numpy_refuses_to_read_a_device_tensor_implicitly() -> None:
+    from conftest import emulated_cupy_backend
+
+    with sg.use_backend(emulated_cupy_backend()):
+        t = sg.tensor([1.0, 2.0])
+        with pytest.raises(TypeError, match="implicit conversion of a cupy tensor.*t.numpy"):
+            np.asarray(t)
+        with pytest.raises(TypeError, match="implicit conversion"):
+            np.exp(t)
+        assert t.numpy().tolist() == [1.0, 2.0]

@@ -90,3 +90,28 @@ def test_the_readme_op_list_is_the_op_table_s() -> None:
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     assert readme_op_list() in readme, "README's op list is stale: python tests/op_table.py --write"
+
+
+@pytest.mark.parametrize("values", [[2.0, 0.0, 3.0, 0.0, 5.0], [0.0, 2.0, 3.0], [2.0, 3.0, 0.0]], ids=str)
+def test_product_gradients_at_exact_zeros(values: list[float], backend: str) -> None:
+    """At a zero the gradient is the product of the others (PyTorch's values, by hand)."""
+    grads = sg.Gradients()
+    x = sg.tensor(values, dtype="float64").trace(grads)
+    weights = sg.tensor([1.0, 2.0, 3.0, 4.0, 5.0][: len(values)], dtype="float64")
+    (sg.cumprod(x, 0) * weights).sum().backward()
+    expected = []
+    for i in range(len(values)):
+        total = 0.0
+        for j in range(i, len(values)):
+            others = 1.0
+            for k in range(j + 1):
+                others *= 1.0 if k == i else values[k]
+            total += float(weights.tolist()[j]) * others
+        expected.append(total)
+    np.testing.assert_allclose(grads[x].numpy(), expected)
+    grads = sg.Gradients()
+    y = sg.tensor(values, dtype="float64").trace(grads)
+    sg.prod(y).backward()
+    np.testing.assert_allclose(
+        grads[y].numpy(), [float(np.prod([v for k, v in enumerate(values) if k != i])) for i in range(len(values))]
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, cast, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from .._autodiff import NoTape
 from .._creation import Generator

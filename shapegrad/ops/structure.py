@@ -21,6 +21,7 @@ from . import elementwise as ew, reductions as red, shape as shp
 from .indexing import getitem, take_along_axis
 
 __all__ = [
+    "cumprod",
     "prod",
     "chunk",
     "diag",
@@ -98,13 +99,13 @@ def _triangle(x: AnyTensor, k: int, lower: bool) -> Any:
     return record(ew.keep_where(xp, mask, x._data), triangle_backward, (x,), (mask,), x._backend)
 
 
-def tril(x: Tensor[T, *S, N, Any], k: int = 0) -> Tensor[T, *S, N, Any]:
+def tril(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
     """The lower triangle of the last two axes (``j - i <= k``), zeros above: a causal mask
     is ``tril(ones(S, S))``. d/dx: the gradient's lower triangle. PyTorch: ``torch.tril``."""
     return _triangle(x, k, lower=True)
 
 
-def triu(x: Tensor[T, *S, N, Any], k: int = 0) -> Tensor[T, *S, N, Any]:
+def triu(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
     """The upper triangle of the last two axes (``j - i >= k``), zeros below.
     PyTorch: ``torch.triu``."""
     return _triangle(x, k, lower=False)
@@ -481,3 +482,30 @@ def prod(
     out_nonzero = xp.prod(xp.where(is_zero, xp.ones_like(data), data), axis=axes, keepdims=True)
     zeros = xp.sum(xp.astype(is_zero, xp.int64), axis=axes, keepdims=True)
     return record(out, prod_backward, (x,), (data, axes, keepdims, out_nonzero, zeros), x._backend)
+
+
+def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
+    return xp.flip(xp.cumulative_sum(xp.flip(a, axis=axis), axis=axis), axis=axis)
+
+
+def cumprod_backward(xp: Any, g: Any, x: Any, out: Any, axis: int) -> tuple[Any, ...]:
+    # d out_j / d x_i = Π_{k<=j, k≠i} x_k. Before the first zero of a slice this is
+    # out_j / x_i; at the first zero it is the running product with that zero taken as 1;
+    # after it, 0 (every such product holds the first zero). Exact with zeros, as PyTorch.
+    is_zero = x == 0
+    zeros_so_far = xp.cumulative_sum(xp.astype(is_zero, xp.int64), axis=axis)
+    first_zero = is_zero & (zeros_so_far == 1)
+    before = zeros_so_far == 0
+    safe = xp.where(is_zero, xp.ones_like(x), x)
+    simple = _reverse_cumsum(xp, g * out, axis) / safe
+    without_first_zero = xp.cumulative_prod(xp.where(first_zero, xp.ones_like(x), x), axis=axis)
+    at_zero = _reverse_cumsum(xp, g * xp.where(before, xp.zeros_like(x), without_first_zero), axis)
+    return (xp.where(before, simple, xp.where(first_zero, at_zero, xp.zeros_like(x))),)
+
+
+def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    """Running products along ``axis``, with exact gradients where values are 0.
+    PyTorch: ``torch.cumprod``."""
+    a = _axis(x, axis)
+    out = x._backend.xp.cumulative_prod(x._data, axis=a)
+    return record(out, cumprod_backward, (x,), (x._data, out, a), x._backend)
