@@ -133,20 +133,21 @@ def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
 
 @overload
 def cross_entropy(
-    logits: Tensor[T, B, C],
-    labels: Tensor[Any, B],
+    logits: Tensor[T, *S, C],
+    labels: Tensor[Any, *S],
     *,
     label_smoothing: float = 0.0,
     reduction: Literal["mean", "sum"] = "mean",
 ) -> Tensor[T]: ...
 @overload
 def cross_entropy(
-    logits: Tensor[T, B, C], labels: Tensor[Any, B], *, label_smoothing: float = 0.0, reduction: Literal["none"]
-) -> Tensor[T, B]: ...
+    logits: Tensor[T, *S, C], labels: Tensor[Any, *S], *, label_smoothing: float = 0.0, reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
 def cross_entropy(
     logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean"
 ) -> Any:
-    """Cross-entropy of ``logits (B, C)`` against integer ``labels (B,)``, through a stable
+    """Cross-entropy of ``logits (*S, C)`` against integer ``labels (*S)`` — one row per
+    sample, or per token of a sequence model (``(B, L, C)`` against ``(B, L)``) — through a stable
     ``log_softmax``; ``label_smoothing`` mixes the one-hot target with the uniform one.
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
     ``F.cross_entropy(logits, labels, label_smoothing=...)``.

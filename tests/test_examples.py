@@ -77,3 +77,9 @@ def test_distributed_digits_example_trains_on_two_ranks() -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "ranks 2, global batch 64" in result.stdout
     assert (EXAMPLES / "output" / "cnn_distributed.safetensors").exists()
+
+
+def test_gpt_example_beats_the_unigram_baseline() -> None:
+    out = _run(str(EXAMPLES / "gpt.py"), "--quick")
+    assert "| parameters | steps |" in out and "sample (temperature 0.8, top-k 8)" in out
+    assert (EXAMPLES / "output" / "gpt.safetensors").exists()
