@@ -252,6 +252,28 @@ def bench_cnn(number: int, repeat: int) -> dict[str, float]:
     return compare(contenders, number, repeat)
 
 
+def bench_gpt(number: int, repeat: int) -> dict[str, float]:
+    """The training step of ``examples/gpt.py`` (2 pre-norm blocks, d 96, 4 heads, ff 384,
+    context 64, vocabulary 128, batch 16, AdamW with clipping) against its PyTorch twin."""
+    import gpt_torch
+    from gpt_torch import gpt
+
+    text = np.frombuffer(gpt.corpus().encode("ascii"), dtype=np.uint8).astype(np.int64)
+    x_np, y_np = gpt.windows(text, 16, np.random.default_rng(0))
+    model = gpt.GPT(generator=sg.Generator(0))
+    opt, grads = sg.optim.AdamW(model, lr=1e-3, clip_norm=1.0), model.alloc_grads()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    contenders: dict[str, Callable[[], Any]] = {"shapegrad": lambda: sg_step(model, opt, grads, x, y)}
+    if have_torch():
+        import torch
+
+        tmodel = gpt_torch.torch_gpt(model)
+        topt = torch.optim.AdamW(tmodel.parameters(), lr=1e-3)
+        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+        contenders["torch"] = lambda: gpt_torch.torch_step(tmodel, topt, tx, ty)
+    return compare(contenders, number, repeat)
+
+
 MEMORY_PROBE = r"""
 import sys, numpy as np
 sys.path.insert(0, {here!r})
@@ -315,6 +337,8 @@ def measure(threads: int, n_ops: int, n_step: int, repeat: int) -> list[Row]:
         rows.append(("same MLP step, run-time checks off", mlp["shapegrad, checks off"], None, None))
         cnn = bench_cnn(max(2, n_step // 5), repeat)
         rows.append(("CNN step, 2×conv3×3, 28×28, batch 64, Adam", cnn["shapegrad"], cnn.get("torch"), None))
+        lm = bench_gpt(max(2, n_step // 5), repeat)
+        rows.append(("GPT step (examples/gpt.py), batch 16 × 64 chars, AdamW", lm["shapegrad"], lm.get("torch"), None))
     return rows
 
 

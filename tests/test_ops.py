@@ -115,3 +115,16 @@ def test_product_gradients_at_exact_zeros(values: list[float], backend: str) -> 
     np.testing.assert_allclose(
         grads[y].numpy(), [float(np.prod([v for k, v in enumerate(values) if k != i])) for i in range(len(values))]
     )
+
+
+@pytest.mark.parametrize("dtype, tolerance", [("float32", 2e-7), ("float64", 1e-15)])
+def test_the_reference_erf_is_accurate_in_each_dtype(dtype: str, tolerance: float) -> None:
+    """The xp math behind erf (what runs without SciPy/cupyx): float32 uses a shorter series."""
+    import math
+
+    from shapegrad.ops.math import erf_values
+
+    x = np.linspace(-6, 6, 4001).astype(dtype)
+    found = erf_values(np, x).astype(np.float64)
+    expected = np.array([math.erf(float(v)) for v in x])
+    assert found.dtype == np.float64 and np.max(np.abs(found - expected)) <= tolerance

@@ -31,7 +31,13 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool)
     # The two products are the costly part of a dense layer's backward: skip the one whose
     # operand wants no gradient (an input that only carries the tape, a frozen weight).
     ga = xp.matmul(g, xp.matrix_transpose(b)) if need_a else None
-    gb = xp.matmul(xp.matrix_transpose(a), g) if need_b else None
+    if need_b and b.ndim == 2 and a.ndim > 2:
+        # A batch of rows times one matrix (a tied output head): one product over all rows,
+        # not a batch of products summed afterwards.
+        k, m = b.shape
+        gb = xp.matmul(xp.matrix_transpose(xp.reshape(a, (-1, k))), xp.reshape(g, (-1, m)))
+    else:
+        gb = xp.matmul(xp.matrix_transpose(a), g) if need_b else None
     return ga, gb
 
 
