@@ -325,6 +325,7 @@ def us(t: float | None) -> str:
     return "–" if t is None else f"{t * 1e6:,.1f} µs" if t < 1e-3 else f"{t * 1e3:,.2f} ms"
 
 
+DISTRIBUTED_HEADING = "# Data-parallel training"
 Row = tuple[str, float | None, float | None, float | None]  # case, shapegrad, PyTorch, NumPy (seconds)
 
 
@@ -418,7 +419,11 @@ def main() -> None:
         + (f", ratio {memory['shapegrad'] / memory['torch']:.2f}" if "torch" in memory and memory["torch"] else "")
     )
     if args.write:
-        (HERE / "RESULTS.md").write_text("# Benchmark results\n\n" + "\n".join(lines) + "\n")
+        # Sections other benchmarks append (distributed.py's) are kept.
+        path = HERE / "RESULTS.md"
+        old = path.read_text() if path.exists() else ""
+        kept = old[old.index(DISTRIBUTED_HEADING) :] if DISTRIBUTED_HEADING in old else ""
+        path.write_text("# Benchmark results\n\n" + "\n".join(lines) + "\n" + ("\n\n" + kept if kept else ""))
 
 
 if __name__ == "__main__":
