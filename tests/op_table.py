@@ -426,6 +426,27 @@ OPS: list[OpInfo] = [
         ((5,),),
         lambda a: torch.cumprod(torch.cat([a[:2], a[2:3] * 0.0, a[3:]]), 0),
     ),  # fmt: skip
+    OpInfo(
+        "sort_axis0",
+        lambda a: sg.sort(a, axis=0, descending=True),
+        lambda a: -np.sort(-a, 0),
+        ((4, 3),),
+        lambda a: torch.sort(a, 0, descending=True).values,
+    ),  # fmt: skip
+    OpInfo(
+        "topk_axis0",
+        lambda a: sg.topk(a, 2, axis=0)[0],
+        lambda a: -np.sort(-a, 0)[:2],
+        ((4, 3),),
+        lambda a: torch.topk(a, 2, dim=0).values,
+    ),  # fmt: skip
+    OpInfo(
+        "mean_tuple",
+        lambda a: sg.mean(a, axis=(0, 2)),
+        lambda a: a.mean(axis=(0, 2)),
+        ((2, 3, 4),),
+        lambda a: a.mean((0, 2)),
+    ),  # fmt: skip
     # structure and order (shapegrad/ops/structure.py)
     OpInfo(
         "flip",

@@ -150,31 +150,35 @@ def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Ten
     return wrap(xp.argsort(data, axis=_axis(x, axis), stable=True), x._backend)
 
 
-def _along_last(x: AnyTensor, axis: int) -> int:
-    if _axis(x, axis) != x.ndim - 1:
-        raise ShapeError(
-            f"sort/topk work along the last axis here, found axis {axis} of shape {x.shape}; permute first"
-        )
-    return -1
+def _to_last(x: AnyTensor, axis: int) -> tuple[Any, int]:
+    """``x`` with ``axis`` moved last (a differentiable swap), and that axis's index."""
+    a = _axis(x, axis)
+    last = x.ndim - 1
+    return (x if a == last else shp.swapaxes(x, a, last)), a
 
 
-def sort(x: Tensor[T, *S, N], axis: int = -1, descending: bool = False) -> Tensor[T, *S, N]:
-    """The values sorted along the last axis; differentiable (each value's gradient goes
-    back to where it came from). PyTorch: ``torch.sort(x).values``."""
-    _along_last(x, axis)
-    return take_along_axis(x, argsort(x, -1, descending))
+def _from_last(y: Any, a: int) -> Any:
+    last = y.ndim - 1
+    return y if a == last else shp.swapaxes(y, a, last)
+
+
+def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
+    """The values sorted along ``axis``; differentiable (each value's gradient goes back to
+    where it came from). PyTorch: ``torch.sort(x, axis).values``."""
+    moved, a = _to_last(x, axis)
+    return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
 
 
 def topk(
-    x: Tensor[T, *S, N], k: int, axis: int = -1
+    x: Tensor[T, *S], k: int, axis: int = -1
 ) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
-    """The ``k`` largest values along the last axis, largest first, and their indices;
-    the values are differentiable. PyTorch: ``torch.topk``."""
-    _along_last(x, axis)
-    if not 0 <= k <= x.shape[-1]:
-        raise ShapeError(f"topk: k={k} is out of range for an axis of size {x.shape[-1]}")
-    indices: Any = argsort(x, -1, descending=True)[..., :k]
-    return take_along_axis(x, indices), indices
+    """The ``k`` largest values along ``axis``, largest first, and their indices; the
+    values are differentiable. PyTorch: ``torch.topk(x, k, axis)``."""
+    moved, a = _to_last(x, axis)
+    if not 0 <= k <= moved.shape[-1]:
+        raise ShapeError(f"topk: k={k} is out of range for an axis of size {moved.shape[-1]}")
+    indices: Any = argsort(moved, -1, descending=True)[..., :k]
+    return _from_last(take_along_axis(moved, indices), a), _from_last(indices, a)
 
 
 def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Any]:
