@@ -6,6 +6,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
+from . import _device_checks, _hooks
 from ._autodiff import Node, OwnedTape, Tape, orphaned, run_backward
 from ._errors import ShapeError, TapeError
 from ._tensor import AnyTensor, Tensor, wrap
@@ -186,8 +187,6 @@ def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[A
         >>> grads[x].item()
         8.0
     """
-    from . import _device_checks, _hooks
-
     _device_checks.flush()
     if not outputs:
         raise TapeError("backward expects at least one output, found none")

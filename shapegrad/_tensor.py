@@ -341,9 +341,7 @@ class Tensor(Generic[Tape_, *Dims]):
         Calling it on several outputs in turn accumulates into the same ``Gradients``; for
         one pass over several outputs use :func:`shapegrad.backward`.
         """
-        from ._gradients import backward as _backward
-
-        return _backward(self, seeds=None if seed is None else (seed,))
+        return _gradients.backward(self, seeds=None if seed is None else (seed,))
 
     def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
         """The same values on another backend (``"numpy"``, ``"cupy"``); the tape is kept,
@@ -1102,7 +1100,8 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
 
 __all__ += ["record", "wrap"]
 
-# The op modules import Tensor; importing them last keeps the cycle harmless.
+# The op modules and _gradients import Tensor; importing them last keeps the cycle harmless.
+from . import _gradients  # noqa: E402
 from .ops import (  # noqa: E402
     elementwise as _ew,
     indexing as _index,
