@@ -83,3 +83,9 @@ def test_gpt_example_beats_the_unigram_baseline() -> None:
     out = _run(str(EXAMPLES / "gpt.py"), "--quick")
     assert "| parameters | steps |" in out and "sample (temperature 0.8, top-k 8)" in out
     assert (EXAMPLES / "output" / "gpt.safetensors").exists()
+
+
+def test_resnet_example_reaches_its_floor() -> None:
+    out = _run(str(EXAMPLES / "resnet.py"), "--quick")
+    assert "| parameters | epochs |" in out
+    assert (EXAMPLES / "output" / "resnet.safetensors").exists()
