@@ -89,3 +89,9 @@ def test_resnet_example_reaches_its_floor() -> None:
     out = _run(str(EXAMPLES / "resnet.py"), "--quick")
     assert "| parameters | epochs |" in out
     assert (EXAMPLES / "output" / "resnet.safetensors").exists()
+
+
+def test_vae_example_learns_and_draws_its_grid() -> None:
+    out = _run(str(EXAMPLES / "vae.py"), "--quick")
+    assert "test -ELBO at end" in out
+    assert (EXAMPLES / "output" / "vae.png").stat().st_size > 5_000
