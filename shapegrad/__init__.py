@@ -4,7 +4,7 @@ Pyright finds shape and tape mistakes before the program runs; ``sg.checked`` fu
 module calls check the same annotations at run time; ops run on NumPy, CuPy or any backend
 registered under the ``shapegrad.backends`` entry-point group.
 
-Example:
+Examples:
     >>> from typing import Literal as L
     >>> import shapegrad as sg
     >>> from shapegrad import Tensor, NoTape

@@ -73,7 +73,7 @@ def detect_anomaly(enabled: bool = True) -> Generator[None, None, None]:
     backward) producing NaN or Inf, naming the op, its input shapes and the user line
     that created it.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> import shapegrad as sg
         >>> with sg.detect_anomaly(), np.errstate(invalid="ignore"):  # NumPy's own warning aside

@@ -213,7 +213,7 @@ def _resolve(backend: str | Backend) -> Backend:
 def set_backend(backend: str | Backend) -> Backend:
     """Make ``backend`` (a registered name or a Backend) the one new tensors use.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> sg.set_backend("numpy").name
         'numpy'
@@ -227,7 +227,7 @@ def set_backend(backend: str | Backend) -> Backend:
 def use_backend(backend: str | Backend) -> Generator[Backend, None, None]:
     """Within the block, new tensors are created on ``backend``.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> with sg.use_backend("numpy"):
         ...     sg.zeros(2).backend

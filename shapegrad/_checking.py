@@ -32,7 +32,7 @@ def checked(fn: F) -> F:
     raises jaxtyping's ``TypeCheckError`` naming the parameter, the expected dims and the
     dims bound so far.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> from shapegrad import Tensor, NoTape
@@ -60,7 +60,7 @@ def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T,
     Fixed sizes, rank and tape are checked; named dims are checked for consistency
     within ``to``.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> from shapegrad import Tensor, NoTape

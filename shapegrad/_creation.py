@@ -53,7 +53,7 @@ def tensor(
     dtype unless ``dtype`` is given. The dims are open: annotate the result (or use
     :func:`shapegrad.cast`) to state them.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> sg.tensor([[1, 2], [3, 4]], dtype="float64")
         Tensor([[1., 2.], [3., 4.]], shape=(2, 2), dtype=float64)
@@ -72,7 +72,7 @@ def asarray(
     it. Anything else, another dtype, or another device is copied. Use it for large
     read-only data; use :func:`tensor` for values that must not change under you.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> import shapegrad as sg
         >>> buffer = np.zeros(3, dtype=np.float32)
@@ -136,7 +136,7 @@ def zeros(
 def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``).
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> sg.zeros(2, 3).tolist()
         [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
@@ -231,7 +231,7 @@ def arange(
 class Generator:
     """A seeded source of random tensors on one backend.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> g = sg.Generator(seed=0)
         >>> sg.randn(2, 2, generator=g).shape
@@ -340,7 +340,7 @@ def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoT
     array — without a copy where the devices agree (``backend`` picks ours; the active one
     by default). PyTorch refuses to export a tensor that requires grad: ``.detach()`` it.
 
-    Example:
+    Examples:
         >>> import numpy as np
         >>> import shapegrad as sg
         >>> sg.from_dlpack(np.arange(3.0)).tolist()

@@ -12,7 +12,7 @@ class Dim(int):
     is expected, while ``Tensor[NoTape, Batch, L[784]]`` states that the first axis is the
     batch axis. Checked functions bind every ``Batch`` in one call to the same size.
 
-    Example:
+    Examples:
         >>> class Batch(Dim): ...
         >>> Batch(32) + 1
         33

@@ -26,7 +26,7 @@ class Gradients(Generic[M]):
     inputs with ``x.trace(grads)``; after ``backward``, ``grads[x]`` is the gradient of a
     traced leaf or a parameter.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> grads = sg.Gradients()
         >>> a = sg.tensor([1.0, 2.0]).trace(grads)
@@ -179,7 +179,7 @@ def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[A
     outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one
     pass. Returns the ``Gradients`` the outputs' tape delivers to.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> grads = sg.Gradients()
         >>> x = sg.tensor(3.0).trace(grads)

@@ -31,7 +31,7 @@ def _model_arrays(model: Any) -> dict[str, Any]:
 def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> None:
     """Write ``model``'s parameters and buffers (and ``optimizer``'s state) to ``path``.
 
-    Example:
+    Examples:
         >>> import os, tempfile
         >>> from typing import Literal as L
         >>> import shapegrad as sg

@@ -36,7 +36,7 @@ class Tensor(Generic[Tape_, *Dims]):
     ``Gradients[MLP]``. Build tensors with :func:`shapegrad.tensor`, :func:`shapegrad.zeros`
     and friends; every op exists as a method and as a function (``x.exp()``, ``sg.exp(x)``).
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> x = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
         >>> x
@@ -239,7 +239,7 @@ class Tensor(Generic[Tape_, *Dims]):
         """Functional updates, as JAX: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)`` return a
         new tensor, differentiable in both ``x`` and ``v``; ``x`` is not changed.
 
-        Example:
+        Examples:
             >>> import shapegrad as sg
             >>> x = sg.zeros(3)
             >>> x.at[1].set(5.0).tolist(), x.tolist()
@@ -300,7 +300,7 @@ class Tensor(Generic[Tape_, *Dims]):
         decoder, a GAN's generator and discriminator): trace the input with both,
         ``x.trace(g_enc, g_dec)``; one backward pass then fills each model's buffers.
 
-        Example:
+        Examples:
             >>> import shapegrad as sg
             >>> grads = sg.Gradients()
             >>> x = sg.tensor([1.0, 2.0]).trace(grads)

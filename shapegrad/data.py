@@ -1,6 +1,6 @@
 """Batching arrays already in memory: ``sg.data.batches``. Not a dataset framework.
 
-Example:
+Examples:
     >>> import numpy as np
     >>> import shapegrad as sg
     >>> x, y = np.zeros((10, 3), dtype=np.float32), np.arange(10)

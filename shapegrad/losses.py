@@ -152,7 +152,7 @@ def cross_entropy(
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
     ``F.cross_entropy(logits, labels, label_smoothing=...)``.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> logits = sg.tensor([[2.0, 0.0], [0.0, 2.0]])
         >>> round(sg.losses.cross_entropy(logits, sg.tensor([0, 1])).item(), 4)

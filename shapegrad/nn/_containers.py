@@ -22,7 +22,7 @@ class Sequential(Layer[I, O], checked=False):
     would swallow every mismatch; nest Sequentials for longer chains.) Parameters are
     named by position: ``"0.weight"``, ``"2.bias"``.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> from shapegrad.nn import Linear, ReLU, Sequential

@@ -38,7 +38,7 @@ class Linear(Layer[I, O], checked=False):
     ``weight`` has shape ``(in, out)`` so the forward pass needs no transpose; PyTorch's
     ``nn.Linear.weight`` is its transpose.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> layer = sg.nn.Linear[L[3], L[2]](generator=sg.Generator(0))
@@ -76,7 +76,7 @@ class Embedding(Layer[V, D], checked=False):
     Trace the ids (``ids.trace(grads)``) to put the lookup on a tape: integer tensors carry
     the tape without receiving a gradient. Initialised from ``N(0, 1)`` as PyTorch.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> emb = sg.nn.Embedding[L[10], L[4]]()

@@ -25,7 +25,7 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
     found by ``named_parameters()``, gets a buffer from ``alloc_grads()``, and ops that meet
     it on a tape record its gradient.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> class Scale(sg.nn.Module):
         ...     def __init__(self) -> None:
@@ -56,7 +56,7 @@ class Module:
     normalization follow ``model.train()`` / ``model.eval()``; a new module is in training
     mode.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> from shapegrad import Tensor
@@ -190,7 +190,7 @@ class Module:
         again). Refused while an optimizer built for this model exists: its state lives on the
         old backend, so build the optimizer after moving.
 
-        Example:
+        Examples:
             >>> import shapegrad as sg
             >>> layer = sg.nn.Linear(2, 1).to("numpy")
             >>> layer.weight.backend

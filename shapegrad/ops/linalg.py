@@ -136,7 +136,7 @@ def matmul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
     d/da = g @ bᵀ, d/db = aᵀ @ g. PyTorch: ``torch.matmul``. Unlike the ``@`` operator, a
     static mismatch here makes pyright name both argument types.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> sg.matmul(sg.ones(2, 3), sg.ones(3, 4)).shape
         (2, 4)

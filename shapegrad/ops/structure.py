@@ -431,7 +431,7 @@ def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *
     order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). No ``...`` and
     no repeated letter within one operand. PyTorch: ``torch.einsum``.
 
-    Example:
+    Examples:
         >>> import shapegrad as sg
         >>> sg.einsum("ij,jk->ik", sg.ones(2, 3), sg.ones(3, 4)).shape
         (2, 4)

@@ -29,7 +29,7 @@ class Sgd(Optimizer[M]):
     (decoupled); with momentum μ: ``b ← μ·b + g`` (``b = g`` at the first step), then
     ``g ← g + μ·b`` (Nesterov) or ``g ← b``; finally ``p ← p - lr·g``.
 
-    Example:
+    Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> model = sg.nn.Linear[L[2], L[1]]()
