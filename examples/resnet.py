@@ -26,17 +26,19 @@ from shapegrad.nn import BatchNorm2d, Conv2d, GlobalAvgPool2d, Linear, Module
 T = TypeVar("T")
 I = TypeVar("I")
 O = TypeVar("O")
-H = TypeVar("H")
-W = TypeVar("W")
+SI = TypeVar("SI")
+SO = TypeVar("SO")
 OUTPUT = Path(__file__).resolve().parent / "output"
 
 
 class Batch(sg.Dim): ...
 
 
-class Block(Module, Generic[I, O], checked=False):
-    """``relu(bn(conv(relu(bn(conv(x))))) + shortcut(x))``; with ``stride=2`` the shortcut is a
-    strided 1×1 convolution (a projection), else the identity (``I`` = ``O``)."""
+class Block(Module, Generic[I, O, SI, SO], checked=False):
+    """``relu(bn(conv(relu(bn(conv(x))))) + shortcut(x))`` from ``I`` channels of ``SI×SI``
+    to ``O`` channels of ``SO×SO``; with ``stride=2`` the shortcut is a strided 1×1
+    convolution (a projection), else the identity (``I`` = ``O``). Python cannot compute
+    ``SO`` from ``SI`` and the stride, so the block states it with a checked ``sg.cast``."""
 
     def __init__(self, channels_in: I, channels_out: O, stride: int, generator: sg.Generator) -> None:
         cin, cout = int(channels_in), int(channels_out)  # pyright: ignore[reportArgumentType] -- sizes given as ints
@@ -52,11 +54,11 @@ class Block(Module, Generic[I, O], checked=False):
             else None
         )
 
-    def __call__(self, x: Tensor[T, Batch, I, H, W]) -> Tensor[T, Batch, O, Any, Any]:
+    def __call__(self, x: Tensor[T, Batch, I, SI, SI]) -> Tensor[T, Batch, O, SO, SO]:
         h = self.bn1(self.conv1(x)).relu()
         h = self.bn2(self.conv2(h))
         shortcut: Any = x if self.project is None else self.project(x)
-        return (h + shortcut).relu()
+        return sg.cast((h + shortcut).relu(), Tensor[T, Batch, O, SO, SO])
 
 
 class ResNet(Module):
@@ -65,14 +67,15 @@ class ResNet(Module):
     def __init__(self, generator: sg.Generator) -> None:
         self.stem = Conv2d[L[1], L[16]](3, padding=1, bias=False, generator=generator)
         self.stem_bn = BatchNorm2d[L[16]]()
-        self.block1 = Block[L[16], L[16]](16, 16, 1, generator)
-        self.block2 = Block[L[16], L[32]](16, 32, 2, generator)
-        self.block3 = Block[L[32], L[32]](32, 32, 1, generator)
+        self.block1 = Block[L[16], L[16], L[16], L[16]](16, 16, 1, generator)
+        self.block2 = Block[L[16], L[32], L[16], L[8]](16, 32, 2, generator)  # strided: 16×16 → 8×8
+        self.block3 = Block[L[32], L[32], L[8], L[8]](32, 32, 1, generator)
         self.pool = GlobalAvgPool2d()
         self.head = Linear[L[32], L[10]](generator=generator)
 
     def __call__(self, x: Tensor[T, Batch, L[1], L[16], L[16]]) -> Tensor[T, Batch, L[10]]:
-        h = self.stem_bn(self.stem(x)).relu()
+        # A 3×3 convolution with padding 1 keeps 16×16: stated, and checked, with a cast.
+        h = sg.cast(self.stem_bn(self.stem(x)).relu(), Tensor[T, Batch, L[16], L[16], L[16]])
         h2 = self.block3(self.block2(self.block1(h)))
         return self.head(self.pool(h2))
 
