@@ -42,6 +42,9 @@ class GPT(Module):
 
     def __init__(self, layers: int = 2, heads: int = 4, generator: sg.Generator | None = None) -> None:
         self.tokens = Embedding[Vocab, Width](generator=generator)
+        # GPT-2's scale for the embedding the head shares (N(0, 1), PyTorch's default for an
+        # Embedding, would start the tied head at logits of std ~10 and a loss of ~70).
+        self.tokens.weight[...] = self.tokens.weight * 0.02
         table = sg.cast(sg.randn(CONTEXT, WIDTH, generator=generator) * 0.02, Tensor[NoTape, Context, Width])
         self.positions = sg.nn.parameter(table)
         self.blocks = [
