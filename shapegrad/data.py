@@ -44,8 +44,23 @@ def _host(data: Any, name: str) -> np.ndarray[Any, Any]:
 
 
 class Batches:
-    """Pairs ``(x[i], y[i])`` of mini-batches, on the active backend; iterate once per
-    epoch. ``len()`` is the number of batches (so ``tqdm`` shows a bar)."""
+    """Mini-batches of arrays (NumPy arrays or tensors) already in memory: pairs
+    ``(x_batch, y_batch)`` of tensors on the active backend; iterate once per epoch.
+    ``len()`` is the number of batches (so ``tqdm`` shows a bar). ``sg.data.batches`` is
+    this class.
+
+    Args:
+        x, y: inputs and targets, samples along the first axis (same count).
+        batch_size: samples per batch (per rank when sharded).
+        shuffle: a new order each epoch, drawn from ``generator`` (seed it for
+            reproducibility; when sharded, seed it identically on every rank).
+        drop_last: leave out a last, smaller batch.
+        shard: a communicator (``shapegrad.distributed.init()``): every rank gets disjoint
+            samples of one permutation per epoch; rank ``r`` gets the ``r``-th part of each
+            global batch of ``batch_size · size`` samples. With ``drop_last`` every rank gets
+            the same number of full batches; without it, the last global batch is split as
+            evenly as it goes (and every rank still gets the same number of batches).
+    """
 
     def __init__(
         self,
@@ -90,31 +105,5 @@ class Batches:
             yield tensor(self.x[mine]), tensor(self.y[mine])
 
 
-def batches(
-    x: Any,
-    y: Any,
-    *,
-    batch_size: int,
-    shuffle: bool = False,
-    generator: Generator | None = None,
-    drop_last: bool = False,
-    shard: Shard | None = None,
-) -> Batches:
-    """Mini-batches of arrays (NumPy arrays or tensors) already in memory.
-
-    Args:
-        x, y: inputs and targets, samples along the first axis (same count).
-        batch_size: samples per batch (per rank when sharded).
-        shuffle: a new order each epoch, drawn from ``generator`` (seed it for
-            reproducibility; when sharded, seed it identically on every rank).
-        drop_last: leave out a last, smaller batch.
-        shard: a communicator (``shapegrad.distributed.init()``): every rank gets disjoint
-            samples of one permutation per epoch; rank ``r`` gets the ``r``-th part of each
-            global batch of ``batch_size · size`` samples. With ``drop_last`` every rank gets
-            the same number of full batches; without it, the last global batch is split as
-            evenly as it goes (and every rank still gets the same number of batches).
-
-    Returns:
-        An iterable of ``(x_batch, y_batch)`` tensors on the active backend, with ``len()``.
-    """
-    return Batches(x, y, batch_size=batch_size, shuffle=shuffle, generator=generator, drop_last=drop_last, shard=shard)
+batches = Batches
+"""``sg.data.batches(x, y, batch_size=..., ...)``: the :class:`Batches` of ``x`` and ``y``."""
