@@ -56,6 +56,17 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
     The norm is summed on the device and read back once per backend (one synchronisation
     per call on a GPU, not one per parameter).
     """
+    buffers, partial = _squared_norms(grads)
+    norm = math.sqrt(sum(float(total) for _, total in partial.values()))
+    if norm > max_norm > 0:
+        scale = max_norm / (norm + 1e-6)
+        for backend, data in buffers:
+            backend.copy_into(data, data * scale)
+    return norm
+
+
+def _squared_norms(grads: Gradients[Any]) -> tuple[list[tuple[Any, Any]], dict[int, tuple[Any, Any]]]:
+    """Every gradient buffer, and each backend's sum of squares (a device scalar)."""
     buffers: list[tuple[Any, Any]] = []
     partial: dict[int, tuple[Any, Any]] = {}
     for _, grad in grads.items():
@@ -65,12 +76,22 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
         seen = partial.get(id(backend))
         partial[id(backend)] = (backend, square if seen is None else seen[1] + square)
         buffers.append((backend, data))
-    norm = math.sqrt(sum(float(total) for _, total in partial.values()))
-    if norm > max_norm > 0:
-        scale = max_norm / (norm + 1e-6)
-        for backend, data in buffers:
-            backend.copy_into(data, data * scale)
-    return norm
+    return buffers, partial
+
+
+def _clip_in_place(grads: Gradients[Any], max_norm: float) -> None:
+    """``clip_grad_norm`` for ``Optimizer.update``, which needs no norm back: on a device the
+    scale ``min(1, max_norm / (norm + 1e-6))`` is computed and applied there, as PyTorch's
+    ``clip_grad_norm_`` does, so clipping costs the step no wait for the GPU."""
+    buffers, partial = _squared_norms(grads)
+    if len(partial) != 1 or getattr(next(iter(partial.values()))[0], "on_host", True):
+        clip_grad_norm(grads, max_norm)  # on the host the norm is free to read
+        return
+    backend, total = next(iter(partial.values()))
+    xp = backend.xp
+    scale = xp.minimum(max_norm / (xp.sqrt(total) + 1e-6), 1.0)
+    for _, data in buffers:
+        backend.copy_into(data, data * xp.astype(scale, data.dtype))
 
 
 def _state_dtype(xp: Any, param: Any) -> Any:
@@ -213,7 +234,7 @@ class Optimizer(ABC, Generic[M]):
         active = self._check(model, grads)
         lr = self.lr(self.step_count) if callable(self.lr) else self.lr
         if self.clip_norm is not None:
-            clip_grad_norm(grads, self.clip_norm)
+            _clip_in_place(grads, self.clip_norm)
         slots = grads._slots
         for slot in active:
             slot.steps += 1
