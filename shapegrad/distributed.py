@@ -282,7 +282,7 @@ class Comm:
             self.mpi.Allreduce(self._mpi_in_place(), flat_device, op=_mpi().SUM)
             if scale != 1.0:
                 flat_device *= scale
-            _unpack_device(flat_device, arrays, backend)
+            _unpack(flat_device, arrays, backend)
             return
         flat = _pack(arrays, backend)
         self.mpi.Allreduce(self._mpi_in_place(), flat, op=_mpi().SUM)
@@ -376,7 +376,9 @@ def _pack(arrays: Sequence[Any], backend: Backend) -> np.ndarray[Any, Any]:
     return np.concatenate([np.reshape(backend.to_numpy(a), -1) for a in arrays])
 
 
-def _unpack(flat: np.ndarray[Any, Any], arrays: Sequence[Any], backend: Backend) -> None:
+def _unpack(flat: Any, arrays: Sequence[Any], backend: Backend) -> None:
+    """Each array's values back from ``flat`` (a host buffer, or a device one on the NCCL and
+    CUDA-aware paths, which ``asarray`` then takes as it is)."""
     offset = 0
     for array in arrays:
         n = int(array.size)
@@ -413,15 +415,7 @@ class _NcclChannel:
         self._comm.allReduce(flat.data.ptr, flat.data.ptr, flat.size, kind, self._nccl.NCCL_SUM, stream)
         if scale != 1.0:
             flat *= scale
-        _unpack_device(flat, arrays, backend)
-
-
-def _unpack_device(flat: Any, arrays: Sequence[Any], backend: Backend) -> None:
-    offset = 0
-    for array in arrays:
-        n = int(array.size)
-        backend.copy_into(array, flat[offset : offset + n].reshape(tuple(array.shape)))
-        offset += n
+        _unpack(flat, arrays, backend)
 
 
 # --------------------------------------------------------------------------- a differentiable sum

@@ -111,9 +111,14 @@ def triu(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
     return _triangle(x, k, lower=False)
 
 
+def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
+    """Σ_{j>=i} a_j along ``axis``: a cumulative sum from the other end."""
+    return xp.flip(xp.cumulative_sum(xp.flip(a, axis=axis), axis=axis), axis=axis)
+
+
 def cumsum_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
     # out_j = Σ_{i<=j} x_i, so d/dx_i = Σ_{j>=i} g_j: a cumulative sum from the other end.
-    return (xp.flip(xp.cumulative_sum(xp.flip(g, axis=axis), axis=axis), axis=axis),)
+    return (_reverse_cumsum(xp, g, axis),)
 
 
 def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
@@ -486,10 +491,6 @@ def prod(
     out_nonzero = xp.prod(xp.where(is_zero, xp.ones_like(data), data), axis=axes, keepdims=True)
     zeros = xp.sum(xp.astype(is_zero, xp.int64), axis=axes, keepdims=True)
     return record(out, prod_backward, (x,), (data, axes, keepdims, out_nonzero, zeros), x._backend)
-
-
-def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
-    return xp.flip(xp.cumulative_sum(xp.flip(a, axis=axis), axis=axis), axis=axis)
 
 
 def cumprod_backward(xp: Any, g: Any, x: Any, out: Any, axis: int) -> tuple[Any, ...]:

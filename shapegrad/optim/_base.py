@@ -56,7 +56,10 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
     The norm is summed on the device and read back once per backend (one synchronisation
     per call on a GPU, not one per parameter).
     """
-    buffers, partial = _squared_norms(grads)
+    return _clip_on_host(*_squared_norms(grads), max_norm)
+
+
+def _clip_on_host(buffers: list[tuple[Any, Any]], partial: dict[int, tuple[Any, Any]], max_norm: float) -> float:
     norm = math.sqrt(sum(float(total) for _, total in partial.values()))
     if norm > max_norm > 0:
         scale = max_norm / (norm + 1e-6)
@@ -85,7 +88,7 @@ def _clip_in_place(grads: Gradients[Any], max_norm: float) -> None:
     ``clip_grad_norm_`` does, so clipping costs the step no wait for the GPU."""
     buffers, partial = _squared_norms(grads)
     if len(partial) != 1 or getattr(next(iter(partial.values()))[0], "on_host", True):
-        clip_grad_norm(grads, max_norm)  # on the host the norm is free to read
+        _clip_on_host(buffers, partial, max_norm)  # on the host the norm is free to read
         return
     backend, total = next(iter(partial.values()))
     xp = backend.xp
