@@ -9,13 +9,14 @@ picks the array type jaxtyping checks first: untraced, traced, or either.
 from __future__ import annotations
 
 import functools
+import math
 import typing
 from typing import Any, Literal, TypeVar, TypeVarTuple, cast, get_args, get_origin
 
 from jaxtyping import Shaped
 
 from ._autodiff import NoTape, OwnedTape
-from ._dims import Dim
+from ._dims import Dim, Open, Prod
 
 __all__ = ["tensor_annotation"]
 
@@ -82,6 +83,13 @@ def _dim_name(param: Any) -> str:
     if origin is Literal:
         (size,) = get_args(param)
         return str(int(size))
+    if param is Open:
+        return "_"  # a size the type could not compute: unchecked here, stated by sg.cast
+    if origin is Prod:
+        sizes = [_dim_name(p) for p in get_args(param)]
+        if all(s.isdigit() for s in sizes):
+            return str(math.prod(int(s) for s in sizes))
+        return "_"
     if isinstance(param, type) and issubclass(param, Dim):
         return param.__name__
     if isinstance(param, TypeVar):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TypeVar, TypeVarTuple
 
+from ._dims import Dim
+
 T = TypeVar("T")  # whatever tape the operand carries
 M = TypeVar("M")  # the model a tape records gradients for
 S = TypeVarTuple("S")  # the leading dims, passed through untouched
@@ -26,3 +28,10 @@ H = TypeVar("H")
 I = TypeVar("I")
 J = TypeVar("J")
 O = TypeVar("O")
+
+# Sizes given as sg.Dim instances (reshape to Batch(32), Pixels(784)): a Dim instance keeps
+# its class where an int literal would widen to int.
+DA = TypeVar("DA", bound=Dim)
+DB = TypeVar("DB", bound=Dim)
+DC = TypeVar("DC", bound=Dim)
+DD = TypeVar("DD", bound=Dim)

@@ -15,7 +15,6 @@ from ._device_checks import require_in_range
 from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record
 from ._typevars import B, N, S, T
-from .ops import elementwise as ew, reductions
 from .ops.elementwise import require_float
 
 __all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
@@ -26,9 +25,9 @@ C = TypeVar("C")
 
 def _reduce(x: AnyTensor, reduction: Reduction) -> Any:
     if reduction == "mean":
-        return reductions.mean_impl(x, None, False)
+        return x.mean()
     if reduction == "sum":
-        return reductions.sum_impl(x, None, False)
+        return x.sum()
     if reduction == "none":
         return x
     raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
@@ -48,8 +47,8 @@ def mse(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]
 def mse(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Mean squared error ``mean((pred - target)²)``. PyTorch: ``F.mse_loss``."""
     _same_shape("mse", pred, target)
-    diff = ew.sub_impl(pred, target)
-    return _reduce(ew.mul_impl(diff, diff), reduction)
+    diff: AnyTensor = pred - target
+    return _reduce(diff * diff, reduction)
 
 
 @overload
@@ -61,7 +60,8 @@ def mae(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]
 def mae(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Mean absolute error ``mean(|pred - target|)``. PyTorch: ``F.l1_loss``."""
     _same_shape("mae", pred, target)
-    return _reduce(ew.abs(ew.sub_impl(pred, target)), reduction)
+    diff: AnyTensor = pred - target
+    return _reduce(diff.abs(), reduction)
 
 
 def huber_backward(xp: Any, g: Any, diff: Any, delta: float) -> tuple[Any, ...]:
@@ -69,7 +69,7 @@ def huber_backward(xp: Any, g: Any, diff: Any, delta: float) -> tuple[Any, ...]:
 
 
 def _huber_elements(pred: AnyTensor, target: AnyTensor, delta: float) -> Any:
-    diff_t = ew.sub_impl(pred, target)
+    diff_t: AnyTensor = pred - target
     xp = diff_t._backend.xp
     diff = diff_t._data
     a = xp.abs(diff)
@@ -113,8 +113,10 @@ def smooth_l1(pred: AnyTensor, target: AnyTensor, beta: float = 1.0, reduction: 
     PyTorch: ``F.smooth_l1_loss``."""
     _same_shape("smooth_l1", pred, target)
     if beta <= 0:
-        return _reduce(ew.abs(ew.sub_impl(pred, target)), reduction)
-    return _reduce(ew.mul_impl(_huber_elements(pred, target, beta), 1.0 / beta), reduction)
+        diff: AnyTensor = pred - target
+        return _reduce(diff.abs(), reduction)
+    elements: AnyTensor = _huber_elements(pred, target, beta)
+    return _reduce(elements * (1.0 / beta), reduction)
 
 
 def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
@@ -200,7 +202,8 @@ def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, redu
     [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
     PyTorch: ``F.binary_cross_entropy_with_logits``."""
     _same_shape("binary_cross_entropy_with_logits", logits, targets)
-    return _reduce(ew.sub_impl(ew.softplus(logits), ew.mul_impl(logits, targets)), reduction)
+    elements: AnyTensor = logits.softplus() - logits * targets
+    return _reduce(elements, reduction)
 
 
 def xlogx_backward(xp: Any, g: Any, t: Any, positive: Any, log_t: Any) -> tuple[Any, ...]:
@@ -236,11 +239,11 @@ def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, 
     PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``."""
     _same_shape("kl_div", log_pred, target)
     if log_target:
-        elements = ew.mul_impl(ew.exp(target), ew.sub_impl(target, log_pred))
+        elements: AnyTensor = target.exp() * (target - log_pred)
     else:
-        elements = ew.sub_impl(_xlogx(target), ew.mul_impl(target, log_pred))
+        elements = _xlogx(target) - target * log_pred
     if reduction == "batchmean":
         batch = log_pred.shape[0] if log_pred.ndim else 1
         # An empty batch has no mean: NaN, as PyTorch (0/0), without a division warning.
-        return ew.mul_impl(reductions.sum_impl(elements, None, False), 1.0 / batch if batch else math.nan)
+        return elements.sum() * (1.0 / batch if batch else math.nan)
     return _reduce(elements, cast(Reduction, reduction))

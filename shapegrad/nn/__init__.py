@@ -34,7 +34,7 @@ from ._conv import (
     conv2d,
 )
 from ._linear import Embedding, Linear
-from ._module import Layer, Module, parameter
+from ._module import Chan, Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "Flatten",
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
+    "Chan",
     "Layer",
     "LayerNorm",
     "LeakyReLU",

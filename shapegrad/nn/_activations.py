@@ -152,4 +152,5 @@ class Dropout(Layer[N, N], checked=False):
         # Drawn and built in x's dtype: no float64 draws or temporaries.
         draws = gen.uniform(x.shape, dtype=x.backend_dtype_name())
         mask = backend.xp.astype(draws >= self.p, x.dtype) * (1.0 / (1.0 - self.p))
-        return ew.mul_impl(x, wrap(mask, backend))
+        kept: Tensor[T, *S] = x * wrap(mask, backend)
+        return kept

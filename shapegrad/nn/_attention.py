@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, overload
 
 from .._autodiff import NoTape
 from .._creation import Generator
@@ -12,9 +12,8 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions
-from ..ops.elementwise import add_impl, gelu, mul_impl, where
-from ..ops.linalg import matmul_impl
-from ..ops.shape import permute, reshape, swap_last
+from ..ops.elementwise import where
+from ..ops.shape import swap_last
 from ._activations import Dropout
 from ._linear import Linear
 from ._module import Layer
@@ -33,13 +32,16 @@ def scaled_dot_product_attention(
     """``softmax(q @ kᵀ / √d) @ v`` over the last two axes; ``mask`` is boolean, ``True``
     where attention is allowed; ``dropout`` applies to the attention weights. PyTorch:
     ``F.scaled_dot_product_attention`` (whose boolean mask means the same)."""
-    scores = mul_impl(matmul_impl(q, swap_last(k)), 1.0 / math.sqrt(q.shape[-1]))
+    keys_t: AnyTensor = swap_last(k)
+    products: AnyTensor = q @ keys_t
+    scores: AnyTensor = products * (1.0 / math.sqrt(q.shape[-1]))
     if mask is not None:
         scores = where(mask, scores, -1e9)
-    weights = reductions.softmax(scores, -1)
+    weights: AnyTensor = reductions.softmax(scores, -1)
     if dropout is not None:
         weights = dropout(weights)
-    return matmul_impl(weights, v)
+    out: AnyTensor = weights @ v
+    return out
 
 
 class MultiHeadAttention(Layer[D, D], checked=False):
@@ -76,16 +78,50 @@ class MultiHeadAttention(Layer[D, D], checked=False):
 
     def _heads(self, x: AnyTensor) -> Any:
         b, length, _ = x.shape
-        return permute(reshape(x, (b, length, self.num_heads, self.embed_dim // self.num_heads)), (0, 2, 1, 3))
+        split: AnyTensor = x.reshape(b, length, self.num_heads, self.embed_dim // self.num_heads)
+        return split.permute(0, 2, 1, 3)
 
+    # The result's tape follows query, key and value as a binary op's follows its operands:
+    # an untraced query over traced memory (cross-attention) gives a traced result.
+    @overload
+    def __call__(
+        self, query: Tensor[T, B, Lq, D], *, mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
+    ) -> Tensor[T, B, Lq, D]: ...
+    @overload
     def __call__(
         self,
         query: Tensor[T, B, Lq, D],
-        key: Tensor[Any, B, Lk, D] | None = None,
-        value: Tensor[Any, B, Lk, D] | None = None,
+        key: Tensor[NoTape, B, Lk, D],
+        value: Tensor[NoTape, B, Lk, D],
         mask: Tensor[NoTape, Lq, Lk] | None = None,
         causal: bool = False,
-    ) -> Tensor[T, B, Lq, D]:
+    ) -> Tensor[T, B, Lq, D]: ...
+    @overload
+    def __call__(
+        self,
+        query: Tensor[NoTape, B, Lq, D],
+        key: Tensor[T, B, Lk, D],
+        value: Tensor[T, B, Lk, D],
+        mask: Tensor[NoTape, Lq, Lk] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, D]: ...
+    @overload
+    def __call__(
+        self,
+        query: Tensor[T, B, Lq, D],
+        key: Tensor[T, B, Lk, D],
+        value: Tensor[T, B, Lk, D],
+        mask: Tensor[NoTape, Lq, Lk] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, D]: ...
+    def __call__(
+        self,
+        query: Any,
+        key: Any = None,
+        value: Any = None,
+        mask: Any = None,
+        causal: bool = False,
+    ) -> Any:
         keys: AnyTensor = query if key is None else key
         values: AnyTensor = keys if value is None else value
         allowed: AnyTensor | None = mask
@@ -94,16 +130,18 @@ class MultiHeadAttention(Layer[D, D], checked=False):
             from .._creation import arange
 
             lk = keys.shape[1]
-            rows = reshape(arange(lq, backend=query._backend), (lq, 1))
-            cols = reshape(arange(lk, backend=query._backend), (1, lk))
+            rows: AnyTensor = arange(lq, backend=query._backend).reshape(lq, 1)
+            cols: AnyTensor = arange(lk, backend=query._backend).reshape(1, lk)
             causal_mask: AnyTensor = cols <= rows
-            allowed = causal_mask if allowed is None else cast(AnyTensor, where(allowed, causal_mask, False))
+            allowed = causal_mask if allowed is None else where(allowed, causal_mask, False)
         q = self._heads(self.q_proj(query))
-        k = self._heads(cast(AnyTensor, self.k_proj(keys)))
-        v = self._heads(cast(AnyTensor, self.v_proj(values)))
+        keyed: AnyTensor = cast(Any, self.k_proj)(keys)
+        valued: AnyTensor = cast(Any, self.v_proj)(values)
+        k, v = self._heads(keyed), self._heads(valued)
         dropout = cast(Callable[[Any], Any], self.dropout)
-        attended = permute(scaled_dot_product_attention(q, k, v, allowed, dropout), (0, 2, 1, 3))
-        return self.out_proj(reshape(attended, (b, lq, self.embed_dim)))
+        attended: AnyTensor = scaled_dot_product_attention(q, k, v, allowed, dropout)
+        merged: Any = attended.permute(0, 2, 1, 3).reshape(b, lq, self.embed_dim)
+        return self.out_proj(merged)
 
 
 class TransformerEncoderBlock(Layer[D, D], checked=False):
@@ -136,6 +174,7 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
     def __call__(
         self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
     ) -> Tensor[T, B, Lq, D]:
-        h = add_impl(x, self.dropout(self.attention(self.norm1(x), mask=mask, causal=causal)))
-        ff = self.ff_out(gelu(self.ff_in(self.norm2(h)), self.approximate))
-        return add_impl(h, self.dropout(ff))
+        attended = self.attention(self.norm1(x), mask=mask, causal=causal)
+        h = x + self.dropout(attended)
+        hidden = self.ff_in(self.norm2(h)).gelu(self.approximate)
+        return h + self.dropout(self.ff_out(hidden))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, cast, overload
 
+from .._dims import Open
 from .._errors import ShapegradError
 from .._tensor import Tensor
-from .._typevars import A, B, C, D, E, F, G, H, I, J, N, O, S, T
-from ..ops.elementwise import add_impl
-from ._module import Layer
+from .._typevars import A, B, C, D, E, F, G, H, I, J, K, N, O, S, T
+from ._module import Chan, Layer
 
 __all__ = ["Residual", "Sequential"]
 
@@ -97,7 +97,16 @@ class Sequential(Layer[I, O], checked=False):
     def __getitem__(self, index: int) -> Layer[Any, Any]:
         return self.layers[index]
 
-    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
+    # A chain of convolutions takes images and gives feature maps (whose spatial sizes are
+    # computed: open); one that ends in Flatten and Linear gives features; a chain of
+    # Linear layers maps the last axis.
+    @overload
+    def __call__(self: Sequential[Chan[I], Chan[O]], x: Tensor[T, B, I, H, K]) -> Tensor[T, B, O, Open, Open]: ...
+    @overload
+    def __call__(self: Sequential[Chan[I], O], x: Tensor[T, B, I, H, K]) -> Tensor[T, B, O]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]: ...
+    def __call__(self, x: Any) -> Any:
         y: Any = x
         for layer in self.layers:
             y = cast(Callable[[Any], Any], layer)(y)  # every concrete layer defines __call__
@@ -110,5 +119,10 @@ class Residual(Layer[N, N], checked=False):
     def __init__(self, inner: Layer[N, N]) -> None:
         self.inner = inner
 
-    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
-        return add_impl(x, cast(Callable[[Any], Any], self.inner)(x))
+    @overload
+    def __call__(self: Residual[Chan[C]], x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+    def __call__(self, x: Any) -> Any:
+        inner: Any = cast(Callable[[Any], Any], self.inner)(x)
+        return x + inner

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any, overload
+
+from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
 from .._creation import Generator
+from .._dims import Open, Prod
+from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
-from ..ops import reductions
 from ..ops.conv import fold, max_pool2d, unfold
-from ..ops.elementwise import add_impl
-from ..ops.linalg import matmul_impl
-from ..ops.shape import permute, reshape
 from ._linear import uniform_parameter
-from ._module import Layer, Module
+from ._module import Chan, Layer
 
 __all__ = [
     "AvgPool2d",
@@ -26,14 +26,16 @@ __all__ = [
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
     "MaxPool2d",
+    "SameConv2d",
     "conv2d",
 ]
 
 I = TypeVar("I")
 O = TypeVar("O")
-C = TypeVar("C")
-H = TypeVar("H")
-W = TypeVar("W")
+C = TypeVar("C", default=Any)  # pooling and Flatten built without a type argument: Any, not Unknown
+# Defaults, because they follow C (which has one) in the methods of the pooling layers.
+H = TypeVar("H", default=Any)
+W = TypeVar("W", default=Any)
 N = TypeVar("N")
 
 Size = int | tuple[int, int]
@@ -57,8 +59,6 @@ def conv2d(
     Composite: ``unfold`` gathers the windows, one batched matmul per group applies the
     kernel; gradients come from those ops' rules. PyTorch: ``F.conv2d``.
     """
-    from .._errors import ShapeError
-
     if x.ndim != 4:
         raise ShapeError(f"conv2d expects input (batch, channels, height, width), found shape {x.shape}")
     out_ch, group_in, kh, kw = weight.shape
@@ -69,13 +69,16 @@ def conv2d(
         )
     # Windows of the (C, B, H, W) view, stacked as (C, k, B, Ho, Wo): reshaped (a view) to
     # (groups, C/g·k, B·Ho·Wo), one matrix product per group covers the whole batch.
-    cols = unfold(permute(x, (1, 0, 2, 3)), (kh, kw), _pair(stride), _pair(padding), _pair(dilation), window_axis=1)
-    ho, wo = cols.shape[3], cols.shape[4]
-    cols = reshape(cols, (groups, group_in * kh * kw, b * ho * wo))
-    kernel = reshape(weight, (groups, out_ch // groups, group_in * kh * kw))
-    out = permute(reshape(matmul_impl(kernel, cols), (out_ch, b, ho, wo)), (1, 0, 2, 3))
+    windows: AnyTensor = unfold(
+        x.permute(1, 0, 2, 3), (kh, kw), _pair(stride), _pair(padding), _pair(dilation), window_axis=1
+    )
+    ho, wo = windows.shape[3], windows.shape[4]
+    cols: Any = windows.reshape(groups, group_in * kh * kw, b * ho * wo)
+    kernel: Any = weight.reshape(groups, out_ch // groups, group_in * kh * kw)
+    product: AnyTensor = kernel @ cols
+    out: Any = product.reshape(out_ch, b, ho, wo).permute(1, 0, 2, 3)
     if bias is not None:
-        out = add_impl(out, reshape(bias, (out_ch, 1, 1)))
+        out = out + bias.reshape(out_ch, 1, 1)
     return out
 
 
@@ -83,7 +86,6 @@ def _conv_parameters(
     layer: Any, kernel: tuple[int, int], bias: bool, generator: Generator | None, dtype: str
 ) -> tuple[Any, Any]:
     """A convolution's weight ``(O, I/groups, kh, kw)`` and bias, drawn from ``U(±1/√fan_in)``."""
-    from .._errors import ShapeError
 
     groups, in_channels, out_channels = layer.groups, layer.in_channels, layer.out_channels
     if in_channels % groups or out_channels % groups:
@@ -95,7 +97,7 @@ def _conv_parameters(
     return weight, uniform_parameter((out_channels,), bound, generator, dtype) if bias else None
 
 
-class Conv2d(Layer[I, O], checked=False):
+class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
     Args:
@@ -104,7 +106,8 @@ class Conv2d(Layer[I, O], checked=False):
         bias, generator, dtype: as ``Linear``. Initialised ``U(±1/√(I/groups·kh·kw))``.
 
     The spatial output size is computed, not typed: the result's height and width are
-    open dims. Weight layout ``(O, I/groups, kh, kw)``, as PyTorch.
+    ``sg.Open`` (state them with ``sg.cast``; :class:`SameConv2d` keeps them typed).
+    Weight layout ``(O, I/groups, kh, kw)``, as PyTorch.
     """
 
     def __init__(
@@ -134,11 +137,60 @@ class Conv2d(Layer[I, O], checked=False):
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
 
-    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class Conv1d(Layer[I, O], checked=False):
+class SameConv2d(Conv2d[I, O], checked=False):
+    """A stride-1 convolution padded to keep the height and width (PyTorch's
+    ``padding="same"``), so they stay typed: ``(B, I, H, W) -> (B, O, H, W)``.
+
+    Args:
+        kernel_size: odd (an int or a pair), so the padding is the same on both sides.
+        dilation, groups, in_channels, out_channels, bias, generator, dtype: as ``Conv2d``.
+
+    Examples:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> conv = sg.nn.SameConv2d[L[3], L[8]](3)
+        >>> conv(sg.ones(2, 3, 16, 16)).shape
+        (2, 8, 16, 16)
+    """
+
+    def __init__(
+        self,
+        kernel_size: Size,
+        dilation: Size = 1,
+        groups: int = 1,
+        *,
+        in_channels: int | None = None,
+        out_channels: int | None = None,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        kernel, dilate = _pair(kernel_size), _pair(dilation)
+        if kernel[0] % 2 == 0 or kernel[1] % 2 == 0:
+            raise ShapeError(f"SameConv2d expects an odd kernel_size (equal padding on both sides), found {kernel}")
+        padding = (dilate[0] * (kernel[0] - 1) // 2, dilate[1] * (kernel[1] - 1) // 2)
+        super().__init__(
+            kernel,
+            1,
+            padding,
+            dilate,
+            groups,
+            in_channels=in_channels,
+            out_channels=out_channels,
+            bias=bias,
+            generator=generator,
+            dtype=dtype,
+        )
+
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, H, W]:  # pyright: ignore[reportIncompatibleMethodOverride] -- the same convolution, whose sizes are known
+        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
     """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
     over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
 
@@ -164,16 +216,16 @@ class Conv1d(Layer[I, O], checked=False):
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
 
-    def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Any]:
+    def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]:
         b, c, length = x.shape
-        image = reshape(x, (b, c, 1, length))
-        out = conv2d(
+        image = x.reshape(b, c, 1, length)
+        out: AnyTensor = conv2d(
             image, self.weight, self.bias, (1, self.stride), (0, self.padding), (1, self.dilation), self.groups
         )
-        return reshape(out, (b, self.out_channels, out.shape[3]))
+        return out.reshape(b, self.out_channels, out.shape[3])  # pyright: ignore[reportReturnType] -- the length is computed
 
 
-class ConvTranspose2d(Layer[I, O], checked=False):
+class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
     """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input),
     from ``I`` to ``O`` channels; upsamples by ``stride``.
 
@@ -195,8 +247,6 @@ class ConvTranspose2d(Layer[I, O], checked=False):
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
-        from .._errors import ShapeError
-
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
@@ -213,7 +263,7 @@ class ConvTranspose2d(Layer[I, O], checked=False):
             uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
         )
 
-    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Any, Any]:
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]:
         b, c, h, w = x.shape
         kh, kw = self.kernel_size
         size = tuple(
@@ -222,16 +272,17 @@ class ConvTranspose2d(Layer[I, O], checked=False):
                 (h, w), self.stride, self.padding, self.dilation, self.kernel_size, self.output_padding, strict=False
             )
         )
-        kernel = permute(reshape(self.weight, (c, self.out_channels * kh * kw)), (1, 0))
-        cols = matmul_impl(kernel, reshape(x, (b, c, h * w)))  # (B, O·k, H·W)
-        cols = reshape(cols, (b, self.out_channels, kh * kw, h, w))
-        out = fold(cols, (size[0], size[1]), self.kernel_size, self.stride, self.padding, self.dilation)
+        kernel: Any = self.weight.reshape(c, self.out_channels * kh * kw).permute(1, 0)
+        pixels: Any = x.reshape(b, c, h * w)
+        cols: AnyTensor = kernel @ pixels  # (B, O·k, H·W)
+        windows = cols.reshape(b, self.out_channels, kh * kw, h, w)
+        out: Any = fold(windows, (size[0], size[1]), self.kernel_size, self.stride, self.padding, self.dilation)
         if self.bias is not None:
-            out = add_impl(out, reshape(self.bias, (self.out_channels, 1, 1)))
+            out = out + self.bias.reshape(self.out_channels, 1, 1)
         return out
 
 
-class _Pool2d(Module, checked=False):
+class _Pool2d(Layer[Chan[C], Chan[C]], checked=False):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride) if stride is not None else self.kernel_size
@@ -242,7 +293,7 @@ class MaxPool2d(_Pool2d, checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
     Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Any, Any]:
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Open, Open]:
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
@@ -250,27 +301,37 @@ class AvgPool2d(_Pool2d, checked=False):
     """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
     (PyTorch's ``count_include_pad=True``)."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Any, Any]:
-        cols = unfold(x, self.kernel_size, self.stride, self.padding)
-        return reductions.mean_impl(cols, 2, False)
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Open, Open]:
+        cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
+        return cols.mean(2)
 
 
-class GlobalAvgPool2d(Module, checked=False):
-    """Mean over height and width: ``(B, C, H, W) -> (B, C)``."""
+class GlobalAvgPool2d(Layer[Chan[C], C], checked=False):
+    """Mean over height and width: ``(B, C, H, W) -> (B, C)`` (channels become features)."""
 
     def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
-        return reductions.mean_impl(x, (2, 3), False)
+        return x.mean((2, 3))
 
 
-class GlobalMaxPool2d(Module, checked=False):
+class GlobalMaxPool2d(Layer[Chan[C], C], checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
     def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
-        return reductions.max_impl(x, (2, 3), False)
+        return x.max((2, 3))
 
 
-class Flatten(Module, checked=False):
-    """Every axis after the batch merged: ``(B, ...) -> (B, n)``; ``n`` is open."""
+class Flatten(Layer[Chan[C], Any], checked=False):
+    """Every axis after the batch merged: ``(B, C, H, W) -> (B, Prod[C, H, W])``.
 
-    def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Any]:
-        return reshape(x, (x.shape[0], math.prod(x.shape[1:])))
+    In a ``Sequential`` it turns channels into features; the flattened size is not computed
+    there (the next ``Linear`` checks it at run time, or type the model's flatten with
+    ``Prod``: ``Linear[Prod[L[8], L[7], L[7]], L[10]]``)."""
+
+    @overload
+    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, Prod[C, H, W]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed ranks first, the open fallback last
+    @overload
+    def __call__(self, x: Tensor[T, B, C, W]) -> Tensor[T, B, Prod[C, W]]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Open]: ...
+    def __call__(self, x: Any) -> Any:
+        return x.reshape(x.shape[0], math.prod(x.shape[1:]))

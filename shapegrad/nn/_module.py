@@ -264,6 +264,14 @@ def _literal_size(arg: Any) -> int | None:
     return None
 
 
+class Chan(Generic[I]):
+    """The kind of a layer's size that counts an image's channels (axis 1 of ``(B, C, H, W)``),
+    as opposed to features (the last axis): ``Conv2d[L[1], L[8]]`` is a
+    ``Layer[Chan[L[1]], Chan[L[8]]]``, ``Linear[L[392], L[10]]`` a ``Layer[L[392], L[10]]``. So
+    ``Sequential`` refuses a convolution followed by a Linear without ``Flatten``, and a chain
+    whose channels drift. Never instantiated."""
+
+
 class Layer(Module, Generic[I, O]):
     """A module mapping feature size ``I`` to ``O`` (Linear's in and out features, a
     convolution's channels); ``Sequential`` chains layers whose sizes agree.

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from .._autodiff import NoTape
 from .._creation import ones, zeros
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
-from .._typevars import S, T
-from ..ops import reductions
-from ..ops.elementwise import add_impl, div_impl, mul_impl, sqrt, sub_impl
-from ..ops.shape import reshape
+from .._typevars import B, H, K, S, T
 from ._module import Layer, parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
@@ -49,11 +46,11 @@ class LayerNorm(Layer[N, N], checked=False):
             self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
 
     def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
-        centred = sub_impl(x, reductions.mean_impl(x, -1, True))
-        var = reductions.mean_impl(mul_impl(centred, centred), -1, True)
-        y = div_impl(centred, sqrt(add_impl(var, self.eps)))
+        centred = x - x.mean(axis=-1, keepdims=True)
+        var = (centred * centred).mean(axis=-1, keepdims=True)
+        y = centred / (var + self.eps).sqrt()
         if self.weight is not None and self.bias is not None:
-            y = add_impl(mul_impl(y, self.weight), self.bias)
+            y = y * self.weight + self.bias
         return y
 
 
@@ -96,15 +93,17 @@ class _BatchNorm(Layer[C, C], checked=False):
                     f"{type(self).__name__} in training mode expects more than one value per channel, found shape {x.shape}"
                 )
             mean = self._mean(x, axes, count)
-            centred = sub_impl(x, mean)
-            var = self._mean(mul_impl(centred, centred), axes, count)
+            centred: Any = x - mean
+            var: Any = self._mean(centred * centred, axes, count)
             self._update_running(mean, var, count)
         else:
-            centred = sub_impl(x, reshape(self.running_mean, shape))
-            var = reshape(self.running_var, shape)
-        y = div_impl(centred, sqrt(add_impl(var, self.eps)))
+            centred = x - self.running_mean.reshape(*shape)
+            var = self.running_var.reshape(*shape)
+        y: Any = centred / (var + self.eps).sqrt()
         if self.weight is not None and self.bias is not None:
-            y = add_impl(mul_impl(y, reshape(self.weight, shape)), reshape(self.bias, shape))
+            scale: Any = self.weight.reshape(*shape)
+            shift: Any = self.bias.reshape(*shape)
+            y = y * scale + shift
         return y
 
     def _count(self, local: int) -> int:
@@ -113,7 +112,7 @@ class _BatchNorm(Layer[C, C], checked=False):
 
     def _mean(self, x: AnyTensor, axes: tuple[int, ...], count: int) -> Any:
         """The per-channel mean over ``axes`` (kept as size 1)."""
-        return reductions.mean_impl(x, axes, True)
+        return x.mean(axes, True)
 
     def _update_running(self, mean: AnyTensor, var: AnyTensor, count: int) -> None:
         # In place, from the untraced values: the running statistics are state, not graph.
@@ -135,7 +134,11 @@ class BatchNorm1d(_BatchNorm[C], checked=False):
 
     _spatial_ranks = (0, 1)
 
-    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+    @overload
+    def __call__(self, x: Tensor[T, B, C]) -> Tensor[T, B, C]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, C, K]) -> Tensor[T, B, C, K]: ...
+    def __call__(self, x: Any) -> Any:
         return self._normalize(x)
 
 
@@ -144,7 +147,7 @@ class BatchNorm2d(_BatchNorm[C], checked=False):
 
     _spatial_ranks = (2,)
 
-    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+    def __call__(self, x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]:
         return self._normalize(x)
 
 
@@ -172,7 +175,8 @@ class _SyncBatchNorm(_BatchNorm[C], checked=False):
 
         # Σ over this rank's values, summed over the ranks (differentiably), over the
         # global count: the mean of the global batch, as one process would compute it.
-        return mul_impl(all_sum(reductions.sum_impl(x, axes, True), self._comm), 1.0 / count)
+        total: Any = all_sum(x.sum(axes, True), self._comm)
+        return total * (1.0 / count)
 
 
 class SyncBatchNorm1d(_SyncBatchNorm[C], checked=False):
@@ -182,7 +186,11 @@ class SyncBatchNorm1d(_SyncBatchNorm[C], checked=False):
 
     _spatial_ranks = (0, 1)
 
-    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+    @overload
+    def __call__(self, x: Tensor[T, B, C]) -> Tensor[T, B, C]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, C, K]) -> Tensor[T, B, C, K]: ...
+    def __call__(self, x: Any) -> Any:
         return self._normalize(x)
 
 
@@ -192,5 +200,5 @@ class SyncBatchNorm2d(_SyncBatchNorm[C], checked=False):
 
     _spatial_ranks = (2,)
 
-    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+    def __call__(self, x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]:
         return self._normalize(x)

@@ -10,13 +10,14 @@ PyTorch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal as L, overload
 
 from .._autodiff import NoTape
 from .._backend import same_backend
+from .._dims import Open
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
-from .._typevars import N, S, T
+from .._typevars import A, C, K, N, S, T
 from . import elementwise as ew, reductions as red, shape as shp
 from .indexing import getitem, take_along_axis
 
@@ -228,12 +229,58 @@ def masked_fill(x: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: fl
     return select(mask, value, x)
 
 
-def std(
-    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0
-) -> Tensor[T, *tuple[Any, ...]]:
+# <generated: std>
+# fmt: off
+@overload
+def std(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
+@overload
+def std(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def std(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1]]: ...
+@overload
+def std(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+@overload
+def std(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
+@overload
+def std(x: Tensor[T, N, K, *S], axis: L[1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, *S], axis: L[1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, L[1], *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, *S], axis: L[2], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, *S], axis: L[2], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, L[1], *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, C, *S], axis: L[3], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, A, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, C, *S], axis: L[3], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, A, L[1], *S]: ...
+@overload
+def std(x: Tensor[T, *S, K, N], axis: L[-2], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S, N]: ...
+@overload
+def std(x: Tensor[T, *S, K, N], axis: L[-2], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1], N]: ...
+@overload
+def std(x: Tensor[T, N, K, A, *S], axis: tuple[L[1], L[2]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, *S], axis: tuple[L[1], L[2]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, L[1], L[1], *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, C, *S], axis: tuple[L[2], L[3]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, A, C, *S], axis: tuple[L[2], L[3]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, L[1], L[1], *S]: ...
+@overload
+def std(x: Tensor[T, *S, K, N], axis: tuple[L[-2], L[-1]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+@overload
+def std(x: Tensor[T, *S, K, N], axis: tuple[L[-2], L[-1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1], L[1]]: ...
+@overload
+def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
+@overload
+def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
+@overload
+def std(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
+# fmt: on
+# </generated>
+def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
     """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
     PyTorch's default). PyTorch: ``torch.std``."""
-    return ew.sqrt(red.var_impl(x, axis, keepdims, correction))
+    return ew.sqrt(red.var(x, axis, keepdims, correction))
 
 
 def norm(
@@ -242,11 +289,12 @@ def norm(
     """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
     ``ord=inf`` max |x|. PyTorch: ``torch.linalg.vector_norm``."""
     if ord == 2:
-        return ew.sqrt(red.sum_impl(ew.mul_impl(x, x), axis, keepdims))
+        squares: AnyTensor = x * x
+        return squares.sum(axis, keepdims).sqrt()
     if ord == 1:
-        return red.sum_impl(ew.abs(x), axis, keepdims)
+        return red.sum(ew.abs(x), axis, keepdims)
     if ord == float("inf"):
-        return red.max_impl(ew.abs(x), axis, keepdims)
+        return red.max(ew.abs(x), axis, keepdims)
     raise ShapeError(f"norm supports ord 1, 2 and inf, found {ord!r}")
 
 
@@ -329,7 +377,8 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Any, ...]]:
     )
     length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     first = max(0, -offset)
-    on_diagonal = red.sum_impl(ew.mul_impl(x, mask), -1, False)  # row i holds x[i, i + offset]
+    masked: AnyTensor = x * mask
+    on_diagonal = masked.sum(-1)  # row i holds x[i, i + offset]
     return _slice_along(on_diagonal, on_diagonal.ndim - 1, first, first + length)
 
 
@@ -339,7 +388,8 @@ def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
         raise ShapeError(f"diag expects a vector, found shape {v.shape}")
     xp = v._backend.xp
     eye = wrap(xp.eye(v.shape[0], dtype=v.dtype), v._backend)
-    return ew.mul_impl(shp.expand_dims(v, -1), eye)
+    column: AnyTensor = shp.expand_dims(v, -1)
+    return column * eye
 
 
 def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Any, ...]]:
@@ -381,7 +431,7 @@ def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.
                 )
                 parts.append(flip(mirror, axis))
         pieces = [p for p in (parts[0], out, parts[1]) if p is not None]
-        out = shp.concat(pieces, axis=axis)
+        out = shp.concat(pieces, any_axis=axis)
     return out
 
 

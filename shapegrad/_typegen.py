@@ -1,0 +1,383 @@
+"""Writes the typed op surface from the table in ``_opspec``.
+
+    python shapegrad/_typegen.py          # rewrite the generated blocks
+    python shapegrad/_typegen.py --check  # exit 1 when a block is stale (run by the tests)
+
+Each op's overloads go between ``# <generated: NAME>`` and ``# </generated>`` in its module
+(the function form: overloads only, the hand-written implementation follows the block) and
+in ``_tensor.py`` (the method forms: overloads and a one-line implementation that calls the
+function form). Nothing between the markers is edited by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+if __package__:
+    from ._opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SQUEEZE_AXES, OpSpec
+else:  # run as a script (python shapegrad/_typegen.py): works while the package cannot import
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SQUEEZE_AXES, OpSpec
+
+__all__ = ["check", "generated_blocks", "main", "write"]
+
+PACKAGE = Path(__file__).resolve().parent
+TENSOR_MODULE = "_tensor"
+# How _tensor.py refers to the modules of the function forms (its imports at the end).
+ALIASES = {
+    "ops.elementwise": "_ew",
+    "ops.linalg": "_linalg",
+    "ops.reductions": "_red",
+    "ops.shape": "_shape",
+    "ops.structure": "_structure",
+    "ops.indexing": "_index",
+}
+BLOCK = re.compile(r"^(?P<indent>[ ]*)# <generated: (?P<name>[\w.]+)>\n.*?^[ ]*# </generated>\n", re.S | re.M)
+
+# The tape of each operand and of the result, for a rule: traced if either operand is, one
+# tape only (OwnedTape[A] with OwnedTape[B] matches no overload: an error).
+JOIN = (("T", "NoTape", "T"), ("NoTape", "T", "T"), ("T", "T", "T"))
+Sig = tuple[str, list[str], str]  # (type of the first operand, the other parameters, result)
+OPEN_DIMS = "*tuple[Open, ...]"
+
+
+def tensor(tape: str, dims: str) -> str:
+    """``Tensor[tape, dims]`` (``Tensor[tape]`` for rank 0)."""
+    return f"Tensor[{tape}, {dims}]" if dims else f"Tensor[{tape}]"
+
+
+# --------------------------------------------------------------------------- shape rules
+def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for _, left, right, result in BROADCAST:
+        for tl, tr, tres in JOIN:
+            a, b = tensor(tl, left), tensor(tr, right)
+            if left == right == "*S":  # a Python number on either side, as NumPy
+                if tl == "T":
+                    b += " | float"
+                elif form == "function":
+                    a += " | float"
+            yield a, [f"{other}: {b}"], tensor(tres, result)
+
+
+def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for _, left, right, result in BROADCAST:
+        a, b = tensor("Any", left), tensor("Any", right)
+        if left == right == "*S":
+            b += " | float"
+        yield a, [f"{other}: {b}"], tensor("NoTape", result)
+    if form == "function":
+        yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
+
+
+def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    patterns = (
+        ("*S, N, K", "K, A", "*S, N, A"),  # a batch of matrices times one matrix
+        ("*S, N, K", "*S, K, A", "*S, N, A"),  # batched on both sides
+        ("*S, N, K", "K", "*S, N"),  # matrix times vector
+        ("K", "K, A", "A"),  # vector times matrix
+        ("K", "K", ""),  # dot product
+    )
+    for left, right, result in patterns:
+        for tl, tr, tres in JOIN:
+            yield tensor(tl, left), [f"{other}: {tensor(tr, right)}"], tensor(tres, result)
+
+
+def reduce(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    extra = list(op.extra)
+    yield "Tensor[T, *S]", ["axis: None = None", "keepdims: L[False] = False", *extra], "Tensor[T]"
+    for axis, dims, dropped, kept in REDUCE_AXES:
+        yield tensor("T", dims), [f"axis: {axis}", "keepdims: L[False] = False", *extra], tensor("T", dropped)
+        yield tensor("T", dims), [f"axis: {axis}", "keepdims: L[True]", *extra], tensor("T", kept)
+    # A computed axis: the result's dims are open (the literal axes above never get here
+    # unless the rank is wrong, and then the open result refuses every typed annotation).
+    fallback = ["axis: int | tuple[int, ...] | None = None", "keepdims: bool = False", *extra]
+    yield "Tensor[T, *S]", fallback, tensor("T", OPEN_DIMS)
+
+
+def squeeze(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for axis, with_one, without in SQUEEZE_AXES:
+        yield tensor("T", with_one), [f"axis: {axis}"], tensor("T", without)
+    # Every size-1 axis, or a computed one (keyword-only, so a literal axis of the wrong
+    # size never falls through to it).
+    yield "Tensor[T, *S]", ["axis: None = None"], tensor("T", OPEN_DIMS)
+    yield "Tensor[T, *S]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
+
+
+def expand_dims(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for axis, with_one, without in SQUEEZE_AXES:
+        yield tensor("T", without), [f"axis: {axis}"], tensor("T", with_one)
+    yield "Tensor[T, *S]", ["axis: int"], tensor("T", OPEN_DIMS)
+
+
+_NAMES = ("N", "K", "A", "C")
+
+
+def _orders() -> Iterator[tuple[int, ...]]:
+    for rank in (2, 3, 4):
+        yield from itertools.permutations(range(rank))
+
+
+def permute(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for order in _orders():
+        dims = _NAMES[: len(order)]
+        source, result = ", ".join(dims), ", ".join(dims[i] for i in order)
+        literal = [f"L[{i}]" for i in order]
+        if form == "method":
+            params = [f"a{i}: {lit}" for i, lit in enumerate(literal)] + ["/"]
+        else:
+            params = [f"axes: tuple[{', '.join(literal)}]"]
+        yield tensor("T", source), params, tensor("T", result)
+    yield (
+        "Tensor[T, *S]",
+        ["*axes: int"] if form == "method" else ["axes: Sequence[int] | None"],
+        tensor("T", OPEN_DIMS),
+    )
+
+
+def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    yield "Tensor[T, N, K]", [], "Tensor[T, K, N]"
+    yield "Tensor[T, N, K, A]", [], "Tensor[T, A, K, N]"
+    yield "Tensor[T, N, K, A, C]", [], "Tensor[T, C, A, K, N]"
+    yield from permute(op, other, form)
+
+
+_DIM_VARS = ("DA", "DB", "DC", "DD")
+
+
+def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    # Sizes given as sg.Dim instances keep their classes (a Dim does not widen to int);
+    # plain ints give open dims, to be stated with sg.cast.
+    for rank in (1, 2, 3, 4):
+        names = _DIM_VARS[:rank]
+        if form == "method":
+            params = [f"d{i}: {n}" for i, n in enumerate(names)] + ["/"]
+        else:
+            params = [f"shape: tuple[{', '.join(names)}]"]
+        yield "Tensor[T, *S]", params, tensor("T", ", ".join(names))
+    rest = ["*shape: int"] if form == "method" else ["shape: Sequence[int]"]
+    yield "Tensor[T, *S]", rest, tensor("T", OPEN_DIMS)
+
+
+def flatten(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    yield "Tensor[T, N, K]", [], "Tensor[T, N, K]"
+    yield "Tensor[T, N, K, A]", [], "Tensor[T, N, Prod[K, A]]"
+    yield "Tensor[T, N, K, A, C]", [], "Tensor[T, N, Prod[K, A, C]]"
+    yield "Tensor[T, N, *S]", [], "Tensor[T, N, Open]"
+
+
+def getitem(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    for index, dims, result in GETITEM:
+        yield tensor("T", dims), [f"index: {index}"], tensor("T", result)
+    yield "Tensor[T, *S]", ["index: Any"], tensor("T", OPEN_DIMS)
+
+
+# concat and stack take a sequence of tensors of one tape; a traced list mixed with
+# untraced tensors is typed through its element type.
+_JOINED = (
+    ("L[0]", "Any, *S", "Open, *S", "*S", "Open, *S"),
+    ("L[1]", "N, Any, *S", "N, Open, *S", "N, *S", "N, Open, *S"),
+    ("L[-1]", "*S, Any", "*S, Open", "*S", "*S, Open"),
+)
+
+
+def concat(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    default = " = 0"
+    for axis, each, result, _, _ in _JOINED:
+        yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{default}"], tensor("T", result)
+        default = ""
+    yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
+
+
+def stack(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    default = " = 0"
+    for axis, _, _, each, result in _JOINED:
+        yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{default}"], tensor("T", result)
+        default = ""
+    yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
+
+
+def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    # (mask dims, branch dims): a mask of the branches' shape, or one that broadcasts over
+    # their leading dims (a causal (S, S) mask against (B, S, S) or (B, H, S, S) scores).
+    masks = (
+        ("*S", "*S"),
+        ("*S", "A, *S"),
+        ("*S", "A, K, *S"),
+        ("A, L[1], *S", "A, N, *S"),
+        ("A, L[1], L[1], *S", "A, K, N, *S"),
+    )
+    branches = (("T", "float", "T"), ("float", "T", "T"), *JOIN)
+    for mask, dims in masks:
+        for ta, tb, tres in branches:
+            a = "float" if ta == "float" else tensor(ta, dims)
+            b = "float" if tb == "float" else tensor(tb, dims)
+            yield tensor("Any", mask), [f"a: {a}", f"b: {b}"], tensor(tres, dims)
+    yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
+
+
+RENDERERS: dict[str, Callable[[OpSpec, str, str], Iterator[Sig]]] = {
+    "binary": binary,
+    "compare": compare,
+    "matmul": matmul,
+    "reduce": reduce,
+    "squeeze": squeeze,
+    "expand_dims": expand_dims,
+    "permute": permute,
+    "transpose": transpose,
+    "reshape": reshape,
+    "flatten": flatten,
+    "getitem": getitem,
+    "concat": concat,
+    "stack": stack,
+    "where": where,
+}
+
+# --------------------------------------------------------------------------- method bodies
+# (parameters of the implementation after self, the call of the function form)
+_METHOD_IMPL: dict[str, tuple[str, str]] = {
+    "binary": ("other: Any", "{f}(self, other)"),
+    "compare": ("other: Any", "{f}(self, other)"),
+    "matmul": ("other: Any", "{f}(self, other)"),
+    "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims)"),
+    "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
+    "expand_dims": ("axis: int", "{f}(self, axis)"),
+    "permute": ("*axes: int", "{f}(self, axes)"),
+    "transpose": ("*axes: int", "cast(Any, _shape.permute)(self, axes or None)"),
+    "reshape": ("*shape: int", "{f}(self, shape)"),
+    "flatten": ("", "{f}(self)"),
+    "getitem": ("index: Any", "cast(Any, _index.getitem)(self, index)"),
+}
+# Overloads pyright flags as overlapping on purpose: a typed literal axis beside the open
+# fallback (a call that matches both gets the typed one), and flatten's rank-2 case beside
+# its open fallback (pyright misreads the TypeVarTuple there as covering rank 2).
+_OVERLAP = "  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last"
+_OVERLAPPING: dict[str, set[int]] = {
+    "reduce": {1},
+    "flatten": {0, 3},
+    "expand_dims": {0},
+    "permute": {0},
+    "transpose": {0},
+    "reshape": {0},
+    "getitem": {0},
+}
+
+
+def _def(name: str, params: list[str], ret: str, indent: str, suffix: str = "") -> list[str]:
+    return [f"{indent}@overload", f"{indent}def {name}({', '.join(params)}) -> {ret}: ...{suffix}"]
+
+
+def _suffix(op: OpSpec, index: int) -> str:
+    return _OVERLAP if index in _OVERLAPPING.get(op.kind, set()) else ""
+
+
+def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
+    """The method form of ``op``: its overloads and an implementation that calls the function."""
+    assert op.method is not None
+    name = op.method
+    lines: list[str] = []
+    for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
+        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i))
+    impl_params, call = _METHOD_IMPL[op.kind]
+    extra_names = [p.split(":")[0] for p in op.extra]
+    if op.extra:
+        impl_params += ", " + ", ".join(op.extra)
+        call = call.replace("keepdims)", "keepdims, " + ", ".join(extra_names) + ")")
+    function = f"{ALIASES[op.module]}.{op.name}" if op.module else ""
+    params = "self" + (f", {impl_params}" if impl_params else "")
+    lines.append(f"{indent}def {name}({params}) -> Any:")
+    see = f" (``sg.{op.name}``)" if op.module else ""
+    lines.append(f'{indent}    """{op.doc}{see}."""')
+    # The overloads above are the types; the function form checks the values.
+    lines.append(f"{indent}    return {call.format(f=f'cast(Any, {function})')}")
+    if op.reflected:
+        lines += [
+            "",
+            f"{indent}def {op.reflected}(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:",
+            f'{indent}    """{op.doc} with a Python number on the left."""',
+            f"{indent}    return cast(Any, {function})(other, self)",
+        ]
+    return lines
+
+
+def function_block(op: OpSpec) -> list[str]:
+    """The function form's overloads (its implementation follows the block, by hand)."""
+    lines: list[str] = []
+    first_name, *others = op.params
+    other = others[0] if others else "other"
+    for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, other, "function")):
+        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i))
+    return lines
+
+
+def generated_blocks() -> dict[str, dict[str, list[str]]]:
+    """The generated lines, by module (dotted, under shapegrad) and block name."""
+    blocks: dict[str, dict[str, list[str]]] = {}
+    methods: list[str] = []
+    for op in OPS:
+        if op.module:
+            blocks.setdefault(op.module, {})[op.name] = function_block(op)
+        if op.method:
+            methods += [*method_block(op), ""]
+    blocks[TENSOR_MODULE] = {"methods": methods[:-1]}
+    return blocks
+
+
+def _render(source: str, blocks: dict[str, list[str]], module: str) -> str:
+    seen: set[str] = set()
+
+    def replace(match: re.Match[str]) -> str:
+        name, indent = match["name"], match["indent"]
+        if name not in blocks:
+            raise SystemExit(f"{module}: no op named {name!r} in _opspec.OPS")
+        seen.add(name)
+        text = [f"{indent}# <generated: {name}>", f"{indent}# fmt: off", *blocks[name], f"{indent}# fmt: on"]
+        return "\n".join([*text, f"{indent}# </generated>"]) + "\n"
+
+    out = BLOCK.sub(replace, source)
+    missing = set(blocks) - seen
+    if missing:
+        raise SystemExit(f"{module}: no '# <generated: NAME>' block for {sorted(missing)}")
+    return out
+
+
+def _path(module: str) -> Path:
+    return PACKAGE.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def stale() -> list[str]:
+    """The modules whose generated blocks differ from the table."""
+    return [m for m, b in generated_blocks().items() if _render(_path(m).read_text(), b, m) != _path(m).read_text()]
+
+
+def write() -> list[str]:
+    """Rewrite the generated blocks; the modules that changed."""
+    changed = stale()
+    for module, blocks in generated_blocks().items():
+        path = _path(module)
+        path.write_text(_render(path.read_text(), blocks, module))
+    return changed
+
+
+def check() -> list[str]:
+    """The stale modules (empty when everything is up to date)."""
+    return stale()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if "--check" in args:
+        modules = check()
+        for m in modules:
+            print(f"stale: shapegrad/{m.replace('.', '/')}.py (run python shapegrad/_typegen.py)")
+        return 1 if modules else 0
+    for m in write():
+        print(f"wrote shapegrad/{m.replace('.', '/')}.py")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
