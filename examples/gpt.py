@@ -82,8 +82,8 @@ def mean_loss(model: GPT, data: np.ndarray, batches: int, batch_size: int) -> fl
     total = 0.0
     for _ in range(batches):
         x, y = windows(data, batch_size, rng)
-        ids: Tensor[NoTape, Batch, Context] = sg.tensor(x)
-        targets: Tensor[NoTape, Batch, Context] = sg.tensor(y)
+        ids = sg.cast(sg.tensor(x), Tensor[NoTape, Batch, Context])
+        targets = sg.cast(sg.tensor(y), Tensor[NoTape, Batch, Context])
         total += sg.losses.cross_entropy(model(ids), targets).item()
     model.train()
     return total / batches
@@ -102,7 +102,7 @@ def sample(model: GPT, prompt: str, length: int, temperature: float, top_k: int,
     ids = [min(ord(c), VOCAB - 1) for c in prompt][-CONTEXT:]
     for _ in range(length):
         window = ([ord(" ")] * CONTEXT + ids)[-CONTEXT:]
-        context: Tensor[NoTape, Batch, Context] = sg.tensor(np.array([window]))
+        context = sg.cast(sg.tensor(np.array([window])), Tensor[NoTape, Batch, Context])
         logits = model(context)[0, CONTEXT - 1] * (1.0 / temperature)
         values, indices = sg.topk(logits, top_k)
         probabilities = sg.softmax(values, axis=-1).numpy().astype(np.float64)
@@ -139,8 +139,8 @@ def main() -> None:
         bar = tqdm(range(steps), desc=f"epoch {epoch + 1}/{epochs}", unit="step", leave=False)
         for _ in bar:
             x, y = windows(train, args.batch_size, rng)
-            ids: Tensor[NoTape, Batch, Context] = sg.tensor(x)
-            targets: Tensor[NoTape, Batch, Context] = sg.tensor(y)
+            ids = sg.cast(sg.tensor(x), Tensor[NoTape, Batch, Context])
+            targets = sg.cast(sg.tensor(y), Tensor[NoTape, Batch, Context])
             grads.zero()
             logits: Tensor[OwnedTape[GPT], Batch, Context, Vocab] = model(ids.trace(grads))
             loss = sg.losses.cross_entropy(logits, targets)

@@ -24,7 +24,7 @@ def main() -> None:
     model = LearnedConstant()
     grads = model.alloc_grads()
     opt = sg.optim.Sgd(model, lr=0.2)
-    target: Tensor[NoTape, L[3]] = sg.tensor([1.0, -2.0, 3.0])
+    target = sg.cast(sg.tensor([1.0, -2.0, 3.0]), Tensor[NoTape, L[3]])
     for _ in range(50):
         grads.zero()
         loss = sg.losses.mse(model(grads), target)

@@ -40,7 +40,7 @@ def main() -> None:
     words: Tensor[NoTape, Batch, Words] = sg.cast(
         sg.tensor((gen.permutation(32 * 5) % 20).reshape(32, 5)), Tensor[NoTape, Batch, Words]
     )
-    labels: Tensor[NoTape, Batch] = sg.tensor((image.numpy().sum(axis=1) > 0).astype("int64"))
+    labels = sg.cast(sg.tensor((image.numpy().sum(axis=1) > 0).astype("int64")), Tensor[NoTape, Batch])
     for step in range(60):
         grads.zero()
         # Both inputs are traced with the same grads: they share one tape.

@@ -18,7 +18,7 @@ from typing import Any, Literal as L, TypeVar
 import numpy as np
 
 import shapegrad as sg
-from shapegrad import NoTape, OwnedTape, Tensor
+from shapegrad import NoTape, OwnedTape, Prod, Tensor
 from shapegrad.nn import Conv2d, Flatten, Linear, MaxPool2d, Module
 
 T = TypeVar("T")
@@ -32,12 +32,12 @@ class MLP(Module):
     """64 pixels -> 128 hidden units -> 10 classes."""
 
     def __init__(self, generator: sg.Generator) -> None:
-        self.hidden = Linear[L[64], L[128]](generator=generator)
+        # Flatten makes (B, 1, 8, 8) a (B, Prod[1, 8, 8]): the layer takes that product as it is.
+        self.hidden = Linear[Prod[L[1], L[8], L[8]], L[128]](generator=generator)
         self.out = Linear[L[128], L[10]](generator=generator)
 
     def __call__(self, x: Tensor[T, Batch, L[1], L[8], L[8]]) -> Tensor[T, Batch, L[10]]:
-        flat: Tensor[T, Batch, L[64]] = Flatten()(x)
-        return self.out(self.hidden(flat).relu())
+        return self.out(self.hidden(Flatten()(x)).relu())
 
 
 class CNN(Module):
@@ -50,9 +50,10 @@ class CNN(Module):
         self.head = Linear[L[128], L[10]](generator=generator)
 
     def __call__(self, x: Tensor[T, Batch, L[1], L[8], L[8]]) -> Tensor[T, Batch, L[10]]:
-        h: Tensor[T, Batch, L[16], Any, Any] = self.pool(self.conv1(x).relu())
-        h2: Tensor[T, Batch, L[32], Any, Any] = self.pool(self.conv2(h).relu())
-        flat: Tensor[T, Batch, L[128]] = Flatten()(h2)
+        h = self.pool(self.conv1(x).relu())  # (B, 16, Open, Open): pooled sizes are computed
+        h2 = self.pool(self.conv2(h).relu())
+        # 32 channels of 2×2: stated, and checked at run time, where the type cannot compute it.
+        flat = sg.cast(Flatten()(h2), Tensor[T, Batch, L[128]])
         return self.head(flat)
 
 
@@ -77,7 +78,7 @@ def load_digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def accuracy(model: MLP | CNN, images: np.ndarray, labels: np.ndarray) -> float:
-    x: Tensor[NoTape, Batch, L[1], L[8], L[8]] = sg.tensor(images)
+    x = sg.cast(sg.tensor(images), Tensor[NoTape, Batch, L[1], L[8], L[8]])
     predictions = model(x).numpy().argmax(axis=-1)
     return float((predictions == labels).mean())
 

@@ -7,6 +7,7 @@ from typing import Any, cast, overload
 
 from ._autodiff import NoTape
 from ._backend import Backend, active_backend, as_backend_array, get_backend
+from ._dims import Open
 from ._errors import BackendError, DTypeError, ShapeError
 from ._tensor import Tensor, wrap
 from ._typevars import A, B, C, D, S
@@ -46,7 +47,7 @@ def _backend(backend: str | Backend | None) -> Backend:
 
 def tensor(
     data: Any, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]:
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """A tensor from nested lists, a scalar, a NumPy array or a backend array.
 
     Python floats become float32, Python ints int64 and bools bool; NumPy arrays keep their
@@ -64,7 +65,7 @@ def tensor(
 
 def asarray(
     data: Any, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]:
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """A tensor that shares memory with ``data`` where it can, unlike :func:`tensor`.
 
     A NumPy array on the NumPy backend (or an array of the chosen backend) is used as it is,
@@ -85,7 +86,7 @@ def asarray(
     return wrap(as_backend_array(chosen, data, dtype, copy=False), chosen)
 
 
-def from_numpy(array: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+def from_numpy(array: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
     """A tensor sharing memory with the NumPy ``array`` (as ``torch.from_numpy``); on a
     device backend the values are copied to the device. See :func:`asarray`."""
     import numpy as np
@@ -132,7 +133,7 @@ def zeros(
 @overload
 def zeros(
     *dims: int, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``).
 
@@ -163,7 +164,7 @@ def ones(
 @overload
 def ones(
     *dims: int, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of ones (sizes as in :func:`zeros`)."""
     return _filled(dims, 1.0, dtype, backend)
@@ -188,7 +189,7 @@ def full(
 @overload
 def full(
     shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def full(shape: Any, value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Any:
     """A tensor of ``shape`` filled with ``value``; sizes may be ints or ``sg.Dim`` values,
     typed as in :func:`zeros` (``full((Batch(32), 10), 0.5)`` is ``Tensor[NoTape, Batch, int]``).
@@ -218,7 +219,7 @@ def arange(
     *,
     dtype: str | None = None,
     backend: str | Backend | None = None,
-) -> Tensor[NoTape, Any]:
+) -> Tensor[NoTape, Open]:
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
     Integers give int64 unless ``dtype`` says otherwise."""
     chosen = _backend(backend)
@@ -294,7 +295,7 @@ def randn(
 @overload
 def randn(
     *dims: int, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
     gen = generator or default_generator()
@@ -316,7 +317,7 @@ def rand(
 @overload
 def rand(
     *dims: int, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]: ...
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
     gen = generator or default_generator()
@@ -335,7 +336,7 @@ def rand_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[
     return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)
 
 
-def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
     """A tensor sharing the memory of any DLPack exporter — a NumPy, PyTorch, CuPy or JAX
     array — without a copy where the devices agree (``backend`` picks ours; the active one
     by default). PyTorch refuses to export a tensor that requires grad: ``.detach()`` it.
@@ -362,7 +363,7 @@ def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoT
 
 def eye(
     n: int, m: int | None = None, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, Any, Any]:
+) -> Tensor[NoTape, Open, Open]:
     """The ``n × m`` identity matrix (``m = n`` by default). PyTorch: ``torch.eye``."""
     chosen = _backend(backend)
     return wrap(chosen.xp.eye(n, m, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
@@ -370,7 +371,7 @@ def eye(
 
 def linspace(
     start: float, stop: float, num: int, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, Any]:
+) -> Tensor[NoTape, Open]:
     """``num`` evenly spaced values from ``start`` to ``stop``, both included.
     PyTorch: ``torch.linspace``."""
     chosen = _backend(backend)
@@ -379,7 +380,7 @@ def linspace(
 
 def randint(
     low: int, high: int, shape: Sequence[int], *, generator: Generator | None = None
-) -> Tensor[NoTape, *tuple[Any, ...]]:
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Integers drawn uniformly from ``[low, high)`` (int64), from ``generator`` (seed it for
     reproducibility). PyTorch: ``torch.randint``."""
     import numpy as np
@@ -390,7 +391,7 @@ def randint(
     return wrap(gen.backend.asarray(host, None), gen.backend)
 
 
-def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Any]:
+def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Open]:
     """A random ordering of ``range(n)`` (int64). PyTorch: ``torch.randperm``."""
     gen = generator or default_generator()
     return wrap(gen.backend.asarray(gen.permutation(n).astype("int64"), None), gen.backend)

@@ -79,7 +79,6 @@ class OpSpec:
 # op and comparison gets all of them; each is sound (numpy's rules give that result whenever
 # the pattern matches) and together they leave out only what needs a cast or a reshape.
 BROADCAST: tuple[tuple[str, str, str, str], ...] = (
-    ("same shape", "*S", "*S", "*S"),
     ("rank 0 on the right", "*S", "", "*S"),
     ("rank 0 on the left", "", "*S", "*S"),
     ("vector (bias, scale) on the right", "*S, N", "N", "*S, N"),
@@ -96,6 +95,9 @@ BROADCAST: tuple[tuple[str, str, str, str], ...] = (
     ("suffix two ranks lower on the left", "*S", "A, K, *S", "A, K, *S"),
     ("per-item mask over heads, right", "A, K, N, *S", "A, L[1], L[1], *S", "A, K, N, *S"),
     ("per-item mask over heads, left", "A, L[1], L[1], *S", "A, K, N, *S", "A, K, N, *S"),
+    # Last, so that when nothing matches, pyright's detail (it describes the last overload)
+    # compares the two shapes dim by dim.
+    ("same shape", "*S", "*S", "*S"),
 )
 
 # Reductions: (axis type, input dims, result without keepdims, result with keepdims).
@@ -147,8 +149,6 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (f"tuple[EllipsisType, {_FROM}]", "*S, N", "*S, Open"),
     (f"tuple[EllipsisType, {_TO}]", "*S, N", "*S, Open"),
 )
-
-_BINARY_DOC = "element-wise, broadcasting as NumPy does"
 
 OPS: tuple[OpSpec, ...] = (
     OpSpec("add", "binary", "join", "ops.elementwise", "__add__", "__radd__", ("a", "b"), doc="``a + b``"),

@@ -534,13 +534,13 @@ class Tensor(Generic[Tape_, *Dims]):
 
     def argmax(
         self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
-    ) -> Tensor[NoTape, *tuple[Any, ...]]:
+    ) -> Tensor[NoTape, *tuple[Open, ...]]:
         """Where the largest value is (``sg.argmax``)."""
         return _structure.argmax(self, axis, keepdims)
 
     def argmin(
         self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
-    ) -> Tensor[NoTape, *tuple[Any, ...]]:
+    ) -> Tensor[NoTape, *tuple[Open, ...]]:
         """Where the smallest value is (``sg.argmin``)."""
         return _structure.argmin(self, axis, keepdims)
 
@@ -552,7 +552,7 @@ class Tensor(Generic[Tape_, *Dims]):
         """Running sums along ``axis`` (``sg.cumsum``)."""
         return _structure.cumsum(self, axis)
 
-    def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Any, ...]]:
+    def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Open, ...]]:
         """The values repeated ``reps[i]`` times along each axis: PyTorch's ``Tensor.repeat``,
         NumPy's ``tile`` (``sg.tile``)."""
         return _structure.tile(self, reps)
@@ -591,11 +591,11 @@ class Tensor(Generic[Tape_, *Dims]):
         """The last two axes swapped (a batch of matrices transposed)."""
         return _shape.swap_last(self)
 
-    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Any, ...]]:
+    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
         """Two axes exchanged (open dims: use ``.mT`` for the last two, which is typed)."""
         return _shape.swapaxes(self, axis1, axis2)
 
-    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Any, ...]]:
+    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]:
         """The values repeated along new or size-1 axes to ``shape``."""
         return _shape.broadcast_to(self, shape)
 
@@ -603,7 +603,7 @@ class Tensor(Generic[Tape_, *Dims]):
         """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
         return _index.take_along_axis(self, indices, axis)
 
-    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
+    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
         """Rows of the first axis picked by integer ``indices`` (an embedding lookup)."""
         return _index.gather(self, indices)
 
@@ -612,12 +612,6 @@ class Tensor(Generic[Tape_, *Dims]):
     # (shapegrad/_opspec.py), written here by `python -m shapegrad._typegen`.
     # <generated: methods>
     # fmt: off
-    @overload
-    def __add__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def __add__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def __add__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -714,6 +708,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __add__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def __add__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __add__(self, other: Any) -> Any:
         """``a + b`` (``sg.add``)."""
         return cast(Any, _ew.add)(self, other)
@@ -722,12 +722,6 @@ class Tensor(Generic[Tape_, *Dims]):
         """``a + b`` with a Python number on the left."""
         return cast(Any, _ew.add)(other, self)
 
-    @overload
-    def __sub__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def __sub__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def __sub__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -824,6 +818,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __sub__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def __sub__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __sub__(self, other: Any) -> Any:
         """``a - b`` (``sg.sub``)."""
         return cast(Any, _ew.sub)(self, other)
@@ -832,12 +832,6 @@ class Tensor(Generic[Tape_, *Dims]):
         """``a - b`` with a Python number on the left."""
         return cast(Any, _ew.sub)(other, self)
 
-    @overload
-    def __mul__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def __mul__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def __mul__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -934,6 +928,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __mul__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def __mul__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __mul__(self, other: Any) -> Any:
         """``a * b`` (``sg.mul``)."""
         return cast(Any, _ew.mul)(self, other)
@@ -942,12 +942,6 @@ class Tensor(Generic[Tape_, *Dims]):
         """``a * b`` with a Python number on the left."""
         return cast(Any, _ew.mul)(other, self)
 
-    @overload
-    def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def __truediv__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -1044,6 +1038,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __truediv__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def __truediv__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __truediv__(self, other: Any) -> Any:
         """``a / b`` (``sg.div``)."""
         return cast(Any, _ew.div)(self, other)
@@ -1052,12 +1052,6 @@ class Tensor(Generic[Tape_, *Dims]):
         """``a / b`` with a Python number on the left."""
         return cast(Any, _ew.div)(other, self)
 
-    @overload
-    def __pow__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def __pow__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def __pow__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -1154,6 +1148,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __pow__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def __pow__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __pow__(self, other: Any) -> Any:
         """``x ** y`` (``sg.pow``)."""
         return cast(Any, _ew.pow)(self, other)
@@ -1162,12 +1162,6 @@ class Tensor(Generic[Tape_, *Dims]):
         """``x ** y`` with a Python number on the left."""
         return cast(Any, _ew.pow)(other, self)
 
-    @overload
-    def maximum(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def maximum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def maximum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def maximum(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -1264,16 +1258,16 @@ class Tensor(Generic[Tape_, *Dims]):
     def maximum(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def maximum(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def maximum(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def maximum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def maximum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def maximum(self, other: Any) -> Any:
         """The larger value (``sg.maximum``)."""
         return cast(Any, _ew.maximum)(self, other)
 
-    @overload
-    def minimum(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
-    @overload
-    def minimum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
-    @overload
-    def minimum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     @overload
     def minimum(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
     @overload
@@ -1370,12 +1364,16 @@ class Tensor(Generic[Tape_, *Dims]):
     def minimum(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
     def minimum(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def minimum(self: Tensor[T, *S], other: Tensor[NoTape, *S] | float) -> Tensor[T, *S]: ...
+    @overload
+    def minimum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...
+    @overload
+    def minimum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def minimum(self, other: Any) -> Any:
         """The smaller value (``sg.minimum``)."""
         return cast(Any, _ew.minimum)(self, other)
 
-    @overload
-    def __lt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __lt__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1408,12 +1406,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __lt__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __lt__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __lt__(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
         return cast(Any, _ew.less)(self, other)
 
-    @overload
-    def __le__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __le__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1446,12 +1444,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __le__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __le__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __le__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __le__(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
         return cast(Any, _ew.less_equal)(self, other)
 
-    @overload
-    def __gt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __gt__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1484,12 +1482,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __gt__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __gt__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __gt__(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
         return cast(Any, _ew.greater)(self, other)
 
-    @overload
-    def __ge__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __ge__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1522,12 +1520,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __ge__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __ge__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __ge__(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
         return cast(Any, _ew.greater_equal)(self, other)
 
-    @overload
-    def __eq__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __eq__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1560,12 +1558,12 @@ class Tensor(Generic[Tape_, *Dims]):
     def __eq__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __eq__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __eq__(self, other: Any) -> Any:
         """``a == b`` (``sg.equal``)."""
         return cast(Any, _ew.equal)(self, other)
 
-    @overload
-    def __ne__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     @overload
     def __ne__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
     @overload
@@ -1598,6 +1596,8 @@ class Tensor(Generic[Tape_, *Dims]):
     def __ne__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __ne__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __ne__(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
         return cast(Any, _ew.not_equal)(self, other)

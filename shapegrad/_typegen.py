@@ -204,19 +204,19 @@ def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # (mask dims, branch dims): a mask of the branches' shape, or one that broadcasts over
     # their leading dims (a causal (S, S) mask against (B, S, S) or (B, H, S, S) scores).
     masks = (
-        ("*S", "*S"),
         ("*S", "A, *S"),
         ("*S", "A, K, *S"),
         ("A, L[1], *S", "A, N, *S"),
         ("A, L[1], L[1], *S", "A, K, N, *S"),
+        ("*S", "*S"),  # last: its mismatch is the one pyright describes
     )
+    yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
     branches = (("T", "float", "T"), ("float", "T", "T"), *JOIN)
     for mask, dims in masks:
         for ta, tb, tres in branches:
             a = "float" if ta == "float" else tensor(ta, dims)
             b = "float" if tb == "float" else tensor(tb, dims)
             yield tensor("Any", mask), [f"a: {a}", f"b: {b}"], tensor(tres, dims)
-    yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
 
 
 RENDERERS: dict[str, Callable[[OpSpec, str, str], Iterator[Sig]]] = {

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ._backend import Backend
+from ._dims import Open
 from ._errors import BackendError, CheckpointError, ShapegradError
 from ._gradients import Gradients
 from ._serialize import load as _load, save as _save
@@ -425,7 +426,7 @@ def all_sum_backward(xp: Any, g: Any, comm: Comm, backend: Backend) -> tuple[Any
     return (comm.sum_array(g, backend),)
 
 
-def all_sum(x: Tensor[Any, *tuple[Any, ...]], comm: Comm) -> Tensor[Any, *tuple[Any, ...]]:
+def all_sum(x: Tensor[Any, *tuple[Any, ...]], comm: Comm) -> Tensor[Any, *tuple[Open, ...]]:
     """``x`` summed over the ranks, differentiably: every rank must call it (and run the
     backward pass) in the same order. ``SyncBatchNorm`` builds its global statistics on it.
     d/dx_r = Σ_s g_s."""

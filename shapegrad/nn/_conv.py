@@ -36,6 +36,9 @@ C = TypeVar("C", default=Any)  # pooling and Flatten built without a type argume
 # Defaults, because they follow C (which has one) in the methods of the pooling layers.
 H = TypeVar("H", default=Any)
 W = TypeVar("W", default=Any)
+# The channels of a call, bound from the input (a pooling layer built without a type
+# argument is MaxPool2d[Any]; its calls still keep the input's channels).
+Ch = TypeVar("Ch", default=Any)
 N = TypeVar("N")
 
 Size = int | tuple[int, int]
@@ -293,7 +296,7 @@ class MaxPool2d(_Pool2d, checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
     Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Open, Open]:
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]:
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
@@ -301,7 +304,7 @@ class AvgPool2d(_Pool2d, checked=False):
     """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
     (PyTorch's ``count_include_pad=True``)."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C, Open, Open]:
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]:
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
         return cols.mean(2)
 
@@ -309,14 +312,14 @@ class AvgPool2d(_Pool2d, checked=False):
 class GlobalAvgPool2d(Layer[Chan[C], C], checked=False):
     """Mean over height and width: ``(B, C, H, W) -> (B, C)`` (channels become features)."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.mean((2, 3))
 
 
 class GlobalMaxPool2d(Layer[Chan[C], C], checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, C]:
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.max((2, 3))
 
 
@@ -328,9 +331,9 @@ class Flatten(Layer[Chan[C], Any], checked=False):
     ``Prod``: ``Linear[Prod[L[8], L[7], L[7]], L[10]]``)."""
 
     @overload
-    def __call__(self, x: Tensor[T, B, C, H, W]) -> Tensor[T, B, Prod[C, H, W]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed ranks first, the open fallback last
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Prod[Ch, H, W]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed ranks first, the open fallback last
     @overload
-    def __call__(self, x: Tensor[T, B, C, W]) -> Tensor[T, B, Prod[C, W]]: ...
+    def __call__(self, x: Tensor[T, B, Ch, W]) -> Tensor[T, B, Prod[Ch, W]]: ...
     @overload
     def __call__(self, x: Tensor[T, B, *tuple[Any, ...]]) -> Tensor[T, B, Open]: ...
     def __call__(self, x: Any) -> Any:

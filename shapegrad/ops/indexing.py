@@ -9,6 +9,7 @@ import numpy as np
 from .._autodiff import wants_grad
 from .._backend import same_backend
 from .._device_checks import require_in_range
+from .._dims import Open
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import K, N, S, T
@@ -57,7 +58,7 @@ def _complete(raw: Any) -> Any:
     return (*key, Ellipsis)
 
 
-def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Any, ...]]:
+def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
     """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
     The gradient lands back in the picked places (accumulating where picked twice)."""
     if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
@@ -153,7 +154,7 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     return record(out, take_along_axis_backward, (x, indices), saved, backend)
 
 
-def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Any, ...]]:
+def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
     """Rows of the first axis picked by integer ``indices``: the result's shape is
     ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``."""
     return _gather(x, indices, negative=False)

@@ -160,7 +160,7 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
     return record(out, permute_backward, (x,), (order,), x._backend)
 
 
-def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Any, ...]]:
+def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
     """Two axes exchanged. PyTorch: ``torch.swapaxes``."""
     order = list(range(x.ndim))
     try:
@@ -241,7 +241,7 @@ def broadcast_backward(xp: Any, g: Any) -> tuple[Any, ...]:
     return (g,)  # the engine sums the broadcast axes back
 
 
-def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...]]:
+def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
     """The values repeated along new or size-1 axes. PyTorch: ``Tensor.expand``."""
     if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
         shape = tuple(shape[0])

@@ -138,13 +138,13 @@ def _index_result(x: AnyTensor, name: str, axis: int | None, keepdims: bool) -> 
     return wrap(getattr(xp, name)(data, axis=_axis(x, axis), keepdims=keepdims), x._backend)
 
 
-def argmax(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Any, ...]]:
+def argmax(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Where the largest value is along ``axis`` (over all values, flattened, when None):
     an untraced integer tensor. PyTorch: ``torch.argmax``."""
     return _index_result(x, "argmax", axis, keepdims)
 
 
-def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Any, ...]]:
+def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``."""
     return _index_result(x, "argmin", axis, keepdims)
 
@@ -187,7 +187,7 @@ def topk(
     return _from_last(take_along_axis(moved, indices), a), _from_last(indices, a)
 
 
-def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Any]:
+def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Open]:
     """``labels (..)`` as ``(.., num_classes)`` rows of zeros with a 1 at each label
     (untraced). PyTorch: ``F.one_hot`` (which gives integers)."""
     name = labels.backend_dtype_name()
@@ -202,19 +202,19 @@ def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -
     return wrap(xp.astype(hot, backend.dtype(dtype)), backend)
 
 
-def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Any, ...]]:
+def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether any value along ``axis`` is true (non-zero); untraced booleans."""
     xp = x._backend.xp
     return wrap(xp.any(x._data, axis=None if axis is None else _axis(x, axis), keepdims=keepdims), x._backend)
 
 
-def all(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Any, ...]]:
+def all(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether every value along ``axis`` is true (non-zero); untraced booleans."""
     xp = x._backend.xp
     return wrap(xp.all(x._data, axis=None if axis is None else _axis(x, axis), keepdims=keepdims), x._backend)
 
 
-def count_nonzero(x: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Any, ...]]:
+def count_nonzero(x: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
     """How many values along ``axis`` are non-zero (untraced integers)."""
     xp = x._backend.xp
     nonzero = xp.astype(xp.astype(x._data, xp.bool), xp.int64)  # true where non-zero, any dtype
@@ -285,7 +285,7 @@ def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
 
 def norm(
     x: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
-) -> Tensor[T, *tuple[Any, ...]]:
+) -> Tensor[T, *tuple[Open, ...]]:
     """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
     ``ord=inf`` max |x|. PyTorch: ``torch.linalg.vector_norm``."""
     if ord == 2:
@@ -304,7 +304,7 @@ def _slice_along(x: AnyTensor, axis: int, start: int, stop: int) -> Any:
     return getitem(x, index)
 
 
-def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Any, ...]]:
+def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
     """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``."""
     a = _axis(x, axis)
     if start < 0 or length < 0 or start + length > x.shape[a]:
@@ -340,14 +340,14 @@ def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tupl
     return split(x, max(1, -(-n // chunks)), axis)
 
 
-def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Any, ...]]:
+def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
     """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``."""
     a = _axis(x, axis)
     shape = x.shape
     return shp.reshape(x, (*shape[:a], *sizes, *shape[a + 1 :]))
 
 
-def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Any, ...]]:
+def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
     """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``; PyTorch's
     ``Tensor.repeat``); the gradient sums the copies."""
     if len(reps) < x.ndim:
@@ -362,7 +362,7 @@ def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Any, ...]]
     return shp.reshape(expanded, tuple(r * n for r, n in zip(reps, shape, strict=True)))
 
 
-def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Any, ...]]:
+def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
     """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch:
     ``torch.diagonal(x, offset, -2, -1)``."""
     if x.ndim < 2:
@@ -392,7 +392,7 @@ def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
     return column * eye
 
 
-def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Any, ...]]:
+def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]:
     """``x`` padded by ``widths`` (NumPy's: one ``(before, after)`` pair per axis, or one pair
     for every axis): with ``value`` (``"constant"``), the edge value (``"replicate"``) or the
     values mirrored at the edge (``"reflect"``). Differentiable. PyTorch: ``F.pad``."""
@@ -480,7 +480,7 @@ def _contract(backend: Any, spec: str, arrays: list[Any]) -> Any:
     return backend.asarray(host, None)
 
 
-def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Any, ...]]:
+def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Open, ...]]:
     """Einstein summation, ``einsum("bij,bjk->bik", a, b)``, differentiable in every operand.
     Each letter must bind one size (else ``ShapeError`` naming the letter); the contraction
     order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). No ``...`` and
@@ -530,7 +530,7 @@ def prod_backward(
 
 def prod(
     x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
-) -> Tensor[T, *tuple[Any, ...]]:
+) -> Tensor[T, *tuple[Open, ...]]:
     """The product over ``axis`` (all values when None), with exact gradients where values are
     0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``."""
     xp = x._backend.xp

@@ -19,7 +19,7 @@ def main() -> None:
     model = Constant()
     grads = model.alloc_grads()
     opt = sg.optim.Sgd(model, lr=0.1)
-    target: Tensor[NoTape, L[3]] = sg.tensor([1.0, 2.0, 3.0])
+    target = sg.cast(sg.tensor([1.0, 2.0, 3.0]), Tensor[NoTape, L[3]])
     for _ in range(3):
         grads.zero()
         loss = sg.losses.mse(model(grads), target)

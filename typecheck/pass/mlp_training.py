@@ -35,6 +35,6 @@ def main() -> None:
     grads = model.alloc_grads()
     opt = sg.optim.Adam(model, lr=1e-3)
     x: Tensor[NoTape, Batch, L[784]] = sg.randn(Batch(8), 784)
-    y: Tensor[NoTape, Batch] = sg.tensor([0, 1, 2, 3, 4, 5, 6, 7])
+    y = sg.cast(sg.tensor([0, 1, 2, 3, 4, 5, 6, 7]), Tensor[NoTape, Batch])
     for _ in range(2):
         train_step(model, opt, grads, x, y)
