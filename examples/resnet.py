@@ -21,7 +21,7 @@ from train_digits import load_digits
 
 import shapegrad as sg
 from shapegrad import NoTape, OwnedTape, Tensor
-from shapegrad.nn import BatchNorm2d, Conv2d, GlobalAvgPool2d, Linear, Module
+from shapegrad.nn import BatchNorm2d, Conv2d, GlobalAvgPool2d, Linear, Module, SameConv2d
 
 T = TypeVar("T")
 I = TypeVar("I")
@@ -41,12 +41,13 @@ class Block(Module, Generic[I, O, SI, SO], checked=False):
     ``SO`` from ``SI`` and the stride, so the block states it with a checked ``sg.cast``."""
 
     def __init__(self, channels_in: I, channels_out: O, stride: int, generator: sg.Generator) -> None:
-        cin, cout = int(channels_in), int(channels_out)  # pyright: ignore[reportArgumentType] -- sizes given as ints
+        # The sizes have the block's own types (I, O): a size of the wrong kind is a pyright error.
+        cin, cout = channels_in, channels_out
         self.conv1 = Conv2d[I, O](
             3, stride=stride, padding=1, bias=False, in_channels=cin, out_channels=cout, generator=generator
         )
         self.bn1 = BatchNorm2d[O](cout)
-        self.conv2 = Conv2d[O, O](3, padding=1, bias=False, in_channels=cout, out_channels=cout, generator=generator)
+        self.conv2 = SameConv2d[O, O](3, bias=False, in_channels=cout, out_channels=cout, generator=generator)
         self.bn2 = BatchNorm2d[O](cout)
         self.project = (
             Conv2d[I, O](1, stride=stride, bias=False, in_channels=cin, out_channels=cout, generator=generator)
@@ -65,7 +66,7 @@ class ResNet(Module):
     """16 → 16 (×2 blocks) → 32 (strided, projected) channels, pooled, 10 classes."""
 
     def __init__(self, generator: sg.Generator) -> None:
-        self.stem = Conv2d[L[1], L[16]](3, padding=1, bias=False, generator=generator)
+        self.stem = SameConv2d[L[1], L[16]](3, bias=False, generator=generator)  # keeps 16×16, typed
         self.stem_bn = BatchNorm2d[L[16]]()
         self.block1 = Block[L[16], L[16], L[16], L[16]](16, 16, 1, generator)
         self.block2 = Block[L[16], L[32], L[16], L[8]](16, 32, 2, generator)  # strided: 16×16 → 8×8
@@ -74,8 +75,7 @@ class ResNet(Module):
         self.head = Linear[L[32], L[10]](generator=generator)
 
     def __call__(self, x: Tensor[T, Batch, L[1], L[16], L[16]]) -> Tensor[T, Batch, L[10]]:
-        # A 3×3 convolution with padding 1 keeps 16×16: stated, and checked, with a cast.
-        h = sg.cast(self.stem_bn(self.stem(x)).relu(), Tensor[T, Batch, L[16], L[16], L[16]])
+        h = self.stem_bn(self.stem(x)).relu()
         h2 = self.block3(self.block2(self.block1(h)))
         return self.head(self.pool(h2))
 

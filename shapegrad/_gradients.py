@@ -172,8 +172,13 @@ class Gradients(Generic[M]):
         return f"Gradients({name}, {len(self._touched)}/{len(self._slots)} parameters received)"
 
 
+@overload
+def backward(*outputs: Tensor[OwnedTape[M]]) -> Gradients[M]: ...
+@overload
+def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any]) -> Gradients[M]: ...
 def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None) -> Gradients[M]:
-    """One reverse pass from several outputs of one traced computation.
+    """One reverse pass from several outputs of one traced computation (rank 0 unless
+    ``seeds`` are given: the type says so too).
 
     Rank-0 outputs are seeded with 1; give ``seeds`` (one per output, ``None`` for 1) for
     outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one

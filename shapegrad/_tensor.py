@@ -337,13 +337,19 @@ class Tensor(Generic[Tape_, *Dims]):
         """The same values, untraced: ops on the result record nothing."""
         return _wrap(self._data, None, self._backend)
 
-    def backward(self: Tensor[OwnedTape[M]], seed: Any = None) -> Gradients[M]:
-        """Reverse pass from this rank-0 tensor; returns the ``Gradients`` it fills.
+    @overload
+    def backward(self: Tensor[OwnedTape[M]]) -> Gradients[M]: ...
+    @overload
+    def backward(self: Tensor[OwnedTape[M], *S], seed: Any) -> Gradients[M]: ...
+    def backward(self, seed: Any = None) -> Any:
+        """Reverse pass from this rank-0 tensor (any rank with a ``seed``, the gradient of
+        some scalar with respect to this tensor); returns the ``Gradients`` it fills.
 
         Calling it on several outputs in turn accumulates into the same ``Gradients``; for
         one pass over several outputs use :func:`shapegrad.backward`.
         """
-        return _gradients.backward(self, seeds=None if seed is None else (seed,))
+        run: Any = _gradients.backward  # the overloads above are the types
+        return run(self, seeds=None if seed is None else (seed,))
 
     def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
         """The same values on another backend (``"numpy"``, ``"cupy"``); the tape is kept,

@@ -14,7 +14,7 @@ from ._autodiff import NoTape
 from ._device_checks import require_in_range
 from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record
-from ._typevars import B, N, S, T
+from ._typevars import N, S, T
 from .ops.elementwise import require_float
 
 __all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
@@ -223,16 +223,16 @@ def _xlogx(t: AnyTensor) -> Any:
 
 @overload
 def kl_div(
-    log_pred: Tensor[T, B, N],
-    target: Tensor[Any, B, N],
+    log_pred: Tensor[T, *S, N],
+    target: Tensor[Any, *S, N],
     *,
     log_target: bool = False,
     reduction: Literal["batchmean", "sum", "mean"] = "batchmean",
 ) -> Tensor[T]: ...
 @overload
 def kl_div(
-    log_pred: Tensor[T, B, N], target: Tensor[Any, B, N], *, log_target: bool = False, reduction: Literal["none"]
-) -> Tensor[T, B, N]: ...
+    log_pred: Tensor[T, *S, N], target: Tensor[Any, *S, N], *, log_target: bool = False, reduction: Literal["none"]
+) -> Tensor[T, *S, N]: ...
 def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, reduction: str = "batchmean") -> Any:
     """``KL(target ‖ pred)`` from log-probabilities ``log_pred``, summed over classes and
     averaged over the batch (``"batchmean"``). Zero target entries contribute 0.

@@ -922,6 +922,10 @@ assert len(BY_NAME) == len(OPS), "op names must be unique"
 # Public functions of shapegrad.ops that are not ops with a table row, and why.
 NOT_OPS = {
     "compare": "the comparison operators' shared entry point (<, <=, ==, ...); untraced, tested directly",
+    **{
+        name: "a comparison's function form (untraced, no gradient); test_typegen.py checks it against its operator"
+        for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
+    },
     "to_backend": "moves a tensor between backends (Tensor.to); tested in test_backends.py",
     "conv_output_size": "arithmetic on sizes, no tensor",
     "fold": "im2col's adjoint, used by the convolution layers; checked through them (test_layers, the oracle)",

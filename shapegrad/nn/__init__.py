@@ -31,6 +31,7 @@ from ._conv import (
     GlobalAvgPool2d,
     GlobalMaxPool2d,
     MaxPool2d,
+    SameConv2d,
     conv2d,
 )
 from ._linear import Embedding, Linear
@@ -62,6 +63,7 @@ __all__ = [
     "LeakyReLU",
     "Linear",
     "MaxPool2d",
+    "SameConv2d",
     "Module",
     "MultiHeadAttention",
     "ReLU",

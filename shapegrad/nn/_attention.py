@@ -56,7 +56,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
     def __init__(
         self,
         num_heads: int,
-        embed_dim: int | None = None,
+        embed_dim: D | None = None,
         *,
         dropout: float = 0.0,
         bias: bool = True,
@@ -154,7 +154,7 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         self,
         num_heads: int,
         ff_dim: int,
-        embed_dim: int | None = None,
+        embed_dim: D | None = None,
         *,
         dropout: float = 0.0,
         generator: Generator | None = None,

@@ -48,8 +48,8 @@ class Linear(Layer[I, O], checked=False):
 
     def __init__(
         self,
-        in_features: int | None = None,
-        out_features: int | None = None,
+        in_features: I | None = None,
+        out_features: O | None = None,
         *,
         bias: bool = True,
         generator: Generator | None = None,
@@ -86,8 +86,8 @@ class Embedding(Layer[V, D], checked=False):
 
     def __init__(
         self,
-        num_embeddings: int | None = None,
-        embedding_dim: int | None = None,
+        num_embeddings: V | None = None,
+        embedding_dim: D | None = None,
         *,
         generator: Generator | None = None,
         dtype: str = "float32",

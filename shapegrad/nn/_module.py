@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_arg
 
 from .._autodiff import ParamInfo, make_parameter
 from .._checking import checked as checked_function, checks_enabled
+from .._dims import Dim
 from .._errors import ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
@@ -287,8 +288,19 @@ class Layer(Module, Generic[I, O]):
         return _sized(cls, args)
 
     @classmethod
-    def _size_arg(cls, index: int, given: int | None, name: str) -> int:
-        from_type = _literal_size(cls._type_args[index]) if index < len(cls._type_args) else None
+    def _size_arg(cls, index: int, given: Any, name: str) -> int:
+        type_arg = cls._type_args[index] if index < len(cls._type_args) else None
+        from_type = _literal_size(type_arg)
+        if (
+            given is not None
+            and isinstance(type_arg, type)
+            and issubclass(type_arg, Dim)
+            and not isinstance(given, type_arg)
+        ):
+            raise ShapeError(
+                f"{cls.__name__}: {name}={given!r} is not a {type_arg.__name__} size; the type says "
+                f"{type_arg.__name__}, so write {type_arg.__name__}({int(given)})"
+            )
         if given is not None:
             if from_type is not None and from_type != given:
                 raise ShapeError(f"{cls.__name__}: {name}={given} contradicts the type's {from_type}")

@@ -31,7 +31,7 @@ class LayerNorm(Layer[N, N], checked=False):
 
     def __init__(
         self,
-        normalized_size: int | None = None,
+        normalized_size: N | None = None,
         *,
         eps: float = 1e-5,
         elementwise_affine: bool = True,
@@ -59,7 +59,7 @@ class _BatchNorm(Layer[C, C], checked=False):
 
     def __init__(
         self,
-        num_features: int | None = None,
+        num_features: C | None = None,
         *,
         eps: float = 1e-5,
         momentum: float = 0.1,
@@ -156,7 +156,7 @@ class _SyncBatchNorm(_BatchNorm[C], checked=False):
 
     def __init__(
         self,
-        num_features: int | None = None,
+        num_features: C | None = None,
         *,
         comm: Any,
         eps: float = 1e-5,

@@ -19,5 +19,5 @@ class Other(sg.Dim): ...
 
 def main() -> None:
     logits: Tensor[NoTape, Batch, L[10]] = sg.zeros(Batch(4), 10)
-    labels: Tensor[NoTape, Other] = sg.tensor([0, 1, 2])
+    labels = sg.cast(sg.tensor([0, 1, 2]), Tensor[NoTape, Other])
     sg.losses.cross_entropy(logits, labels)  # E
