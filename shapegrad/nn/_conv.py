@@ -323,7 +323,7 @@ class GlobalMaxPool2d(Layer[Chan[C], C], checked=False):
         return x.max((2, 3))
 
 
-class Flatten(Layer[Chan[C], Any], checked=False):
+class Flatten(Layer[Chan[Any], Any], checked=False):
     """Every axis after the batch merged: ``(B, C, H, W) -> (B, Prod[C, H, W])``.
 
     In a ``Sequential`` it turns channels into features; the flattened size is not computed

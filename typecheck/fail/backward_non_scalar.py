@@ -17,4 +17,4 @@ class Batch(sg.Dim): ...
 def main() -> None:
     grads = sg.Gradients()
     x = sg.ones(3).trace(grads)
-    (x * 2.0).backward()  # E: Cannot access attribute "backward"
+    (x * 2.0).backward()  # E: Argument missing for parameter "seed"

@@ -1,0 +1,141 @@
+"""The typed op surface is generated from one table (shapegrad/_opspec.py): the generated
+blocks are up to date, every op in the table exists in each form it names with its
+overloads, and every overloaded public op is in the table."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, get_overloads
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import _typegen
+from shapegrad._opspec import OPS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_generated_blocks_are_up_to_date() -> None:
+    assert _typegen.check() == [], "run: python shapegrad/_typegen.py"
+
+
+def test_the_generator_runs_as_a_script_in_check_mode() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "shapegrad" / "_typegen.py"), "--check"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_hand_edit_inside_a_block_is_seen_as_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "shapegrad"
+    copy.mkdir()
+    for module in _typegen.generated_blocks():
+        target = copy.joinpath(*module.split(".")).with_suffix(".py")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_typegen._path(module).read_text())
+    edited = copy / "ops" / "elementwise.py"
+    edited.write_text(edited.read_text().replace("def add(a: Tensor[T, *S, N]", "def add(a: Tensor[T, *S, K]", 1))
+    monkeypatch.setattr(_typegen, "PACKAGE", copy)
+    assert _typegen.check() == ["ops.elementwise"]
+
+
+@pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
+def test_every_op_in_the_table_has_its_typed_forms(op: Any) -> None:
+    if op.module:
+        function = getattr(importlib.import_module(f"shapegrad.{op.module}"), op.name)
+        assert len(get_overloads(function)) >= 2, f"sg.{op.name} has no generated overloads"
+        assert getattr(sg, op.name, function) is function, f"sg.{op.name} is not the typed function"
+    if op.method:
+        method = getattr(sg.Tensor, op.method)
+        assert len(get_overloads(method)) >= 2, f"Tensor.{op.method} has no generated overloads"
+    if op.reflected:
+        assert inspect.signature(getattr(sg.Tensor, op.reflected)).parameters["other"].annotation == "float"
+
+
+def test_every_overloaded_public_op_is_in_the_table() -> None:
+    """The other way round: an op with typed overloads that the table does not know would be
+    hand-typed again."""
+    known = {op.name for op in OPS} | {op.method for op in OPS if op.method}
+    hand_typed = {"zeros", "ones", "full", "rand", "randn", "backward"}  # creation by sizes; seeds
+    loss_names = set(sg.losses.__all__)
+    overloaded = {
+        name for name in sg.__all__ if inspect.isfunction(getattr(sg, name)) and get_overloads(getattr(sg, name))
+    }
+    assert overloaded - known - hand_typed - loss_names == set()
+    methods = {
+        name
+        for name, value in vars(sg.Tensor).items()
+        if inspect.isfunction(value) and get_overloads(value)  # plain functions (not slot wrappers)
+    }
+    assert methods - known - {"backward"} == set()
+
+
+@pytest.mark.parametrize(
+    ("function", "operator"),
+    [
+        (sg.less, np.less),
+        (sg.less_equal, np.less_equal),
+        (sg.greater, np.greater),
+        (sg.greater_equal, np.greater_equal),
+        (sg.equal, np.equal),
+        (sg.not_equal, np.not_equal),
+    ],
+)
+def test_comparison_function_forms_match_numpy_on_either_side(function: Any, operator: Any) -> None:
+    a = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], dtype=np.float32)
+    b = np.array([2.0, 2.0, 2.0], dtype=np.float32)
+    out = function(sg.tensor(a), sg.tensor(b))
+    assert not out.traced
+    np.testing.assert_array_equal(out.numpy(), operator(a, b))
+    np.testing.assert_array_equal(function(2.0, sg.tensor(a)).numpy(), operator(2.0, a))
+    np.testing.assert_array_equal(function(sg.tensor(a), 2.0).numpy(), operator(a, 2.0))
+
+
+def test_method_forms_call_the_function_forms() -> None:
+    x = sg.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    np.testing.assert_allclose(x.mean((1, 2)).numpy(), sg.mean(x, (1, 2)).numpy())
+    np.testing.assert_allclose(x.std(1, correction=1).numpy(), np.std(x.numpy(), axis=1, ddof=1), rtol=1e-6)
+    assert x.permute(2, 0, 1).shape == sg.permute(x, (2, 0, 1)).shape == (4, 2, 3)
+    assert x[:, 0].shape == (2, 4) and x[..., None].shape == (2, 3, 4, 1) and x[None].shape == (1, 2, 3, 4)
+    assert x.expand_dims(1).squeeze(1).shape == (2, 3, 4)
+    assert x.flatten().shape == (2, 12)
+    assert sg.concat([x, x], any_axis=2).shape == (2, 3, 8) and sg.stack([x, x], any_axis=-1).shape == (2, 3, 4, 2)
+    assert x.maximum(1.0).shape == x.minimum(x).shape == (2, 3, 4)
+
+
+def test_squeeze_by_keyword_axis_checks_the_size() -> None:
+    x = sg.ones(2, 1, 3)
+    assert x.squeeze(any_axis=1).shape == (2, 3)
+    with pytest.raises(sg.ShapeError, match="expected to have size 1"):
+        x.squeeze(any_axis=2)
+
+
+def test_same_conv_keeps_height_and_width_and_refuses_an_even_kernel() -> None:
+    conv = sg.nn.SameConv2d(5, dilation=2, in_channels=3, out_channels=4)
+    assert conv(sg.ones(2, 3, 9, 7)).shape == (2, 4, 9, 7)
+    with pytest.raises(sg.ShapeError, match="odd kernel_size"):
+        sg.nn.SameConv2d(4, in_channels=3, out_channels=4)
+
+
+def test_prod_and_open_dims_at_run_time() -> None:
+    from typing import Literal as L
+
+    Flat = sg.Tensor[sg.NoTape, L[2], sg.Prod[L[3], L[4]]]
+    assert sg.cast(sg.ones(2, 12), Flat).shape == (2, 12)
+    with pytest.raises(Exception, match="12"):
+        sg.cast(sg.ones(2, 11), Flat)
+    assert sg.cast(sg.ones(2, 5), sg.Tensor[sg.NoTape, L[2], sg.Open]).shape == (2, 5)
+
+
+def test_a_plain_int_for_a_dim_sized_layer_is_refused() -> None:
+    class Hidden(sg.Dim): ...
+
+    with pytest.raises(sg.ShapeError, match=r"write Hidden\(64\)"):
+        sg.nn.Linear[Hidden, Hidden](64, 64)
+    assert sg.nn.Linear[Hidden, Hidden](Hidden(64), Hidden(64)).weight.shape == (64, 64)
