@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
 
 from .._autodiff import ParamInfo, make_parameter
 from .._checking import checked as checked_function, checks_enabled
-from .._dims import Dim
+from .._dims import Dim, Prod
 from .._errors import ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
@@ -259,9 +260,13 @@ def _param_info(tensor: AnyTensor) -> ParamInfo:
 
 
 def _literal_size(arg: Any) -> int | None:
-    if get_origin(arg) is Literal:
+    origin = get_origin(arg)
+    if origin is Literal:
         (size,) = get_args(arg)
         return int(size)
+    if origin is Prod:  # Linear[Prod[L[16], L[7], L[7]], ...] takes 784 features
+        sizes = [n for part in get_args(arg) if (n := _literal_size(part)) is not None]
+        return math.prod(sizes) if len(sizes) == len(get_args(arg)) else None
     return None
 
 
