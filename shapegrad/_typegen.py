@@ -175,29 +175,34 @@ def getitem(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield "Tensor[T, *S]", ["index: Any"], tensor("T", OPEN_DIMS)
 
 
-# concat and stack take a sequence of tensors of one tape; a traced list mixed with
-# untraced tensors is typed through its element type.
-_JOINED = (
-    ("L[0]", "Any, *S", "Open, *S", "*S", "Open, *S"),
-    ("L[1]", "N, Any, *S", "N, Open, *S", "N, *S", "N, Open, *S"),
-    ("L[-1]", "*S, Any", "*S, Open", "*S", "*S, Open"),
+# concat and stack take a sequence of tensors of one tape: (axis, each tensor's dims, the
+# result's dims), joining along an existing axis (concat) or a new one (stack).
+_CONCAT = (
+    ("L[0]", "Any, *S", "Open, *S"),
+    ("L[1]", "N, Any, *S", "N, Open, *S"),
+    ("L[-1]", "*S, Any", "*S, Open"),
+)
+_STACK = (
+    ("L[0]", "*S", "Open, *S"),
+    ("L[1]", "N, *S", "N, Open, *S"),
+    ("L[-1]", "*S", "*S, Open"),
 )
 
 
-def concat(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+def _joined(rules: tuple[tuple[str, str, str], ...]) -> Iterator[Sig]:
     default = " = 0"
-    for axis, each, result, _, _ in _JOINED:
+    for axis, each, result in rules:
         yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{default}"], tensor("T", result)
         default = ""
     yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
+
+
+def concat(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    return _joined(_CONCAT)
 
 
 def stack(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    default = " = 0"
-    for axis, _, _, each, result in _JOINED:
-        yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{default}"], tensor("T", result)
-        default = ""
-    yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
+    return _joined(_STACK)
 
 
 def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
