@@ -722,11 +722,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __add__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __add__(self, other: Any) -> Any:
         """``a + b`` (``sg.add``)."""
-        return cast(Any, _ew.add)(self, other)
+        return _ew_any.add(self, other)
 
     def __radd__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         """``a + b`` with a Python number on the left."""
-        return cast(Any, _ew.add)(other, self)
+        return _ew_any.add(other, self)
 
     @overload
     def __sub__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -832,11 +832,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __sub__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __sub__(self, other: Any) -> Any:
         """``a - b`` (``sg.sub``)."""
-        return cast(Any, _ew.sub)(self, other)
+        return _ew_any.sub(self, other)
 
     def __rsub__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         """``a - b`` with a Python number on the left."""
-        return cast(Any, _ew.sub)(other, self)
+        return _ew_any.sub(other, self)
 
     @overload
     def __mul__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -942,11 +942,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __mul__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __mul__(self, other: Any) -> Any:
         """``a * b`` (``sg.mul``)."""
-        return cast(Any, _ew.mul)(self, other)
+        return _ew_any.mul(self, other)
 
     def __rmul__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         """``a * b`` with a Python number on the left."""
-        return cast(Any, _ew.mul)(other, self)
+        return _ew_any.mul(other, self)
 
     @overload
     def __truediv__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -1052,11 +1052,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __truediv__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __truediv__(self, other: Any) -> Any:
         """``a / b`` (``sg.div``)."""
-        return cast(Any, _ew.div)(self, other)
+        return _ew_any.div(self, other)
 
     def __rtruediv__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         """``a / b`` with a Python number on the left."""
-        return cast(Any, _ew.div)(other, self)
+        return _ew_any.div(other, self)
 
     @overload
     def __pow__(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -1162,11 +1162,11 @@ class Tensor(Generic[Tape_, *Dims]):
     def __pow__(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def __pow__(self, other: Any) -> Any:
         """``x ** y`` (``sg.pow``)."""
-        return cast(Any, _ew.pow)(self, other)
+        return _ew_any.pow(self, other)
 
     def __rpow__(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:
         """``x ** y`` with a Python number on the left."""
-        return cast(Any, _ew.pow)(other, self)
+        return _ew_any.pow(other, self)
 
     @overload
     def maximum(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -1272,7 +1272,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def maximum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def maximum(self, other: Any) -> Any:
         """The larger value (``sg.maximum``)."""
-        return cast(Any, _ew.maximum)(self, other)
+        return _ew_any.maximum(self, other)
 
     @overload
     def minimum(self: Tensor[T, *S], other: Tensor[NoTape]) -> Tensor[T, *S]: ...
@@ -1378,7 +1378,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def minimum(self: Tensor[T, *S], other: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
     def minimum(self, other: Any) -> Any:
         """The smaller value (``sg.minimum``)."""
-        return cast(Any, _ew.minimum)(self, other)
+        return _ew_any.minimum(self, other)
 
     @overload
     def __lt__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1416,7 +1416,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __lt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __lt__(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
-        return cast(Any, _ew.less)(self, other)
+        return _ew_any.less(self, other)
 
     @overload
     def __le__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1454,7 +1454,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __le__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __le__(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
-        return cast(Any, _ew.less_equal)(self, other)
+        return _ew_any.less_equal(self, other)
 
     @overload
     def __gt__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1492,7 +1492,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __gt__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __gt__(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
-        return cast(Any, _ew.greater)(self, other)
+        return _ew_any.greater(self, other)
 
     @overload
     def __ge__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1530,7 +1530,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __ge__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __ge__(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
-        return cast(Any, _ew.greater_equal)(self, other)
+        return _ew_any.greater_equal(self, other)
 
     @overload
     def __eq__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1568,7 +1568,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __eq__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __eq__(self, other: Any) -> Any:
         """``a == b`` (``sg.equal``)."""
-        return cast(Any, _ew.equal)(self, other)
+        return _ew_any.equal(self, other)
 
     @overload
     def __ne__(self: Tensor[Any, *S], other: Tensor[Any]) -> Tensor[NoTape, *S]: ...
@@ -1606,7 +1606,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __ne__(self: Tensor[Any, *S], other: Tensor[Any, *S] | float) -> Tensor[NoTape, *S]: ...
     def __ne__(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
-        return cast(Any, _ew.not_equal)(self, other)
+        return _ew_any.not_equal(self, other)
 
     @overload
     def __matmul__(self: Tensor[T, *S, N, K], other: Tensor[NoTape, K, A]) -> Tensor[T, *S, N, A]: ...
@@ -1640,7 +1640,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __matmul__(self: Tensor[T, K], other: Tensor[T, K]) -> Tensor[T]: ...
     def __matmul__(self, other: Any) -> Any:
         """Matrix product (``sg.matmul``)."""
-        return cast(Any, _linalg.matmul)(self, other)
+        return _linalg_any.matmul(self, other)
 
     @overload
     def sum(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
@@ -1688,7 +1688,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def sum(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
     def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Sum over ``axis`` (all axes when None) (``sg.sum``)."""
-        return cast(Any, _red.sum)(self, axis, keepdims)
+        return _red_any.sum(self, axis, keepdims)
 
     @overload
     def mean(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
@@ -1736,7 +1736,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def mean(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
     def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Mean over ``axis`` (all axes when None) (``sg.mean``)."""
-        return cast(Any, _red.mean)(self, axis, keepdims)
+        return _red_any.mean(self, axis, keepdims)
 
     @overload
     def max(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
@@ -1784,7 +1784,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def max(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
     def max(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Maximum over ``axis``; ties share the gradient (``sg.max``)."""
-        return cast(Any, _red.max)(self, axis, keepdims)
+        return _red_any.max(self, axis, keepdims)
 
     @overload
     def min(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
@@ -1832,7 +1832,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def min(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
     def min(self, axis: Any = None, keepdims: bool = False) -> Any:
         """Minimum over ``axis``; ties share the gradient (``sg.min``)."""
-        return cast(Any, _red.min)(self, axis, keepdims)
+        return _red_any.min(self, axis, keepdims)
 
     @overload
     def logsumexp(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
@@ -1880,7 +1880,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def logsumexp(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
     def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Any:
         """``log(sum(exp(x)))``, stably (``sg.logsumexp``)."""
-        return cast(Any, _red.logsumexp)(self, axis, keepdims)
+        return _red_any.logsumexp(self, axis, keepdims)
 
     @overload
     def var(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
@@ -1928,7 +1928,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def var(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
     def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Any:
         """Variance over ``axis`` (``sg.var``)."""
-        return cast(Any, _red.var)(self, axis, keepdims, correction)
+        return _red_any.var(self, axis, keepdims, correction)
 
     @overload
     def std(self: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
@@ -1976,7 +1976,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def std(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Any:
         """Standard deviation over ``axis`` (``sg.std``)."""
-        return cast(Any, _structure.std)(self, axis, keepdims, correction)
+        return _structure_any.std(self, axis, keepdims, correction)
 
     @overload
     def squeeze(self: Tensor[T, L[1], *S], axis: L[0]) -> Tensor[T, *S]: ...
@@ -1994,7 +1994,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def squeeze(self: Tensor[T, *S], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def squeeze(self, axis: Any = None, *, any_axis: int | None = None) -> Any:
         """A size-1 axis removed (``sg.squeeze``)."""
-        return cast(Any, _shape.squeeze)(self, axis, any_axis=any_axis)
+        return _shape_any.squeeze(self, axis, any_axis=any_axis)
 
     @overload
     def expand_dims(self: Tensor[T, *S], axis: L[0]) -> Tensor[T, L[1], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2010,7 +2010,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def expand_dims(self: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def expand_dims(self, axis: int) -> Any:
         """A new size-1 axis (``sg.expand_dims``)."""
-        return cast(Any, _shape.expand_dims)(self, axis)
+        return _shape_any.expand_dims(self, axis)
 
     @overload
     def permute(self: Tensor[T, N, K], a0: L[0], a1: L[1], /) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2080,7 +2080,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def permute(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def permute(self, *axes: int) -> Any:
         """Axes reordered (``sg.permute``)."""
-        return cast(Any, _shape.permute)(self, axes)
+        return _shape_any.permute(self, axes)
 
     @overload
     def transpose(self: Tensor[T, N, K]) -> Tensor[T, K, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2156,7 +2156,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def transpose(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def transpose(self, *axes: int) -> Any:
         """Axes reversed, or reordered."""
-        return cast(Any, _shape.permute)(self, axes or None)
+        return _shape_any.permute(self, axes or None)
 
     @overload
     def reshape(self: Tensor[T, *S], d0: DA, /) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2170,7 +2170,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def reshape(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def reshape(self, *shape: int) -> Any:
         """The values in a new shape (``sg.reshape``)."""
-        return cast(Any, _shape.reshape)(self, shape)
+        return _shape_any.reshape(self, shape)
 
     @overload
     def flatten(self: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2182,7 +2182,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def flatten(self: Tensor[T, N, *S]) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
     def flatten(self) -> Any:
         """Every axis after the first merged into one (``sg.flatten``)."""
-        return cast(Any, _shape.flatten)(self)
+        return _shape_any.flatten(self)
 
     @overload
     def __getitem__(self: Tensor[T, N, *S], index: int) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
@@ -2222,7 +2222,7 @@ class Tensor(Generic[Tape_, *Dims]):
     def __getitem__(self: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]: ...
     def __getitem__(self, index: Any) -> Any:
         """Indexing and slicing."""
-        return cast(Any, _index.getitem)(self, index)
+        return _index_any.getitem(self, index)
     # fmt: on
     # </generated>
 
@@ -2309,3 +2309,12 @@ from .ops import (  # noqa: E402
     shape as _shape,
     structure as _structure,
 )
+
+# Untyped handles on the function forms, for the generated method bodies: their overloads
+# are the types, and going through these costs nothing per operator call.
+_ew_any: Any = _ew
+_linalg_any: Any = _linalg
+_red_any: Any = _red
+_shape_any: Any = _shape
+_structure_any: Any = _structure
+_index_any: Any = _index

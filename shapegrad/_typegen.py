@@ -251,10 +251,10 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
     "expand_dims": ("axis: int", "{f}(self, axis)"),
     "permute": ("*axes: int", "{f}(self, axes)"),
-    "transpose": ("*axes: int", "cast(Any, _shape.permute)(self, axes or None)"),
+    "transpose": ("*axes: int", "_shape_any.permute(self, axes or None)"),
     "reshape": ("*shape: int", "{f}(self, shape)"),
     "flatten": ("", "{f}(self)"),
-    "getitem": ("index: Any", "cast(Any, _index.getitem)(self, index)"),
+    "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
 # Overloads pyright flags as overlapping on purpose: a typed literal axis beside the open
 # fallback (a call that matches both gets the typed one), and flatten's rank-2 case beside
@@ -291,19 +291,20 @@ def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
     if op.extra:
         impl_params += ", " + ", ".join(op.extra)
         call = call.replace("keepdims)", "keepdims, " + ", ".join(extra_names) + ")")
-    function = f"{ALIASES[op.module]}.{op.name}" if op.module else ""
+    # Called through the untyped module handles (`_ew_any`, ... at the end of _tensor.py):
+    # the overloads above are the types, and a cast() here would cost a call per operator.
+    function = f"{ALIASES[op.module]}_any.{op.name}" if op.module else ""
     params = "self" + (f", {impl_params}" if impl_params else "")
     lines.append(f"{indent}def {name}({params}) -> Any:")
     see = f" (``sg.{op.name}``)" if op.module else ""
     lines.append(f'{indent}    """{op.doc}{see}."""')
-    # The overloads above are the types; the function form checks the values.
-    lines.append(f"{indent}    return {call.format(f=f'cast(Any, {function})')}")
+    lines.append(f"{indent}    return {call.format(f=function)}")
     if op.reflected:
         lines += [
             "",
             f"{indent}def {op.reflected}(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:",
             f'{indent}    """{op.doc} with a Python number on the left."""',
-            f"{indent}    return cast(Any, {function})(other, self)",
+            f"{indent}    return {function}(other, self)",
         ]
     return lines
 
