@@ -179,26 +179,12 @@ class _SyncBatchNorm(_BatchNorm[C], checked=False):
         return total * (1.0 / count)
 
 
-class SyncBatchNorm1d(_SyncBatchNorm[C], checked=False):
+class SyncBatchNorm1d(_SyncBatchNorm[C], BatchNorm1d[C], checked=False):
     """``BatchNorm1d`` whose training statistics are over the global batch of every rank of
     ``comm`` (``shapegrad.distributed.init()``), as ``nn.SyncBatchNorm``; every rank must
     call it. In eval mode it is ``BatchNorm1d``."""
 
-    _spatial_ranks = (0, 1)
 
-    @overload
-    def __call__(self, x: Tensor[T, B, C]) -> Tensor[T, B, C]: ...
-    @overload
-    def __call__(self, x: Tensor[T, B, C, K]) -> Tensor[T, B, C, K]: ...
-    def __call__(self, x: Any) -> Any:
-        return self._normalize(x)
-
-
-class SyncBatchNorm2d(_SyncBatchNorm[C], checked=False):
+class SyncBatchNorm2d(_SyncBatchNorm[C], BatchNorm2d[C], checked=False):
     """``BatchNorm2d`` with global-batch statistics over ``comm``'s ranks (see
     :class:`SyncBatchNorm1d`)."""
-
-    _spatial_ranks = (2,)
-
-    def __call__(self, x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]:
-        return self._normalize(x)
