@@ -247,7 +247,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "binary": ("other: Any", "{f}(self, other)"),
     "compare": ("other: Any", "{f}(self, other)"),
     "matmul": ("other: Any", "{f}(self, other)"),
-    "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims)"),
+    "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims{extra})"),
     "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
     "expand_dims": ("axis: int", "{f}(self, axis)"),
     "permute": ("*axes: int", "{f}(self, axes)"),
@@ -287,10 +287,8 @@ def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
         lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i))
     impl_params, call = _METHOD_IMPL[op.kind]
-    extra_names = [p.split(":")[0] for p in op.extra]
-    if op.extra:
-        impl_params += ", " + ", ".join(op.extra)
-        call = call.replace("keepdims)", "keepdims, " + ", ".join(extra_names) + ")")
+    impl_params += "".join(f", {p}" for p in op.extra)
+    extra_args = "".join(f", {p.split(':')[0]}" for p in op.extra)
     # Called through the untyped module handles (`_ew_any`, ... at the end of _tensor.py):
     # the overloads above are the types, and a cast() here would cost a call per operator.
     function = f"{ALIASES[op.module]}_any.{op.name}" if op.module else ""
@@ -298,7 +296,7 @@ def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
     lines.append(f"{indent}def {name}({params}) -> Any:")
     see = f" (``sg.{op.name}``)" if op.module else ""
     lines.append(f'{indent}    """{op.doc}{see}."""')
-    lines.append(f"{indent}    return {call.format(f=function)}")
+    lines.append(f"{indent}    return {call.format(f=function, extra=extra_args)}")
     if op.reflected:
         lines += [
             "",
@@ -354,23 +352,28 @@ def _path(module: str) -> Path:
     return PACKAGE.joinpath(*module.split(".")).with_suffix(".py")
 
 
-def stale() -> list[str]:
-    """The modules whose generated blocks differ from the table."""
-    return [m for m, b in generated_blocks().items() if _render(_path(m).read_text(), b, m) != _path(m).read_text()]
+def _stale() -> dict[str, str]:
+    """The new text of each module whose generated blocks differ from the table."""
+    changed: dict[str, str] = {}
+    for module, blocks in generated_blocks().items():
+        old = _path(module).read_text()
+        new = _render(old, blocks, module)
+        if new != old:
+            changed[module] = new
+    return changed
 
 
 def write() -> list[str]:
-    """Rewrite the generated blocks; the modules that changed."""
-    changed = stale()
-    for module, blocks in generated_blocks().items():
-        path = _path(module)
-        path.write_text(_render(path.read_text(), blocks, module))
-    return changed
+    """Rewrite the stale generated blocks; the modules that changed."""
+    changed = _stale()
+    for module, text in changed.items():
+        _path(module).write_text(text)
+    return list(changed)
 
 
 def check() -> list[str]:
     """The stale modules (empty when everything is up to date)."""
-    return stale()
+    return list(_stale())
 
 
 def main(argv: list[str] | None = None) -> int:
