@@ -107,3 +107,53 @@ def torch_step(model: Any, opt: Any, x: Any, y: Any) -> Any:
         return loss.item()
 
     return step
+
+
+# --------------------------------------------------------------------------- JAX
+# XLA ignores the BLAS thread variables: these flags pin it to one thread. They take effect
+# only if set before jax is first imported (run.py sets them for its one-thread section).
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def have_jax() -> str | None:
+    """None when JAX and optax import, else why not (the JAX columns say so)."""
+    try:
+        import jax  # noqa: F401
+        import optax  # noqa: F401
+    except ImportError as error:
+        return f"JAX absent ({error.name}): pip install -e '.[jax]'"
+    return None
+
+
+def jax_mlp_step(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float = 1e-3) -> Any:
+    """The MLP step under ``jax.jit`` with optax's Adam, as a zero-argument callable that
+    returns the loss (waiting for the device, so a timing includes the work)."""
+    import jax
+    import jax.numpy as jnp
+    import optax
+
+    params = [jnp.asarray(w) for w in weights]
+    optimizer = optax.adam(lr)
+    state = optimizer.init(params)
+    xs, ys = jnp.asarray(x), jnp.asarray(y)
+
+    def loss_fn(ps: list[Any]) -> Any:
+        w1, b1, w2, b2, w3, b3 = ps
+        h = jax.nn.relu(xs @ w1 + b1)
+        h = jax.nn.relu(h @ w2 + b2)
+        logits = h @ w3 + b3
+        return optax.softmax_cross_entropy_with_integer_labels(logits, ys).mean()
+
+    @jax.jit
+    def update(ps: list[Any], st: Any) -> tuple[Any, Any, Any]:
+        loss, grads = jax.value_and_grad(loss_fn)(ps)
+        updates, st = optimizer.update(grads, st, ps)
+        return optax.apply_updates(ps, updates), st, loss
+
+    carry = [params, state]
+
+    def step() -> float:
+        carry[0], carry[1], loss = update(carry[0], carry[1])
+        return float(loss.block_until_ready())
+
+    return step

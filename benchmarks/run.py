@@ -1,13 +1,17 @@
-"""shapegrad against PyTorch eager CPU and hand-written NumPy, in one process run.
+"""shapegrad against PyTorch eager CPU, JAX ``jit`` and hand-written NumPy, in one process run.
 
     python benchmarks/run.py            # the full run written to benchmarks/RESULTS.md
     python benchmarks/run.py --quick    # a few iterations: proves the benchmark still runs
 
 Each case runs the peers in the same process after warm-up, with BLAS and PyTorch pinned
 to the same thread count, and reports medians of several repeats and the ratio
-shapegrad ÷ peer (below 1 is faster). Before timing, shapegrad and PyTorch train from the
-same initialisation on the same data and must reach the same loss, so that a fast wrong
-answer cannot pass.
+shapegrad ÷ peer (below 1 is faster). Before timing, shapegrad, PyTorch, JAX and NumPy
+train from the same initialisation on the same data and must reach the same loss, so that a
+fast wrong answer cannot pass. JAX (the optional ``jax`` extra) runs in the one-thread
+section only. ``XLA_FLAGS`` alone did not keep jax 0.10 on one core (1.8 cores busy,
+measured), so that section runs with the whole process pinned to one core
+(``sched_setaffinity``), every framework alike. The BLAS floor is the MLP step's FLOPs at the
+sgemm rate measured in the same section.
 """
 
 from __future__ import annotations
@@ -123,6 +127,30 @@ def mlp_weights(model: MLP) -> list[np.ndarray]:
 
 
 # --------------------------------------------------------------------------- cases
+def sgemm_rate(n: int = 1024, repeat: int = 5) -> float:
+    """FLOP/s of a float32 (n × n) @ (n × n) product at the pinned thread count (best of
+    ``repeat``: the machine's rate, not its noise)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
+    a @ b
+    best = min(_timed(lambda: a @ b) for _ in range(repeat))
+    return 2 * n**3 / best
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def mlp_step_flops(batch: int) -> int:
+    """Matrix-product FLOPs of one MLP step: the forward products, every weight gradient, and
+    the input gradients of layers 2 and 3 (the data needs none)."""
+    layers = [(784, 256), (256, 256), (256, 10)]
+    forward = sum(2 * batch * i * o for i, o in layers)
+    return 2 * forward + sum(2 * batch * i * o for i, o in layers[1:])
+
+
 def check_same_loss(steps: int) -> dict[str, float]:
     """shapegrad, PyTorch and NumPy from one initialisation on the same batches."""
     model = MLP(sg.Generator(0))
@@ -143,6 +171,11 @@ def check_same_loss(steps: int) -> dict[str, float]:
         theirs = [torch_step() for _ in range(steps)]
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, err_msg="shapegrad and PyTorch disagree")
         result["torch"] = theirs[-1]
+    if peers.have_jax() is None:
+        jax_step = peers.jax_mlp_step(weights, x_np, y_np)
+        jaxs = [jax_step() for _ in range(steps)]
+        np.testing.assert_allclose(ours, jaxs, rtol=1e-4, err_msg="shapegrad and JAX disagree")
+        result["jax"] = jaxs[-1]
     return result
 
 
@@ -212,6 +245,28 @@ def bench_ops(number: int, repeat: int) -> list[tuple[str, float, float | None, 
     t = compare(chain, max(1, number // 200), repeat)
     rows.append(("1,000-op chain + backward", t["ours"], t.get("torch"), None))
     return rows
+
+
+def bench_mlp_batches(number: int, repeat: int, with_jax: bool) -> list[tuple[int, dict[str, float]]]:
+    """The MLP step at batch 8, 128 and 2048: shapegrad, PyTorch, JAX ``jit``."""
+    out: list[tuple[int, dict[str, float]]] = []
+    for batch in (8, 128, 2048):
+        x_np, y_np = mlp_data(batch)
+        model = MLP(sg.Generator(0))
+        weights = mlp_weights(model)
+        opt, grads = sg.optim.Adam(model), model.alloc_grads()
+        x, y = sg.tensor(x_np), sg.tensor(y_np)
+        contenders: dict[str, Callable[[], Any]] = {"shapegrad": lambda: sg_step(model, opt, grads, x, y)}
+        if have_torch():
+            import torch
+
+            tmodel, topt = peers.torch_mlp(weights)
+            contenders["torch"] = peers.torch_step(tmodel, topt, torch.from_numpy(x_np), torch.from_numpy(y_np))
+        if with_jax:
+            contenders["jax"] = peers.jax_mlp_step(weights, x_np, y_np)
+        calls = max(2, number * 128 // max(batch, 128)) if batch > 128 else number
+        out.append((batch, compare(contenders, calls, repeat)))
+    return out
 
 
 def bench_mlp(number: int, repeat: int) -> dict[str, float]:
@@ -326,27 +381,50 @@ def us(t: float | None) -> str:
 
 
 DISTRIBUTED_HEADING = "# Data-parallel training"
-Row = tuple[str, float | None, float | None, float | None]  # case, shapegrad, PyTorch, NumPy (seconds)
+# case, shapegrad, PyTorch, NumPy (in the batch table: the BLAS floor), JAX jit (seconds)
+Row = tuple[str, float | None, float | None, float | None, float | None]
 
 
-def measure(threads: int, n_ops: int, n_step: int, repeat: int) -> list[Row]:
-    """Every timed case at one thread count."""
+def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) -> tuple[list[Row], list[Row]]:
+    """Every timed case at one thread count: the main table and the MLP-by-batch table."""
     with pin_threads(threads):
-        rows: list[Row] = list(bench_ops(n_ops, repeat))
+        rows: list[Row] = [(*r, None) for r in bench_ops(n_ops, repeat)]
         mlp = bench_mlp(n_step, repeat)
-        rows.append(("MLP step 784-256-256-10, batch 128, Adam", mlp["shapegrad"], mlp.get("torch"), mlp["numpy"]))
-        rows.append(("same MLP step, run-time checks off", mlp["shapegrad, checks off"], None, None))
+        rows.append(
+            ("MLP step 784-256-256-10, batch 128, Adam", mlp["shapegrad"], mlp.get("torch"), mlp["numpy"], None)
+        )
+        rows.append(("same MLP step, run-time checks off", mlp["shapegrad, checks off"], None, None, None))
         cnn = bench_cnn(max(2, n_step // 5), repeat)
-        rows.append(("CNN step, 2×conv3×3, 28×28, batch 64, Adam", cnn["shapegrad"], cnn.get("torch"), None))
+        rows.append(("CNN step, 2×conv3×3, 28×28, batch 64, Adam", cnn["shapegrad"], cnn.get("torch"), None, None))
         lm = bench_gpt(max(2, n_step // 5), repeat)
-        rows.append(("GPT step (examples/gpt.py), batch 16 × 64 chars, AdamW", lm["shapegrad"], lm.get("torch"), None))
-    return rows
+        rows.append(
+            ("GPT step (examples/gpt.py), batch 16 × 64 chars, AdamW", lm["shapegrad"], lm.get("torch"), None, None)
+        )
+        rate = sgemm_rate()
+        by_batch: list[Row] = [
+            (f"MLP step, batch {b}", t["shapegrad"], t.get("torch"), mlp_step_flops(b) / rate, t.get("jax"))
+            for b, t in bench_mlp_batches(n_step, repeat, with_jax)
+        ]
+    return rows, by_batch
+
+
+def batch_table(rows: list[Row]) -> list[str]:
+    out = [
+        "| case | shapegrad | PyTorch | JAX jit | BLAS floor | ÷ PyTorch | ÷ JAX | ÷ floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, ours, theirs, floor, jax in rows:
+        out.append(
+            f"| {name} | {us(ours)} | {us(theirs)} | {us(jax)} | {us(floor)} | {ratio(ours, theirs)} | "
+            f"{ratio(ours, jax)} | {ratio(ours, floor)} |"
+        )
+    return out
 
 
 def table(rows: list[Row]) -> list[str]:
     out = ["| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
     checked = next(r[1] for r in rows if r[0].startswith("MLP step"))
-    for name, ours, theirs, floor in rows:
+    for name, ours, theirs, floor, _ in rows:
         if name.startswith("same MLP step"):
             out.append(f"| {name} | {us(ours)} | | | | checks on ÷ off: {ratio(checked, ours)} |")
         else:
@@ -363,10 +441,7 @@ def median_rows(runs: list[list[Row]]) -> list[Row]:
         present = [v for v in values if v is not None]
         return statistics.median(present) if present else None
 
-    return [
-        (runs[0][i][0], med([r[i][1] for r in runs]), med([r[i][2] for r in runs]), med([r[i][3] for r in runs]))
-        for i in range(len(runs[0]))
-    ]
+    return [(runs[0][i][0], *(med([r[i][k] for r in runs]) for k in range(1, 5))) for i in range(len(runs[0]))]
 
 
 def main() -> None:
@@ -398,19 +473,37 @@ def main() -> None:
         f"each time: median of {repeat} interleaved rounds"
         + (f"; tables: median of {args.runs} whole runs" if args.runs > 1 else "")
     )
+    jax_missing = peers.have_jax()
+    all_cores = os.sched_getaffinity(0)
+    if jax_missing is None and 1 in args.threads:
+        # Before the first import of jax, so that XLA's threads are created on that core too.
+        os.environ["XLA_FLAGS"] = peers.XLA_ONE_THREAD
+        os.sched_setaffinity(0, {min(all_cores)})
+    emit("JAX: " + (jax_missing or "jax jit, in the one-thread section only (the process pinned to one core)"))
     losses = check_same_loss(5 if args.quick else 20)
     emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
-    for threads in args.threads:
-        runs = []
+    for threads in sorted(args.threads):  # one thread first: the pinned section
+        runs: list[list[Row]] = []
+        batch_runs: list[list[Row]] = []
         for run in range(args.runs):
-            runs.append(measure(threads, n_ops, n_step, repeat))
+            rows, by_batch = measure(threads, n_ops, n_step, repeat, jax_missing is None and threads == 1)
+            runs.append(rows)
+            batch_runs.append(by_batch)
             if args.runs > 1:
-                print(f"[{threads} thread(s), run {run + 1}/{args.runs}]", *table(runs[-1]), sep="\n", flush=True)
+                print(
+                    f"[{threads} thread(s), run {run + 1}/{args.runs}]", *table(rows), *batch_table(by_batch), sep="\n"
+                )
         emit()
         emit(f"## {threads} thread{'s' if threads > 1 else ''}")
         emit()
         for line in table(median_rows(runs)):
             emit(line)
+        emit()
+        emit("MLP step by batch (BLAS floor: the step's matrix-product FLOPs at the measured sgemm rate):")
+        emit()
+        for line in batch_table(median_rows(batch_runs)):
+            emit(line)
+        os.sched_setaffinity(0, all_cores)
     memory = bench_memory(20 if args.quick else 200)
     emit()
     emit(
