@@ -128,3 +128,26 @@ def test_the_reference_erf_is_accurate_in_each_dtype(dtype: str, tolerance: floa
     found = erf_values(np, x).astype(np.float64)
     expected = np.array([math.erf(float(v)) for v in x])
     assert found.dtype == np.float64 and np.max(np.abs(found - expected)) <= tolerance
+
+
+def test_the_numpy_float32_erf_kernel_matches_the_reference() -> None:
+    """The NumPy backend's float32 "erf" kernel (a rational approximation, faster than SciPy's
+    double-precision one) against math.erf and the reference xp math, tails included."""
+    import math
+
+    from shapegrad._backend import fused_kernel, get_backend
+    from shapegrad.ops.math import erf_values
+
+    x = np.linspace(-7, 7, 20001).astype(np.float32)
+    kernel = fused_kernel(get_backend("numpy"), "erf", np.dtype(np.float32))
+    assert kernel is not None
+    found = kernel(x)
+    assert found.dtype == np.float32
+    expected = np.array([math.erf(float(v)) for v in x])
+    assert np.max(np.abs(found.astype(np.float64) - expected)) <= 5e-7
+    assert np.max(np.abs(found - erf_values(np, x))) <= 5e-7
+    small = np.float32([1e-30, 1e-8, -1e-4])  # relative accuracy near 0, where erf(x) ≈ 2x/√π
+    np.testing.assert_allclose(kernel(small), [2 / math.sqrt(math.pi) * float(v) for v in small], rtol=1e-6)
+    exact = sg.gelu(sg.tensor(x), approximate="none").numpy()
+    reference = x * 0.5 * (1 + erf_values(np, x / np.float32(math.sqrt(2.0))))
+    np.testing.assert_allclose(exact, reference, atol=5e-7 * 7)
