@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from . import numba_kernels
 from ._base import NumpyLikeBackend
 
 
@@ -87,10 +88,14 @@ class NumpyBackend(NumpyLikeBackend):
         """``"adam"``: the Adam update in place, with no temporary arrays (NumPy's ``xp``
         math would allocate one per operation); ``"erf"``: for float32 a rational
         approximation in a dozen NumPy passes (:func:`erf_float32`), for other dtypes SciPy's
-        where SciPy is installed (one pass instead of the reference math's ~60); no other
-        kernel."""
+        where SciPy is installed (one pass instead of the reference math's ~60);
+        ``"gelu_exact"``/``"gelu_exact_backward"`` for float32 where numba is installed
+        (``backends/numba_kernels.py``); no other kernel."""
         if name == "adam":
             return self._adam
+        compiled = numba_kernels.kernel(name, dtype)
+        if compiled is not None:
+            return compiled
         if name == "erf" and np.dtype(dtype) == np.float32:
             return erf_float32
         if name == "erf":

@@ -161,7 +161,11 @@ def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> An
             f"linear: inner dims differ: input {x.shape} has {data.shape[-1] if data.ndim else 'no'} features "
             f"(axis -1), weight {weight.shape} expects {w.shape[0] if w.ndim else '?'}"
         )
-    out = backend.xp.matmul(data, w)
+    xp = backend.xp
+    if data.ndim > 2:  # one (rows × in) @ (in × out) product rather than one per leading index
+        out = xp.reshape(xp.matmul(xp.reshape(data, (-1, w.shape[0])), w), (*data.shape[:-1], w.shape[1]))
+    else:
+        out = xp.matmul(data, w)
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
         out += bias._data

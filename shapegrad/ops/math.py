@@ -438,8 +438,11 @@ def erfc(x: Tensor[T, *S]) -> Tensor[T, *S]:
     return _unary(x, xp.where(data < 0, 2.0 - upper, upper), erfc_backward, (data,))
 
 
-def gelu_exact_backward(xp: Any, g: Any, x: Any, cdf: Any) -> tuple[Any, ...]:
-    return (g * (cdf + x * xp.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)),)
+def gelu_exact_backward(xp: Any, g: Any, x: Any, cdf: Any, density: Any) -> tuple[Any, ...]:
+    # density: exp(-x²/2), when the forward kernel saved it (else computed here).
+    if density is None:
+        density = xp.exp(-0.5 * x * x)
+    return (g * (cdf + x * density / math.sqrt(2.0 * math.pi)),)
 
 
 def gelu_exact(x: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -447,5 +450,9 @@ def gelu_exact(x: Tensor[T, *S]) -> Tensor[T, *S]:
     d/dx = Φ(x) + x φ(x)."""
     require_float(x, "gelu")
     data = x._data
+    kernel = fused_kernel(x._backend, "gelu_exact", data.dtype)
+    if kernel is not None:  # one pass: the output, Φ and the density for the backward pass
+        out, cdf, density = kernel(data)
+        return _unary(x, out, gelu_exact_backward, (data, cdf, density))
     cdf = 0.5 * (1.0 + erf_values(x._backend.xp, data / math.sqrt(2.0), x._backend))
-    return _unary(x, data * cdf, gelu_exact_backward, (data, cdf))
+    return _unary(x, data * cdf, gelu_exact_backward, (data, cdf, None))
