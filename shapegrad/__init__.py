@@ -132,6 +132,7 @@ from .ops.math import (
     tan,
     trunc,
 )
+from .ops.normalization import layer_norm
 from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
 from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
 from .ops.structure import (
@@ -284,6 +285,7 @@ __all__ = [
     "gather",
     "gelu",
     "get_backend",
+    "layer_norm",
     "leaky_relu",
     "load",
     "log",

@@ -789,6 +789,21 @@ OPS: list[OpInfo] = [
         lambda x, w, b: F.linear(x, w.T, b),
         covers=("linear",),
     ),
+    OpInfo(
+        "layer_norm",
+        lambda x, w, b: sg.layer_norm(x, w, b),
+        lambda x, w, b: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * w + b,
+        ((2, 3, 5), (5,), (5,)),
+        lambda x, w, b: F.layer_norm(x, (5,), w, b),
+        covers=("layer_norm",),
+    ),
+    OpInfo(
+        "layer_norm_plain",
+        lambda x: sg.layer_norm(x),
+        lambda x: (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+        ((4, 6),),
+        lambda x: F.layer_norm(x, (6,)),
+    ),
     # shape
     OpInfo(
         "reshape",
@@ -965,6 +980,7 @@ _MODULE_TITLES = {
     "reductions": "reductions and softmax",
     "structure": "structure, order, index-valued",
     "linalg": "matrix products",
+    "normalization": "normalization",
     "shape": "shape",
     "indexing": "indexing",
 }

@@ -9,6 +9,7 @@ from .._creation import ones, zeros
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
+from ..ops.normalization import layer_norm
 from ._module import Layer, parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
@@ -46,12 +47,7 @@ class LayerNorm(Layer[N, N], checked=False):
             self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
 
     def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
-        centred = x - x.mean(axis=-1, keepdims=True)
-        var = (centred * centred).mean(axis=-1, keepdims=True)
-        y = centred / (var + self.eps).sqrt()
-        if self.weight is not None and self.bias is not None:
-            y = y * self.weight + self.bias
-        return y
+        return layer_norm(x, self.weight, self.bias, self.eps)
 
 
 class _BatchNorm(Layer[C, C], checked=False):
