@@ -73,6 +73,7 @@ def _t(name: str) -> Any:
     return call
 
 
+CAUSAL = np.tril(np.ones((3, 5), dtype=bool), 1)  # a mask that broadcasts over a batch
 LABELS = np.array([[2, 0, 1], [1, 1, 3]])
 IDS = np.array([[0, 3, 1], [2, 2, 4]])
 
@@ -755,6 +756,13 @@ OPS: list[OpInfo] = [
         kind="unary",
         float_only=True,
         covers=("softmax",),
+    ),  # fmt: skip
+    OpInfo(
+        "softmax_scaled_masked",
+        lambda a: sg.softmax(a, scale=0.5, mask=sg.tensor(CAUSAL)),
+        lambda a: _softmax(np.where(CAUSAL, 0.5 * a, -1e9)),
+        ((2, 3, 5),),
+        lambda a: torch.softmax(torch.where(torch.from_numpy(CAUSAL), 0.5 * a, -1e9), -1),
     ),  # fmt: skip
     OpInfo(
         "softmax_axis0",

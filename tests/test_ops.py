@@ -151,3 +151,19 @@ def test_the_numpy_float32_erf_kernel_matches_the_reference() -> None:
     exact = sg.gelu(sg.tensor(x), approximate="none").numpy()
     reference = x * 0.5 * (1 + erf_values(np, x / np.float32(math.sqrt(2.0))))
     np.testing.assert_allclose(exact, reference, atol=5e-7 * 7)
+
+
+def test_masked_softmax_gives_masked_scores_no_gradient_even_in_a_fully_masked_row() -> None:
+    """As where(mask, x, -1e9) then softmax: weight 0 where masked, uniform weights (not NaN)
+    in a row with nothing allowed, and no gradient to any masked score."""
+    grads = sg.Gradients()
+    x = sg.tensor(np.arange(6, dtype=np.float32).reshape(2, 3)).trace(grads)
+    mask = sg.tensor(np.array([[True, False, True], [False, False, False]]))
+    y = sg.softmax(x, scale=2.0, mask=mask)
+    np.testing.assert_allclose(y.numpy()[1], [1 / 3] * 3, rtol=1e-6)
+    assert y.numpy()[0, 1] == 0.0
+    (y * sg.tensor(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32))).sum().backward()
+    g = grads[x].numpy()
+    assert g[0, 1] == 0.0 and np.all(g[1] == 0.0) and g[0, 0] != 0.0
+    with pytest.raises(sg.ShapeError, match="softmax mask"):
+        sg.softmax(x, mask=sg.tensor(np.ones((2, 2), dtype=bool)))

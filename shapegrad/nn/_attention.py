@@ -34,10 +34,8 @@ def scaled_dot_product_attention(
     ``F.scaled_dot_product_attention`` (whose boolean mask means the same)."""
     keys_t: AnyTensor = swap_last(k)
     products: AnyTensor = q @ keys_t
-    scores: AnyTensor = products * (1.0 / math.sqrt(q.shape[-1]))
-    if mask is not None:
-        scores = where(mask, scores, -1e9)
-    weights: AnyTensor = reductions.softmax(scores, -1)
+    # Scaling, masking and softmax as one op (one pass each way instead of three).
+    weights: AnyTensor = reductions.softmax(products, -1, scale=1.0 / math.sqrt(q.shape[-1]), mask=mask)
     if dropout is not None:
         weights = dropout(weights)
     out: AnyTensor = weights @ v

@@ -7,10 +7,11 @@ import math
 from typing import Any, Literal as L, overload
 
 from .._autodiff import NoTape as NoTape
+from .._backend import same_backend
 from .._dims import Open
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import A, C, K, N, S, T
-from .elementwise import require_float
+from .elementwise import require_float, shape_clash
 
 __all__ = ["log_softmax", "logsumexp", "max", "mean", "min", "softmax", "sum", "var"]
 
@@ -434,23 +435,45 @@ def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool 
     return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)
 
 
-def softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
+MASKED = -1e9  # what a masked-out score becomes: weight 0, and no NaN when a row is all masked
+
+
+def softmax_backward(xp: Any, g: Any, y: Any, axis: int, scale: float = 1.0, mask: Any = None) -> tuple[Any, ...]:
     gy = g * y
-    return (gy - y * xp.sum(gy, axis=axis, keepdims=True),)
+    gz = gy - y * xp.sum(gy, axis=axis, keepdims=True)
+    if mask is not None:  # masked scores were replaced: they get no gradient
+        gz = xp.where(mask, gz, xp.zeros_like(gz))
+    return (gz * scale if scale != 1.0 else gz,)
 
 
-def softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
-    """``e^x / sum(e^x)`` along ``axis``, with the maximum subtracted first.
-    d/dx: ``y · (g - sum(g · y))``. PyTorch: ``torch.softmax``."""
+def softmax(
+    x: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None
+) -> Tensor[T, *S]:
+    """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted
+    first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0).
+    ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op.
+    d/dx: ``scale · y · (g - sum(g · y))``, zero where masked.
+    PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``."""
     require_float(x, "softmax")
     xp = x._backend.xp
     data = x._data
     if _over_empty(data, normalize_axes(axis, data.ndim)):
         y = xp.zeros_like(data)  # no values to normalise: an empty result, as PyTorch
-    else:
-        e = xp.exp(data - xp.max(data, axis=axis, keepdims=True))
-        y = e / xp.sum(e, axis=axis, keepdims=True)
-    return record(y, softmax_backward, (x,), (y, axis), x._backend)
+        return record(y, softmax_backward, (x,), (y, axis), x._backend)
+    z = data * scale if scale != 1.0 else data
+    allowed = None
+    if mask is not None:
+        same_backend(x, mask)
+        allowed = mask._data
+        try:
+            z = xp.where(allowed, z, xp.asarray(MASKED, dtype=data.dtype))
+        except ValueError:
+            raise shape_clash("softmax mask", x, mask) from None
+        if z.shape != data.shape:
+            raise shape_clash("softmax mask", x, mask)
+    e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
+    y = e / xp.sum(e, axis=axis, keepdims=True)
+    return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
 
 
 def log_softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
