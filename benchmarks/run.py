@@ -174,7 +174,8 @@ def check_same_loss(steps: int) -> dict[str, float]:
     if peers.have_jax() is None:
         jax_step = peers.jax_mlp_step(weights, x_np, y_np)
         jaxs = [jax_step() for _ in range(steps)]
-        np.testing.assert_allclose(ours, jaxs, rtol=1e-4, err_msg="shapegrad and JAX disagree")
+        # XLA fuses and reorders float32 work: near a loss of 0.02 the paths differ by ~3e-6.
+        np.testing.assert_allclose(ours, jaxs, rtol=1e-4, atol=1e-5, err_msg="shapegrad and JAX disagree")
         result["jax"] = jaxs[-1]
     return result
 

@@ -1,6 +1,6 @@
 r"""A LayerNorm of one size fed another.
 
-runtime: do not broadcast"""
+runtime: layer_norm: weight of shape \(10,\) for input \(2, 12\); expected \(12,\)"""
 
 from typing import Literal as L, TypeVar
 

@@ -75,3 +75,16 @@ def where_forms(
     picked: Tensor[NoTape, Batch, L[8]] = sg.where(x > 0, x, 0.0)
     ones: Tensor[NoTape, Batch, L[8]] = sg.where(x > 0, 1.0, 0.0)
     print(m, h, picked, ones)
+
+
+def fused_ops(
+    scores: Tensor[OwnedTape[Model], Batch, Heads, Seq, Seq],
+    causal: Tensor[NoTape, Seq, Seq],
+    h: Tensor[OwnedTape[Model], Batch, Seq, L[32]],
+    gain: Tensor[NoTape, L[32]],
+    shift: Tensor[NoTape, L[32]],
+) -> None:
+    weights: Tensor[OwnedTape[Model], Batch, Heads, Seq, Seq] = sg.softmax(scores, scale=0.125, mask=causal)
+    normed: Tensor[OwnedTape[Model], Batch, Seq, L[32]] = sg.layer_norm(h, gain, shift)
+    plain: Tensor[OwnedTape[Model], Batch, Seq, L[32]] = sg.layer_norm(h)
+    print(weights, normed, plain)
