@@ -7,6 +7,14 @@ reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
   approximation of erf (the one XLA and Eigen use for float32, absolute error < 5e-7) and
   ``density = exp(-x²/2)`` saved for the backward pass (NumPy's vectorised ``exp``).
 - ``gelu_exact_backward(g, x, cdf, density) -> g·(Φ(x) + x·φ(x))``.
+- ``relu_backward(g, x) -> g where x > 0, else 0``: one pass instead of compare, convert
+  and multiply.
+- ``max_pool2d(x, kernel, stride, padding, out) -> (values, index)`` and
+  ``max_pool2d_backward(g, index, padded_shape, kernel, stride, padding, out)`` (the
+  reference rule's saved values, so either backward follows either forward): one pass over each
+  window with the winner's position kept (first maximum, NaN propagates, padding counts
+  as ``-inf``), and one scatter of the gradient to it; the reference takes a dozen strided
+  passes each way. Any float dtype.
 """
 
 from __future__ import annotations
@@ -52,12 +60,12 @@ def available() -> bool:
     return _numba is not False
 
 
-def _ufunc(signature: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _ufunc(signature: str, fn: Callable[..., Any], fastmath: bool = True) -> Callable[..., Any]:
     # A numba ufunc: its element loop is vectorised (an explicit loop over several arrays is
     # not: numba cannot rule out aliasing); fastmath lets LLVM reorder float operations, so
     # the kernels are tested against the reference to a tolerance, not bit for bit; cache
     # keeps the machine code between processes.
-    return _numba.vectorize([signature], fastmath=True, cache=True)(fn)
+    return _numba.vectorize([signature], fastmath=fastmath, cache=True)(fn)
 
 
 def _gelu_cdf(v: Any) -> Any:
@@ -89,15 +97,110 @@ def _gelu_exact_backward() -> Callable[..., Any]:
     return _ufunc("float32(float32, float32, float32, float32)", _gelu_grad)
 
 
+def _relu_grad(g: Any, x: Any) -> Any:
+    return g if x > 0 else g * 0  # g·0, not 0: an infinite or NaN g gives NaN, as g·mask does
+
+
+def _relu_backward() -> Callable[..., Any]:
+    # No fastmath: it would fold g·0 to 0 and hide an overflow upstream.
+    return _ufunc("float32(float32, float32)", _relu_grad, fastmath=False)
+
+
+def _pool_windows(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index: Any) -> None:
+    # Per window of the (padded) input, in row-major order: the first strict maximum wins
+    # (as the reference's running `window > result`); a window with a NaN gives NaN. Selects
+    # and a flag rather than branches: which cell wins is data, and a mispredicted branch
+    # per cell costs more than the rest of the loop.
+    batch, channels = x.shape[0], x.shape[1]
+    out_h, out_w = values.shape[2], values.shape[3]
+    for b in range(batch):
+        for c in range(channels):
+            plane = x[b, c]
+            for i in range(out_h):
+                top = i * sh
+                for j in range(out_w):
+                    left = j * sw
+                    best = plane[top, left]
+                    winner = 0
+                    nan = False
+                    for di in range(kh):
+                        for dj in range(kw):
+                            v = plane[top + di, left + dj]
+                            larger = v > best
+                            nan |= v != v
+                            winner = di * kw + dj if larger else winner
+                            best = v if larger else best
+                    values[b, c, i, j] = best if not nan else np.nan
+                    index[b, c, i, j] = winner
+
+
+def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: int, grad: Any) -> None:
+    batch, channels, height, width = grad.shape
+    out_h, out_w = g.shape[2], g.shape[3]
+    for b in range(batch):
+        for c in range(channels):
+            for i in range(out_h):
+                for j in range(out_w):
+                    k = index[b, c, i, j]
+                    r = i * sh - ph + k // kw
+                    s = j * sw - pw + k % kw
+                    if 0 <= r < height and 0 <= s < width:
+                        grad[b, c, r, s] += g[b, c, i, j]
+
+
+Pair = tuple[int, int]
+
+
+def _max_pool2d() -> Callable[..., Any]:
+    windows = _numba.njit(cache=True)(_pool_windows)
+
+    def max_pool2d(x: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, Any]:
+        if padding != (0, 0):  # padding counts as -inf: a copy, so the loop has no bounds test
+            b, c, h, w = x.shape
+            full = np.full((b, c, h + 2 * padding[0], w + 2 * padding[1]), -np.inf, dtype=x.dtype)
+            full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
+            x = full
+        values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
+        index = np.empty(values.shape, dtype=np.int8 if kernel[0] * kernel[1] < 128 else np.int32)
+        windows(x, *kernel, *stride, values, index)
+        return values, index
+
+    return max_pool2d
+
+
+def _max_pool2d_backward() -> Callable[..., Any]:
+    scatter = _numba.njit(cache=True)(_pool_scatter)
+
+    def max_pool2d_backward(
+        g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
+    ) -> Any:
+        # The reference rule's saved values: `padded` is the input's shape with the padding.
+        size = (padded[2] - 2 * padding[0], padded[3] - 2 * padding[1])
+        grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
+        scatter(g, index, kernel[1], *stride, *padding, grad)
+        return grad
+
+    return max_pool2d_backward
+
+
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
     "gelu_exact_backward": _gelu_exact_backward,
+    "relu_backward": _relu_backward,
+    "max_pool2d": _max_pool2d,
+    "max_pool2d_backward": _max_pool2d_backward,
 }
+# Loops compiled per argument type rather than float32 ufuncs.
+_ANY_FLOAT = {"max_pool2d", "max_pool2d_backward"}
 
 
 def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:
-    """The compiled kernel ``name`` for ``dtype`` (float32 only), or None without numba."""
-    if name not in _BUILDERS or np.dtype(dtype) != np.float32 or not available():
+    """The compiled kernel ``name`` for ``dtype`` (float32 only, except the pooling loops,
+    which take any float dtype), or None without numba."""
+    if name not in _BUILDERS or not available():
+        return None
+    dtype = np.dtype(dtype)
+    if dtype != np.float32 and not (name in _ANY_FLOAT and dtype.kind == "f"):
         return None
     if name not in _built:
         _built[name] = _BUILDERS[name]()

@@ -65,3 +65,62 @@ def test_gelu_layer_gradient_through_the_kernel_matches_float64() -> None:
     (sg.gelu(x32, approximate="none") * x32).sum().backward()
     (sg.gelu(x64, approximate="none") * x64).sum().backward()
     np.testing.assert_allclose(grads32[x32].numpy(), grads64[x64].numpy(), rtol=2e-5, atol=2e-6)
+
+
+def _reference_pool(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]):
+    """The xp path of ``max_pool2d``: values and the saved winner index."""
+    from shapegrad.ops import conv
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv, "fused_kernel", lambda *_: None)
+        traced = sg.tensor(x, dtype=str(x.dtype)).trace(sg.Gradients())
+        pooled = conv.max_pool2d(traced, kernel, stride, padding)
+    return pooled
+
+
+POOLS = [((2, 2), (2, 2), (0, 0)), ((3, 3), (2, 2), (1, 1)), ((2, 3), (1, 2), (1, 0)), ((3, 1), (3, 1), (0, 0))]
+
+
+@pytest.mark.parametrize(("kernel", "stride", "padding"), POOLS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_pool_kernels_match_the_reference_ties_included(kernel, stride, padding, dtype) -> None:
+    from shapegrad.ops import conv
+
+    rng = np.random.default_rng(2)
+    x = rng.integers(-2, 3, (3, 4, 9, 8)).astype(dtype)  # small integers: many tied windows
+    g_shape = _reference_pool(x, kernel, stride, padding).shape
+    out = (g_shape[2], g_shape[3])
+    forward = numba_kernels.kernel("max_pool2d", dtype)
+    values, index = forward(x, kernel, stride, padding, out)
+    reference = _reference_pool(x, kernel, stride, padding)
+    np.testing.assert_array_equal(values, reference.numpy())
+    expected_index, padded_shape = reference._node.saved[0], reference._node.saved[1]
+    np.testing.assert_array_equal(index, expected_index)
+    g = rng.standard_normal(values.shape).astype(dtype)
+    backward = numba_kernels.kernel("max_pool2d_backward", dtype)
+    found = backward(g, index, padded_shape, kernel, stride, padding, out)
+    (expected,) = conv.max_pool2d_backward(np, g, expected_index, padded_shape, kernel, stride, padding, out)
+    np.testing.assert_allclose(found, expected, rtol=1e-6, atol=1e-6)
+    assert found.dtype == dtype and found.shape == x.shape
+
+
+def test_max_pool_kernel_takes_strided_input_and_propagates_nan() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 3, 8, 8)).astype(np.float32).transpose(1, 0, 2, 3)  # a conv's layout
+    x[1, 2, 5, 6] = np.nan
+    values, _ = numba_kernels.kernel("max_pool2d", np.float32)(x, (2, 2), (2, 2), (0, 0), (4, 4))
+    reference = _reference_pool(np.ascontiguousarray(x), (2, 2), (2, 2), (0, 0)).numpy()
+    np.testing.assert_array_equal(values, reference)  # NaN at the same place, equal elsewhere
+    assert np.isnan(values[1, 2, 2, 3]) and np.isnan(values).sum() == 1
+
+
+def test_relu_backward_kernel_matches_the_reference_overflow_kept() -> None:
+    from shapegrad.ops.elementwise import relu_backward
+
+    x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0], dtype=np.float32)
+    g = np.array([1.0, 2.0, 3.0, 4.0, np.inf, np.inf], dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        found = numba_kernels.kernel("relu_backward", np.float32)(g, x)
+        (expected,) = relu_backward(np, g, x)
+    np.testing.assert_array_equal(found, expected)  # an infinite g where x <= 0 gives NaN, as g·mask
+    assert np.isnan(found[4]) and found[5] == np.inf

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._backend import fused_kernel
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
 from .elementwise import keep_where
@@ -177,6 +178,14 @@ def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0))
     PyTorch's ``F.max_pool2d``.
     """
     out = _pool_geometry(x, kernel, stride, padding)
+    data = x._data
+    compiled = fused_kernel(x._backend, "max_pool2d", data.dtype)
+    if compiled is not None:  # one pass over the windows; the same index as below
+        result, index = compiled(data, kernel, stride, padding, out)
+        b, c, h, w = data.shape
+        padded_shape = (b, c, h + 2 * padding[0], w + 2 * padding[1])
+        saved = (index, padded_shape, kernel, stride, padding, out)
+        return record(result, max_pool2d_backward, (x,), saved, x._backend)
     xp = x._backend.xp
     padded = _padded(xp, x._data, padding, -float("inf"))
     result = xp.asarray(padded[_window_slices(0, 0, stride, (1, 1), out)], copy=True)
