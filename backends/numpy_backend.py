@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import numba_kernels
+from ._allocator import tune_malloc
 from ._base import NumpyLikeBackend
 
 
@@ -83,6 +84,8 @@ class NumpyBackend(NumpyLikeBackend):
     def __init__(self) -> None:
         # One scratch buffer per shape and dtype for the in-place Adam update.
         self._scratch: dict[tuple[tuple[int, ...], Any], np.ndarray[Any, Any]] = {}
+        # Freed activations are reused instead of page-faulted in again every step.
+        self.malloc = tune_malloc()
 
     def fused_kernel(self, name: str, dtype: Any) -> Any:
         """``"adam"``: the Adam update in place, with no temporary arrays (NumPy's ``xp``

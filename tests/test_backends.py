@@ -209,3 +209,33 @@ def test_a_device_array_given_to_another_backend_is_a_backend_error(numpy_backen
 
     with pytest.raises(sg.BackendError, match=r"tensor\(\) for backend 'numpy' got a .*DeviceArray it cannot read"):
         sg.tensor(DeviceArray())
+
+
+ALLOCATION_CHURN = """
+import resource
+import numpy as np
+import shapegrad as sg
+from shapegrad_backends import _allocator
+sg.zeros(2)  # the NumPy backend is created
+def step():  # a training step's pattern: a burst of activation-sized arrays, then all freed
+    arrays = [np.ones(2_000_000, dtype=np.float32) for _ in range(6)]
+    del arrays
+step()
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    step()
+print(_allocator.tune_malloc(), (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) // 20)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the allocator tuning is glibc's")
+def test_the_numpy_backend_keeps_freed_arrays_instead_of_page_faulting_them_in_again() -> None:
+    tuned = _python(ALLOCATION_CHURN)
+    untuned = _python(ALLOCATION_CHURN, SHAPEGRAD_MALLOC_TUNING="0")
+    state, faults = tuned.stdout.split()
+    if state == "not glibc":
+        pytest.skip("not glibc")
+    untuned_state, untuned_faults = untuned.stdout.split()
+    assert (state, untuned_state) == ("tuned", "disabled"), tuned.stderr + untuned.stderr
+    # 48 MB allocated and freed per step: thousands of fresh pages each time without the tuning.
+    assert int(untuned_faults) > 1000 and int(faults) < 100, (faults, untuned_faults)
