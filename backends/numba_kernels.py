@@ -15,6 +15,11 @@ reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
   window with the winner's position kept (first maximum, NaN propagates, padding counts
   as ``-inf``), and one scatter of the gradient to it; the reference takes a dozen strided
   passes each way. Any float dtype.
+- ``adam(g, step_size, beta1, beta2, eps, inv_bias2_sqrt, p, m, v)``,
+  ``sgd_momentum(g, lr, momentum, p, buf)``, ``sgd_nesterov(...)``: the optimizer updates
+  in place, one pass over the parameter and its state (NumPy's in-place passes read and
+  write every array ten times); float32 and float64, contiguous arrays of one dtype (the
+  backend falls back to its NumPy passes otherwise).
 """
 
 from __future__ import annotations
@@ -183,24 +188,107 @@ def _max_pool2d_backward() -> Callable[..., Any]:
     return max_pool2d_backward
 
 
+# Optimizer loops: `contract` lets LLVM fuse multiply-adds; no other fast-math freedom, so a
+# NaN or an infinity in a gradient reaches the parameter as it does in the reference math.
+# error_model="numpy": a division by zero gives inf instead of a Python exception check
+# per element, which would stop the loop from being vectorised.
+_LOOP_FLAGS: dict[str, Any] = {"fastmath": {"contract"}, "error_model": "numpy", "cache": True}
+
+
+def _adam_loop(
+    g: Any, step: Any, b1: Any, b2: Any, eps: Any, ib2: Any, c1: Any, c2: Any, p: Any, m: Any, v: Any
+) -> None:
+    for i in range(p.size):
+        gi = g[i]
+        mi = b1 * m[i] + c1 * gi
+        vi = b2 * v[i] + c2 * gi * gi
+        m[i] = mi
+        v[i] = vi
+        p[i] -= step * mi / (np.sqrt(vi) * ib2 + eps)
+
+
+def _sgd_momentum_loop(g: Any, lr: Any, momentum: Any, p: Any, buf: Any) -> None:
+    for i in range(p.size):
+        bi = momentum * buf[i] + g[i]
+        buf[i] = bi
+        p[i] -= lr * bi
+
+
+def _sgd_nesterov_loop(g: Any, lr: Any, momentum: Any, p: Any, buf: Any) -> None:
+    for i in range(p.size):
+        gi = g[i]
+        bi = momentum * buf[i] + gi
+        buf[i] = bi
+        p[i] -= lr * (gi + momentum * bi)
+
+
+def _flat(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    # The loops index one flat range: every array C-contiguous, of one dtype and size.
+    first = arrays[0]
+    for a in arrays:
+        if not a.flags.c_contiguous or a.dtype != first.dtype or a.size != first.size:
+            return None
+    return tuple(a.reshape(-1) for a in arrays)
+
+
+def _adam() -> Callable[..., Any]:
+    loop = _numba.njit(**_LOOP_FLAGS)(_adam_loop)
+
+    def adam(
+        g: Any, step_size: Any, beta1: Any, beta2: Any, eps: Any, inv_bias2_sqrt: Any, p: Any, m: Any, v: Any
+    ) -> bool:
+        flat = _flat((g, p, m, v))
+        if flat is None:
+            return False
+        one = p.dtype.type(1)  # 1 - β in the parameters' precision: no float64 in the loop
+        fg, fp, fm, fv = flat
+        loop(fg, step_size, beta1, beta2, eps, inv_bias2_sqrt, one - beta1, one - beta2, fp, fm, fv)
+        return True
+
+    return adam
+
+
+def _sgd(loop_fn: Callable[..., None]) -> Callable[[], Callable[..., Any]]:
+    def build() -> Callable[..., Any]:
+        loop = _numba.njit(**_LOOP_FLAGS)(loop_fn)
+
+        def sgd(g: Any, lr: Any, momentum: Any, p: Any, buf: Any) -> None:
+            flat = _flat((g, p, buf))
+            if flat is not None:
+                loop(*flat[:1], lr, momentum, *flat[1:])
+                return
+            buf *= momentum  # strided or mixed arrays: the same update as NumPy passes
+            buf += g
+            p -= lr * (g + momentum * buf if loop_fn is _sgd_nesterov_loop else buf)
+
+        return sgd
+
+    return build
+
+
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
     "gelu_exact_backward": _gelu_exact_backward,
     "relu_backward": _relu_backward,
     "max_pool2d": _max_pool2d,
     "max_pool2d_backward": _max_pool2d_backward,
+    "adam": _adam,
+    "sgd_momentum": _sgd(_sgd_momentum_loop),
+    "sgd_nesterov": _sgd(_sgd_nesterov_loop),
 }
-# Loops compiled per argument type rather than float32 ufuncs.
-_ANY_FLOAT = {"max_pool2d", "max_pool2d_backward"}
+# Loops compiled per argument type (float32 and float64) rather than float32 ufuncs.
+_ANY_FLOAT = {"max_pool2d", "max_pool2d_backward", "adam", "sgd_momentum", "sgd_nesterov"}
 
 
 def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:
-    """The compiled kernel ``name`` for ``dtype`` (float32 only, except the pooling loops,
-    which take any float dtype), or None without numba."""
+    """The compiled kernel ``name`` for ``dtype`` (float32 only, except the pooling and
+    optimizer loops, which also take float64), or None without numba. ``adam`` returns
+    False, having done nothing, for arrays it does not take (the backend then runs its
+    NumPy passes)."""
     if name not in _BUILDERS or not available():
         return None
     dtype = np.dtype(dtype)
-    if dtype != np.float32 and not (name in _ANY_FLOAT and dtype.kind == "f"):
+    if dtype != np.float32 and not (name in _ANY_FLOAT and dtype == np.float64):
         return None
     if name not in _built:
         _built[name] = _BUILDERS[name]()

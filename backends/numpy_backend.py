@@ -92,10 +92,12 @@ class NumpyBackend(NumpyLikeBackend):
         math would allocate one per operation); ``"erf"``: for float32 a rational
         approximation in a dozen NumPy passes (:func:`erf_float32`), for other dtypes SciPy's
         where SciPy is installed (one pass instead of the reference math's ~60);
-        ``"gelu_exact"``/``"gelu_exact_backward"`` for float32 where numba is installed
-        (``backends/numba_kernels.py``); no other kernel."""
+        where numba is installed (``backends/numba_kernels.py``): ``"adam"`` as one
+        compiled pass, ``"sgd_momentum"``/``"sgd_nesterov"``, ``"max_pool2d"`` and its
+        backward, and for float32 ``"gelu_exact"``/``"gelu_exact_backward"`` and
+        ``"relu_backward"``; no other kernel."""
         if name == "adam":
-            return self._adam
+            return self._adam_kernel(dtype)
         compiled = numba_kernels.kernel(name, dtype)
         if compiled is not None:
             return compiled
@@ -108,6 +110,17 @@ class NumpyBackend(NumpyLikeBackend):
                 return None
             return special.erf
         return None
+
+    def _adam_kernel(self, dtype: Any) -> Any:
+        compiled = numba_kernels.kernel("adam", dtype)
+        if compiled is None:
+            return self._adam
+
+        def adam(*args: Any) -> None:
+            if not compiled(*args):  # strided or mixed-dtype arrays: NumPy passes
+                self._adam(*args)
+
+        return adam
 
     def _adam(
         self, g: Any, step_size: Any, beta1: Any, beta2: Any, eps: Any, inv_bias2_sqrt: Any, p: Any, m: Any, v: Any

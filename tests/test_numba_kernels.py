@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -71,7 +72,7 @@ def _reference_pool(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, i
     """The xp path of ``max_pool2d``: values and the saved winner index."""
     from shapegrad.ops import conv
 
-    with pytest.MonkeyPatch.context() as patch:
+    with pytest.MonkeyPatch.context() as patch, sg.use_backend("numpy"):
         patch.setattr(conv, "fused_kernel", lambda *_: None)
         traced = sg.tensor(x, dtype=str(x.dtype)).trace(sg.Gradients())
         pooled = conv.max_pool2d(traced, kernel, stride, padding)
@@ -124,3 +125,46 @@ def test_relu_backward_kernel_matches_the_reference_overflow_kept() -> None:
         (expected,) = relu_backward(np, g, x)
     np.testing.assert_array_equal(found, expected)  # an infinite g where x <= 0 gives NaN, as g·mask
     assert np.isnan(found[4]) and found[5] == np.inf
+
+
+class _Plain:  # NumPy without kernels: an optimizer runs its reference math
+    xp = np
+
+
+def _optimizer_case(optimizer: Any, dtype: Any, strided: bool) -> None:
+    rng = np.random.default_rng(4)
+    host = {name: rng.standard_normal((6, 5)).astype(dtype) for name in ("p", "g", "m")}
+    host["v"] = np.abs(rng.standard_normal((6, 5))).astype(dtype)
+    states = {"adam": ("exp_avg", "exp_avg_sq"), "sgd": ("momentum",)}
+    kind = "adam" if isinstance(optimizer, sg.optim.Adam) else "sgd"
+
+    def run(backend: Any) -> dict[str, np.ndarray]:
+        arrays = {k: v.copy() for k, v in host.items()}
+        state = dict(zip(states[kind], (arrays["m"], arrays["v"]), strict=False))
+        g = np.asfortranarray(arrays["g"]) if strided else arrays["g"]
+        for step in (1, 2, 3):
+            optimizer._apply(backend, arrays["p"], g, state, 0.01, step)
+        return arrays
+
+    expected, found = run(_Plain()), run(sg.get_backend("numpy"))
+    for name in ("p", "m") + (("v",) if kind == "adam" else ()):
+        np.testing.assert_allclose(found[name], expected[name], rtol=2e-6, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("strided", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: sg.optim.Adam(m, lr=0.01),
+        lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9),
+        lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9, nesterov=True),
+    ],
+    ids=["adam", "sgd_momentum", "sgd_nesterov"],
+)
+def test_optimizer_kernels_match_the_reference_math(make: Any, dtype: Any, strided: bool) -> None:
+    """One compiled pass per parameter (or, for a strided gradient, the NumPy fallback)
+    gives the optimizer's own xp math, step after step."""
+    optimizer = make(sg.nn.Linear[Literal[2], Literal[3]]())
+    assert numba_kernels.kernel(optimizer._kernel if hasattr(optimizer, "_kernel") else "adam", dtype) is not None
+    _optimizer_case(optimizer, dtype, strided)
