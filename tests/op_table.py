@@ -53,6 +53,29 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _conv2d(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride=1, padding=0, dilation=1, groups=1):
+    """Direct cross-correlation: a sum over every (channel, tap) of shifted, strided slices."""
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    out_ch, per_group, kh, kw = w.shape
+    ho = (x.shape[2] - dilation * (kh - 1) - 1) // stride + 1
+    wo = (x.shape[3] - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((x.shape[0], out_ch, ho, wo), dtype=np.result_type(x, w))
+    for o in range(out_ch):
+        first = o // (out_ch // groups) * per_group
+        for c in range(per_group):
+            for i in range(kh):
+                for j in range(kw):
+                    top, left = i * dilation, j * dilation
+                    window = x[
+                        :,
+                        first + c,
+                        top : top + stride * (ho - 1) + 1 : stride,
+                        left : left + stride * (wo - 1) + 1 : stride,
+                    ]
+                    out[:, o] += w[o, c, i, j] * window
+    return out if b is None else out + b[:, None, None]
+
+
 def _gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
 
@@ -796,6 +819,28 @@ OPS: list[OpInfo] = [
         ((2, 3, 4), (4, 5), (5,)),
         lambda x, w, b: F.linear(x, w.T, b),
         covers=("linear",),
+    ),
+    OpInfo(
+        "conv2d",
+        lambda x, w, b: sg.ops.conv.conv2d(x, w, b, padding=(1, 1)),
+        lambda x, w, b: _conv2d(x, w, b, padding=1),
+        ((2, 3, 5, 4), (4, 3, 3, 3), (4,)),
+        lambda x, w, b: F.conv2d(x, w, b, padding=1),
+        covers=("conv2d",),
+    ),
+    OpInfo(
+        "conv2d_strided_dilated",
+        lambda x, w: sg.ops.conv.conv2d(x, w, None, stride=(2, 2), padding=(2, 2), dilation=(2, 2)),
+        lambda x, w: _conv2d(x, w, None, stride=2, padding=2, dilation=2),
+        ((2, 2, 7, 6), (3, 2, 2, 3)),
+        lambda x, w: F.conv2d(x, w, None, stride=2, padding=2, dilation=2),
+    ),
+    OpInfo(
+        "conv2d_groups",
+        lambda x, w, b: sg.ops.conv.conv2d(x, w, b, groups=2),
+        lambda x, w, b: _conv2d(x, w, b, groups=2),
+        ((1, 4, 4, 5), (6, 2, 2, 2), (6,)),
+        lambda x, w, b: F.conv2d(x, w, b, groups=2),
     ),
     OpInfo(
         "layer_norm",

@@ -13,7 +13,7 @@ from .._dims import Open, Prod
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
-from ..ops.conv import fold, max_pool2d, unfold
+from ..ops.conv import conv2d as conv_op, fold, max_pool2d, unfold
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
 
@@ -57,32 +57,9 @@ def conv2d(
     dilation: Size = 1,
     groups: int = 1,
 ) -> Any:
-    """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``.
-
-    Composite: ``unfold`` gathers the windows, one batched matmul per group applies the
-    kernel; gradients come from those ops' rules. PyTorch: ``F.conv2d``.
-    """
-    if x.ndim != 4:
-        raise ShapeError(f"conv2d expects input (batch, channels, height, width), found shape {x.shape}")
-    out_ch, group_in, kh, kw = weight.shape
-    b, c, _, _ = x.shape
-    if c != group_in * groups or out_ch % groups:
-        raise ShapeError(
-            f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
-        )
-    # Windows of the (C, B, H, W) view, stacked as (C, k, B, Ho, Wo): reshaped (a view) to
-    # (groups, C/g·k, B·Ho·Wo), one matrix product per group covers the whole batch.
-    windows: AnyTensor = unfold(
-        x.permute(1, 0, 2, 3), (kh, kw), _pair(stride), _pair(padding), _pair(dilation), window_axis=1
-    )
-    ho, wo = windows.shape[3], windows.shape[4]
-    cols: Any = windows.reshape(groups, group_in * kh * kw, b * ho * wo)
-    kernel: Any = weight.reshape(groups, out_ch // groups, group_in * kh * kw)
-    product: AnyTensor = kernel @ cols
-    out: Any = product.reshape(out_ch, b, ho, wo).permute(1, 0, 2, 3)
-    if bias is not None:
-        out = out + bias.reshape(out_ch, 1, 1)
-    return out
+    """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``
+    (``shapegrad.ops.conv.conv2d``, one op with its own gradient rule). PyTorch: ``F.conv2d``."""
+    return conv_op(x, weight, bias, _pair(stride), _pair(padding), _pair(dilation), groups)
 
 
 def _conv_parameters(

@@ -1,21 +1,26 @@
-"""Sliding windows: ``unfold`` (im2col) and its adjoint ``fold`` (col2im).
+"""Sliding windows: ``unfold`` (im2col) and its adjoint ``fold`` (col2im), the convolution
+built on them, and max pooling.
 
-Convolution, transposed convolution and pooling are composites of these two primitives,
-``reshape``/``permute`` and one ``matmul`` (see ``shapegrad.nn``), so they need no rule of
-their own. The windows are gathered with ``kh · kw`` strided slices, which every Array-API
-backend supports, instead of NumPy-only stride tricks.
+Transposed convolution is a composite of ``fold``, ``reshape``/``permute`` and one
+``matmul`` (see ``shapegrad.nn``). ``conv2d`` is one op with its own rule: its bias is added
+in place to the matrix product and its gradient is one sum over contiguous rows, where the
+composite added a broadcast bias to a permuted view and reduced over three strided axes. The
+windows are gathered with ``kh · kw`` strided slices, which every Array-API backend supports,
+instead of NumPy-only stride tricks.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._backend import fused_kernel
+from .._autodiff import wants_grad
+from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
 from .elementwise import keep_where
+from .linalg import check_same_float
 
-__all__ = ["conv_output_size", "fold", "max_pool2d", "unfold"]
+__all__ = ["conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
 
 Pair = tuple[int, int]
 
@@ -106,6 +111,101 @@ def unfold(
     cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out, window_axis)
     saved = ((h, w), kernel, stride, padding, dilation, out, window_axis)
     return record(cols, unfold_backward, (x,), saved, x._backend)
+
+
+def _conv_geometry(x: AnyTensor, weight: AnyTensor, groups: int, stride: Pair, padding: Pair, dilation: Pair) -> Pair:
+    if x.ndim != 4:
+        raise ShapeError(f"conv2d expects input (batch, channels, height, width), found shape {x.shape}")
+    if weight.ndim != 4:
+        raise ShapeError(f"conv2d expects weight (out, in/groups, kh, kw), found shape {weight.shape}")
+    out_ch, group_in, kh, kw = weight.shape
+    c, h, w = x.shape[1], x.shape[2], x.shape[3]
+    if groups < 1 or c != group_in * groups or out_ch % groups:
+        raise ShapeError(
+            f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
+        )
+    out = (
+        conv_output_size(h, kh, stride[0], padding[0], dilation[0]),
+        conv_output_size(w, kw, stride[1], padding[1], dilation[1]),
+    )
+    if out[0] <= 0 or out[1] <= 0:
+        raise ShapeError(
+            f"window {(kh, kw)} (dilation {dilation}, padding {padding}) does not fit input of height×width {h}×{w}"
+        )
+    return out
+
+
+def conv2d_backward(
+    xp: Any,
+    g: Any,
+    cols: Any,
+    kernel: Any,
+    weight_shape: tuple[int, ...],
+    size: Pair,
+    stride: Pair,
+    padding: Pair,
+    dilation: Pair,
+    need_x: bool,
+    need_w: bool,
+    has_bias: bool,
+) -> tuple[Any, ...]:
+    # g (B, O, Ho, Wo) as the (groups, O/groups, B·Ho·Wo) product the forward pass made.
+    groups, per_group, _ = kernel.shape
+    out_ch, _, kh, kw = weight_shape
+    b, _, ho, wo = g.shape
+    rows = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (groups, per_group, b * ho * wo))
+    gw = xp.reshape(xp.matmul(rows, xp.matrix_transpose(cols)), weight_shape) if need_w else None
+    gx = None
+    if need_x:  # skipped for an input that only carries the tape (a network's first layer)
+        gcols = xp.reshape(xp.matmul(xp.matrix_transpose(kernel), rows), (-1, kh * kw, b, ho, wo))
+        image = _col2im(xp, gcols, size, (kh, kw), stride, padding, dilation, (ho, wo), window_axis=1)
+        gx = xp.permute_dims(image, (1, 0, 2, 3))
+    if not has_bias:
+        return gx, gw
+    return gx, gw, xp.sum(xp.reshape(rows, (out_ch, -1)), axis=1)
+
+
+def conv2d(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor | None = None,
+    stride: Pair = (1, 1),
+    padding: Pair = (0, 0),
+    dilation: Pair = (1, 1),
+    groups: int = 1,
+) -> Any:
+    """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``,
+    plus ``bias (O,)``: ``(B, O, Ho, Wo)``. PyTorch: ``F.conv2d``.
+
+    The windows of the ``(C, B, H, W)`` view are gathered once as ``(C·kh·kw, B·Ho·Wo)``
+    columns (per group), so one matrix product covers the whole batch; the bias is added to
+    it in place. Backward: ``gW = g·colsᵀ``, ``gb`` a sum over each output channel's row,
+    ``gx`` the columns ``Wᵀ·g`` folded back (skipped for an input that only carries the tape).
+    """
+    backend = same_backend(x, weight)
+    if bias is not None:
+        same_backend(x, bias)
+    check_same_float("conv2d", x, weight, ("input", "weight"))
+    out = _conv_geometry(x, weight, groups, stride, padding, dilation)
+    out_ch, group_in, kh, kw = weight.shape
+    if bias is not None and tuple(bias.shape) != (out_ch,):
+        raise ShapeError(f"conv2d: bias of shape {bias.shape} for weight {weight.shape}; expected ({out_ch},)")
+    xp = backend.xp
+    data = x._data
+    b = data.shape[0]
+    windows = _im2col(xp, xp.permute_dims(data, (1, 0, 2, 3)), (kh, kw), stride, padding, dilation, out, 1)
+    cols = xp.reshape(windows, (groups, group_in * kh * kw, b * out[0] * out[1]))
+    kernel = xp.reshape(weight._data, (groups, out_ch // groups, group_in * kh * kw))
+    product = xp.reshape(xp.matmul(kernel, cols), (out_ch, b * out[0] * out[1]))
+    inputs: tuple[AnyTensor, ...] = (x, weight)
+    if bias is not None:
+        product += xp.reshape(bias._data, (out_ch, 1))
+        inputs = (x, weight, bias)
+    result = xp.permute_dims(xp.reshape(product, (out_ch, b, *out)), (1, 0, 2, 3))
+    size = (data.shape[2], data.shape[3])
+    need = (wants_grad(x), wants_grad(weight), bias is not None)
+    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, *need)
+    return record(result, conv2d_backward, inputs, saved, backend)
 
 
 def fold_backward(
