@@ -20,6 +20,14 @@ reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
   in place, one pass over the parameter and its state (NumPy's in-place passes read and
   write every array ten times); float32 and float64, contiguous arrays of one dtype (the
   backend falls back to its NumPy passes otherwise).
+- ``softmax(x, scale, mask) -> y`` over the last axis (``None`` for an input it does not
+  take) and ``softmax_backward(g, y, axis, scale, mask)``: the scaling, the mask and the
+  maximum in one pass, NumPy's vectorised ``exp`` in place, the sum and division in one
+  more; the gradient ``scale · y · (g - Σ g·y)`` in one pass per row.
+- ``layer_norm(x, weight, bias, eps) -> (out, xhat, rstd)`` and ``layer_norm_backward(g,
+  xhat, rstd, weight, need, affine)``: the row statistics, normalisation and affine map in
+  one pass per row; the gradient's two row means, ``gx`` and the ``weight``/``bias``
+  column sums in one pass.
 """
 
 from __future__ import annotations
@@ -266,6 +274,197 @@ def _sgd(loop_fn: Callable[..., None]) -> Callable[[], Callable[..., Any]]:
     return build
 
 
+# Row kernels (softmax, layer norm): `reassoc` as well, so that a row's sum is vectorised;
+# it reorders the additions of one row, within float32 rounding of the reference.
+_ROW_FLAGS: dict[str, Any] = {"fastmath": {"contract", "reassoc"}, "error_model": "numpy", "cache": True}
+MASKED32 = np.float32(-1e9)  # shapegrad.ops.reductions.MASKED: weight 0, no NaN in a masked row
+
+
+def _softmax_shift_rows(z: Any, scale: Any, mask: Any, has_mask: bool, y: Any) -> None:
+    # y ← scale·z, masked to -1e9, minus the row maximum (exp follows, in place, in NumPy).
+    rows, n = z.shape
+    mask_rows = mask.shape[0]
+    minus_inf = np.float32(-np.inf)
+    for r in range(rows):
+        allowed = mask[r % mask_rows]
+        peak = minus_inf
+        for j in range(n):
+            v = z[r, j] * scale
+            if has_mask:
+                v = v if allowed[j] else MASKED32
+            y[r, j] = v
+            peak = max(peak, v)
+        for j in range(n):
+            y[r, j] -= peak
+
+
+def _normalise_rows(y: Any) -> None:
+    rows, n = y.shape
+    for r in range(rows):
+        total = np.float32(0)
+        for j in range(n):
+            total += y[r, j]
+        for j in range(n):
+            y[r, j] /= total
+
+
+def _softmax_grad_rows(g: Any, y: Any, scale: Any, mask: Any, has_mask: bool, out: Any) -> None:
+    rows, n = y.shape
+    mask_rows = mask.shape[0]
+    zero = np.float32(0)
+    for r in range(rows):
+        dot = zero
+        for j in range(n):
+            dot += g[r, j] * y[r, j]
+        allowed = mask[r % mask_rows]
+        for j in range(n):
+            v = scale * y[r, j] * (g[r, j] - dot)
+            if has_mask:
+                v = v if allowed[j] else zero
+            out[r, j] = v
+
+
+_NO_MASK = np.ones((1, 1), dtype=np.bool_)
+
+
+def _mask_rows(mask: Any, shape: tuple[int, ...]) -> Any:
+    """``mask`` as rows that repeat every ``len(result)`` rows of ``x``'s ``(rows, n)`` view:
+    itself when it is a full-size suffix of ``shape`` (a causal ``(S, S)`` mask), else the
+    broadcast made explicit (booleans, a quarter of the scores' bytes)."""
+    if mask is None:
+        return _NO_MASK
+    core = mask.reshape(mask.shape[next((i for i, n in enumerate(mask.shape) if n != 1), mask.ndim) :])
+    if core.ndim >= 1 and core.shape == shape[len(shape) - core.ndim :]:
+        return np.ascontiguousarray(core).reshape(-1, shape[-1])
+    return np.ascontiguousarray(np.broadcast_to(mask, shape)).reshape(-1, shape[-1])
+
+
+def _softmax() -> Callable[..., Any]:
+    shift = _numba.njit(**_ROW_FLAGS)(_softmax_shift_rows)
+    normalise = _numba.njit(**_ROW_FLAGS)(_normalise_rows)
+
+    def softmax(x: Any, scale: float, mask: Any) -> Any:
+        if x.ndim == 0 or x.dtype != np.float32:
+            return None
+        n = x.shape[-1]
+        z: Any = np.ascontiguousarray(x).reshape(-1, n)
+        y: Any = np.empty(z.shape, dtype=np.float32)
+        shift(z, np.float32(scale), _mask_rows(mask, x.shape), mask is not None, y)
+        np.exp(y, out=y)  # NumPy's exp is vectorised; numba's is not
+        normalise(y)
+        return y.reshape(x.shape)
+
+    return softmax
+
+
+def _softmax_backward() -> Callable[..., Any]:
+    grad_rows = _numba.njit(**_ROW_FLAGS)(_softmax_grad_rows)
+
+    def softmax_backward(g: Any, y: Any, axis: Any, scale: Any = 1.0, mask: Any = None) -> Any:
+        if int(axis) % max(y.ndim, 1) != y.ndim - 1 or y.dtype != np.float32 or g.dtype != np.float32:
+            # Another axis: the reference formula (shapegrad.ops.reductions.softmax_backward).
+            gy = g * y
+            gz: Any = gy - y * np.sum(gy, axis=int(axis), keepdims=True)
+            if mask is not None:
+                gz = np.where(mask, gz, 0)
+            return gz * scale if scale != 1.0 else gz
+        n = y.shape[-1]
+        out = np.empty(y.shape, dtype=np.float32)
+        grad_rows(
+            np.ascontiguousarray(g).reshape(-1, n),
+            np.ascontiguousarray(y).reshape(-1, n),
+            np.float32(scale),
+            _mask_rows(mask, y.shape),
+            mask is not None,
+            out.reshape(-1, n),
+        )
+        return out
+
+    return softmax_backward
+
+
+def _layer_norm_rows(x: Any, weight: Any, bias: Any, eps: Any, out: Any, xhat: Any, rstd: Any) -> None:
+    rows, n = x.shape
+    inv_n = np.float32(1) / np.float32(n)
+    for r in range(rows):
+        total = np.float32(0)
+        for j in range(n):
+            total += x[r, j]
+        mean = total * inv_n
+        square = np.float32(0)
+        for j in range(n):
+            d = x[r, j] - mean
+            square += d * d
+        inv = np.float32(1) / np.sqrt(square * inv_n + eps)
+        rstd[r] = inv
+        for j in range(n):
+            h = (x[r, j] - mean) * inv
+            xhat[r, j] = h
+            out[r, j] = h * weight[j] + bias[j]
+
+
+def _layer_norm_grad_rows(g: Any, xhat: Any, rstd: Any, weight: Any, gx: Any, gw: Any, gb: Any) -> None:
+    rows, n = g.shape
+    inv_n = np.float32(1) / np.float32(n)
+    for r in range(rows):
+        mean_g = np.float32(0)
+        mean_gx = np.float32(0)
+        for j in range(n):
+            s = g[r, j] * weight[j]
+            mean_g += s
+            mean_gx += s * xhat[r, j]
+        mean_g *= inv_n
+        mean_gx *= inv_n
+        inv = rstd[r]
+        for j in range(n):
+            h = xhat[r, j]
+            gx[r, j] = inv * (g[r, j] * weight[j] - mean_g - h * mean_gx)
+            gw[j] += g[r, j] * h
+            gb[j] += g[r, j]
+
+
+def _layer_norm() -> Callable[..., Any]:
+    rows = _numba.njit(**_ROW_FLAGS)(_layer_norm_rows)
+
+    def layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any] | None:
+        if x.dtype != np.float32 or x.ndim == 0:
+            return None
+        n = x.shape[-1]
+        if weight is None:
+            weight, bias = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+        if weight.dtype != np.float32 or bias.dtype != np.float32:
+            return None
+        flat: Any = np.ascontiguousarray(x).reshape(-1, n)
+        out: Any = np.empty(flat.shape, dtype=np.float32)
+        xhat: Any = np.empty(flat.shape, dtype=np.float32)
+        rstd = np.empty(flat.shape[0], dtype=np.float32)
+        rows(flat, weight, bias, np.float32(eps), out, xhat, rstd)
+        stats = (*x.shape[:-1], 1)
+        return out.reshape(x.shape), xhat.reshape(x.shape), rstd.reshape(stats)
+
+    return layer_norm
+
+
+def _layer_norm_backward() -> Callable[..., Any]:
+    grad_rows = _numba.njit(**_ROW_FLAGS)(_layer_norm_grad_rows)
+
+    def layer_norm_backward(g: Any, xhat: Any, rstd: Any, weight: Any, need: Any, affine: Any) -> Any:
+        n = xhat.shape[-1]
+        flat_g: Any = np.ascontiguousarray(g, dtype=np.float32).reshape(-1, n)
+        w = np.ones(n, dtype=np.float32) if weight is None else np.ascontiguousarray(weight, dtype=np.float32)
+        gx: Any = np.empty(flat_g.shape, dtype=np.float32)
+        gw, gb = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+        grad_rows(
+            flat_g, np.ascontiguousarray(xhat).reshape(-1, n), np.ascontiguousarray(rstd).reshape(-1), w, gx, gw, gb
+        )
+        gx = gx.reshape(xhat.shape) if need[0] else None
+        if not affine:
+            return gx
+        return gx, gw if need[1] else None, gb if need[2] else None
+
+    return layer_norm_backward
+
+
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
     "gelu_exact_backward": _gelu_exact_backward,
@@ -273,6 +472,10 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "max_pool2d": _max_pool2d,
     "max_pool2d_backward": _max_pool2d_backward,
     "adam": _adam,
+    "softmax": _softmax,
+    "softmax_backward": _softmax_backward,
+    "layer_norm": _layer_norm,
+    "layer_norm_backward": _layer_norm_backward,
     "sgd_momentum": _sgd(_sgd_momentum_loop),
     "sgd_nesterov": _sgd(_sgd_nesterov_loop),
 }

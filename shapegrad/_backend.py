@@ -129,7 +129,8 @@ def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callabl
 
     This is the one place a fused backward kernel is chosen, when an op is recorded: the
     kernel takes the rule's gradient and saved values (numbers converted to ``dtype``) and
-    returns the input's gradient, so the rule itself has no kernel branch.
+    returns the input's gradient (or a tuple, one per input, as the rule does), so the rule
+    itself has no kernel branch.
     """
     try:
         return _bound[backend][rule][dtype]
@@ -141,7 +142,10 @@ def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callabl
         scalar = getattr(dtype, "type", float)
 
         def fused_rule(xp: Any, grad: Any, *saved: Any) -> tuple[Any, ...]:
-            return (kernel(grad, *[scalar(v) if isinstance(v, (int, float)) else v for v in saved]),)
+            result: Any = kernel(grad, *[scalar(v) if isinstance(v, (int, float)) else v for v in saved])
+            return (
+                cast(tuple[Any, ...], result) if isinstance(result, tuple) else (result,)
+            )  # one input's, or each input's
 
         fused_rule.__name__ = rule.__name__
         bound = fused_rule

@@ -168,3 +168,91 @@ def test_optimizer_kernels_match_the_reference_math(make: Any, dtype: Any, strid
     optimizer = make(sg.nn.Linear[Literal[2], Literal[3]]())
     assert numba_kernels.kernel(optimizer._kernel if hasattr(optimizer, "_kernel") else "adam", dtype) is not None
     _optimizer_case(optimizer, dtype, strided)
+
+
+SOFTMAX_MASKS = {
+    "none": None,
+    "causal (S, S)": np.tril(np.ones((5, 5), dtype=bool)),
+    "padding (B, 1, 1, S)": np.array([[True] * 5, [True, True, False, False, False]]).reshape(2, 1, 1, 5),
+    "a fully masked row": np.tril(np.ones((5, 5), dtype=bool), k=-1),
+}
+
+
+@pytest.mark.parametrize("mask_name", list(SOFTMAX_MASKS))
+def test_softmax_kernels_match_the_reference(mask_name: str) -> None:
+    from shapegrad.ops.reductions import MASKED, softmax_backward
+
+    mask = SOFTMAX_MASKS[mask_name]
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((2, 3, 5, 5)) * 4).astype(np.float32)
+    z = np.where(mask, x * 0.5, MASKED) if mask is not None else x * 0.5
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    expected = e / e.sum(axis=-1, keepdims=True)
+    y = numba_kernels.kernel("softmax", np.float32)(x, 0.5, mask)
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-7)
+    if mask is not None:
+        assert np.all(y[..., ~np.broadcast_to(mask, x.shape)[0, 0]] >= 0)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    found = numba_kernels.kernel("softmax_backward", np.float32)(g, y, np.float32(-1), np.float32(0.5), mask)
+    (reference,) = softmax_backward(np, g, y, -1, 0.5, mask)
+    np.testing.assert_allclose(found, reference, rtol=1e-5, atol=1e-6)
+    if mask_name == "a fully masked row":  # uniform weights, and no gradient to masked scores
+        np.testing.assert_allclose(y[:, :, 0], 0.2, rtol=1e-6)
+        assert np.all(found[:, :, 0] == 0)
+
+
+def test_softmax_kernels_take_strided_input_and_another_axis_in_the_backward() -> None:
+    from shapegrad.ops.reductions import softmax_backward
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((6, 4)).astype(np.float32).T  # not contiguous
+    y = numba_kernels.kernel("softmax", np.float32)(x, 1.0, None)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis=-1, keepdims=True), rtol=1e-6)
+    # The backward kernel is bound for every softmax of this dtype: axis 0 runs the reference.
+    y0 = np.exp(x) / np.exp(x).sum(axis=0, keepdims=True)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    found = numba_kernels.kernel("softmax_backward", np.float32)(g, y0, np.float32(0))
+    np.testing.assert_allclose(found, softmax_backward(np, g, y0, 0)[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_kernels_match_the_reference(affine: bool) -> None:
+    from shapegrad.ops.normalization import layer_norm_backward
+
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((3, 4, 7)) * 3 + 2).astype(np.float32)
+    w = rng.standard_normal(7).astype(np.float32) if affine else None
+    b = rng.standard_normal(7).astype(np.float32) if affine else None
+    out, xhat, rstd = numba_kernels.kernel("layer_norm", np.float32)(x, w, b, 1e-5)
+    x64 = x.astype(np.float64)
+    expected_hat = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(xhat, expected_hat, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out, expected_hat * w + b if affine else expected_hat, rtol=1e-5, atol=1e-5)
+    assert rstd.shape == (3, 4, 1)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    need = (True, affine, affine)
+    found = numba_kernels.kernel("layer_norm_backward", np.float32)(g, xhat, rstd, w, need, np.float32(affine))
+    reference = layer_norm_backward(np, g, xhat, rstd, w, need, affine)
+    found = found if isinstance(found, tuple) else (found,)
+    assert len(found) == len(reference)
+    for f, r in zip(found, reference, strict=True):
+        np.testing.assert_allclose(f, r, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_gradients_through_the_kernels_match_float64() -> None:
+    """End to end: float32 masked softmax and layer norm (kernels) against float64 (reference)."""
+    rng = np.random.default_rng(8)
+    data, weight = rng.standard_normal((2, 4, 6)), rng.standard_normal(6)
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    results = []
+    for dtype in ("float32", "float64"):
+        grads = sg.Gradients()
+        x = sg.tensor(data.astype(dtype)).trace(grads)
+        w = sg.tensor(weight.astype(dtype)).trace(grads)
+        h = sg.layer_norm(x, w, sg.zeros(6, dtype=dtype))
+        scores = h @ h.swapaxes(-1, -2)
+        (sg.softmax(scores, scale=0.4, mask=sg.tensor(causal)) @ h).square().sum().backward()
+        results.append((grads[x].numpy(), grads[w].numpy()))
+    for found, expected in zip(results[0], results[1], strict=True):
+        np.testing.assert_allclose(found, expected, rtol=2e-4, atol=2e-5)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._autodiff import wants_grad
-from .._backend import same_backend
+from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import N, S, T
@@ -63,14 +63,21 @@ def layer_norm(
                 raise ShapeError(f"layer_norm: {name} of shape {t.shape} for input {x.shape}; expected ({size},)")
     if data.ndim == 0:
         raise ShapeError("layer_norm expects a tensor of rank >= 1, found rank 0")
-    xp = x._backend.xp
-    centred = data - xp.mean(data, axis=-1, keepdims=True)
-    var = xp.mean(centred * centred, axis=-1, keepdims=True)
-    rstd = 1.0 / xp.sqrt(var + eps)
-    xhat = centred * rstd
-    if weight is None or bias is None:
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    kernel = fused_kernel(x._backend, "layer_norm", data.dtype)
+    fused = None if kernel is None else kernel(data, w, b, eps)  # one pass per row
+    if fused is not None:
+        out, xhat, rstd = fused
+    else:
+        xp = x._backend.xp
+        centred = data - xp.mean(data, axis=-1, keepdims=True)
+        var = xp.mean(centred * centred, axis=-1, keepdims=True)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        xhat = centred * rstd
+        out = None if w is None or b is None else xhat * w + b
+    if weight is None or bias is None or out is None:
         return record(xhat, layer_norm_backward, (x,), (xhat, rstd, None, (True, False, False), False), x._backend)
-    out = xhat * weight._data + bias._data
     need = (wants_grad(x), wants_grad(weight), wants_grad(bias))
     inputs: tuple[AnyTensor, ...] = (x, weight, bias)
-    return record(out, layer_norm_backward, inputs, (xhat, rstd, weight._data, need, True), x._backend)
+    return record(out, layer_norm_backward, inputs, (xhat, rstd, w, need, True), x._backend)

@@ -7,7 +7,7 @@ import math
 from typing import Any, Literal as L, overload
 
 from .._autodiff import NoTape as NoTape
-from .._backend import same_backend
+from .._backend import fused_kernel, same_backend
 from .._dims import Open
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import A, C, K, N, S, T
@@ -435,6 +435,18 @@ def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool 
     return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)
 
 
+def _broadcast_result(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape ``a`` and ``b`` broadcast to, or None when they do not."""
+    out: list[int] = []
+    for i in range(1, builtins.max(len(a), len(b)) + 1):
+        m = a[-i] if i <= len(a) else 1
+        n = b[-i] if i <= len(b) else 1
+        if m != n and 1 not in (m, n):
+            return None
+        out.append(builtins.max(m, n) if 0 not in (m, n) else 0)
+    return tuple(reversed(out))
+
+
 MASKED = -1e9  # what a masked-out score becomes: weight 0, and no NaN when a row is all masked
 
 
@@ -460,17 +472,20 @@ def softmax(
     if _over_empty(data, normalize_axes(axis, data.ndim)):
         y = xp.zeros_like(data)  # no values to normalise: an empty result, as PyTorch
         return record(y, softmax_backward, (x,), (y, axis), x._backend)
-    z = data * scale if scale != 1.0 else data
     allowed = None
     if mask is not None:
         same_backend(x, mask)
-        allowed = mask._data
-        try:
-            z = xp.where(allowed, z, xp.asarray(MASKED, dtype=data.dtype))
-        except ValueError:
-            raise shape_clash("softmax mask", x, mask) from None
-        if z.shape != data.shape:
+        if _broadcast_result(tuple(mask.shape), data.shape) != data.shape:
             raise shape_clash("softmax mask", x, mask)
+        allowed = mask._data
+    last = normalize_axes(axis, data.ndim) == (data.ndim - 1,)
+    kernel = fused_kernel(x._backend, "softmax", data.dtype) if last else None
+    y = None if kernel is None else kernel(data, scale, allowed)  # scale, mask, max in one pass
+    if y is not None:
+        return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
+    z = data * scale if scale != 1.0 else data
+    if allowed is not None:
+        z = xp.where(allowed, z, xp.asarray(MASKED, dtype=data.dtype))
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
     y = e / xp.sum(e, axis=axis, keepdims=True)
     return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
