@@ -161,13 +161,62 @@ def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: in
                         grad[b, c, r, s] += g[b, c, i, j]
 
 
+def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
+    # The common 2×2, stride 2 pooling with its four cells unrolled (the general loop's
+    # run-time window sizes keep LLVM from it): the same first-maximum and NaN rules.
+    batch, channels = x.shape[0], x.shape[1]
+    out_h, out_w = values.shape[2], values.shape[3]
+    for b in range(batch):
+        for c in range(channels):
+            plane = x[b, c]
+            for i in range(out_h):
+                top, bottom = plane[2 * i], plane[2 * i + 1]
+                best_row, index_row = values[b, c, i], index[b, c, i]
+                for j in range(out_w):
+                    p, q, r, s = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
+                    best, winner = p, 0
+                    larger = q > best
+                    winner, best = (1, q) if larger else (winner, best)
+                    larger = r > best
+                    winner, best = (2, r) if larger else (winner, best)
+                    larger = s > best
+                    winner, best = (3, s) if larger else (winner, best)
+                    nan = (p != p) | (q != q) | (r != r) | (s != s)
+                    best_row[j] = best if not nan else np.nan
+                    index_row[j] = winner
+
+
+def _pool2x2_scatter(g: Any, index: Any, grad: Any) -> None:
+    # Windows do not overlap: each covered cell is written once (its window's gradient or 0).
+    out_h, out_w = g.shape[2], g.shape[3]
+    zero = grad.dtype.type(0)
+    for b in range(g.shape[0]):
+        for c in range(g.shape[1]):
+            for i in range(out_h):
+                top, bottom = grad[b, c, 2 * i], grad[b, c, 2 * i + 1]
+                for j in range(out_w):
+                    k = index[b, c, i, j]
+                    v = g[b, c, i, j]
+                    top[2 * j] = v if k == 0 else zero
+                    top[2 * j + 1] = v if k == 1 else zero
+                    bottom[2 * j] = v if k == 2 else zero
+                    bottom[2 * j + 1] = v if k == 3 else zero
+
+
 Pair = tuple[int, int]
+_TWO_BY_TWO = ((2, 2), (2, 2), (0, 0))  # kernel, stride, padding
 
 
 def _max_pool2d() -> Callable[..., Any]:
     windows = _numba.njit(cache=True)(_pool_windows)
+    two_by_two = _numba.njit(cache=True)(_pool2x2_windows)
 
     def max_pool2d(x: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, Any]:
+        if (kernel, stride, padding) == _TWO_BY_TWO:
+            values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
+            index = np.empty(values.shape, dtype=np.int8)
+            two_by_two(x, values, index)
+            return values, index
         if padding != (0, 0):  # padding counts as -inf: a copy, so the loop has no bounds test
             b, c, h, w = x.shape
             full = np.full((b, c, h + 2 * padding[0], w + 2 * padding[1]), -np.inf, dtype=x.dtype)
@@ -183,12 +232,18 @@ def _max_pool2d() -> Callable[..., Any]:
 
 def _max_pool2d_backward() -> Callable[..., Any]:
     scatter = _numba.njit(cache=True)(_pool_scatter)
+    two_by_two = _numba.njit(cache=True)(_pool2x2_scatter)
 
     def max_pool2d_backward(
         g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
     ) -> Any:
         # The reference rule's saved values: `padded` is the input's shape with the padding.
         size = (padded[2] - 2 * padding[0], padded[3] - 2 * padding[1])
+        if (kernel, stride, padding) == _TWO_BY_TWO:
+            tiled = size == (2 * out[0], 2 * out[1])  # else an odd last row or column gets no window
+            grad = (np.empty if tiled else np.zeros)((*g.shape[:2], *size), dtype=g.dtype)
+            two_by_two(g, index, grad)
+            return grad
         grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
         scatter(g, index, kernel[1], *stride, *padding, grad)
         return grad
