@@ -187,20 +187,16 @@ def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
 
 
 def _pool2x2_scatter(g: Any, index: Any, grad: Any) -> None:
-    # Windows do not overlap: each covered cell is written once (its window's gradient or 0).
+    # Windows do not overlap: each gradient is stored (not added) at its winner's cell of
+    # the zeroed input gradient, found with shifts rather than a division by the width.
     out_h, out_w = g.shape[2], g.shape[3]
-    zero = grad.dtype.type(0)
     for b in range(g.shape[0]):
         for c in range(g.shape[1]):
+            plane, g_plane, winners = grad[b, c], g[b, c], index[b, c]
             for i in range(out_h):
-                top, bottom = grad[b, c, 2 * i], grad[b, c, 2 * i + 1]
                 for j in range(out_w):
-                    k = index[b, c, i, j]
-                    v = g[b, c, i, j]
-                    top[2 * j] = v if k == 0 else zero
-                    top[2 * j + 1] = v if k == 1 else zero
-                    bottom[2 * j] = v if k == 2 else zero
-                    bottom[2 * j + 1] = v if k == 3 else zero
+                    k = winners[i, j]
+                    plane[2 * i + (k >> 1), 2 * j + (k & 1)] = g_plane[i, j]
 
 
 Pair = tuple[int, int]
@@ -239,12 +235,10 @@ def _max_pool2d_backward() -> Callable[..., Any]:
     ) -> Any:
         # The reference rule's saved values: `padded` is the input's shape with the padding.
         size = (padded[2] - 2 * padding[0], padded[3] - 2 * padding[1])
+        grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
         if (kernel, stride, padding) == _TWO_BY_TWO:
-            tiled = size == (2 * out[0], 2 * out[1])  # else an odd last row or column gets no window
-            grad = (np.empty if tiled else np.zeros)((*g.shape[:2], *size), dtype=g.dtype)
             two_by_two(g, index, grad)
             return grad
-        grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
         scatter(g, index, kernel[1], *stride, *padding, grad)
         return grad
 
