@@ -24,6 +24,11 @@ reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
   take) and ``softmax_backward(g, y, axis, scale, mask)``: the scaling, the mask and the
   maximum in one pass, NumPy's vectorised ``exp`` in place, the sum and division in one
   more; the gradient ``scale · y · (g - Σ g·y)`` in one pass per row.
+- ``scatter_add_rows(target, indices, values) -> bool``: ``target[indices] += values`` for
+  a 1-D integer index into the first axis (an embedding's gradient), one row added at a
+  time; NumPy's ``add.at`` handles one element at a time. Negative indices count from the
+  end as in NumPy; an index out of range raises ``IndexError`` before anything is added.
+  Returns False, having done nothing, for arguments it does not take.
 - ``layer_norm(x, weight, bias, eps) -> (out, xhat, rstd)`` and ``layer_norm_backward(g,
   xhat, rstd, weight, need, affine)``: the row statistics, normalisation and affine map in
   one pass per row; the gradient's two row means, ``gx`` and the ``weight``/``bias``
@@ -323,6 +328,41 @@ def _sgd(loop_fn: Callable[..., None]) -> Callable[[], Callable[..., Any]]:
     return build
 
 
+def _scatter_rows_loop(target: Any, indices: Any, values: Any) -> None:
+    rows = target.shape[0]
+    for i in range(indices.shape[0]):  # checked first: a bad index leaves target unchanged
+        k = indices[i]
+        if k < -rows or k >= rows:
+            raise IndexError("scatter_add: an index is out of range")
+    for i in range(indices.shape[0]):
+        k = indices[i]
+        row = target[k + rows if k < 0 else k]
+        source = values[i]
+        for j in range(row.shape[0]):
+            row[j] += source[j]
+
+
+def _scatter_add_rows() -> Callable[..., Any]:
+    loop = _numba.njit(cache=True)(_scatter_rows_loop)
+
+    def scatter_add_rows(target: Any, indices: Any, values: Any) -> bool:
+        if (
+            not isinstance(indices, np.ndarray)
+            or indices.ndim != 1
+            or indices.dtype.kind not in "iu"
+            or target.ndim < 2
+            or not target.flags.c_contiguous
+            or values.dtype != target.dtype
+            or tuple(values.shape) != (indices.shape[0], *target.shape[1:])
+        ):
+            return False
+        width = int(np.prod(target.shape[1:]))
+        loop(target.reshape(target.shape[0], width), indices, np.ascontiguousarray(values).reshape(-1, width))
+        return True
+
+    return scatter_add_rows
+
+
 # Row kernels (softmax, layer norm): `reassoc` as well, so that a row's sum is vectorised;
 # it reorders the additions of one row, within float32 rounding of the reference.
 _ROW_FLAGS: dict[str, Any] = {"fastmath": {"contract", "reassoc"}, "error_model": "numpy", "cache": True}
@@ -520,6 +560,7 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "relu_backward": _relu_backward,
     "max_pool2d": _max_pool2d,
     "max_pool2d_backward": _max_pool2d_backward,
+    "scatter_add_rows": _scatter_add_rows,
     "adam": _adam,
     "softmax": _softmax,
     "softmax_backward": _softmax_backward,
@@ -529,7 +570,7 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "sgd_nesterov": _sgd(_sgd_nesterov_loop),
 }
 # Loops compiled per argument type (float32 and float64) rather than float32 ufuncs.
-_ANY_FLOAT = {"max_pool2d", "max_pool2d_backward", "adam", "sgd_momentum", "sgd_nesterov"}
+_ANY_FLOAT = {"scatter_add_rows", "max_pool2d", "max_pool2d_backward", "adam", "sgd_momentum", "sgd_nesterov"}
 
 
 def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:

@@ -111,6 +111,13 @@ class NumpyBackend(NumpyLikeBackend):
             return special.erf
         return None
 
+    def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
+        """In place: ``target[indices] += values``, repeated indices accumulating; rows at a
+        time (numba) for a 1-D index into the first axis, else ``np.add.at``."""
+        rows = numba_kernels.kernel("scatter_add_rows", target.dtype)
+        if rows is None or not rows(target, indices, values):
+            np.add.at(target, indices, values)
+
     def _adam_kernel(self, dtype: Any) -> Any:
         compiled = numba_kernels.kernel("adam", dtype)
         if compiled is None:

@@ -263,3 +263,33 @@ def test_attention_gradients_through_the_kernels_match_float64() -> None:
         results.append((grads[x].numpy(), grads[w].numpy()))
     for found, expected in zip(results[0], results[1], strict=True):
         np.testing.assert_allclose(found, expected, rtol=2e-4, atol=2e-5)
+
+
+def test_scatter_add_rows_matches_add_at_repeats_and_negative_indices_included() -> None:
+    rng = np.random.default_rng(10)
+    target = rng.standard_normal((6, 2, 3)).astype(np.float32)
+    indices = np.array([0, 5, 0, -1, 2, 2, 2])
+    values = rng.standard_normal((7, 2, 3)).astype(np.float32)
+    expected = target.copy()
+    np.add.at(expected, indices, values)
+    assert numba_kernels.kernel("scatter_add_rows", np.float32)(target, indices, values)
+    np.testing.assert_allclose(target, expected, rtol=1e-6)
+    # An index out of range changes nothing; arguments it does not take are left to add.at.
+    before = target.copy()
+    with pytest.raises(IndexError):
+        numba_kernels.kernel("scatter_add_rows", np.float32)(target, np.array([1, 6]), values[:2])
+    np.testing.assert_array_equal(target, before)
+    assert not numba_kernels.kernel("scatter_add_rows", np.float32)(target, (indices,), values)
+
+
+def test_embedding_gradient_through_the_row_scatter_matches_float64() -> None:
+    rng = np.random.default_rng(11)
+    table, ids = rng.standard_normal((5, 3)), np.array([[0, 4, 4], [1, 0, 4]])
+    results = []
+    for dtype in ("float32", "float64"):
+        grads = sg.Gradients()
+        t = sg.tensor(table.astype(dtype)).trace(grads)
+        (sg.gather(t, sg.tensor(ids)) * sg.tensor(np.arange(18.0).reshape(2, 3, 3).astype(dtype))).sum().backward()
+        results.append(grads[t].numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+    np.testing.assert_allclose(results[1][4], np.arange(18.0).reshape(6, 3)[[1, 2, 5]].sum(axis=0))
