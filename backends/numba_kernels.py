@@ -347,7 +347,7 @@ def _scatter_add_rows() -> Callable[..., Any]:
 
     def scatter_add_rows(target: Any, indices: Any, values: Any) -> bool:
         if (
-            not isinstance(indices, np.ndarray)
+            type(indices) is not np.ndarray  # a tuple of index arrays, a list: add.at's
             or indices.ndim != 1
             or indices.dtype.kind not in "iu"
             or target.ndim < 2
@@ -356,7 +356,7 @@ def _scatter_add_rows() -> Callable[..., Any]:
             or tuple(values.shape) != (indices.shape[0], *target.shape[1:])
         ):
             return False
-        width = int(np.prod(target.shape[1:]))
+        width = math.prod(target.shape[1:])
         loop(target.reshape(target.shape[0], width), indices, np.ascontiguousarray(values).reshape(-1, width))
         return True
 
