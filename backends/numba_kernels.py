@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -67,10 +68,18 @@ _numba: Any = None
 _built: dict[str, Callable[..., Any]] = {}
 
 
+ENV_VAR = "SHAPEGRAD_NUMBA"
+
+
 def available() -> bool:
-    """Whether numba imports (checked once)."""
+    """Whether numba imports and is not turned off with ``SHAPEGRAD_NUMBA=0`` (checked
+    once). Off, the NumPy backend runs the reference NumPy passes and the process does not
+    pay numba's one-time memory (~110 MiB resident: numba itself and LLVM)."""
     global _numba
     if _numba is None:
+        if os.environ.get(ENV_VAR, "1").strip().lower() in ("0", "false", "off", "no"):
+            _numba = False
+            return False
         try:
             _numba = importlib.import_module("numba")
         except ImportError:

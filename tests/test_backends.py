@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -239,3 +240,20 @@ def test_the_numpy_backend_keeps_freed_arrays_instead_of_page_faulting_them_in_a
     assert (state, untuned_state) == ("tuned", "disabled"), tuned.stderr + untuned.stderr
     # 48 MB allocated and freed per step: thousands of fresh pages each time without the tuning.
     assert int(untuned_faults) > 1000 and int(faults) < 100, (faults, untuned_faults)
+
+
+def test_shapegrad_numba_0_runs_the_reference_passes_without_importing_numba() -> None:
+    code = """
+    import sys
+    import numpy as np
+    import shapegrad as sg
+    grads = sg.Gradients()
+    x = sg.tensor(np.arange(12.0, dtype=np.float32).reshape(1, 1, 3, 4)).trace(grads)
+    sg.nn.MaxPool2d(2)(x).relu().sum().backward()
+    print("numba" in sys.modules, grads[x].numpy().sum())
+    """
+    off = _python(code, SHAPEGRAD_NUMBA="0")
+    assert off.stdout.split() == ["False", "2.0"], off.stderr
+    if importlib.util.find_spec("numba") is not None:  # the same program with the kernels
+        on = _python(code)
+        assert on.stdout.split() == ["True", "2.0"], on.stderr
