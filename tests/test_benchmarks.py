@@ -56,3 +56,18 @@ def test_the_distributed_benchmark_runs_at_two_ranks() -> None:
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Allreduce" in result.stdout and "overlap" in result.stdout and "| 256 |" in result.stdout
+
+
+def test_the_gpt_phase_breakdown_runs() -> None:
+    pytest.importorskip("torch")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "gpt_phases.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for row in ("forward + loss", "backward", "update", "whole step", "exact GELU", "cross-entropy"):
+        assert row in result.stdout

@@ -1,0 +1,177 @@
+"""Where the GPT training step's time goes, against its PyTorch twin, one thread.
+
+    python benchmarks/gpt_phases.py            # forward / backward / update, then single ops
+    python benchmarks/gpt_phases.py --quick    # a few iterations: proves it still runs
+
+The step of ``benchmarks/run.py``'s GPT case split into its three phases (the forward pass
+with the loss, the backward pass, the optimizer update with clipping), timed per step and
+interleaved with PyTorch's, then the forward pass's building blocks at the model's shapes
+(batch 16 × 64 tokens, width 96, 4 heads, feed-forward 384, vocabulary 128), each traced as
+in training. Medians; the process is pinned to one core, as run.py's one-thread section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "examples"))
+
+import gpt  # noqa: E402
+import gpt_torch  # noqa: E402
+
+import shapegrad as sg  # noqa: E402
+
+Phases = tuple[float, float, float]
+
+
+def step_phases(rounds: int) -> dict[str, Phases]:
+    """Median seconds of (forward + loss, backward, update) per step, both frameworks."""
+    import torch
+    import torch.nn.functional as F
+
+    text = np.frombuffer(gpt.corpus().encode("ascii"), dtype=np.uint8).astype(np.int64)
+    x_np, y_np = gpt.windows(text, 16, np.random.default_rng(0))
+    model = gpt.GPT(generator=sg.Generator(0))
+    opt, grads = sg.optim.AdamW(model, lr=1e-3, clip_norm=1.0), model.alloc_grads()
+    x, y = sg.tensor(x_np), sg.tensor(y_np)
+    twin = gpt_torch.torch_gpt(model)
+    twin_opt = torch.optim.AdamW(twin.parameters(), lr=1e-3)
+    tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
+
+    def ours() -> Phases:
+        start = time.perf_counter()
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        forward = time.perf_counter()
+        loss.backward()
+        backward = time.perf_counter()
+        opt.update(model, grads)
+        return forward - start, backward - forward, time.perf_counter() - backward
+
+    def theirs() -> Phases:
+        start = time.perf_counter()
+        twin_opt.zero_grad()
+        logits = twin(tx)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ty.reshape(-1))
+        forward = time.perf_counter()
+        loss.backward()
+        backward = time.perf_counter()
+        torch.nn.utils.clip_grad_norm_(twin.parameters(), 1.0)
+        twin_opt.step()
+        return forward - start, backward - forward, time.perf_counter() - backward
+
+    runs: dict[str, Callable[[], Phases]] = {"shapegrad": ours, "torch": theirs}
+    samples: dict[str, list[Phases]] = {name: [] for name in runs}
+    for fn in runs.values():
+        for _ in range(3):
+            fn()
+    for _ in range(rounds):  # interleaved: a noisy neighbour slows both alike
+        for name, fn in runs.items():
+            samples[name].append(fn())
+    return {
+        name: (
+            statistics.median(s[0] for s in values),
+            statistics.median(s[1] for s in values),
+            statistics.median(s[2] for s in values),
+        )
+        for name, values in samples.items()
+    }
+
+
+def forward_ops(rounds: int) -> dict[str, tuple[float, float]]:
+    """Median seconds of each forward building block: (shapegrad, PyTorch)."""
+    import torch
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng(0)
+    grads = sg.Gradients()
+
+    def traced(a: np.ndarray) -> Any:
+        return sg.tensor(a).trace(grads)
+
+    def leaf(a: np.ndarray) -> Any:
+        return torch.from_numpy(a).requires_grad_()
+
+    x = rng.standard_normal((16, 64, 96)).astype(np.float32)
+    hidden = rng.standard_normal((16, 64, 384)).astype(np.float32)
+    scores = rng.standard_normal((16, 4, 64, 64)).astype(np.float32)
+    logits = rng.standard_normal((16, 64, 128)).astype(np.float32)
+    labels = rng.integers(0, 128, (16, 64))
+    weight = (rng.standard_normal((96, 384)) * 0.1).astype(np.float32)
+    scale, shift, bias = np.ones(96, np.float32), np.zeros(96, np.float32), np.zeros(384, np.float32)
+    causal = np.tril(np.ones((64, 64), dtype=bool))
+    sx, sh, ss, sl = traced(x), traced(hidden), traced(scores), traced(logits)
+    sw, sb, s_weight, s_bias = traced(scale), traced(shift), traced(weight), traced(bias)
+    s_mask, s_labels = sg.tensor(causal), sg.tensor(labels)
+    tx, th, ts, tl = leaf(x), leaf(hidden), leaf(scores), leaf(logits)
+    tw, tb, t_weight, t_bias = leaf(scale), leaf(shift), leaf(weight.T.copy()), leaf(bias)
+    t_mask, t_labels = torch.from_numpy(causal), torch.from_numpy(labels)
+    cases: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+        "layer norm (16, 64, 96)": (lambda: sg.layer_norm(sx, sw, sb), lambda: F.layer_norm(tx, (96,), tw, tb)),
+        "linear 96 → 384": (
+            lambda: sg.ops.linalg.linear(sx, s_weight, s_bias),
+            lambda: F.linear(tx, t_weight, t_bias),
+        ),
+        "exact GELU (16, 64, 384)": (lambda: sg.gelu(sh, approximate="none"), lambda: F.gelu(th)),
+        "masked softmax (16, 4, 64, 64)": (
+            lambda: sg.softmax(ss, scale=0.2, mask=s_mask),
+            lambda: torch.softmax((ts * 0.2).masked_fill(~t_mask, -1e9), -1),
+        ),
+        "cross-entropy (1024, 128)": (
+            lambda: sg.losses.cross_entropy(sl, s_labels),
+            lambda: F.cross_entropy(tl.reshape(-1, 128), t_labels.reshape(-1)),
+        ),
+        "residual add (16, 64, 96)": (lambda: sx + sx, lambda: tx + tx),
+    }
+    out: dict[str, tuple[float, float]] = {}
+    for name, (ours, theirs) in cases.items():
+        times: dict[int, list[float]] = {0: [], 1: []}
+        for fn in (ours, theirs):
+            for _ in range(3):
+                fn()
+        for _ in range(rounds):
+            for which, fn in enumerate((ours, theirs)):
+                start = time.perf_counter()
+                fn()
+                times[which].append(time.perf_counter() - start)
+        out[name] = (statistics.median(times[0]), statistics.median(times[1]))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few iterations (CI)")
+    args = parser.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    import torch
+
+    torch.set_num_threads(1)
+    phases = step_phases(3 if args.quick else 25)
+    print("| GPT step phase | shapegrad | PyTorch | ÷ PyTorch |")
+    print("| --- | ---: | ---: | ---: |")
+    for i, label in enumerate(("forward + loss", "backward", "update (AdamW, clipping)")):
+        ours, theirs = phases["shapegrad"][i], phases["torch"][i]
+        print(f"| {label} | {ours * 1e3:.2f} ms | {theirs * 1e3:.2f} ms | {ours / theirs:.2f} |")
+    total = sum(phases["shapegrad"]), sum(phases["torch"])
+    print(f"| whole step | {total[0] * 1e3:.2f} ms | {total[1] * 1e3:.2f} ms | {total[0] / total[1]:.2f} |")
+    print()
+    print("| forward op, traced | shapegrad | PyTorch | ÷ PyTorch |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, (ours, theirs) in forward_ops(3 if args.quick else 40).items():
+        print(f"| {name} | {ours * 1e3:.3f} ms | {theirs * 1e3:.3f} ms | {ours / theirs:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
