@@ -3,10 +3,13 @@
 result, with one vectorised numba ufunc; the ``xp`` math in ``shapegrad.ops`` stays the
 reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
 
-- ``gelu_exact(x) -> (out, cdf, density)``: ``x·Φ(x)``, with ``Φ`` from a rational
-  approximation of erf (the one XLA and Eigen use for float32, absolute error < 5e-7) and
-  ``density = exp(-x²/2)`` saved for the backward pass (NumPy's vectorised ``exp``).
-- ``gelu_exact_backward(g, x, cdf, density) -> g·(Φ(x) + x·φ(x))``.
+- ``gelu_exact(x) -> (out, None, None)``: ``x·Φ(x)`` in one pass, with ``Φ`` from a
+  rational approximation of erf (the one XLA and Eigen use for float32, absolute error
+  < 5e-7); nothing but ``x`` is kept for the backward pass.
+- ``gelu_exact_backward(g, x, cdf, density) -> g·(Φ(x) + x·φ(x))`` in one pass from ``x``
+  alone, ``φ``'s ``exp(-x²/2)`` as a float64 series squared ten times (relative error
+  < 1e-7; numba's ``exp`` is a scalar library call that stops the loop from being
+  vectorised, a polynomial is not).
 - ``relu_backward(g, x) -> g where x > 0, else 0``: one pass instead of compare, convert
   and multiply.
 - ``max_pool2d(x, kernel, stride, padding, out) -> (values, index)`` and
@@ -29,6 +32,11 @@ reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
   time; NumPy's ``add.at`` handles one element at a time. Negative indices count from the
   end as in NumPy; an index out of range raises ``IndexError`` before anything is added.
   Returns False, having done nothing, for arguments it does not take.
+- ``cross_entropy(logits, labels, smoothing) -> (logp, per_row)`` and
+  ``cross_entropy_backward(g, logp, ids, smoothing, per_row, count)``: the log-softmax over
+  the last axis (the row maximum in one pass, NumPy's ``exp``, then the log-sum and each
+  row's loss in one more), and the gradient ``(softmax - target) · scale`` from NumPy's
+  ``exp`` of the saved ``logp`` and one pass; an out-of-range label raises ``IndexError``.
 - ``layer_norm(x, weight, bias, eps) -> (out, xhat, rstd)`` and ``layer_norm_backward(g,
   xhat, rstd, weight, need, affine)``: the row statistics, normalisation and affine map in
   one pass per row; the gradient's two row means, ``gx`` and the ``weight``/``bias``
@@ -103,25 +111,60 @@ def _gelu_cdf(v: Any) -> Any:
     return HALF + HALF * (p / q)
 
 
-def _gelu_grad(g: Any, x: Any, cdf: Any, density: Any) -> Any:
-    return g * (cdf + x * density * INV_SQRT_2PI)
+# exp(y) = (e^(y/1024))^1024, e^(y/1024) from its Taylor series to r⁸ (|y/1024| < 0.73 for
+# any y >= -745, where float64's exp underflows; the series' error < 1e-16 for |r| < 0.09,
+# i.e. |x| < 13.6, beyond which the density is below float32's smallest value anyway).
+E2, E3, E4, E5, E6, E7, E8 = (1.0 / math.factorial(k) for k in range(2, 9))
+
+
+def _gaussian_density(v: Any) -> Any:
+    y = max(-0.5 * np.float64(v) * np.float64(v), -745.0)
+    r = y * 0.0009765625
+    p = 1.0 + r * (1.0 + r * (E2 + r * (E3 + r * (E4 + r * (E5 + r * (E6 + r * (E7 + r * E8)))))))
+    for _ in range(10):
+        p = p * p
+    return p
+
+
+def _gelu_out(v: Any) -> Any:
+    return v * _gelu_cdf(v)
+
+
+def _gelu_grad(g: Any, x: Any) -> Any:
+    return g * (_gelu_cdf(x) + x * np.float32(_gaussian_density(x) * _INV_SQRT_2PI))
+
+
+_registered = False
+
+
+def _register_helpers() -> None:
+    # The element functions call these helpers: registered, numba compiles them in.
+    global _registered
+    if not _registered:
+        extending = importlib.import_module("numba.extending")
+        for helper in (_gelu_cdf, _gaussian_density):
+            extending.register_jitable(helper)
+        _registered = True
 
 
 def _gelu_exact() -> Callable[..., Any]:
-    phi = _ufunc("float32(float32)", _gelu_cdf)
+    _register_helpers()
+    out = _ufunc("float32(float32)", _gelu_out)
 
-    def gelu_exact(x: Any) -> tuple[Any, Any, Any]:
-        cdf = phi(x)
-        density = np.multiply(x, x)
-        density *= np.float32(-0.5)
-        np.exp(density, out=density)  # NumPy's exp is vectorised; numba's is not
-        return x * cdf, cdf, density
+    def gelu_exact(x: Any) -> tuple[Any, None, None]:
+        return out(x), None, None
 
     return gelu_exact
 
 
 def _gelu_exact_backward() -> Callable[..., Any]:
-    return _ufunc("float32(float32, float32, float32, float32)", _gelu_grad)
+    _register_helpers()
+    grad = _ufunc("float32(float32, float32)", _gelu_grad)
+
+    def gelu_exact_backward(g: Any, x: Any, cdf: Any = None, density: Any = None) -> Any:
+        return grad(g, x)  # Φ and φ recomputed from x: one pass, nothing saved
+
+    return gelu_exact_backward
 
 
 def _relu_grad(g: Any, x: Any) -> Any:
@@ -425,6 +468,39 @@ def _softmax_grad_rows(g: Any, y: Any, scale: Any, mask: Any, has_mask: bool, ou
 _NO_MASK = np.ones((1, 1), dtype=np.bool_)
 
 
+def _log_normalise_rows(y: Any, e: Any, ids: Any, smoothing: Any, per_row: Any) -> None:
+    # y: shifted logits, made log-probabilities in place; e = exp(y).
+    rows, n = y.shape
+    inv_n = np.float32(1) / np.float32(n)
+    for r in range(rows):
+        k = ids[r]
+        if k < 0 or k >= n:
+            raise IndexError("cross_entropy: a label is out of range")
+        total = np.float32(0)
+        for j in range(n):
+            total += e[r, j]
+        log_total = np.log(total)
+        mean = np.float32(0)
+        for j in range(n):
+            v = y[r, j] - log_total
+            y[r, j] = v
+            mean += v
+        loss = -y[r, k]
+        per_row[r] = (1 - smoothing) * loss - smoothing * mean * inv_n if smoothing else loss
+
+
+def _cross_entropy_grad_rows(p: Any, ids: Any, smoothing: Any, scale: Any, per_row: bool) -> None:
+    # p = exp(logp), made (p - target) · scale in place.
+    rows, n = p.shape
+    spread = smoothing / np.float32(n)
+    hit = np.float32(1) - smoothing
+    for r in range(rows):
+        s = scale[r] if per_row else scale[0]
+        for j in range(n):
+            p[r, j] = (p[r, j] - spread) * s
+        p[r, ids[r]] -= hit * s
+
+
 def _mask_rows(mask: Any, shape: tuple[int, ...]) -> Any:
     """``mask`` as rows that repeat every ``len(result)`` rows of ``x``'s ``(rows, n)`` view:
     itself when it is a full-size suffix of ``shape`` (a causal ``(S, S)`` mask), else the
@@ -479,6 +555,43 @@ def _softmax_backward() -> Callable[..., Any]:
         return out
 
     return softmax_backward
+
+
+def _cross_entropy() -> Callable[..., Any]:
+    shift = _numba.njit(**_ROW_FLAGS)(_softmax_shift_rows)
+    normalise = _numba.njit(**_ROW_FLAGS)(_log_normalise_rows)
+
+    def cross_entropy(logits: Any, labels: Any, smoothing: float) -> tuple[Any, Any] | None:
+        if logits.dtype != np.float32 or logits.ndim == 0 or logits.shape[-1] == 0:
+            return None
+        n = logits.shape[-1]
+        z: Any = np.ascontiguousarray(logits).reshape(-1, n)
+        logp: Any = np.empty(z.shape, dtype=np.float32)
+        shift(z, np.float32(1), _NO_MASK, False, logp)
+        exp = np.exp(logp)  # NumPy's exp is vectorised; numba's is not
+        per_row: Any = np.empty(z.shape[0], dtype=np.float32)
+        normalise(logp, exp, np.ascontiguousarray(labels).reshape(-1), np.float32(smoothing), per_row)
+        return logp.reshape(logits.shape), per_row.reshape(logits.shape[:-1])
+
+    return cross_entropy
+
+
+def _cross_entropy_backward() -> Callable[..., Any]:
+    rows = _numba.njit(**_ROW_FLAGS)(_cross_entropy_grad_rows)
+
+    def cross_entropy_backward(
+        g: Any, logp: Any, ids: Any, smoothing: Any, per_row: Any, count: Any
+    ) -> tuple[Any, None]:
+        n = logp.shape[-1]
+        p: Any = np.exp(np.ascontiguousarray(logp).reshape(-1, n))
+        flat_g = np.asarray(g, dtype=np.float32).reshape(-1)
+        scale = flat_g if per_row else flat_g / np.float32(count)
+        rows(
+            p, np.ascontiguousarray(ids).reshape(-1), np.float32(smoothing), np.ascontiguousarray(scale), bool(per_row)
+        )
+        return p.reshape(logp.shape), None
+
+    return cross_entropy_backward
 
 
 def _layer_norm_rows(x: Any, weight: Any, bias: Any, eps: Any, out: Any, xhat: Any, rstd: Any) -> None:
@@ -573,6 +686,8 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "adam": _adam,
     "softmax": _softmax,
     "softmax_backward": _softmax_backward,
+    "cross_entropy": _cross_entropy,
+    "cross_entropy_backward": _cross_entropy_backward,
     "layer_norm": _layer_norm,
     "layer_norm_backward": _layer_norm_backward,
     "sgd_momentum": _sgd(_sgd_momentum_loop),

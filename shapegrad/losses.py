@@ -11,6 +11,7 @@ import math
 from typing import Any, Literal, TypeVar, cast, overload
 
 from ._autodiff import NoTape
+from ._backend import fused_kernel
 from ._device_checks import require_in_range
 from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record
@@ -166,12 +167,17 @@ def cross_entropy(
     require_float(logits, "cross_entropy")
     xp = logits._backend.xp
     data = logits._data
-    shifted = data - xp.max(data, axis=-1, keepdims=True)
-    logp = shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
     ids = xp.expand_dims(labels._data, axis=-1)
-    per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
-    if label_smoothing:
-        per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
+    kernel = fused_kernel(logits._backend, "cross_entropy", data.dtype)
+    fused = None if kernel is None else kernel(data, labels._data, label_smoothing)  # two row passes
+    if fused is not None:
+        logp, per_row = fused
+    else:
+        shifted = data - xp.max(data, axis=-1, keepdims=True)
+        logp = shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+        per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
+        if label_smoothing:
+            per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
     count = per_row.size if reduction == "mean" else 1
     out = per_row if reduction == "none" else xp.sum(per_row) / count
     saved = (logp, ids, label_smoothing, reduction == "none", count)

@@ -25,28 +25,39 @@ def test_gelu_exact_kernel_matches_the_reference_tails_included() -> None:
     kernel = numba_kernels.kernel("gelu_exact", np.float32)
     assert kernel is not None
     out, cdf, density = kernel(x)
-    expected_out, expected_cdf = _reference(x)
-    assert out.dtype == cdf.dtype == density.dtype == np.float32
-    assert np.max(np.abs(cdf - expected_cdf)) <= 5e-7
+    assert cdf is None and density is None  # nothing but x is kept for the backward pass
+    expected_out, _ = _reference(x)
+    assert out.dtype == np.float32
     assert np.max(np.abs(out - expected_out)) <= 5e-7 * 9
-    np.testing.assert_allclose(density, np.exp(-0.5 * x.astype(np.float64) ** 2), rtol=1e-5, atol=1e-30)
 
 
-def test_gelu_exact_backward_kernel_matches_the_reference_rule() -> None:
+def test_gelu_exact_backward_kernel_matches_the_reference_rule_tails_included() -> None:
     rng = np.random.default_rng(0)
-    x = (rng.standard_normal((7, 33)) * 3).astype(np.float32)
-    g = rng.standard_normal((7, 33)).astype(np.float32)
-    _, cdf, density = numba_kernels.kernel("gelu_exact", np.float32)(x)
-    found = numba_kernels.kernel("gelu_exact_backward", np.float32)(g, x, cdf, density)
-    (expected,) = gelu_exact_backward(np, g.astype(np.float64), x.astype(np.float64), cdf.astype(np.float64), None)
+    x = np.concatenate([(rng.standard_normal(231) * 3), np.linspace(-40, 40, 401)]).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    found = numba_kernels.kernel("gelu_exact_backward", np.float32)(g, x, None, None)
+    x64 = x.astype(np.float64)
+    (expected,) = gelu_exact_backward(np, g.astype(np.float64), x64, _reference(x)[1], np.exp(-0.5 * x64 * x64))
+    assert found.dtype == np.float32
     np.testing.assert_allclose(found, expected, rtol=2e-6, atol=1e-6)
+
+
+def test_the_gelu_gradient_kernel_is_float32_exact_to_underflow() -> None:
+    """Φ(x) + x·φ(x), φ's exp(-x²/2) as a squared series, against float64 on a fine grid."""
+    x = np.linspace(-14, 14, 200001).astype(np.float32)
+    found = numba_kernels.kernel("gelu_exact_backward", np.float32)(np.ones_like(x), x)
+    x64 = x.astype(np.float64)
+    expected = _reference(x)[1] + x64 * np.exp(-0.5 * x64 * x64) / math.sqrt(2 * math.pi)
+    np.testing.assert_allclose(found, expected, rtol=1e-6, atol=5e-7)
 
 
 def test_kernels_take_strided_views_and_keep_shapes() -> None:
     x = np.arange(-24, 24, dtype=np.float32).reshape(4, 12)[:, ::3] / 4
-    out, cdf, _ = numba_kernels.kernel("gelu_exact", np.float32)(x)
-    assert out.shape == cdf.shape == (4, 4)
+    out, _, _ = numba_kernels.kernel("gelu_exact", np.float32)(x)
+    assert out.shape == (4, 4)
     np.testing.assert_allclose(out, _reference(np.ascontiguousarray(x))[0], atol=5e-6)
+    g = np.ones((4, 12), dtype=np.float32)[:, ::3]
+    assert numba_kernels.kernel("gelu_exact_backward", np.float32)(g, x).shape == (4, 4)
 
 
 def test_only_float32_and_only_with_numba(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,3 +304,34 @@ def test_embedding_gradient_through_the_row_scatter_matches_float64() -> None:
         results.append(grads[t].numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
     np.testing.assert_allclose(results[1][4], np.arange(18.0).reshape(6, 3)[[1, 2, 5]].sum(axis=0))
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("per_row", [False, True])
+def test_cross_entropy_kernels_match_the_reference(smoothing: float, per_row: bool) -> None:
+    from shapegrad.losses import cross_entropy_backward
+
+    rng = np.random.default_rng(12)
+    logits = (rng.standard_normal((3, 4, 7)) * 5).astype(np.float32)
+    labels = rng.integers(0, 7, (3, 4))
+    logp, rows = numba_kernels.kernel("cross_entropy", np.float32)(logits, labels, smoothing)
+    x = logits.astype(np.float64)
+    shifted = x - x.max(-1, keepdims=True)
+    expected_logp = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+    expected_rows = -np.take_along_axis(expected_logp, labels[..., None], -1)[..., 0]
+    expected_rows = (1 - smoothing) * expected_rows - smoothing * expected_logp.mean(-1)
+    np.testing.assert_allclose(logp, expected_logp, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rows, expected_rows, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal((3, 4)).astype(np.float32) if per_row else np.asarray(1.5, dtype=np.float32)
+    ids = labels[..., None]
+    found, none = numba_kernels.kernel("cross_entropy_backward", np.float32)(
+        g, logp, ids, np.float32(smoothing), np.float32(per_row), np.float32(12)
+    )
+    expected, _ = cross_entropy_backward(np, g, logp, ids, smoothing, per_row, 12)
+    assert none is None and found.shape == logits.shape
+    np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_cross_entropy_kernel_refuses_a_label_out_of_range() -> None:
+    with pytest.raises(IndexError, match="label"):
+        numba_kernels.kernel("cross_entropy", np.float32)(np.zeros((2, 3), np.float32), np.array([0, 3]), 0.0)

@@ -439,7 +439,10 @@ def erfc(x: Tensor[T, *S]) -> Tensor[T, *S]:
 
 
 def gelu_exact_backward(xp: Any, g: Any, x: Any, cdf: Any, density: Any) -> tuple[Any, ...]:
-    # density: exp(-x²/2), when the forward kernel saved it (else computed here).
+    # cdf: Φ(x), and density: exp(-x²/2), when the forward pass saved them (else computed
+    # here; a fused forward kernel keeps only x, its backward kernel recomputes both).
+    if cdf is None:
+        cdf = 0.5 * (1.0 + erf_values(xp, x / math.sqrt(2.0)))
     if density is None:
         density = xp.exp(-0.5 * x * x)
     return (g * (cdf + x * density / math.sqrt(2.0 * math.pi)),)
@@ -451,7 +454,7 @@ def gelu_exact(x: Tensor[T, *S]) -> Tensor[T, *S]:
     require_float(x, "gelu")
     data = x._data
     kernel = fused_kernel(x._backend, "gelu_exact", data.dtype)
-    if kernel is not None:  # one pass: the output, Φ and the density for the backward pass
+    if kernel is not None:  # one pass (a kernel may keep Φ and the density, or neither)
         out, cdf, density = kernel(data)
         return _unary(x, out, gelu_exact_backward, (data, cdf, density))
     cdf = 0.5 * (1.0 + erf_values(x._backend.xp, data / math.sqrt(2.0), x._backend))
