@@ -1,7 +1,9 @@
-"""Fused float32 kernels for the NumPy backend, compiled with numba when it is installed
-(the ``fast`` extra). Each replaces a chain of NumPy passes, every one allocating its
-result, with one vectorised numba ufunc; the ``xp`` math in ``shapegrad.ops`` stays the
-reference, which ``tests/test_numba_kernels.py`` compares these kernels with.
+"""Fused kernels for the NumPy backend, compiled with numba when it is installed (the
+``fast`` extra; ``SHAPEGRAD_NUMBA=0`` turns them off). Each replaces a chain of NumPy
+passes, every one allocating its result, with one vectorised numba ufunc or one loop (per
+row, per window, per parameter); NumPy's own vectorised ``exp`` stays where a kernel needs
+an exponential of every element. The ``xp`` math in ``shapegrad.ops`` stays the reference,
+which ``tests/test_numba_kernels.py`` compares these kernels with.
 
 - ``gelu_exact(x) -> (out, None, None)``: ``x·Φ(x)`` in one pass, with ``Φ`` from a
   rational approximation of erf (the one XLA and Eigen use for float32, absolute error
