@@ -36,27 +36,8 @@ class _NumpyRandom:
         return self._gen.permutation(n)
 
 
-# erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4] (±1 beyond, to float32 precision): the rational
-# approximation XLA and Eigen use for float32 (absolute error < 5e-7), a dozen in-place NumPy
-# passes where SciPy's evaluates in double precision element by element.
-_ERF_P = (
-    -2.72614225801306e-10,
-    2.77068142495902e-08,
-    -2.10102402082508e-06,
-    -5.69250639462346e-05,
-    -7.34990630326855e-04,
-    -2.95459980854025e-03,
-    -1.60960333262415e-02,
-)
-_ERF_Q = (
-    -1.45660718464996e-05,
-    -2.13374055278905e-04,
-    -1.68282697438203e-03,
-    -7.37332916720468e-03,
-    -1.42647390514189e-02,
-)
-
-
+# float32 erf as numba_kernels' rational approximation (XLA's and Eigen's), in a dozen
+# in-place NumPy passes where SciPy's evaluates in double precision element by element.
 def _polynomial(x2: np.ndarray[Any, Any], coefficients: tuple[float, ...]) -> np.ndarray[Any, Any]:
     out = np.full_like(x2, coefficients[0])
     for c in coefficients[1:]:
@@ -69,9 +50,9 @@ def erf_float32(x: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """erf of a float32 array: ``x·P(x²)/Q(x²)`` on ``x`` clipped to [-4, 4]."""
     u = np.clip(x, -4.0, 4.0)
     u2 = u * u
-    p = _polynomial(u2, _ERF_P)
+    p = _polynomial(u2, numba_kernels.ERF_P)
     p *= u
-    p /= _polynomial(u2, _ERF_Q)
+    p /= _polynomial(u2, numba_kernels.ERF_Q)
     return p
 
 
