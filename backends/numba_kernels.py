@@ -106,12 +106,22 @@ def available() -> bool:
     return _numba is not False
 
 
+# Compiled code is kept on disk between processes (numba's cache, next to this file or in
+# the user's cache directory); where neither is writable (a read-only install without a
+# home directory) the kernels are compiled per process instead.
+_cache = True
+
+
+def _jit(fn: Callable[..., Any], **flags: Any) -> Callable[..., Any]:
+    return _numba.njit(cache=_cache, **flags)(fn)
+
+
 def _ufunc(signature: str, fn: Callable[..., Any], fastmath: bool = True) -> Callable[..., Any]:
     # A numba ufunc: its element loop is vectorised (an explicit loop over several arrays is
     # not: numba cannot rule out aliasing); fastmath lets LLVM reorder float operations, so
     # the kernels are tested against the reference to a tolerance, not bit for bit; cache
     # keeps the machine code between processes.
-    return _numba.vectorize([signature], fastmath=fastmath, cache=True)(fn)
+    return _numba.vectorize([signature], fastmath=fastmath, cache=_cache)(fn)
 
 
 def _gelu_cdf(v: Any) -> Any:
@@ -272,8 +282,8 @@ _TWO_BY_TWO = ((2, 2), (2, 2), (0, 0))  # kernel, stride, padding
 
 
 def _max_pool2d() -> Callable[..., Any]:
-    windows = _numba.njit(cache=True)(_pool_windows)
-    two_by_two = _numba.njit(cache=True)(_pool2x2_windows)
+    windows = _jit(_pool_windows)
+    two_by_two = _jit(_pool2x2_windows)
 
     def max_pool2d(x: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, Any]:
         if (kernel, stride, padding) == _TWO_BY_TWO:
@@ -295,8 +305,8 @@ def _max_pool2d() -> Callable[..., Any]:
 
 
 def _max_pool2d_backward() -> Callable[..., Any]:
-    scatter = _numba.njit(cache=True)(_pool_scatter)
-    two_by_two = _numba.njit(cache=True)(_pool2x2_scatter)
+    scatter = _jit(_pool_scatter)
+    two_by_two = _jit(_pool2x2_scatter)
 
     def max_pool2d_backward(
         g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
@@ -317,7 +327,7 @@ def _max_pool2d_backward() -> Callable[..., Any]:
 # NaN or an infinity in a gradient reaches the parameter as it does in the reference math.
 # error_model="numpy": a division by zero gives inf instead of a Python exception check
 # per element, which would stop the loop from being vectorised.
-_LOOP_FLAGS: dict[str, Any] = {"fastmath": {"contract"}, "error_model": "numpy", "cache": True}
+_LOOP_FLAGS: dict[str, Any] = {"fastmath": {"contract"}, "error_model": "numpy"}
 
 
 def _adam_loop(
@@ -357,7 +367,7 @@ def _flat(arrays: tuple[Any, ...]) -> tuple[Any, ...] | None:
 
 
 def _adam() -> Callable[..., Any]:
-    loop = _numba.njit(**_LOOP_FLAGS)(_adam_loop)
+    loop = _jit(_adam_loop, **_LOOP_FLAGS)
 
     def adam(
         g: Any, step_size: Any, beta1: Any, beta2: Any, eps: Any, inv_bias2_sqrt: Any, p: Any, m: Any, v: Any
@@ -375,7 +385,7 @@ def _adam() -> Callable[..., Any]:
 
 def _sgd(loop_fn: Callable[..., None]) -> Callable[[], Callable[..., Any]]:
     def build() -> Callable[..., Any]:
-        loop = _numba.njit(**_LOOP_FLAGS)(loop_fn)
+        loop = _jit(loop_fn, **_LOOP_FLAGS)
 
         def sgd(g: Any, lr: Any, momentum: Any, p: Any, buf: Any) -> None:
             flat = _flat((g, p, buf))
@@ -406,7 +416,7 @@ def _scatter_rows_loop(target: Any, indices: Any, values: Any) -> None:
 
 
 def _scatter_add_rows() -> Callable[..., Any]:
-    loop = _numba.njit(cache=True)(_scatter_rows_loop)
+    loop = _jit(_scatter_rows_loop)
 
     def scatter_add_rows(target: Any, indices: Any, values: Any) -> bool:
         if (
@@ -428,7 +438,7 @@ def _scatter_add_rows() -> Callable[..., Any]:
 
 # Row kernels (softmax, layer norm): `reassoc` as well, so that a row's sum is vectorised;
 # it reorders the additions of one row, within float32 rounding of the reference.
-_ROW_FLAGS: dict[str, Any] = {"fastmath": {"contract", "reassoc"}, "error_model": "numpy", "cache": True}
+_ROW_FLAGS: dict[str, Any] = {"fastmath": {"contract", "reassoc"}, "error_model": "numpy"}
 MASKED32 = np.float32(-1e9)  # shapegrad.ops.reductions.MASKED: weight 0, no NaN in a masked row
 
 
@@ -525,8 +535,8 @@ def _mask_rows(mask: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _softmax() -> Callable[..., Any]:
-    shift = _numba.njit(**_ROW_FLAGS)(_softmax_shift_rows)
-    normalise = _numba.njit(**_ROW_FLAGS)(_normalise_rows)
+    shift = _jit(_softmax_shift_rows, **_ROW_FLAGS)
+    normalise = _jit(_normalise_rows, **_ROW_FLAGS)
 
     def softmax(x: Any, scale: float, mask: Any) -> Any:
         if x.ndim == 0 or x.dtype != np.float32:
@@ -543,7 +553,7 @@ def _softmax() -> Callable[..., Any]:
 
 
 def _softmax_backward() -> Callable[..., Any]:
-    grad_rows = _numba.njit(**_ROW_FLAGS)(_softmax_grad_rows)
+    grad_rows = _jit(_softmax_grad_rows, **_ROW_FLAGS)
 
     def softmax_backward(g: Any, y: Any, axis: Any, scale: Any = 1.0, mask: Any = None) -> Any:
         if int(axis) % max(y.ndim, 1) != y.ndim - 1 or y.dtype != np.float32 or g.dtype != np.float32:
@@ -569,8 +579,8 @@ def _softmax_backward() -> Callable[..., Any]:
 
 
 def _cross_entropy() -> Callable[..., Any]:
-    shift = _numba.njit(**_ROW_FLAGS)(_softmax_shift_rows)
-    normalise = _numba.njit(**_ROW_FLAGS)(_log_normalise_rows)
+    shift = _jit(_softmax_shift_rows, **_ROW_FLAGS)
+    normalise = _jit(_log_normalise_rows, **_ROW_FLAGS)
 
     def cross_entropy(logits: Any, labels: Any, smoothing: float) -> tuple[Any, Any] | None:
         if logits.dtype != np.float32 or logits.ndim == 0 or logits.shape[-1] == 0:
@@ -588,7 +598,7 @@ def _cross_entropy() -> Callable[..., Any]:
 
 
 def _cross_entropy_backward() -> Callable[..., Any]:
-    rows = _numba.njit(**_ROW_FLAGS)(_cross_entropy_grad_rows)
+    rows = _jit(_cross_entropy_grad_rows, **_ROW_FLAGS)
 
     def cross_entropy_backward(
         g: Any, logp: Any, ids: Any, smoothing: Any, per_row: Any, count: Any
@@ -646,7 +656,7 @@ def _layer_norm_grad_rows(g: Any, xhat: Any, rstd: Any, weight: Any, gx: Any, gw
 
 
 def _layer_norm() -> Callable[..., Any]:
-    rows = _numba.njit(**_ROW_FLAGS)(_layer_norm_rows)
+    rows = _jit(_layer_norm_rows, **_ROW_FLAGS)
 
     def layer_norm(x: Any, weight: Any, bias: Any, eps: float) -> tuple[Any, Any, Any] | None:
         if x.dtype != np.float32 or x.ndim == 0:
@@ -668,7 +678,7 @@ def _layer_norm() -> Callable[..., Any]:
 
 
 def _layer_norm_backward() -> Callable[..., Any]:
-    grad_rows = _numba.njit(**_ROW_FLAGS)(_layer_norm_grad_rows)
+    grad_rows = _jit(_layer_norm_grad_rows, **_ROW_FLAGS)
 
     def layer_norm_backward(g: Any, xhat: Any, rstd: Any, weight: Any, need: Any, affine: Any) -> Any:
         n = xhat.shape[-1]
@@ -713,11 +723,18 @@ def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:
     optimizer loops, which also take float64), or None without numba. ``adam`` returns
     False, having done nothing, for arrays it does not take (the backend then runs its
     NumPy passes)."""
+    global _cache
     if name not in _BUILDERS or not available():
         return None
     dtype = np.dtype(dtype)
     if dtype != np.float32 and not (name in _ANY_FLOAT and dtype == np.float64):
         return None
     if name not in _built:
-        _built[name] = _BUILDERS[name]()
+        try:
+            _built[name] = _BUILDERS[name]()
+        except RuntimeError as error:  # numba: "cannot cache function ...: no locator available"
+            if not _cache or "cannot cache" not in str(error):
+                raise
+            _cache = False
+            _built[name] = _BUILDERS[name]()
     return _built[name]

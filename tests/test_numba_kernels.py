@@ -335,3 +335,18 @@ def test_cross_entropy_kernels_match_the_reference(smoothing: float, per_row: bo
 def test_cross_entropy_kernel_refuses_a_label_out_of_range() -> None:
     with pytest.raises(IndexError, match="label"):
         numba_kernels.kernel("cross_entropy", np.float32)(np.zeros((2, 3), np.float32), np.array([0, 3]), 0.0)
+
+
+def test_kernels_compile_without_a_writable_cache_location(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only install without a home directory: numba finds nowhere to keep compiled
+    code and refuses cache=True; the kernels are then compiled for the process alone."""
+    caching = pytest.importorskip("numba.core.caching")
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+    monkeypatch.setattr(numba_kernels, "_built", {})
+    monkeypatch.setattr(numba_kernels, "_cache", True)
+    adam = numba_kernels.kernel("adam", np.float64)
+    assert adam is not None and numba_kernels._cache is False
+    p, m, v = np.ones(5), np.zeros(5), np.zeros(5)
+    assert adam(np.full(5, 0.5), *(np.float64(c) for c in (0.1, 0.9, 0.999, 1e-8, 1.0)), p, m, v)
+    np.testing.assert_allclose(m, 0.05)
+    assert numba_kernels.kernel("gelu_exact", np.float32) is not None  # ufuncs too
