@@ -30,6 +30,20 @@ def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def _windows_fitting(size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair) -> Pair:
+    """How many windows fit along height and width, or ``ShapeError`` when none does."""
+    out = (
+        conv_output_size(size[0], kernel[0], stride[0], padding[0], dilation[0]),
+        conv_output_size(size[1], kernel[1], stride[1], padding[1], dilation[1]),
+    )
+    if out[0] <= 0 or out[1] <= 0:
+        raise ShapeError(
+            f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of "
+            f"height×width {size[0]}×{size[1]}"
+        )
+    return out
+
+
 def _window_slices(i: int, j: int, stride: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
     top, left = i * dilation[0], j * dilation[1]
     return (
@@ -99,14 +113,7 @@ def unfold(
     if x.ndim != 4:
         raise ShapeError(f"unfold expects a (batch, channels, height, width) tensor, found shape {x.shape}")
     h, w = x.shape[2], x.shape[3]
-    out = (
-        conv_output_size(h, kernel[0], stride[0], padding[0], dilation[0]),
-        conv_output_size(w, kernel[1], stride[1], padding[1], dilation[1]),
-    )
-    if out[0] <= 0 or out[1] <= 0:
-        raise ShapeError(
-            f"window {kernel} (dilation {dilation}, padding {padding}) does not fit input of height×width {h}×{w}"
-        )
+    out = _windows_fitting((h, w), kernel, stride, padding, dilation)
     xp = x._backend.xp
     cols = _im2col(xp, x._data, kernel, stride, padding, dilation, out, window_axis)
     saved = ((h, w), kernel, stride, padding, dilation, out, window_axis)
@@ -119,20 +126,12 @@ def _conv_geometry(x: AnyTensor, weight: AnyTensor, groups: int, stride: Pair, p
     if weight.ndim != 4:
         raise ShapeError(f"conv2d expects weight (out, in/groups, kh, kw), found shape {weight.shape}")
     out_ch, group_in, kh, kw = weight.shape
-    c, h, w = x.shape[1], x.shape[2], x.shape[3]
+    c = x.shape[1]
     if groups < 1 or c != group_in * groups or out_ch % groups:
         raise ShapeError(
             f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
         )
-    out = (
-        conv_output_size(h, kh, stride[0], padding[0], dilation[0]),
-        conv_output_size(w, kw, stride[1], padding[1], dilation[1]),
-    )
-    if out[0] <= 0 or out[1] <= 0:
-        raise ShapeError(
-            f"window {(kh, kw)} (dilation {dilation}, padding {padding}) does not fit input of height×width {h}×{w}"
-        )
-    return out
+    return _windows_fitting((x.shape[2], x.shape[3]), (kh, kw), stride, padding, dilation)
 
 
 def conv2d_backward(
