@@ -120,3 +120,61 @@ def test_checks_off_leave_the_function_untouched() -> None:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "unchecked" in result.stdout
+
+
+class _CountingTapeChecks:
+    """Counts the tape checks jaxtyping runs (one per annotated Tensor it looks at)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from shapegrad._annotations import _TapeCheck
+
+        self.count = 0
+        original = _TapeCheck.__instancecheck__
+
+        def counting(cls: _TapeCheck, obj: object) -> bool:
+            self.count += 1
+            return original(cls, obj)
+
+        monkeypatch.setattr(_TapeCheck, "__instancecheck__", counting)
+
+
+def test_a_call_shaped_like_an_earlier_passing_one_is_not_checked_again(
+    numpy_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checks = _CountingTapeChecks(monkeypatch)
+    x, y = sg.zeros(17, 3), sg.ones(17, 3)  # shapes no other test passes to add_rows
+    add_rows(x, y)
+    first = checks.count
+    assert first > 0
+    add_rows(sg.ones(17, 3), sg.zeros(17, 3))  # same tapes and shapes: known to pass
+    assert checks.count == first
+    add_rows(sg.ones(18, 3), sg.zeros(18, 3))  # a new shape: checked in full
+    assert checks.count > first
+    with pytest.raises(TypeCheckError, match="Batch=17"):
+        add_rows(x, sg.ones(18, 3))
+
+
+def test_a_known_argument_signature_still_checks_a_new_result(numpy_backend: str) -> None:
+    widths = [3, 3, 4]
+
+    @sg.checked
+    def grow(x: Tensor[NoTape, Batch, L[3]]) -> Tensor[NoTape, Batch, L[3]]:
+        return sg.zeros(x.shape[0], widths.pop(0))  # pyright: ignore[reportReturnType] -- the mistake under test
+
+    grow(sg.zeros(2, 3))
+    grow(sg.zeros(2, 3))
+    with pytest.raises(TypeCheckError, match=r"(?s)return value.*Batch 3"):
+        grow(sg.zeros(2, 3))  # the same arguments as before, a result of the wrong width
+
+
+def test_tape_and_non_tensor_arguments_are_part_of_the_known_signature(numpy_backend: str) -> None:
+    @sg.checked
+    def scale(x: Tensor[NoTape, Batch], by: int) -> Tensor[NoTape, Batch]:
+        return x * by
+
+    scale(sg.zeros(3), 2)
+    with pytest.raises(TypeCheckError, match="by"):
+        scale(sg.zeros(3), "2")  # pyright: ignore[reportArgumentType] -- the mistake under test
+    grads = sg.Gradients()
+    with pytest.raises(TypeCheckError, match=r"untraced Tensor \(NoTape\)"):
+        scale(sg.zeros(3).trace(grads), 2)  # pyright: ignore[reportArgumentType] -- the mistake under test
