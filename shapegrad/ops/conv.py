@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._autodiff import wants_grad
+from .._autodiff import row_sums, wants_grad
 from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
@@ -161,7 +161,7 @@ def conv2d_backward(
         gx = xp.permute_dims(image, (1, 0, 2, 3))
     if not has_bias:
         return gx, gw
-    return gx, gw, xp.sum(xp.reshape(rows, (out_ch, -1)), axis=1)
+    return gx, gw, row_sums(xp, xp.reshape(rows, (out_ch, -1)))
 
 
 def conv2d(

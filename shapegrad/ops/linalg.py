@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from .._autodiff import NoTape, wants_grad
+from .._autodiff import NoTape, column_sums, wants_grad
 from .._backend import same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record
@@ -140,7 +140,7 @@ def linear_backward(xp: Any, g: Any, x: Any, w: Any, need_x: bool, need_w: bool,
     gw = xp.matmul(xp.matrix_transpose(xp.reshape(x, (-1, features_in))), rows) if need_w else None
     if not has_bias:
         return gx, gw
-    return gx, gw, xp.sum(rows, axis=0)
+    return gx, gw, column_sums(xp, rows)
 
 
 def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> Any:
