@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal as L
+from typing import Any, Literal as L, TypeVar, cast
 
 import numpy as np
 
@@ -151,6 +151,26 @@ def mlp_step_flops(batch: int) -> int:
     return 2 * forward + sum(2 * batch * i * o for i, o in layers[1:])
 
 
+def mlp_products(batch: int) -> Callable[[], Any]:
+    """The MLP step's matrix products alone, at its shapes and layouts (weights ``(in, out)``):
+    what the step would cost with nothing around its GEMMs, on this BLAS."""
+    rng = np.random.default_rng(0)
+    layers = [(784, 256), (256, 256), (256, 10)]
+    inputs = [rng.standard_normal((batch, i)).astype(np.float32) for i, _ in layers]
+    weights = [rng.standard_normal((i, o)).astype(np.float32) for i, o in layers]
+    grads = [rng.standard_normal((batch, o)).astype(np.float32) for _, o in layers]
+
+    def products() -> None:
+        for x, w in zip(inputs, weights, strict=True):
+            x @ w
+        for k, (x, w, g) in enumerate(zip(inputs, weights, grads, strict=True)):
+            x.T @ g
+            if k:
+                g @ w.T
+
+    return products
+
+
 def check_same_loss(steps: int) -> dict[str, float]:
     """shapegrad, PyTorch and NumPy from one initialisation on the same batches."""
     model = MLP(sg.Generator(0))
@@ -257,7 +277,10 @@ def bench_mlp_batches(number: int, repeat: int, with_jax: bool) -> list[tuple[in
         weights = mlp_weights(model)
         opt, grads = sg.optim.Adam(model), model.alloc_grads()
         x, y = sg.tensor(x_np), sg.tensor(y_np)
-        contenders: dict[str, Callable[[], Any]] = {"shapegrad": lambda: sg_step(model, opt, grads, x, y)}
+        contenders: dict[str, Callable[[], Any]] = {
+            "shapegrad": lambda: sg_step(model, opt, grads, x, y),
+            "products": mlp_products(batch),
+        }
         if have_torch():
             import torch
 
@@ -390,9 +413,11 @@ def us(t: float | None) -> str:
 DISTRIBUTED_HEADING = "# Data-parallel training"
 # case, shapegrad, PyTorch, NumPy (in the batch table: the BLAS floor), JAX jit (seconds)
 Row = tuple[str, float | None, float | None, float | None, float | None]
+# name, shapegrad, PyTorch, BLAS floor, JAX, the step's matrix products alone
+BatchRow = tuple[str, float | None, float | None, float | None, float | None, float | None]
 
 
-def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) -> tuple[list[Row], list[Row]]:
+def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) -> tuple[list[Row], list[BatchRow]]:
     """Every timed case at one thread count: the main table and the MLP-by-batch table."""
     with pin_threads(threads):
         rows: list[Row] = [(*r, None) for r in bench_ops(n_ops, repeat)]
@@ -408,22 +433,30 @@ def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) 
             ("GPT step (examples/gpt.py), batch 16 × 64 chars, AdamW", lm["shapegrad"], lm.get("torch"), None, None)
         )
         rate = sgemm_rate()
-        by_batch: list[Row] = [
-            (f"MLP step, batch {b}", t["shapegrad"], t.get("torch"), mlp_step_flops(b) / rate, t.get("jax"))
+        by_batch: list[BatchRow] = [
+            (
+                f"MLP step, batch {b}",
+                t["shapegrad"],
+                t.get("torch"),
+                mlp_step_flops(b) / rate,
+                t.get("jax"),
+                t["products"],
+            )
             for b, t in bench_mlp_batches(n_step, repeat, with_jax)
         ]
     return rows, by_batch
 
 
-def batch_table(rows: list[Row]) -> list[str]:
+def batch_table(rows: list[BatchRow]) -> list[str]:
     out = [
-        "| case | shapegrad | PyTorch | JAX jit | BLAS floor | ÷ PyTorch | ÷ JAX | ÷ floor |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| case | shapegrad | PyTorch | JAX jit | BLAS floor | products alone | ÷ PyTorch | ÷ JAX | ÷ floor "
+        "| products ÷ floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, ours, theirs, floor, jax in rows:
+    for name, ours, theirs, floor, jax, products in rows:
         out.append(
-            f"| {name} | {us(ours)} | {us(theirs)} | {us(jax)} | {us(floor)} | {ratio(ours, theirs)} | "
-            f"{ratio(ours, jax)} | {ratio(ours, floor)} |"
+            f"| {name} | {us(ours)} | {us(theirs)} | {us(jax)} | {us(floor)} | {us(products)} | "
+            f"{ratio(ours, theirs)} | {ratio(ours, jax)} | {ratio(ours, floor)} | {ratio(products, floor)} |"
         )
     return out
 
@@ -441,14 +474,21 @@ def table(rows: list[Row]) -> list[str]:
     return out
 
 
-def median_rows(runs: list[list[Row]]) -> list[Row]:
+RowT = TypeVar("RowT", Row, BatchRow)
+
+
+def median_rows(runs: list[list[RowT]]) -> list[RowT]:
     """Case by case, the median time over whole runs (each itself a median of rounds)."""
 
-    def med(values: list[float | None]) -> float | None:
+    def med(values: list[Any]) -> float | None:
         present = [v for v in values if v is not None]
         return statistics.median(present) if present else None
 
-    return [(runs[0][i][0], *(med([r[i][k] for r in runs]) for k in range(1, 5))) for i in range(len(runs[0]))]
+    width = len(runs[0][0])
+    return [
+        cast(RowT, (runs[0][i][0], *(med([r[i][k] for r in runs]) for k in range(1, width))))
+        for i in range(len(runs[0]))
+    ]
 
 
 def main() -> None:
@@ -491,7 +531,7 @@ def main() -> None:
     emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
     for threads in sorted(args.threads):  # one thread first: the pinned section
         runs: list[list[Row]] = []
-        batch_runs: list[list[Row]] = []
+        batch_runs: list[list[BatchRow]] = []
         for run in range(args.runs):
             rows, by_batch = measure(threads, n_ops, n_step, repeat, jax_missing is None and threads == 1)
             runs.append(rows)
@@ -506,7 +546,10 @@ def main() -> None:
         for line in table(median_rows(runs)):
             emit(line)
         emit()
-        emit("MLP step by batch (BLAS floor: the step's matrix-product FLOPs at the measured sgemm rate):")
+        emit(
+            "MLP step by batch (BLAS floor: the step's matrix-product FLOPs at the measured sgemm rate; "
+            "products alone: those products timed at the step's shapes, nothing around them):"
+        )
         emit()
         for line in batch_table(median_rows(batch_runs)):
             emit(line)
