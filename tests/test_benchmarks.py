@@ -26,6 +26,21 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
         assert case in result.stdout
 
 
+@pytest.mark.parametrize("n", range(1, 8))
+def test_benchmark_rounds_let_every_contender_follow_every_other_equally_often(n: int) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import run
+
+    orders = run.balanced_orders(n)
+    follows: dict[tuple[int, int], int] = {}
+    for order in orders:
+        assert sorted(order) == list(range(n))
+        for before, after in zip(order, order[1:]):
+            follows[before, after] = follows.get((before, after), 0) + 1
+    assert len(follows) == n * (n - 1)
+    assert len(set(follows.values())) <= 1
+
+
 def test_the_gpu_fused_kernel_comparison_runs_on_the_emulated_cupy() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import gpu
