@@ -178,3 +178,25 @@ def test_tape_and_non_tensor_arguments_are_part_of_the_known_signature(numpy_bac
     grads = sg.Gradients()
     with pytest.raises(TypeCheckError, match=r"untraced Tensor \(NoTape\)"):
         scale(sg.zeros(3).trace(grads), 2)  # pyright: ignore[reportArgumentType] -- the mistake under test
+
+
+def test_checking_does_not_import_jax_where_it_is_installed() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("JAX is not installed here: nothing could import it")
+    code = (
+        "import sys\n"
+        "from typing import Literal as L\n"
+        "import shapegrad as sg\n"
+        "from shapegrad import Tensor, NoTape\n"
+        "@sg.checked\n"
+        "def g(x: Tensor[NoTape, L[3]]) -> Tensor[NoTape, L[3]]: return x\n"
+        "g(sg.zeros(3))\n"
+        "sg.cast(sg.zeros(3), Tensor[NoTape, L[3]])\n"
+        "assert 'jax' not in sys.modules, 'jax imported'\n"
+        "print('no jax')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "no jax" in result.stdout
