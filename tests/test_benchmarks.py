@@ -22,7 +22,16 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "same initialisation, same batches, final loss" in result.stdout
-    for case in ("MLP step", "CNN step", "1,000-op chain", "peak resident memory", "first step", "further steps"):
+    cases = (
+        "MLP step",
+        "CNN step",
+        "1,000-op chain",
+        "peak resident memory",
+        "first step",
+        "further steps",
+        "whole process",
+    )
+    for case in cases:
         assert case in result.stdout
 
 
