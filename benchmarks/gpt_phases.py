@@ -149,6 +149,56 @@ def forward_ops(rounds: int) -> dict[str, tuple[float, float]]:
     return out
 
 
+def step_products(rounds: int) -> tuple[float, float]:
+    """Median seconds of the step's matrix products alone, at the model's shapes: NumPy's BLAS
+    (what shapegrad calls) against PyTorch's, nothing around them. Per block: four linears
+    (96→288, 96→96, 96→384, 384→96) forward, input gradient and weight gradient over 1,024
+    rows, and attention's two batched products (64 heads-and-sequences of 64×24 and 64×64)
+    with their two gradients each; then the tied head's three."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    rows, width, heads, seq = 1024, 96, 64, 64
+
+    def products(lib: Any) -> Callable[[], None]:
+        def array(*shape: int) -> Any:
+            a = rng.standard_normal(shape).astype(np.float32)
+            return lib.from_numpy(a) if lib is torch else a
+
+        linears = [
+            (array(rows, i), array(i, o), array(rows, o)) for i, o in ((96, 288), (96, 96), (96, 384), (384, 96))
+        ]
+        q, k_t, w = array(heads, seq, 24), array(heads, 24, seq), array(heads, seq, seq)
+        h, e, g = array(rows, width), array(128, width), array(rows, 128)
+
+        def run() -> None:
+            for _ in range(2):  # blocks
+                for x, weight, grad in linears:
+                    x @ weight
+                    grad @ weight.T
+                    x.T @ grad
+                for a, b in ((q, k_t), (w, q)):
+                    a @ b
+                    a.swapaxes(-1, -2) @ a
+                    b @ b.swapaxes(-1, -2)
+            h @ e.T
+            g @ e
+            g.T @ h
+
+        return run
+
+    ours, theirs = products(np), products(torch)
+    times: dict[int, list[float]] = {0: [], 1: []}
+    for fn in (ours, theirs):
+        fn()
+    for _ in range(rounds):
+        for which, fn in enumerate((ours, theirs)):
+            start = time.perf_counter()
+            fn()
+            times[which].append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few iterations (CI)")
@@ -156,8 +206,10 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     import torch
+    from threadpoolctl import threadpool_limits
 
     torch.set_num_threads(1)
+    threadpool_limits(limits=1)  # NumPy's BLAS too: two of its threads on one core would fight
     phases = step_phases(3 if args.quick else 25)
     print("| GPT step phase | shapegrad | PyTorch | ÷ PyTorch |")
     print("| --- | ---: | ---: | ---: |")
@@ -166,6 +218,11 @@ def main() -> None:
         print(f"| {label} | {ours * 1e3:.2f} ms | {theirs * 1e3:.2f} ms | {ours / theirs:.2f} |")
     total = sum(phases["shapegrad"]), sum(phases["torch"])
     print(f"| whole step | {total[0] * 1e3:.2f} ms | {total[1] * 1e3:.2f} ms | {total[0] / total[1]:.2f} |")
+    products = step_products(3 if args.quick else 25)
+    print(
+        f"| its matrix products alone (NumPy's BLAS ÷ PyTorch's) | {products[0] * 1e3:.2f} ms | "
+        f"{products[1] * 1e3:.2f} ms | {products[0] / products[1]:.2f} |"
+    )
     print()
     print("| forward op, traced | shapegrad | PyTorch | ÷ PyTorch |")
     print("| --- | ---: | ---: | ---: |")
