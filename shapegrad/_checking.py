@@ -102,6 +102,7 @@ class _SignatureCachedCheck:
         import types
 
         from beartype import beartype
+
         jaxtyped = _jaxtyped()
 
         self.fn = fn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def test_benchmark_rounds_let_every_contender_follow_every_other_equally_often(n
     follows: dict[tuple[int, int], int] = {}
     for order in orders:
         assert sorted(order) == list(range(n))
-        for before, after in zip(order, order[1:]):
+        for before, after in itertools.pairwise(order):
             follows[before, after] = follows.get((before, after), 0) + 1
     assert len(follows) == n * (n - 1)
     assert len(set(follows.values())) <= 1
