@@ -460,9 +460,12 @@ def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) 
             ("MLP step 784-256-256-10, batch 128, Adam", mlp["shapegrad"], mlp.get("torch"), mlp["numpy"], None)
         )
         rows.append(("same MLP step, run-time checks off", mlp["shapegrad, checks off"], None, None, None))
-        cnn = bench_cnn(max(2, n_step // 5), repeat)
+        # The model steps take 15–40 ms: rounds of fewer steps, twice as many rounds, so that a
+        # burst of a neighbour's load spoils fewer of the rounds the median is taken over.
+        model_steps, model_rounds = max(2, n_step // 10), 2 * repeat + 1
+        cnn = bench_cnn(model_steps, model_rounds)
         rows.append(("CNN step, 2×conv3×3, 28×28, batch 64, Adam", cnn["shapegrad"], cnn.get("torch"), None, None))
-        lm = bench_gpt(max(2, n_step // 5), repeat)
+        lm = bench_gpt(model_steps, model_rounds)
         rows.append(
             ("GPT step (examples/gpt.py), batch 16 × 64 chars, AdamW", lm["shapegrad"], lm.get("torch"), None, None)
         )
