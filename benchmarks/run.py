@@ -152,9 +152,10 @@ def mlp_weights(model: MLP) -> list[np.ndarray]:
 
 
 # --------------------------------------------------------------------------- cases
-def sgemm_rate(n: int = 1024, repeat: int = 5) -> float:
+def sgemm_rate(n: int = 1024, repeat: int = 30) -> float:
     """FLOP/s of a float32 (n × n) @ (n × n) product at the pinned thread count (best of
-    ``repeat``: the machine's rate, not its noise)."""
+    ``repeat``: the machine's rate, not its noise; with 5 a burst of a neighbour's load could
+    lower it by a third for a whole run)."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, n), dtype=np.float32)
     a @ b
