@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal as L, TypeVar, cast
+from typing import Any, Literal as L
 
 import numpy as np
 
@@ -485,48 +485,52 @@ def measure(threads: int, n_ops: int, n_step: int, repeat: int, with_jax: bool) 
     return rows, by_batch
 
 
-def batch_table(rows: list[BatchRow]) -> list[str]:
+def median_time(runs: list[list[Any]], i: int, k: int) -> float | None:
+    """Row ``i``, column ``k``: the median over whole runs (each itself a median of rounds)."""
+    present = [run[i][k] for run in runs if run[i][k] is not None]
+    return statistics.median(present) if present else None
+
+
+def median_ratio(runs: list[list[Any]], top: tuple[int, int], bottom: tuple[int, int]) -> str:
+    """The median over whole runs of each run's own ratio: a ratio pairs two figures of one
+    run, whose absolute speed this shared machine moves by ±15 % from run to run."""
+    values: list[float] = []
+    for run in runs:
+        numerator, denominator = run[top[0]][top[1]], run[bottom[0]][bottom[1]]
+        if numerator is not None and denominator:
+            values.append(numerator / denominator)
+    return f"{statistics.median(values):.2f}" if values else "–"
+
+
+def batch_table(runs: list[list[BatchRow]]) -> list[str]:
     out = [
         "| case | shapegrad | PyTorch | JAX jit | BLAS floor | products alone | ÷ PyTorch | ÷ JAX | ÷ floor "
         "| products ÷ floor |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, ours, theirs, floor, jax, products in rows:
+    for i, row in enumerate(runs[0]):
+        ours, theirs, floor, jax, products = (median_time(runs, i, k) for k in range(1, 6))
         out.append(
-            f"| {name} | {us(ours)} | {us(theirs)} | {us(jax)} | {us(floor)} | {us(products)} | "
-            f"{ratio(ours, theirs)} | {ratio(ours, jax)} | {ratio(ours, floor)} | {ratio(products, floor)} |"
+            f"| {row[0]} | {us(ours)} | {us(theirs)} | {us(jax)} | {us(floor)} | {us(products)} | "
+            f"{median_ratio(runs, (i, 1), (i, 2))} | {median_ratio(runs, (i, 1), (i, 4))} | "
+            f"{median_ratio(runs, (i, 1), (i, 3))} | {median_ratio(runs, (i, 5), (i, 3))} |"
         )
     return out
 
 
-def table(rows: list[Row]) -> list[str]:
+def table(runs: list[list[Row]]) -> list[str]:
     out = ["| case | shapegrad | PyTorch | NumPy | ÷ PyTorch | ÷ NumPy |", "| --- | ---: | ---: | ---: | ---: | ---: |"]
-    checked = next(r[1] for r in rows if r[0].startswith("MLP step"))
-    for name, ours, theirs, floor, _ in rows:
-        if name.startswith("same MLP step"):
-            out.append(f"| {name} | {us(ours)} | | | | checks on ÷ off: {ratio(checked, ours)} |")
+    checked = next(i for i, r in enumerate(runs[0]) if r[0].startswith("MLP step"))
+    for i, row in enumerate(runs[0]):
+        ours, theirs, floor = (median_time(runs, i, k) for k in range(1, 4))
+        if row[0].startswith("same MLP step"):
+            out.append(f"| {row[0]} | {us(ours)} | | | | checks on ÷ off: {median_ratio(runs, (checked, 1), (i, 1))} |")
         else:
             out.append(
-                f"| {name} | {us(ours)} | {us(theirs)} | {us(floor)} | {ratio(ours, theirs)} | {ratio(ours, floor)} |"
+                f"| {row[0]} | {us(ours)} | {us(theirs)} | {us(floor)} | {median_ratio(runs, (i, 1), (i, 2))} | "
+                f"{median_ratio(runs, (i, 1), (i, 3))} |"
             )
     return out
-
-
-RowT = TypeVar("RowT", Row, BatchRow)
-
-
-def median_rows(runs: list[list[RowT]]) -> list[RowT]:
-    """Case by case, the median time over whole runs (each itself a median of rounds)."""
-
-    def med(values: list[Any]) -> float | None:
-        present = [v for v in values if v is not None]
-        return statistics.median(present) if present else None
-
-    width = len(runs[0][0])
-    return [
-        cast(RowT, (runs[0][i][0], *(med([r[i][k] for r in runs]) for k in range(1, width))))
-        for i in range(len(runs[0]))
-    ]
 
 
 def main() -> None:
@@ -556,7 +560,12 @@ def main() -> None:
     emit(f"command: python benchmarks/run.py{flags}")
     emit(
         f"each time: median of at least {repeat} interleaved rounds, in orders where every contender "
-        "follows every other equally often" + (f"; tables: median of {args.runs} whole runs" if args.runs > 1 else "")
+        "follows every other equally often"
+        + (
+            f"; tables: times the median of {args.runs} whole runs, ratios the median of each run's own ratio"
+            if args.runs > 1
+            else ""
+        )
     )
     jax_missing = peers.have_jax()
     all_cores = os.sched_getaffinity(0)
@@ -576,12 +585,15 @@ def main() -> None:
             batch_runs.append(by_batch)
             if args.runs > 1:
                 print(
-                    f"[{threads} thread(s), run {run + 1}/{args.runs}]", *table(rows), *batch_table(by_batch), sep="\n"
+                    f"[{threads} thread(s), run {run + 1}/{args.runs}]",
+                    *table([rows]),
+                    *batch_table([by_batch]),
+                    sep="\n",
                 )
         emit()
         emit(f"## {threads} thread{'s' if threads > 1 else ''}")
         emit()
-        for line in table(median_rows(runs)):
+        for line in table(runs):
             emit(line)
         emit()
         emit(
@@ -589,7 +601,7 @@ def main() -> None:
             "products alone: those products timed at the step's shapes, nothing around them):"
         )
         emit()
-        for line in batch_table(median_rows(batch_runs)):
+        for line in batch_table(batch_runs):
             emit(line)
         os.sched_setaffinity(0, all_cores)
     steps = 20 if args.quick else 200

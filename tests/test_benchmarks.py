@@ -51,6 +51,18 @@ def test_benchmark_rounds_let_every_contender_follow_every_other_equally_often(n
     assert len(set(follows.values())) <= 1
 
 
+def test_a_ratio_over_whole_runs_is_the_median_of_each_runs_own_ratio() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import run
+
+    # Three runs at different machine speeds: the ratio is 1.0, 1.1 and 0.9 run by run, while
+    # the medians of the times alone (20 ÷ 22) would say 0.91.
+    runs = [[("case", 10.0, 10.0)], [("case", 22.0, 20.0)], [("case", 27.0, 30.0)]]
+    assert run.median_ratio(runs, (0, 1), (0, 2)) == "1.00"
+    assert run.median_time(runs, 0, 1) == 22.0
+    assert run.median_ratio([[("case", 1.0, None)]], (0, 1), (0, 2)) == "–"
+
+
 def test_the_gpu_fused_kernel_comparison_runs_on_the_emulated_cupy() -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import gpu
