@@ -286,9 +286,10 @@ def unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
     axes = tuple(range(extra)) + tuple(
         i + extra for i, size in enumerate(shape) if size == 1 and grad.shape[i + extra] != 1
     )
-    if extra and axes == tuple(range(extra)) and math.prod(shape) > 0:
+    kept = math.prod(shape)
+    if extra and axes == tuple(range(extra)) and kept > 0:
         # A bias's gradient: the leading axes summed away, the trailing ones kept.
-        return xp.reshape(column_sums(xp, xp.reshape(grad, (-1, math.prod(shape)))), shape)
+        return xp.reshape(column_sums(xp, xp.reshape(grad, (-1, kept))), shape)
     if axes:
         grad = xp.sum(grad, axis=axes, keepdims=True)
     if extra or grad.shape != shape:
