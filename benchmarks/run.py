@@ -169,22 +169,23 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - start
 
 
+MLP_LAYERS = [(784, 256), (256, 256), (256, 10)]  # the MLP's (in, out) per layer
+
+
 def mlp_step_flops(batch: int) -> int:
     """Matrix-product FLOPs of one MLP step: the forward products, every weight gradient, and
     the input gradients of layers 2 and 3 (the data needs none)."""
-    layers = [(784, 256), (256, 256), (256, 10)]
-    forward = sum(2 * batch * i * o for i, o in layers)
-    return 2 * forward + sum(2 * batch * i * o for i, o in layers[1:])
+    forward = sum(2 * batch * i * o for i, o in MLP_LAYERS)
+    return 2 * forward + sum(2 * batch * i * o for i, o in MLP_LAYERS[1:])
 
 
 def mlp_products(batch: int) -> Callable[[], Any]:
     """The MLP step's matrix products alone, at its shapes and layouts (weights ``(in, out)``):
     what the step would cost with nothing around its GEMMs, on this BLAS."""
     rng = np.random.default_rng(0)
-    layers = [(784, 256), (256, 256), (256, 10)]
-    inputs = [rng.standard_normal((batch, i)).astype(np.float32) for i, _ in layers]
-    weights = [rng.standard_normal((i, o)).astype(np.float32) for i, o in layers]
-    grads = [rng.standard_normal((batch, o)).astype(np.float32) for _, o in layers]
+    inputs = [rng.standard_normal((batch, i)).astype(np.float32) for i, _ in MLP_LAYERS]
+    weights = [rng.standard_normal((i, o)).astype(np.float32) for i, o in MLP_LAYERS]
+    grads = [rng.standard_normal((batch, o)).astype(np.float32) for _, o in MLP_LAYERS]
 
     def products() -> None:
         for x, w in zip(inputs, weights, strict=True):
