@@ -134,19 +134,22 @@ def forward_ops(rounds: int) -> dict[str, tuple[float, float]]:
         ),
         "residual add (16, 64, 96)": (lambda: sx + sx, lambda: tx + tx),
     }
-    out: dict[str, tuple[float, float]] = {}
-    for name, (ours, theirs) in cases.items():
-        times: dict[int, list[float]] = {0: [], 1: []}
-        for fn in (ours, theirs):
-            for _ in range(3):
-                fn()
-        for _ in range(rounds):
-            for which, fn in enumerate((ours, theirs)):
-                start = time.perf_counter()
-                fn()
-                times[which].append(time.perf_counter() - start)
-        out[name] = (statistics.median(times[0]), statistics.median(times[1]))
-    return out
+    return {name: interleaved(ours, theirs, rounds) for name, (ours, theirs) in cases.items()}
+
+
+def interleaved(ours: Callable[[], Any], theirs: Callable[[], Any], rounds: int) -> tuple[float, float]:
+    """Median seconds of one call of each, after three warm-up calls, the two alternating so
+    that a noisy neighbour slows both alike."""
+    times: dict[int, list[float]] = {0: [], 1: []}
+    for fn in (ours, theirs):
+        for _ in range(3):
+            fn()
+    for _ in range(rounds):
+        for which, fn in enumerate((ours, theirs)):
+            start = time.perf_counter()
+            fn()
+            times[which].append(time.perf_counter() - start)
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def step_products(rounds: int) -> tuple[float, float]:
@@ -187,16 +190,7 @@ def step_products(rounds: int) -> tuple[float, float]:
 
         return run
 
-    ours, theirs = products(np), products(torch)
-    times: dict[int, list[float]] = {0: [], 1: []}
-    for fn in (ours, theirs):
-        fn()
-    for _ in range(rounds):
-        for which, fn in enumerate((ours, theirs)):
-            start = time.perf_counter()
-            fn()
-            times[which].append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
+    return interleaved(products(np), products(torch), rounds)
 
 
 def main() -> None:
