@@ -2,26 +2,42 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
+def _benchmark_module(name: str) -> ModuleType:
+    """A module of benchmarks/ (``run``, ``gpu``), imported as the scripts import each other."""
+    if str(ROOT / "benchmarks") not in sys.path:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+    return importlib.import_module(name)
+
+
+def _run_benchmark(script: str, *args: str, timeout: int) -> subprocess.CompletedProcess[str]:
+    """``python benchmarks/<script> <args>`` from the repository root; fails the test unless it
+    exits cleanly."""
     result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--threads", "1"],
+        [sys.executable, str(ROOT / "benchmarks" / script), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=900,
+        timeout=timeout,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    return result
+
+
+def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
+    result = _run_benchmark("run.py", "--quick", "--threads", "1", timeout=900)
     assert "same initialisation, same batches, final loss" in result.stdout
     cases = (
         "MLP step",
@@ -38,9 +54,7 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
 
 @pytest.mark.parametrize("n", range(1, 8))
 def test_benchmark_rounds_let_every_contender_follow_every_other_equally_often(n: int) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import run
-
+    run = _benchmark_module("run")
     orders = run.balanced_orders(n)
     follows: dict[tuple[int, int], int] = {}
     for order in orders:
@@ -52,9 +66,7 @@ def test_benchmark_rounds_let_every_contender_follow_every_other_equally_often(n
 
 
 def test_a_ratio_over_whole_runs_is_the_median_of_each_runs_own_ratio() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import run
-
+    run = _benchmark_module("run")
     # Three runs at different machine speeds: the ratio is 1.0, 1.1 and 0.9 run by run, while
     # the medians of the times alone (20 ÷ 22) would say 0.91.
     runs = [[("case", 10.0, 10.0)], [("case", 22.0, 20.0)], [("case", 27.0, 30.0)]]
@@ -64,8 +76,7 @@ def test_a_ratio_over_whole_runs_is_the_median_of_each_runs_own_ratio() -> None:
 
 
 def test_the_gpu_fused_kernel_comparison_runs_on_the_emulated_cupy() -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import gpu
+    gpu = _benchmark_module("gpu")
     from conftest import emulated_cupy_backend
 
     speedups = gpu.fused_speedups(emulated_cupy_backend(), lambda: None, shape=(16, 8), number=1, repeat=1)
@@ -97,14 +108,6 @@ def test_the_distributed_benchmark_runs_at_two_ranks() -> None:
 
 def test_the_gpt_phase_breakdown_runs() -> None:
     pytest.importorskip("torch")
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "gpt_phases.py"), "--quick"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = _run_benchmark("gpt_phases.py", "--quick", timeout=600)
     for row in ("forward + loss", "backward", "update", "whole step", "exact GELU", "cross-entropy"):
         assert row in result.stdout
