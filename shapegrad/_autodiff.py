@@ -44,12 +44,15 @@ _seq = itertools.count(1)
 _get_ident = threading.get_ident
 
 Rule = Callable[..., Sequence[Any]]
+Watched = tuple["Version", int, int, tuple[int, ...]]
+"""A write counter, its value when an op was recorded, which input it belongs to (-1: the
+op's result) and that tensor's shape (for the message)."""
 
 
 class Tape:
     """Run-time identity of a recording: its ``Gradients``, leaf results and owner thread."""
 
-    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited")
+    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited", "spent")
 
     def __init__(self, sink: Gradients[Any] | None = None) -> None:
         self.parent: Tape | None = None
@@ -61,6 +64,8 @@ class Tape:
         # values are released, so a loss kept by the user (history.append(loss)) does not
         # keep the whole step's activations alive.
         self.visited: list[weakref.ref[Node]] = []
+        # Outputs a backward pass started from (by node seq): True where it said retain.
+        self.spent: dict[int, bool] = {}
 
     def end(self, reason: str) -> None:
         """End the recording: later use raises ``TapeError``; saved values are released."""
@@ -94,6 +99,8 @@ def merge_tapes(a: Tape, b: Tape) -> Tape:
     rb.leaf_grads = {}
     ra.visited.extend(rb.visited)
     rb.visited = []
+    ra.spent.update(rb.spent)
+    rb.spent = {}
     return ra
 
 
@@ -119,8 +126,9 @@ class Node:
     is delivered. A node that ``wants`` no gradient only carries the tape: no gradient is
     computed for it or for anything that only it leads to. ``dtype`` is the dtype of the
     value the node produced: the gradient it receives is cast to it, so a leaf's gradient
-    has the leaf's dtype whatever it was combined with. ``versions`` pairs each parameter
-    the op read with the parameter's write count at that time, so that a parameter written
+    has the leaf's dtype whatever it was combined with. ``versions`` holds, for each
+    parameter the op read and each other tensor whose data it saved, the write counter, its
+    value at that time and the input's position (-1: the op's own result), so that a write
     between the forward and the backward pass is detected.
     """
 
@@ -151,7 +159,7 @@ class Node:
         xp: Any,
         key: int = 0,
         wants: bool = True,
-        versions: tuple[tuple[ParamInfo, int], ...] | None = None,
+        versions: tuple[Watched, ...] | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -179,20 +187,56 @@ class Recordable(Protocol):
     _data: Any
     _node: Node | None
     _param: ParamInfo | None
+    _version: Version | None
+
+
+class Version:
+    """How many times a tensor's data was written in place; shared by every tensor whose
+    data is the same memory (``x.trace(...)``, ``x.detach()``, a view made by an op), so a
+    write through any of them is seen by a backward pass that saved another."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+def version_of(tensor: Any) -> Version:
+    """The tensor's write counter, made on first need (most tensors are never saved)."""
+    version: Version | None = tensor._version
+    if version is None:
+        version = tensor._version = Version()
+    return version
+
+
+def note_written(tensor: Any) -> None:
+    """Record an in-place write into ``tensor``'s data (``__setitem__``, an optimizer update,
+    ``sg.load``, a broadcast): a backward pass through values saved before it raises."""
+    version: Version | None = tensor._version
+    if version is not None:
+        version.value += 1
+    param = tensor._param
+    if param is not None:
+        param.version.value += 1
+
+
+def share_version(source: Any, alias: Any) -> None:
+    """Make ``alias`` (whose data is ``source``'s memory) count writes with ``source``."""
+    alias._version = version_of(source)
 
 
 class ParamInfo:
     """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains,
-    and how many times its values were written in place (``version``, raised by every
-    optimizer update and load, checked by the backward pass)."""
+    and its write counter (``version``, the tensor's own: raised by every optimizer update
+    and load, checked by the backward pass)."""
 
     __slots__ = ("key", "leaf", "trainable", "version")
 
-    def __init__(self, key: int, leaf: Node, trainable: bool) -> None:
+    def __init__(self, key: int, leaf: Node, trainable: bool, version: Version) -> None:
         self.key = key
         self.leaf = leaf
         self.trainable = trainable
-        self.version = 0
+        self.version = version
 
 
 def make_parameter(tensor: Any, trainable: bool = True) -> None:
@@ -200,7 +244,7 @@ def make_parameter(tensor: Any, trainable: bool = True) -> None:
     key = new_leaf_key()
     data = tensor._data
     leaf = Node(None, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key)
-    tensor._param = ParamInfo(key, leaf, trainable)
+    tensor._param = ParamInfo(key, leaf, trainable, version_of(tensor))
 
 
 def parent_of(tensor: Recordable) -> Node | None:
@@ -219,25 +263,40 @@ def wants_grad(tensor: Recordable) -> bool:
     return parent_of(tensor) is not None
 
 
-def record_node(data: Any, rule: Rule, inputs: Sequence[Recordable], saved: tuple[Any, ...], xp: Any) -> Node | None:
+def record_node(
+    data: Any,
+    rule: Rule,
+    inputs: Sequence[Recordable],
+    saved: tuple[Any, ...],
+    xp: Any,
+    reads: tuple[bool, ...] | None = None,
+) -> Node | None:
     """The graph node of an op's result ``data``, or None when no input needs a gradient.
 
     It finds (and merges) the inputs' tapes and links trainable parameters as leaves,
-    noting each parameter's write count. An op on parameters alone (a reshaped weight, a
+    noting each parameter's write count, and the write count of every other input whose
+    memory the rule will read: ``reads`` says which (one flag per input, then one for the
+    result), or, when None, every input whose array is among ``saved``. An op on parameters alone (a reshaped weight, a
     sliced embedding table) gets a node without a tape, so that the parameter is still
     reached once the result meets a traced tensor; only a tape makes a result traced.
     """
     # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
     tape: Tape | None = None
     graph = wanted = False
-    versions: list[tuple[ParamInfo, int]] | None = None
+    versions: list[Watched] | None = None
     parents: list[Node | None] = []
-    for tensor in inputs:
+    for position, tensor in enumerate(inputs):
         param = tensor._param
         if param is not None and param.trainable:
             if versions is None:
                 versions = []
-            versions.append((param, param.version))
+            versions.append((param.version, param.version.value, position, ()))
+        elif saved and (reads[position] if reads is not None else _is_saved(tensor._data, saved)):
+            # The rule will read this tensor's memory: a later write must be seen.
+            version = version_of(tensor)
+            if versions is None:
+                versions = []
+            versions.append((version, version.value, position, tuple(tensor._data.shape)))
         node = tensor._node
         if node is not None:
             graph = True
@@ -262,6 +321,21 @@ def record_node(data: Any, rule: Rule, inputs: Sequence[Recordable], saved: tupl
         return Node(tape, tuple(parents), rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
     # Only tape carriers in: the result carries the tape too, and saves nothing.
     return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, wants=False)
+
+
+def _is_saved(memory: Any, saved: tuple[Any, ...]) -> bool:
+    for value in saved:
+        if value is memory:
+            return True
+    return False
+
+
+def watch_result(node: Node, result: Any, reads: tuple[bool, ...] | None = None) -> None:
+    """Count writes into the op's result when its rule reads it (``exp`` saves ``e**x``): a
+    write through an untraced alias (``y.detach()[...] = 0``) would change the gradient."""
+    if reads[-1] if reads is not None else _is_saved(result._data, node.saved):
+        version = version_of(result)
+        node.versions = (*(node.versions or ()), (version, version.value, -1, node.shape))
 
 
 def new_leaf_key() -> int:
@@ -305,9 +379,14 @@ orphaned: set[int] = set()
 
 def _deliver(root: Tape, node: Node, grad: Any) -> None:
     key = node.key
+    delivered = False
+    # Every Gradients holding the parameter gets it: a layer shared by two models (a tied
+    # embedding) traced with x.trace(ga, gb) trains in both.
     for sink in root.sinks:
         if sink._accept(key, grad):
-            return
+            delivered = True
+    if delivered:
+        return
     if node.tape is None:  # a parameter's leaf: no Gradients on this tape holds its slot
         orphaned.add(key)
     previous = root.leaf_grads.get(key)
@@ -316,24 +395,49 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
 
 def _check_versions(root: Tape, node: Node) -> None:
     assert node.versions is not None
-    for param, version in node.versions:
-        if param.version != version:
-            path = next((s._paths[param.key] for s in root.sinks if param.key in s._paths), None)
-            name = f"parameter {path!r}" if path is not None else "a parameter"
+    for version, recorded, position, shape in node.versions:
+        if version.value == recorded:
+            continue
+        op = _op_name(node)
+        parent = node.parents[position] if 0 <= position < len(node.parents) else None
+        is_param = parent is not None and parent.rule is None and parent.tape is None
+        if is_param:
+            assert parent is not None
+            param_path = next((s._paths[parent.key] for s in root.sinks if parent.key in s._paths), None)
+            name = f"parameter {param_path!r}" if param_path is not None else "a parameter"
             raise TapeError(
-                f"{name} was modified in place (an optimizer update, sg.load or a write) after the "
-                f"forward pass that used it and before this backward pass (version {version} when "
-                f"recorded, {param.version} now); expected the weights the forward pass saw. Run "
+                f"{name} was modified in place (an optimizer update, sg.load or a write) after "
+                f"the forward pass that used it and before this backward pass (version {recorded} when "
+                f"recorded, {version.value} now); expected the weights the forward pass saw. Run "
                 "backward before opt.update(...), or run the forward pass again."
             )
+        which = "its result" if position < 0 else f"its input {position}"
+        raise TapeError(
+            f"a tensor that {op} saved for the backward pass ({which}, shape {shape}) was "
+            f"written in place after the op was recorded (version {recorded} when recorded, {version.value} "
+            "now: a write such as t[...] = value, into it or into a tensor sharing its memory); expected the "
+            "values the forward pass saw. Write into a fresh tensor (or .clone() the buffer before the "
+            "forward pass), or run the forward pass again after the write."
+        )
 
 
-def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, str], None] | None) -> Tape:
+def _op_name(node: Node) -> str:
+    name = getattr(node.rule, "__name__", "an op")
+    return f"the op {name.removesuffix('_backward')!r}"
+
+
+def run_backward(
+    roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, str], None] | None, retain: bool = False
+) -> Tape:
     """One reverse pass from every ``(node, seed)`` pair; returns the tape that received it.
 
     Nodes are visited in decreasing creation order, which is a topological order because
     a node is always created after its parents; the heap keeps the pass iterative, so a
     graph of any depth runs without recursion.
+
+    A second pass from the same output on one tape raises ``TapeError`` unless one of the
+    passes from it said ``retain``: it would add the same gradient again. So does a pass into
+    a ``Gradients`` an optimizer update consumed, until ``zero()``.
     """
     tape: Tape | None = None
     for node, _ in roots:
@@ -341,6 +445,18 @@ def run_backward(roots: Sequence[tuple[Node, Any]], check: Callable[[Node, Any, 
         tape = node.tape.root() if tape is None else merge_tapes(tape, node.tape)
     assert tape is not None
     check_usable(tape)
+    for sink in tape.sinks:
+        sink._check_not_consumed()
+    spent = tape.spent
+    for i, (node, _) in enumerate(roots):
+        if spent.get(node.seq) is False and not retain:
+            raise TapeError(
+                f"backward from output {i} ran already on this tape: a second pass would add the same "
+                "gradients again (they would double). Expected one backward per output; to run it again "
+                "on purpose, pass retain=True (t.backward(retain=True), sg.backward(..., retain=True))."
+            )
+    for node, _ in roots:
+        spent[node.seq] = retain
     pending: dict[int, Any] = {}
     heap: list[tuple[int, Node]] = []
     for node, seed in roots:

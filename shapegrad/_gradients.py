@@ -36,7 +36,7 @@ class Gradients(Generic[M]):
         ([3.0, 4.0], [1.0, 2.0])
     """
 
-    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout", "_on_ready")
+    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout", "_on_ready", "_consumed")
 
     @overload
     def __init__(self: Gradients[None]) -> None: ...
@@ -66,6 +66,9 @@ class Gradients(Generic[M]):
         # buffer (a backward pass reaches each leaf once): distributed overlap starts
         # reducing a bucket as soon as all of its gradients are final.
         self._on_ready: Any = None
+        # Set by an optimizer update that used these gradients; cleared by zero(). A
+        # backward pass in between would add the next step's gradients to the used ones.
+        self._consumed: str | None = None
 
     # -- the engine's side ---------------------------------------------------------------
     def _recording_tape(self) -> Tape:
@@ -87,6 +90,19 @@ class Gradients(Generic[M]):
         if self._on_ready is not None:
             self._on_ready(key)
         return True
+
+    def _check_not_consumed(self) -> None:
+        if self._consumed is not None:
+            raise TapeError(
+                f"backward into gradients that {self._consumed} already used for its update, before "
+                "grads.zero(): the new gradients would be added to the old ones and the next update "
+                "would apply both. Expected grads.zero() after each update (to accumulate several "
+                "batches, run their backward passes before one update)."
+            )
+
+    def _mark_consumed(self, by: str) -> None:
+        """An optimizer update used these gradients: no backward into them before ``zero()``."""
+        self._consumed = by
 
     # -- the user's side -----------------------------------------------------------------
     def _lookup(self, tensor: AnyTensor) -> Any:
@@ -144,6 +160,7 @@ class Gradients(Generic[M]):
         """
         self._tape.root().end("its Gradients was zeroed with grads.zero()")
         self._touched.clear()
+        self._consumed = None
         orphaned.difference_update(self._slots)
         self._tape = Tape(self)
 
@@ -173,16 +190,25 @@ class Gradients(Generic[M]):
 
 
 @overload
-def backward(*outputs: Tensor[OwnedTape[M]]) -> Gradients[M]: ...
+def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
 @overload
-def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any]) -> Gradients[M]: ...
-def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None) -> Gradients[M]:
+def backward(
+    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
+) -> Gradients[M]: ...
+def backward(
+    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
+) -> Gradients[M]:
     """One reverse pass from several outputs of one traced computation (rank 0 unless
     ``seeds`` are given: the type says so too).
 
     Rank-0 outputs are seeded with 1; give ``seeds`` (one per output, ``None`` for 1) for
     outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one
     pass. Returns the ``Gradients`` the outputs' tape delivers to.
+
+    One backward pass per output: a second from the same output raises ``TapeError`` (it
+    would add the same gradients again) unless either pass says ``retain=True``. Passes
+    from different outputs of one graph accumulate. A backward pass into a ``Gradients``
+    an optimizer update has used raises until ``grads.zero()``.
 
     Examples:
         >>> import shapegrad as sg
@@ -199,7 +225,7 @@ def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[A
         raise TapeError(f"backward got {len(outputs)} outputs but {len(seeds)} seeds; expected one seed per output")
     roots = traced_roots(outputs, seeds)
     hook = _hooks.anomaly
-    tape = run_backward(roots, None if hook is None else hook.backward)
+    tape = run_backward(roots, None if hook is None else hook.backward, retain)
     return tape.sinks[0]
 
 

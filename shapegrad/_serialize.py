@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._autodiff import note_written
 from ._errors import CheckpointError
 
 __all__ = ["load", "save"]
@@ -211,8 +212,6 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         converted_optim = {k: backend.asarray(v, None) for k, v in optim_found.items()}
     for name, tensor in targets.items():
         tensor._backend.copy_into(tensor._data, converted_model[name])
-        info = tensor._param
-        if info is not None:
-            info.version += 1  # a backward pass through the old values would now be wrong
+        note_written(tensor)  # a backward pass through the old values would now be wrong
     if optimizer is not None:
         optimizer.load_state_arrays(converted_optim, step_count, slot_steps)

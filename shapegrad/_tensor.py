@@ -14,7 +14,21 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar
 import numpy as np
 
 from . import _device_checks, _hooks
-from ._autodiff import Node, NoTape, OwnedTape, ParamInfo, Rule, make_parameter, merge_tapes, new_leaf_key, record_node
+from ._autodiff import (
+    Node,
+    NoTape,
+    OwnedTape,
+    ParamInfo,
+    Rule,
+    Version,
+    make_parameter,
+    merge_tapes,
+    new_leaf_key,
+    note_written,
+    record_node,
+    share_version,
+    watch_result,
+)
 from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_backend
 from ._dims import Open, Prod
 from ._errors import DTypeError, ShapeError, TapeError
@@ -47,12 +61,13 @@ class Tensor(Generic[Tape_, *Dims]):
         20.0
     """
 
-    __slots__ = ("_data", "_node", "_backend", "_param", "__weakref__")
+    __slots__ = ("_data", "_node", "_backend", "_param", "_version", "__weakref__")
 
     _data: Any
     _node: Node | None
     _backend: Backend
     _param: ParamInfo | None
+    _version: Version | None
 
     def __init__(self, data: Any, *, backend: str | Backend | None = None) -> None:
         chosen = (
@@ -62,6 +77,7 @@ class Tensor(Generic[Tape_, *Dims]):
         self._backend = chosen
         self._node = None
         self._param = None
+        self._version = None
 
     def __class_getitem__(cls, params: Any) -> Any:
         # Pyright ignores this hook; at run time the subscription becomes a jaxtyping check
@@ -231,10 +247,10 @@ class Tensor(Generic[Tape_, *Dims]):
                 f"in-place assignment into a traced tensor {self!r} would corrupt its gradient; expected an "
                 "untraced tensor. Use the functional update x.at[index].set(value) (or .add(value))"
             )
-        if self._param is not None:
-            self._param.version += 1
         raw = value._data if isinstance(value, Tensor) else value
         self._data = _index.assign(self._backend, self._data, _index.raw_index(index, self), raw)
+        # A backward pass through values an op saved from this memory would now be wrong.
+        note_written(self)
 
     @property
     def at(self: Tensor[T, *S]) -> _At[T, *S]:
@@ -331,25 +347,32 @@ class Tensor(Generic[Tape_, *Dims]):
                 keep = False  # integer ids carry the tape only
             key = new_leaf_key()
             node = Node(tape, (), None, (), tuple(data.shape), data.dtype, self._backend.xp, key, wants=keep)
-        return _wrap(data, node, self._backend)
+        traced = _wrap(data, node, self._backend)
+        share_version(self, traced)  # the same memory: a write into self is a write into it
+        return traced
 
     def detach(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """The same values, untraced: ops on the result record nothing."""
-        return _wrap(self._data, None, self._backend)
+        """The same values, untraced: ops on the result record nothing. It shares this
+        tensor's memory, so a write into it is seen by a backward pass that saved this one."""
+        detached = _wrap(self._data, None, self._backend)
+        share_version(self, detached)
+        return detached
 
     @overload
-    def backward(self: Tensor[OwnedTape[M]]) -> Gradients[M]: ...
+    def backward(self: Tensor[OwnedTape[M]], *, retain: bool = False) -> Gradients[M]: ...
     @overload
-    def backward(self: Tensor[OwnedTape[M], *S], seed: Any) -> Gradients[M]: ...
-    def backward(self, seed: Any = None) -> Any:
+    def backward(self: Tensor[OwnedTape[M], *S], seed: Any, *, retain: bool = False) -> Gradients[M]: ...
+    def backward(self, seed: Any = None, *, retain: bool = False) -> Any:
         """Reverse pass from this rank-0 tensor (any rank with a ``seed``, the gradient of
         some scalar with respect to this tensor); returns the ``Gradients`` it fills.
 
         Calling it on several outputs in turn accumulates into the same ``Gradients``; for
-        one pass over several outputs use :func:`shapegrad.backward`.
+        one pass over several outputs use :func:`shapegrad.backward`. A second call on the
+        same output raises ``TapeError`` (the gradients would double) unless one of the calls
+        passes ``retain=True``.
         """
         run: Any = _gradients.backward  # the overloads above are the types
-        return run(self, seeds=None if seed is None else (seed,))
+        return run(self, seeds=None if seed is None else (seed,), retain=retain)
 
     def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
         """The same values on another backend (``"numpy"``, ``"cupy"``); the tape is kept,
@@ -2270,6 +2293,7 @@ def _wrap(data: Any, node: Node | None, backend: Backend) -> Any:
     tensor._node = node
     tensor._backend = backend
     tensor._param = None
+    tensor._version = None
     return tensor
 
 
@@ -2278,13 +2302,22 @@ def wrap(data: Any, backend: Backend) -> Any:
     return _wrap(data, None, backend)
 
 
-def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any, ...], backend: Backend) -> Any:
+def record(
+    data: Any,
+    rule: Rule,
+    inputs: Sequence[AnyTensor],
+    saved: tuple[Any, ...],
+    backend: Backend,
+    reads: tuple[bool, ...] | None = None,
+) -> Any:
     """The op's result as a tensor, recorded by the engine (:func:`shapegrad._autodiff.record_node`)
     when any input needs a gradient. This is the one place every op is recorded, and where a
-    backend's fused kernel for the op's rule (same name) takes the rule's place."""
+    backend's fused kernel for the op's rule (same name) takes the rule's place. ``reads``
+    (one flag per input, then one for the result) says whose memory the rule reads, where
+    that is less than what ``saved`` holds: later writes into those are detected."""
     for tensor in inputs:
         if tensor._node is not None or tensor._param is not None:
-            node = record_node(data, rule, inputs, saved, backend.xp)
+            node = record_node(data, rule, inputs, saved, backend.xp, reads)
             break
     else:
         node = None  # nothing to differentiate: the common untraced case, no engine call
@@ -2293,7 +2326,18 @@ def record(data: Any, rule: Rule, inputs: Sequence[AnyTensor], saved: tuple[Any,
     hook = _hooks.anomaly
     if hook is not None:
         hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)
-    return _wrap(data, node, backend)
+    result = _wrap(data, node, backend)
+    if node is not None and node.saved:
+        watch_result(node, result, reads)
+    base = getattr(data, "base", None)
+    if base is not None:
+        # A view (reshape, slice, transpose): writes through it or its source are one count.
+        for tensor in inputs:
+            source = tensor._data
+            if source is base or getattr(source, "base", None) is base:
+                share_version(tensor, result)
+                break
+    return result
 
 
 __all__ += ["record", "wrap"]

@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ._autodiff import note_written
 from ._backend import Backend
 from ._dims import Open
 from ._errors import BackendError, CheckpointError, ShapegradError
@@ -192,8 +193,7 @@ class Comm:
             if self.rank != root:
                 _unpack(flat, [t._data for t in group], group[0]._backend)
                 for tensor in group:
-                    if tensor._param is not None:
-                        tensor._param.version += 1
+                    note_written(tensor)
 
     # -- gradients ---------------------------------------------------------------------
     def overlap(self, grads: Gradients[M]) -> Gradients[M]:

@@ -170,7 +170,24 @@ def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     if first._node is None and second._node is None and first._param is None and second._param is None:
         return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
     need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
-    return record(out, rule, tensors, (x, y, out, need), backend)
+    reads = _READS.get(rule)
+    if reads is not None:
+        left_read, right_read, out_read = reads(need)
+        # A number has no memory to write into: only tensors are watched.
+        reads = (left_read and left_is_tensor, right_read and right_is_tensor, out_read)
+    return record(out, rule, tensors, (x, y, out, need), backend, reads)
+
+
+def _reads_nothing(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
+    return (False, False, False)
+
+
+def _reads_the_other(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
+    return (need[1], need[0], False)  # x·y: the gradient of one side is the other side
+
+
+def _reads_for_div(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
+    return (False, need[0] or need[1], need[1])  # g / y, and -(g / y) · out
 
 
 # --------------------------------------------------------------------------- add, sub
@@ -1652,3 +1669,14 @@ UFUNC_OPS: dict[str, Any] = {
 }
 """NumPy ufuncs that NumPy calls for an operator with a Tensor on one side
 (``ndarray * t``, ``np.float64(2) < t``), mapped to the shapegrad op that keeps the tape."""
+
+
+# Which operands (and the result) each binary rule reads, by what it is asked for: the
+# engine counts writes into those alone (a write into an addend changes no gradient).
+# Rules not listed read everything they save.
+_READS: dict[Any, Any] = {
+    add_backward: _reads_nothing,
+    sub_backward: _reads_nothing,
+    mul_backward: _reads_the_other,
+    div_backward: _reads_for_div,
+}

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar, cast
 
-from .._autodiff import orphaned
+from .._autodiff import note_written, orphaned
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
@@ -258,8 +258,9 @@ class Optimizer(ABC, Generic[M]):
                 backend.copy_into(param, xp.astype(wide, param.dtype))
             else:
                 self._apply(backend, param, grad, slot.state, lr, slot.steps)
-            slot.param._param.version += 1
+            note_written(slot.param)
         self.step_count += 1
+        grads._mark_consumed(f"{type(self).__name__}.update")
 
     # -- checkpoints --------------------------------------------------------------------------
     def state_arrays(self) -> dict[str, Any]:
