@@ -48,6 +48,7 @@ from ._creation import (
 )
 from ._dims import Dim, Open, Prod
 from ._errors import (
+    AnnotationError,
     BackendError,
     CheckpointError,
     DTypeError,
@@ -248,6 +249,7 @@ __all__ = [
     "Gradients",
     "GradientsMismatchError",
     "NoTape",
+    "AnnotationError",
     "NumericalAnomalyError",
     "OwnedTape",
     "ShapeError",

@@ -123,8 +123,59 @@ def _dims_string(params: tuple[Any, ...]) -> str:
 
 @functools.cache
 def tensor_annotation(params: tuple[Any, ...]) -> Any:
-    """The jaxtyping class that checks ``Tensor[*params]`` at run time."""
+    """The jaxtyping class that checks ``Tensor[*params]`` at run time.
+
+    Where the parameters hold TypeVars, the class can be subscripted again as a generic
+    alias is (``Vec = Tensor[T, Batch, L[3]]``, then ``Vec[NoTape]``): the arguments replace
+    the TypeVars in the order they first appear, as ``typing`` does.
+    """
     if not params:
         raise TypeError("Tensor[...] expects a tape first (NoTape, OwnedTape[M] or a TypeVar), then the dims")
     tape, *dims = params
-    return Shaped[_tape_check(tape), _dims_string(tuple(dims))]
+    check: Any = Shaped[_tape_check(tape), _dims_string(tuple(dims))]
+    variables = _type_variables(params)
+    if not variables:
+        return check
+    alias: Any = type(check.__name__, (check,), {"__class_getitem__": classmethod(_substitute)})
+    alias.__qualname__ = check.__qualname__
+    alias.__module__ = check.__module__
+    alias._shapegrad_params = params
+    alias._shapegrad_variables = variables
+    return alias
+
+
+def _type_variables(params: tuple[Any, ...]) -> tuple[Any, ...]:
+    found: list[Any] = []
+    for param in params:
+        inner = param
+        if get_origin(param) is typing.Unpack or type(cast(object, param)).__name__ == "_UnpackGenericAlias":
+            inner = get_args(param)[0]
+        if isinstance(inner, (TypeVar, TypeVarTuple)) and inner not in found:
+            found.append(inner)
+        elif get_origin(inner) is OwnedTape:
+            found.extend(a for a in get_args(inner) if isinstance(a, TypeVar) and a not in found)
+    return tuple(found)
+
+
+def _substitute(alias: Any, arguments: Any) -> Any:
+    args: tuple[Any, ...] = arguments if isinstance(arguments, tuple) else (arguments,)  # pyright: ignore[reportUnknownVariableType] -- any type arguments
+    variables: tuple[Any, ...] = alias._shapegrad_variables
+    if len(args) != len(variables):
+        names = ", ".join(v.__name__ for v in variables)
+        raise TypeError(f"{alias.__name__} takes {len(variables)} type arguments ({names}), found {len(args)}")
+    mapping = dict(zip(variables, args, strict=True))
+    params: list[Any] = []
+    for param in alias._shapegrad_params:
+        unpacked = get_origin(param) is typing.Unpack or type(cast(object, param)).__name__ == "_UnpackGenericAlias"
+        inner = get_args(param)[0] if unpacked else param
+        if isinstance(inner, TypeVarTuple) and inner in mapping:
+            value = mapping[inner]
+            params.extend(get_args(value) if get_origin(value) is tuple else (value,))
+        elif isinstance(inner, TypeVar) and inner in mapping:
+            params.append(mapping[inner])
+        elif get_origin(inner) is OwnedTape:
+            owned: Any = OwnedTape
+            params.append(owned[tuple(mapping.get(a, a) for a in get_args(inner))])
+        else:
+            params.append(param)
+    return tensor_annotation(tuple(params))

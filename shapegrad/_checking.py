@@ -7,12 +7,16 @@ itself, so nothing is left on the call path.
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
 import threading
+import types
+import typing
 from collections.abc import Callable
 from typing import Any, TypeVar, cast as typing_cast
 
 from . import _hooks
-from ._errors import ShapeError
+from ._errors import AnnotationError, ShapeError
 from ._tensor import Tensor
 from ._typevars import S, T
 
@@ -34,6 +38,11 @@ def checked(fn: F) -> F:
     raises jaxtyping's ``TypeCheckError`` naming the parameter, the expected dims and the
     dims bound so far.
 
+    Annotations written as strings (``from __future__ import annotations``) are resolved at
+    the first call, in the function's module and the scope it was defined in, so a dim
+    defined further down the module or inside the enclosing function is found; one that
+    cannot be resolved raises ``AnnotationError`` at that call instead of going unchecked.
+
     Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
@@ -47,7 +56,38 @@ def checked(fn: F) -> F:
     """
     if not _hooks.checks_enabled:
         return fn
-    return _SignatureCachedCheck(fn).wrapper  # pyright: ignore[reportReturnType] -- same call signature as fn
+    return _SignatureCachedCheck(fn, _defining_scope()).wrapper  # pyright: ignore[reportReturnType] -- same call signature as fn
+
+
+def _defining_scope() -> dict[str, Any] | None:
+    """The local names of the function whose body is defining the checked function (the
+    first frame outside shapegrad), or None at module level: string annotations may name a
+    dim defined there."""
+    frame = sys._getframe(2)  # the one way to see the caller's scope
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("shapegrad."):
+        frame = frame.f_back
+    if frame is None or frame.f_locals is frame.f_globals:
+        return None
+    return dict(frame.f_locals)
+
+
+def _resolved_signature(fn: Callable[..., Any], scope: dict[str, Any] | None) -> inspect.Signature:
+    """``fn``'s signature with string annotations evaluated (jaxtyping alone would turn one it
+    cannot evaluate at decoration time into ``Any``: no check at all)."""
+    signature = inspect.signature(fn)
+    annotations = [p.annotation for p in signature.parameters.values()] + [signature.return_annotation]
+    if not any(isinstance(a, str) for a in annotations):
+        return signature
+    try:
+        hints = typing.get_type_hints(fn, globalns=getattr(fn, "__globals__", None), localns=scope, include_extras=True)
+    except Exception as exc:
+        raise AnnotationError(
+            f"the annotations of {getattr(fn, '__qualname__', fn)!r} could not be resolved at its first call "
+            f"({type(exc).__name__}: {exc}); expected every name they use to be defined in its module or in the "
+            "function that defines it, before that call. Unresolved, they would check nothing."
+        ) from exc
+    parameters = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()]
+    return signature.replace(parameters=parameters, return_annotation=hints.get("return", signature.return_annotation))
 
 
 def _jaxtyped() -> Any:
@@ -70,19 +110,43 @@ _CACHE_LIMIT = 4096
 
 
 def _describe(value: object) -> Any:
-    """Everything a ``Tensor[...]`` check reads of ``value`` (class, tape, shape: the dims are
-    ``Shaped``, any dtype), or None where the check could read more than that (any other
-    object)."""
+    """Everything a cache-safe check reads of ``value`` (a tensor's class, tape, shape and
+    dtype; a scalar's type and value), or None where the check could read more than that
+    (any other object)."""
     kind: type = type(value)
     if kind in _SCALARS:
         return (kind, value)
     if isinstance(value, Tensor):
         tensor: Any = typing_cast(Any, value)
-        return (kind, tensor.traced, tensor.shape)
+        # The backend before the dtype: two backends' dtype objects are never compared.
+        return (kind, tensor.traced, tensor.shape, tensor._backend, tensor._data.dtype)
     if isinstance(value, (tuple, list)):
         items = tuple(_describe(item) for item in typing_cast("tuple[object, ...] | list[object]", value))
         return None if None in items else (kind, items)
     return None
+
+
+def _cache_safe(annotation: Any) -> bool:
+    """Whether a check of ``annotation`` reads no more of a value than :func:`_describe`
+    keeps: then a call that looks like one that passed passes too. ``Tensor[...]`` and
+    jaxtyping's dtype annotations (``Float32[sg.Tensor, "b"]``) read class, tape, shape and
+    dtype; a beartype validator (``Annotated[..., Is[...]]``), a protocol or an arbitrary
+    class may read anything, so a function using one is checked in full on every call."""
+    from jaxtyping import AbstractArray
+
+    if annotation in (inspect.Parameter.empty, Any, Ellipsis, None, Tensor) or annotation in _SCALARS:
+        return True
+    if isinstance(annotation, TypeVar):
+        bound, constraints = annotation.__bound__, annotation.__constraints__
+        return (bound is None or _cache_safe(bound)) and all(_cache_safe(c) for c in constraints)
+    if isinstance(annotation, type) and issubclass(annotation, AbstractArray):
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return True
+    if origin in (tuple, list, typing.Union, types.UnionType):
+        return all(_cache_safe(a) for a in typing.get_args(annotation))
+    return False
 
 
 class _SignatureCachedCheck:
@@ -94,22 +158,58 @@ class _SignatureCachedCheck:
     too: the second check of a training step's every call would repeat the first (~35 µs a
     call: argument binding and jaxtyping's dim scope). Any argument the check could read more
     of (a list of arrays, a config object under an annotation) sends the call through the full
-    check, and so does every failure: error messages are jaxtyping's own.
+    check, and so does every failure: error messages are jaxtyping's own. A function with
+    an annotation that could read more (:func:`_cache_safe`) is checked in full every time.
+
+    The check is built at the first call, when string annotations can be resolved.
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        import inspect
-        import types
-
-        from beartype import beartype
-
-        jaxtyped = _jaxtyped()
-
+    def __init__(self, fn: Callable[..., Any], scope: dict[str, Any] | None) -> None:
+        self.fn = fn
+        self.scope = scope
+        self.full: Callable[..., Any] | None = None  # built at the first call
+        self.cacheable = False
         self.passed: set[Any] = set()  # (arguments, result) signatures that passed
         self.known_arguments: set[Any] = set()  # argument signatures that passed
         self.local = threading.local()  # a result already computed, for the check to return
+        self.positional_checked: list[bool] = []
+        self.keyword_checked: dict[str, bool] = {}
+        self.extra_checked = False
+        local = self.local
 
-        parameters = list(inspect.signature(fn).parameters.values())
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            full = self.full
+            if full is None:
+                full = self.build()
+            if not self.cacheable:
+                return full(*args, **kwargs)
+            arguments = self.arguments_signature(args, kwargs)
+            if arguments is None or arguments not in self.known_arguments:
+                result = full(*args, **kwargs)
+                if arguments is not None:
+                    self.remember(arguments, result)
+                return result
+            result = fn(*args, **kwargs)
+            if (arguments, _describe(result)) in self.passed:
+                return result
+            local.result = result
+            try:
+                full(*args, **kwargs)
+            finally:
+                local.result = _NOTHING
+            self.remember(arguments, result)
+            return result
+
+        self.wrapper = wrapper
+
+    def build(self) -> Callable[..., Any]:
+        """jaxtyping + beartype over a stand-in with ``fn``'s resolved signature."""
+        from beartype import beartype
+
+        fn = self.fn
+        signature = _resolved_signature(fn, self.scope)
+        parameters = list(signature.parameters.values())
         unchecked = (inspect.Parameter.empty, Any, "Any", "typing.Any")
         positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         # Per position: whether the check looks at that argument at all.
@@ -117,6 +217,8 @@ class _SignatureCachedCheck:
         self.keyword_checked = {p.name: p.annotation not in unchecked for p in parameters}
         star = [p for p in parameters if p.kind == p.VAR_POSITIONAL]
         self.extra_checked = bool(star) and star[0].annotation not in unchecked
+        annotations = [p.annotation for p in parameters] + [signature.return_annotation]
+        cacheable = all(_cache_safe(a) for a in annotations)
 
         local = self.local
         nothing = _NOTHING  # replay runs with fn's globals: everything it uses is a closure cell
@@ -132,29 +234,21 @@ class _SignatureCachedCheck:
         globals_of: Any = getattr(fn, "__globals__", globals())
         stand_in: Any = types.FunctionType(replay.__code__, globals_of, fn.__name__, None, replay.__closure__)
         functools.update_wrapper(stand_in, fn)
-        decorate: Any = jaxtyped(typechecker=beartype)
-        self.full: Callable[..., Any] = decorate(stand_in)
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            arguments = self.arguments_signature(args, kwargs)
-            if arguments is None or arguments not in self.known_arguments:
-                result = self.full(*args, **kwargs)
-                if arguments is not None:
-                    self.remember(arguments, result)
-                return result
-            result = fn(*args, **kwargs)
-            if (arguments, _describe(result)) in self.passed:
-                return result
-            local.result = result
-            try:
-                self.full(*args, **kwargs)
-            finally:
-                local.result = nothing
-            self.remember(arguments, result)
-            return result
-
-        self.wrapper = wrapper
+        del stand_in.__wrapped__  # jaxtyping must read the resolved signature, not fn's strings
+        stand_in.__signature__ = signature
+        stand_in.__annotations__ = {
+            **{p.name: p.annotation for p in parameters if p.annotation is not inspect.Parameter.empty},
+            **(
+                {}
+                if signature.return_annotation is inspect.Signature.empty
+                else {"return": signature.return_annotation}
+            ),
+        }
+        decorate: Any = _jaxtyped()(typechecker=beartype)
+        full: Callable[..., Any] = decorate(stand_in)
+        self.cacheable = cacheable
+        self.full = full
+        return full
 
     def arguments_signature(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         described: list[Any] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 __all__ = [
+    "AnnotationError",
     "BackendError",
     "CheckpointError",
     "DTypeError",
@@ -76,3 +77,8 @@ class CheckpointError(ShapegradError, ValueError):
 
 class NumericalAnomalyError(ShapegradError, FloatingPointError):
     """Anomaly detection found NaN or Inf in an op's forward or backward result."""
+
+
+class AnnotationError(ShapegradError, TypeError):
+    """A checked function's annotations cannot be evaluated (a name they use is not defined
+    where the function was defined), or do not describe what a check can read."""

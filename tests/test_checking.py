@@ -200,3 +200,120 @@ def test_checking_does_not_import_jax_where_it_is_installed() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "no jax" in result.stdout
+
+
+# --------------------------------------------------------------- annotations resolved at the first call (issue #24 item 9)
+# This module has ``from __future__ import annotations``: every annotation below is a string.
+
+
+@sg.checked
+def uses_a_dim_defined_below(x: Tensor[NoTape, DefinedBelow, L[2]]) -> Tensor[NoTape, DefinedBelow, L[2]]:
+    return x
+
+
+class DefinedBelow(sg.Dim): ...
+
+
+Rows = Tensor[T, Batch, L[3]]  # a generic alias over Tensor
+
+
+@sg.checked
+def takes_untraced_rows(x: Rows[NoTape]) -> Rows[NoTape]:
+    return x
+
+
+def test_a_dim_defined_further_down_the_module_is_checked(numpy_backend: str) -> None:
+    assert uses_a_dim_defined_below(sg.zeros(4, 2)).shape == (4, 2)
+    with pytest.raises(TypeCheckError):
+        uses_a_dim_defined_below(sg.zeros(4, 3))  # L[2]: once silently Any
+
+
+def test_a_dim_defined_inside_the_enclosing_function_is_checked(numpy_backend: str) -> None:
+    class Local(sg.Dim): ...
+
+    @sg.checked
+    def pair(x: Tensor[NoTape, Local], y: Tensor[NoTape, Local]) -> Tensor[NoTape, Local]:
+        return x + y
+
+    assert pair(sg.zeros(3), sg.zeros(3)).shape == (3,)
+    with pytest.raises(TypeCheckError, match="Local"):
+        pair(sg.zeros(3), sg.zeros(4))
+
+
+def test_a_module_defined_inside_a_function_checks_its_local_dims(numpy_backend: str) -> None:
+    class Width(sg.Dim): ...
+
+    class Double(sg.nn.Module):
+        def __call__(self, x: Tensor[NoTape, Width, L[2]]) -> Tensor[NoTape, Width, L[2]]:
+            return x * 2.0
+
+    assert Double()(sg.ones(5, 2)).shape == (5, 2)
+    with pytest.raises(TypeCheckError):
+        Double()(sg.ones(5, 3))
+
+
+def test_an_annotation_that_cannot_be_resolved_raises_instead_of_checking_nothing(numpy_backend: str) -> None:
+    @sg.checked
+    def broken(x: Tensor[NoTape, NowhereDefined]) -> Tensor[NoTape, NowhereDefined]:  # type: ignore[name-defined]  # noqa: F821
+        return x
+
+    with pytest.raises(sg.AnnotationError, match=r"'NowhereDefined' is not defined.*would check nothing"):
+        broken(sg.zeros(2))
+
+
+def test_a_generic_alias_over_tensor_checks_with_the_future_import(numpy_backend: str) -> None:
+    assert takes_untraced_rows(sg.zeros(4, 3)).shape == (4, 3)
+    with pytest.raises(TypeCheckError):
+        takes_untraced_rows(sg.zeros(4, 2))
+    with pytest.raises(TypeCheckError, match="untraced"):
+        takes_untraced_rows(sg.zeros(4, 3).trace(sg.Gradients()))
+
+
+def test_a_generic_alias_over_tensor_checks_without_the_future_import(numpy_backend: str) -> None:
+    source = (
+        "from typing import Literal as L, TypeVar\n"
+        "import shapegrad as sg\n"
+        "from shapegrad import NoTape, Tensor\n"
+        "T = TypeVar('T')\n"
+        "class Batch(sg.Dim): ...\n"
+        "Rows = Tensor[T, Batch, L[3]]\n"
+        "@sg.checked\n"
+        "def f(x: Rows[NoTape]) -> Rows[NoTape]:\n"
+        "    return x\n"
+    )
+    namespace: dict[str, object] = {"__name__": "alias_without_future_import"}
+    exec(compile(source, "<alias>", "exec", dont_inherit=True), namespace)
+    f: object = namespace["f"]
+    assert callable(f)
+    assert f(sg.zeros(2, 3)).shape == (2, 3)
+    with pytest.raises(TypeCheckError):
+        f(sg.zeros(2, 4))
+
+
+# --------------------------------------------------------------- the signature cache never lets a refusal through (item 10)
+
+
+def test_a_dtype_annotation_is_checked_on_every_new_dtype(numpy_backend: str) -> None:
+    from jaxtyping import Float32
+
+    @sg.checked
+    def single(x: Float32[sg.Tensor, " b"]) -> Float32[sg.Tensor, " b"]:  # noqa: F722 -- jaxtyping dims
+        return x
+
+    single(sg.zeros(3))
+    with pytest.raises(TypeCheckError):
+        single(sg.zeros(3, dtype="float64"))  # same class, tape and shape as the passing call
+
+
+def test_a_beartype_validator_is_checked_on_every_call(numpy_backend: str) -> None:
+    from typing import Annotated
+
+    from beartype.vale import Is
+
+    @sg.checked
+    def positive(x: Annotated[Tensor[NoTape, L[2]], Is[lambda t: bool((t.min() > 0).item())]]) -> float:
+        return 1.0
+
+    positive(sg.ones(2))
+    with pytest.raises(TypeCheckError):
+        positive(sg.zeros(2))  # same signature as the call that passed; other values
