@@ -299,8 +299,8 @@ def norm(
 
 
 # --------------------------------------------------------------------------- pieces (composite)
-def _slice_along(x: AnyTensor, axis: int, start: int, stop: int) -> Any:
-    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop),)
+def _slice_along(x: AnyTensor, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop, step),)
     return getitem(x, index)
 
 
@@ -368,28 +368,25 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
     if x.ndim < 2:
         raise ShapeError(f"diagonal expects a tensor of rank >= 2, found shape {x.shape}")
     rows, cols = x.shape[-2], x.shape[-1]
-    xp = x._backend.xp
-    mask = wrap(
-        xp.astype(
-            _triangle_mask(xp, rows, cols, offset, True) & _triangle_mask(xp, rows, cols, offset, False), x.dtype
-        ),
-        x._backend,
-    )
     length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-    first = max(0, -offset)
-    masked: AnyTensor = x * mask
-    on_diagonal = masked.sum(-1)  # row i holds x[i, i + offset]
-    return _slice_along(on_diagonal, on_diagonal.ndim - 1, first, first + length)
+    # Picked, not summed from x times an identity mask (an infinite value off the diagonal,
+    # a causal mask's -inf, would make that sum NaN): in the flattened matrix the diagonal
+    # is every (cols + 1)-th value from x[0, offset] or x[-offset, 0].
+    start = offset if offset >= 0 else -offset * cols
+    flat = shp.reshape(x, (*x.shape[:-2], rows * cols))
+    return _slice_along(flat, flat.ndim - 1, start, start + (length - 1) * (cols + 1) + 1, cols + 1)
 
 
 def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
     """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
     if v.ndim != 1:
         raise ShapeError(f"diag expects a vector, found shape {v.shape}")
+    n = v.shape[0]
     xp = v._backend.xp
-    eye = wrap(xp.eye(v.shape[0], dtype=v.dtype), v._backend)
+    on_diagonal = wrap(_triangle_mask(xp, n, n, 0, True) & _triangle_mask(xp, n, n, 0, False), v._backend)
     column: AnyTensor = shp.expand_dims(v, -1)
-    return column * eye
+    select: Any = ew.where  # the (N, N) condition broadcasts the (N, 1) column
+    return select(on_diagonal, column, 0.0)  # selected, not column · eye: inf · 0 would be NaN
 
 
 def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]:
