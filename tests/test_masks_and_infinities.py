@@ -117,6 +117,36 @@ def test_max_pool_sends_an_infinite_gradient_only_to_the_maximum(backend: str) -
     )
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_norm_of_a_zero_vector_has_gradient_0(backend: str, dtype: str) -> None:
+    """issue #24 item 5: the 2-norm has a rule of its own, x / norm and 0 at a zero vector
+    (sqrt's inf times the squares' 0 was NaN); PyTorch's vector_norm gives 0."""
+    x = np.array([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0]])
+    against_torch([x], lambda a: sg.norm(a, axis=-1), lambda a: torch.linalg.vector_norm(a, dim=-1), dtype)
+    against_torch([np.zeros((2, 3))], sg.norm, torch.linalg.vector_norm, dtype)
+    against_torch(
+        [x], lambda a: sg.norm(a, axis=0, keepdims=True), lambda a: torch.linalg.vector_norm(a, dim=0, keepdim=True)
+    )
+
+
+@pytest.mark.parametrize("correction", [0.0, 1.0])
+def test_std_of_a_constant_slice_has_gradient_0(backend: str, correction: float) -> None:
+    """issue #24 item 5: std has a rule of its own, (x - mean) / ((n - correction) std)
+    and 0 where the std is 0 (a constant slice); PyTorch's std gives 0 there."""
+    x = np.array([[2.0, 2.0, 2.0, 2.0], [1.0, -1.0, 3.0, 0.5]])
+    against_torch(
+        [x],
+        lambda a: sg.std(a, axis=-1, correction=correction),
+        lambda a: torch.std(a, dim=-1, correction=correction),
+    )
+    against_torch(
+        [x.T],
+        lambda a: sg.std(a, axis=0, keepdims=True, correction=correction),
+        lambda a: torch.std(a, dim=0, keepdim=True, correction=correction),
+    )
+    against_torch([np.full((2, 3), 5.0)], lambda a: sg.std(a), lambda a: torch.std(a, correction=0))
+
+
 # Every masking op changed for items 4 and 5, with ±inf among its inputs: PyTorch's value
 # and gradient, NaN only where PyTorch has NaN.
 SWEEP: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [
@@ -143,6 +173,7 @@ SWEEP: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [
         lambda x: sg.masked_fill(x, sg.tril(sg.ones(4, 4)) == 0, -INF),
         lambda x: x.masked_fill(torch.tril(torch.ones(4, 4)) == 0, -INF),
     ),
+    ("norm", lambda x: sg.norm(x, axis=-1), lambda x: torch.linalg.vector_norm(x, dim=-1)),
 ]
 
 
