@@ -7,10 +7,10 @@ element, and the suite checks them against it.
 
 The bodies keep to a subset that reads the same in CUDA C++ and in Python — assignments,
 arithmetic, comparisons (a comparison times a number is 0 or that number), the math
-functions ``sqrt exp log1p tanh fabs``, ``positive_part`` from :data:`PREAMBLE`, and
-constants written ``T(0.5)`` so that ``float32`` math stays in ``float32`` — so that a
-machine without a GPU can still run them on NumPy arrays (``tests/emulated_cupy.py``) and
-compile them with NVRTC (``tests/test_cupy_kernels.py``).
+functions ``sqrt exp log1p tanh fabs``, ``positive_part`` and ``keep_where`` (a select,
+``c ? v : 0``) from :data:`PREAMBLE`, and constants written ``T(0.5)`` so that ``float32``
+math stays in ``float32`` — so that a machine without a GPU can still run them on NumPy
+arrays (``tests/emulated_cupy.py``) and compile them with NVRTC (``tests/test_cupy_kernels.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class ElementwiseSource:
 
 PREAMBLE = """
 template <typename T> __device__ T positive_part(T x) { return x > T(0) ? x : T(0); }
+template <typename T> __device__ T keep_where(bool c, T v) { return c ? v : T(0); }
 """
 
 _GELU_INNER = "T(0.7978845608028654) * (x + T(0.044715) * x * x * x)"
@@ -46,7 +47,8 @@ KERNELS: dict[str, ElementwiseSource] = {
         "y = (x >= 0) * (1 / (1 + exp(-fabs(x)))) + (x < 0) * (exp(-fabs(x)) / (1 + exp(-fabs(x))))",
     ),
     "sigmoid_backward": ElementwiseSource("T g, T y", "T dx", "dx = g * y * (1 - y)"),
-    "relu_backward": ElementwiseSource("T g, T x", "T dx", "dx = g * (x > 0)"),
+    # A select, not g·(x > 0): 0 where x <= 0 even for an infinite g, as PyTorch.
+    "relu_backward": ElementwiseSource("T g, T x", "T dx", "dx = keep_where(x > 0, g)"),
     "leaky_relu": ElementwiseSource("T x, T slope", "T y", "y = x * ((x > 0) * (1 - slope) + slope)"),
     "leaky_relu_backward": ElementwiseSource("T g, T x, T slope", "T dx", "dx = g * ((x > 0) * (1 - slope) + slope)"),
     "gelu": ElementwiseSource("T x", "T y, T t", f"t = tanh({_GELU_INNER}); y = T(0.5) * x * (1 + t)"),

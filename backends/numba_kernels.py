@@ -189,11 +189,13 @@ def _gelu_exact_backward() -> Callable[..., Any]:
 
 
 def _relu_grad(g: Any, x: Any) -> Any:
-    return g if x > 0 else g * 0  # g·0, not 0: an infinite or NaN g gives NaN, as g·mask does
+    # A select, as PyTorch's threshold_backward: 0 where x <= 0 even for an infinite or NaN g
+    # (g·0 would be NaN there).
+    return g if x > 0 else np.float32(0.0)
 
 
 def _relu_backward() -> Callable[..., Any]:
-    # No fastmath: it would fold g·0 to 0 and hide an overflow upstream.
+    # No fastmath: it lets LLVM assume no NaN, and a NaN x must take the x <= 0 branch.
     return _ufunc("float32(float32, float32)", _relu_grad, fastmath=False)
 
 

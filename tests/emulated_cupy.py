@@ -393,6 +393,7 @@ class ElementwiseKernel:
             "tanh": np.tanh,
             "fabs": np.fabs,
             "positive_part": lambda x: np.maximum(x, t(0)),
+            "keep_where": lambda c, v: np.where(c, v, t(0)),
         }
         for (_, name), value in zip(self.inputs, ins, strict=True):
             scope[name] = np.broadcast_to(value._a, shape) if isinstance(value, ndarray) else t(value)

@@ -133,16 +133,18 @@ def test_max_pool_kernel_takes_strided_input_and_propagates_nan() -> None:
     assert np.isnan(values[1, 2, 2, 3]) and np.isnan(values).sum() == 1
 
 
-def test_relu_backward_kernel_matches_the_reference_overflow_kept() -> None:
+def test_relu_backward_kernel_matches_the_reference_selecting() -> None:
+    """issue #24 item 4: an infinite or NaN g where x <= 0 (or x is NaN) gives 0, as
+    PyTorch's threshold_backward, in the kernel as in the reference rule."""
     from shapegrad.ops.elementwise import relu_backward
 
-    x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0], dtype=np.float32)
-    g = np.array([1.0, 2.0, 3.0, 4.0, np.inf, np.inf], dtype=np.float32)
-    with np.errstate(invalid="ignore"):
+    x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0, -2.0], dtype=np.float32)
+    g = np.array([1.0, 2.0, 3.0, 4.0, np.inf, np.inf, np.nan], dtype=np.float32)
+    with np.errstate(invalid="ignore"):  # the compiled comparison with a NaN x sets the flag
         found = numba_kernels.kernel("relu_backward", np.float32)(g, x)
-        (expected,) = relu_backward(np, g, x)
-    np.testing.assert_array_equal(found, expected)  # an infinite g where x <= 0 gives NaN, as g·mask
-    assert np.isnan(found[4]) and found[5] == np.inf
+    (expected,) = relu_backward(np, g, x)
+    np.testing.assert_array_equal(found, expected)
+    np.testing.assert_array_equal(found, [0.0, 0.0, 3.0, 0.0, 0.0, np.inf, 0.0])
 
 
 class _Plain:  # NumPy without kernels: an optimizer runs its reference math

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, Literal as L, cast, overload
 
+import numpy as np
+
 from .._autodiff import NoTape, wants_grad
 from .._backend import as_backend_array, fused_kernel, same_backend
 from .._errors import DTypeError, ShapeError
@@ -80,14 +82,27 @@ def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
     )
 
 
-def keep_where(xp: Any, mask: Any, values: Any) -> Any:
-    """``values`` where ``mask`` is true, else 0, as a product with the mask.
+# NumPy float dtype -> the integer type of its width, for keep_where's select.
+_SAME_WIDTH_INT = {np.dtype(f"float{8 * n}"): np.dtype(f"int{8 * n}") for n in (2, 4, 8)}
 
-    NumPy runs this about eight times faster than ``where(mask, values, 0)``; unlike
-    ``where`` it turns an infinite value at a masked-out place into NaN, which a gradient
-    only meets when something upstream has already overflowed.
+
+def keep_where(xp: Any, mask: Any, values: Any) -> Any:
+    """``values`` where ``mask`` is true, else 0: a select, never a product with the mask.
+
+    A product would turn an infinite (or NaN) value at a masked-out place into NaN where
+    PyTorch, which selects, gives 0 (``sqrt(clamp(d2, min=0))`` at a slightly negative
+    ``d2`` sends ``inf`` into clamp's rule). NumPy's ``where`` with a mask that changes at
+    random runs some 20x slower than a product (3.6 ms against 0.18 ms for a million
+    float32: a branch per element), so for NumPy arrays the float's bit pattern is
+    multiplied, as an integer of its width, by the 0/1 mask: an exact select at the
+    speed of the product. Other arrays (CuPy's, where ``where``
+    is one fast kernel; strict Array-API ones) go through ``xp.where``.
     """
-    return values * xp.astype(mask, values.dtype)
+    if type(values) is np.ndarray:
+        bits = _SAME_WIDTH_INT.get(values.dtype)
+        if bits is not None:
+            return (values.view(bits) * mask.astype(bits)).view(values.dtype)  # int × int: as fast as float
+    return xp.where(mask, values, xp.zeros((), dtype=values.dtype))
 
 
 def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:

@@ -270,8 +270,10 @@ def mish(x: Tensor[T, *S]) -> Tensor[T, *S]:
 
 
 def elu_backward(xp: Any, g: Any, x: Any, y: Any, alpha: float, scale: float) -> tuple[Any, ...]:
+    # Each branch selected after its product: at x = +inf the unused branch's factor
+    # y + alpha·scale is inf, which times a 0 mask would be NaN.
     positive = x > 0
-    return (keep_where(xp, positive, g) * scale + keep_where(xp, ~positive, g) * (y + alpha * scale),)
+    return (keep_where(xp, positive, g * scale) + keep_where(xp, ~positive, g * (y + alpha * scale)),)
 
 
 def _elu(x: AnyTensor, alpha: float, scale: float, name: str) -> Any:

@@ -1,9 +1,10 @@
 """Structure and order: triangles, flips and rolls, cumulative sums, sorting, index-valued
 reductions, one-hot encoding, and the norms and deviations made of other ops.
 
-``flip``, ``roll``, ``tril``/``triu`` and ``cumsum`` are primitives (forward and rule side by
-side); ``sort``, ``topk``, ``std``, ``norm`` and ``masked_fill`` are composite (made of
-differentiable ops, no rule of their own). ``argmax``, ``argmin``, ``argsort``, ``one_hot``,
+``flip``, ``roll``, ``tril``/``triu``, ``cumsum``, ``std`` and the 2-norm are primitives
+(forward and rule side by side: the last two have rules of their own, 0 at a zero
+deviation or norm, where the chain rule of their composition gives NaN); ``sort``, ``topk``
+and ``masked_fill`` are composite (made of differentiable ops, no rule of their own). ``argmax``, ``argmin``, ``argsort``, ``one_hot``,
 ``any``/``all``/``count_nonzero`` give untraced tensors, as index and boolean results do in
 PyTorch.
 """
@@ -279,18 +280,59 @@ def std(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: b
 # </generated>
 def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
     """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
-    PyTorch's default). PyTorch: ``torch.std``."""
-    return ew.sqrt(red.var(x, axis, keepdims, correction))
+    PyTorch's default). d/dx_i = ``(x_i - mean) / ((n - correction) · std)``, and 0 where
+    the std is 0 (a constant slice), as PyTorch. PyTorch: ``torch.std``."""
+    ew.require_float(x, "std")
+    xp = x._backend.xp
+    data = x._data
+    axes = red.normalize_axes(axis, data.ndim)
+    count = 1
+    for a in axes:
+        count *= data.shape[a]
+    centred = data - xp.mean(data, axis=axes, keepdims=True)
+    squared = xp.mean(centred * centred, axis=axes, keepdims=keepdims)
+    # As var (and PyTorch): NaN when there are no more values than the correction.
+    denominator = count - correction if count > correction else float("nan")
+    if correction:
+        squared = squared * (count / denominator)
+    out = xp.sqrt(squared)
+    return record(out, std_backward, (x,), (centred, out, axes, keepdims, denominator), x._backend)
+
+
+def _root_derivative(
+    xp: Any, g: Any, root: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, scale: float
+) -> Any:
+    """``g / (scale · root)`` back on ``shape``, and 0 where ``root`` is 0: the derivative of
+    the square root of a sum of squares that is 0 (there the chain rule's ``inf · 0`` is
+    NaN; PyTorch gives 0)."""
+    root = red._restore(xp, root, shape, axes, keepdims)
+    nonzero = root != 0
+    safe = xp.where(nonzero, root, xp.ones_like(root))  # on the reduced shape: cheap
+    return ew.keep_where(xp, nonzero, red._restore(xp, g, shape, axes, keepdims) / (scale * safe))
+
+
+def std_backward(
+    xp: Any, g: Any, centred: Any, out: Any, axes: tuple[int, ...], keepdims: bool, denominator: float
+) -> tuple[Any, ...]:
+    return (centred * _root_derivative(xp, g, out, tuple(centred.shape), axes, keepdims, denominator),)
+
+
+def norm2_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+    return (x * _root_derivative(xp, g, out, tuple(x.shape), axes, keepdims, 1.0),)
 
 
 def norm(
     x: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
 ) -> Tensor[T, *tuple[Open, ...]]:
     """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
-    ``ord=inf`` max |x|. PyTorch: ``torch.linalg.vector_norm``."""
+    ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero
+    vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``."""
     if ord == 2:
-        squares: AnyTensor = x * x
-        return squares.sum(axis, keepdims).sqrt()
+        xp = x._backend.xp
+        data = x._data
+        axes = red.normalize_axes(axis, data.ndim)
+        out = xp.sqrt(xp.sum(data * data, axis=axes, keepdims=keepdims))
+        return record(out, norm2_backward, (x,), (data, out, axes, keepdims), x._backend)
     if ord == 1:
         return red.sum(ew.abs(x), axis, keepdims)
     if ord == float("inf"):
@@ -299,8 +341,8 @@ def norm(
 
 
 # --------------------------------------------------------------------------- pieces (composite)
-def _slice_along(x: AnyTensor, axis: int, start: int, stop: int) -> Any:
-    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop),)
+def _slice_along(x: AnyTensor, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop, step),)
     return getitem(x, index)
 
 
@@ -368,28 +410,25 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
     if x.ndim < 2:
         raise ShapeError(f"diagonal expects a tensor of rank >= 2, found shape {x.shape}")
     rows, cols = x.shape[-2], x.shape[-1]
-    xp = x._backend.xp
-    mask = wrap(
-        xp.astype(
-            _triangle_mask(xp, rows, cols, offset, True) & _triangle_mask(xp, rows, cols, offset, False), x.dtype
-        ),
-        x._backend,
-    )
     length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-    first = max(0, -offset)
-    masked: AnyTensor = x * mask
-    on_diagonal = masked.sum(-1)  # row i holds x[i, i + offset]
-    return _slice_along(on_diagonal, on_diagonal.ndim - 1, first, first + length)
+    # Picked, not summed from x times an identity mask (an infinite value off the diagonal,
+    # a causal mask's -inf, would make that sum NaN): in the flattened matrix the diagonal
+    # is every (cols + 1)-th value from x[0, offset] or x[-offset, 0].
+    start = offset if offset >= 0 else -offset * cols
+    flat = shp.reshape(x, (*x.shape[:-2], rows * cols))
+    return _slice_along(flat, flat.ndim - 1, start, start + (length - 1) * (cols + 1) + 1, cols + 1)
 
 
 def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
     """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
     if v.ndim != 1:
         raise ShapeError(f"diag expects a vector, found shape {v.shape}")
+    n = v.shape[0]
     xp = v._backend.xp
-    eye = wrap(xp.eye(v.shape[0], dtype=v.dtype), v._backend)
+    on_diagonal = wrap(_triangle_mask(xp, n, n, 0, True) & _triangle_mask(xp, n, n, 0, False), v._backend)
     column: AnyTensor = shp.expand_dims(v, -1)
-    return column * eye
+    select: Any = ew.where  # the (N, N) condition broadcasts the (N, 1) column
+    return select(on_diagonal, column, 0.0)  # selected, not column · eye: inf · 0 would be NaN
 
 
 def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]:

@@ -1,0 +1,185 @@
+"""Values and gradients through masks, infinities and singular points, against PyTorch on
+every backend: a rule or forward that keeps values by a 0/1 mask selects them (``inf · 0``
+would be NaN where PyTorch gives 0), and the compositions ``norm`` and ``std`` have rules
+of their own that are 0 at a zero norm or deviation (issue #24 items 4 and 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad.ops.conv import max_pool2d
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)")
+F = torch.nn.functional
+
+INF = np.inf
+DTYPES = ["float64", "float32"]  # float32 on NumPy runs the numba kernels where they exist
+
+
+def against_torch(
+    arrays: list[np.ndarray], ours: Callable[..., Any], theirs: Callable[..., Any], dtype: str = "float64"
+) -> None:
+    """``ours`` and ``theirs`` agree in value and in the gradient of ``sum(w · f(inputs))``,
+    NaN for NaN and infinity for infinity (so a NaN where PyTorch has a number fails)."""
+    with np.errstate(all="ignore"):  # inf - inf in the weighted sums; inf · 0 where PyTorch has it too
+        _against_torch([a.astype(dtype) for a in arrays], ours, theirs, dtype)
+
+
+def _against_torch(arrays: list[np.ndarray], ours: Callable[..., Any], theirs: Callable[..., Any], dtype: str) -> None:
+    grads = sg.Gradients()
+    traced = [sg.tensor(a).trace(grads) for a in arrays]
+    out = ours(*traced)
+    t_inputs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    t_out = theirs(*t_inputs)
+    rtol = 1e-12 if dtype == "float64" else 1e-6
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), rtol=rtol, err_msg="forward")
+    weights = np.random.default_rng(7).uniform(0.5, 1.5, tuple(t_out.shape)).astype(dtype)
+    (out * sg.tensor(weights)).sum().backward()
+    (t_out * torch.tensor(weights)).sum().backward()
+    for i, (t_in, tensor) in enumerate(zip(t_inputs, traced, strict=True)):
+        expected = t_in.grad.numpy() if t_in.grad is not None else np.zeros(t_in.shape, dtype)
+        found = grads[tensor].numpy() if tensor in grads else np.zeros(tensor.shape, dtype)
+        np.testing.assert_allclose(found, expected, rtol=rtol, err_msg=f"gradient of input {i}")
+
+
+# Squared distances as a Gram-matrix formula gives them: slightly negative for equal points.
+D2 = np.array([[-1e-7, 0.25, 4.0], [2.0, -3e-9, 9.0]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sqrt_of_clamped_squared_distances_has_gradient_0_below_zero(backend: str, dtype: str) -> None:
+    """issue #24 item 4: sqrt(clamp(d2, min=0)) at a slightly negative d2: clamp's rule
+    selects, so sqrt's infinite derivative at 0 gives 0 there, not NaN."""
+    against_torch([D2], lambda d: sg.sqrt(sg.clamp(d, min=0.0)), lambda d: torch.sqrt(torch.clamp(d, min=0.0)), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sqrt_of_relu_has_gradient_0_below_zero(backend: str, dtype: str) -> None:
+    """issue #24 item 4: the same through relu: its xp rule, the numba kernel (NumPy,
+    float32) and the CuPy kernel (emulated) all select."""
+    against_torch([D2], lambda d: sg.sqrt(sg.relu(d)), lambda d: torch.sqrt(torch.relu(d)), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sqrt_of_maximum_with_0_has_gradient_0_below_zero(backend: str, dtype: str) -> None:
+    """issue #24 item 4: maximum(x, 0) (and minimum, its mirror) send the gradient by selection."""
+    against_torch([D2], lambda d: sg.sqrt(sg.maximum(d, 0.0)), lambda d: torch.sqrt(torch.clamp_min(d, 0.0)), dtype)
+    against_torch([-D2], lambda d: sg.sqrt(-sg.minimum(d, 0.0)), lambda d: torch.sqrt(-torch.clamp_max(d, 0.0)), dtype)
+
+
+def test_tril_and_triu_of_infinities_are_zero_outside_the_triangle(backend: str) -> None:
+    """issue #24 item 4: tril/triu select (a product with the 0/1 triangle made NaN of an
+    infinite value outside it), and their rules send sqrt's infinite derivative at the
+    zeros nowhere."""
+    scores = np.array([[1.0, INF, -INF], [2.0, 3.0, INF], [-INF, 4.0, 5.0]])
+    against_torch([scores], sg.tril, torch.tril)
+    against_torch([scores], lambda x: sg.triu(x, 1), lambda x: torch.triu(x, 1))
+    positive = np.abs(scores) + 1.0
+    against_torch([positive], lambda x: sg.sqrt(sg.tril(x)), lambda x: torch.sqrt(torch.tril(x)))
+
+
+@pytest.mark.parametrize("offset", [-1, 0, 1, 2, 5])
+def test_diagonal_of_causal_scores_holding_minus_infinity(backend: str, offset: int) -> None:
+    """issue #24 item 4: diagonal picks its values (it summed x times an identity mask,
+    so a -inf anywhere in a row made that row's diagonal value NaN)."""
+    causal = np.triu(np.full((2, 3, 4), -INF), 1) + np.arange(24.0).reshape(2, 3, 4)
+    against_torch([causal], lambda x: sg.diagonal(x, offset), lambda x: torch.diagonal(x, offset, -2, -1))
+
+
+def test_diag_of_a_vector_holding_infinities(backend: str) -> None:
+    """issue #24 item 4: diag places v on the diagonal by selection (v · eye made NaN of
+    every off-diagonal 0 in an infinite value's column)."""
+    against_torch([np.array([INF, -2.0, -INF])], sg.diag, torch.diag)
+
+
+def test_elu_at_plus_infinity(backend: str) -> None:
+    """issue #24 item 4: elu's rule selects each branch after its product: at x = +inf the
+    negative branch's factor is inf, which times the 0 mask was NaN."""
+    x = np.array([INF, -INF, 2.0, -1.0, 0.0])
+    against_torch([x], sg.elu, F.elu)
+    against_torch([x], sg.selu, F.selu)
+
+
+def test_max_pool_sends_an_infinite_gradient_only_to_the_maximum(backend: str) -> None:
+    """issue #24 item 4: pooling's rule selects the winner of each window: sqrt's
+    infinite derivative at a window's maximum 0 gives 0 to the other values, not NaN."""
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    x[0, 0, 2:, 2:] = [[-3.0, 0.0], [-1.0, -2.0]]  # the last window's maximum is 0
+    against_torch(
+        [x],
+        lambda a: sg.sqrt(max_pool2d(a, (2, 2), (2, 2))),
+        lambda a: torch.sqrt(F.max_pool2d(a, 2, 2)),
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_norm_of_a_zero_vector_has_gradient_0(backend: str, dtype: str) -> None:
+    """issue #24 item 5: the 2-norm has a rule of its own, x / norm and 0 at a zero vector
+    (sqrt's inf times the squares' 0 was NaN); PyTorch's vector_norm gives 0."""
+    x = np.array([[0.0, 0.0, 0.0], [3.0, -4.0, 0.0]])
+    against_torch([x], lambda a: sg.norm(a, axis=-1), lambda a: torch.linalg.vector_norm(a, dim=-1), dtype)
+    against_torch([np.zeros((2, 3))], sg.norm, torch.linalg.vector_norm, dtype)
+    against_torch(
+        [x], lambda a: sg.norm(a, axis=0, keepdims=True), lambda a: torch.linalg.vector_norm(a, dim=0, keepdim=True)
+    )
+
+
+@pytest.mark.parametrize("correction", [0.0, 1.0])
+def test_std_of_a_constant_slice_has_gradient_0(backend: str, correction: float) -> None:
+    """issue #24 item 5: std has a rule of its own, (x - mean) / ((n - correction) std)
+    and 0 where the std is 0 (a constant slice); PyTorch's std gives 0 there."""
+    x = np.array([[2.0, 2.0, 2.0, 2.0], [1.0, -1.0, 3.0, 0.5]])
+    against_torch(
+        [x],
+        lambda a: sg.std(a, axis=-1, correction=correction),
+        lambda a: torch.std(a, dim=-1, correction=correction),
+    )
+    against_torch(
+        [x.T],
+        lambda a: sg.std(a, axis=0, keepdims=True, correction=correction),
+        lambda a: torch.std(a, dim=0, keepdim=True, correction=correction),
+    )
+    against_torch([np.full((2, 3), 5.0)], lambda a: sg.std(a), lambda a: torch.std(a, correction=0))
+
+
+# Every masking op changed for items 4 and 5, with ±inf among its inputs: PyTorch's value
+# and gradient, NaN only where PyTorch has NaN.
+SWEEP: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [
+    ("relu", sg.relu, torch.relu),
+    ("leaky_relu", lambda x: sg.leaky_relu(x, 0.1), lambda x: F.leaky_relu(x, 0.1)),
+    ("clamp", lambda x: sg.clamp(x, -1.0, 2.0), lambda x: torch.clamp(x, -1.0, 2.0)),
+    ("hardtanh", sg.hardtanh, F.hardtanh),
+    ("maximum", lambda x: sg.maximum(x, 0.5), lambda x: torch.clamp_min(x, 0.5)),
+    ("minimum", lambda x: sg.minimum(x, 0.5), lambda x: torch.clamp_max(x, 0.5)),
+    ("elu", sg.elu, F.elu),
+    ("selu", sg.selu, F.selu),
+    ("tril", sg.tril, torch.tril),
+    ("triu", lambda x: sg.triu(x, 1), lambda x: torch.triu(x, 1)),
+    ("diagonal", sg.diagonal, lambda x: torch.diagonal(x, 0, -2, -1)),
+    ("diagonal_offset", lambda x: sg.diagonal(x, -1), lambda x: torch.diagonal(x, -1, -2, -1)),
+    ("diag", lambda x: sg.diag(x.reshape(-1)), lambda x: torch.diag(x.reshape(-1))),
+    (
+        "max_pool2d",
+        lambda x: max_pool2d(x.reshape(1, 1, 4, 4), (2, 2), (2, 2)),
+        lambda x: F.max_pool2d(x.reshape(1, 1, 4, 4), 2, 2),
+    ),
+    (
+        "masked_fill",
+        lambda x: sg.masked_fill(x, sg.tril(sg.ones(4, 4)) == 0, -INF),
+        lambda x: x.masked_fill(torch.tril(torch.ones(4, 4)) == 0, -INF),
+    ),
+    ("norm", lambda x: sg.norm(x, axis=-1), lambda x: torch.linalg.vector_norm(x, dim=-1)),
+]
+
+
+@pytest.mark.parametrize(("name", "ours", "theirs"), SWEEP, ids=[row[0] for row in SWEEP])
+def test_masking_ops_with_infinite_inputs(backend: str, name: str, ours: Any, theirs: Any) -> None:
+    """issue #24 item 4: ±inf in the inputs of each op that keeps values by a mask."""
+    x = np.random.default_rng(len(name)).uniform(-3.0, 3.0, (4, 4))
+    x[0, 1], x[1, 0], x[2, 3], x[3, 3] = INF, -INF, -INF, INF
+    against_torch([x], ours, theirs)
