@@ -29,9 +29,6 @@ import hashlib
 import importlib
 import json
 import os
-import sys
-import time
-import traceback
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -39,6 +36,7 @@ import numpy as np
 
 from ._backend import Backend
 from ._dims import Open
+from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
 from ._errors import BackendError, CheckpointError, ShapegradError
 from ._gradients import Gradients
 from ._serialize import load as _load, save as _save
@@ -48,6 +46,7 @@ __all__ = ["Comm", "all_sum", "init", "load", "save"]
 
 M = TypeVar("M")
 DEFAULT_BUCKET_BYTES = 25 * 2**20  # as PyTorch DDP
+DEFAULT_EXIT_TIMEOUT_S = 1800.0  # as PyTorch's default process-group timeout
 
 
 def _mpi() -> Any:
@@ -60,16 +59,29 @@ def _mpi() -> Any:
         ) from None
 
 
-def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True, cuda_aware: bool = False) -> Comm:
+def init(
+    backend: str = "mpi",
+    *,
+    comm: Any = None,
+    abort_on_exception: bool = True,
+    exit_timeout: float | None = DEFAULT_EXIT_TIMEOUT_S,
+    cuda_aware: bool = False,
+) -> Comm:
     """The communicator of this process's MPI job (``MPI.COMM_WORLD`` unless ``comm``).
 
     Args:
         backend: ``"mpi"`` (every array over MPI, device arrays staged through the host) or
             ``"nccl"`` (CuPy arrays over NCCL, one process per GPU: rank ``r`` uses device
             ``r % device count``).
-        abort_on_exception: an uncaught exception on any rank aborts the whole job with the
-            exception's message and rank, instead of leaving the other ranks waiting in a
-            collective forever.
+        abort_on_exception: a rank that stops while the others go on ends the whole job
+            instead of leaving them waiting in a collective forever: an uncaught exception
+            aborts it with the exception's message and rank; ``sys.exit`` with a non-zero
+            status (argparse, a failed check) aborts it unless every rank exits within a
+            second; a rank ending with status 0 waits for every rank to end and aborts the
+            job after ``exit_timeout``.
+        exit_timeout: seconds a rank that has ended (status 0) waits for the other ranks to
+            end before it aborts the job (``None``: for ever); 30 minutes by default, as
+            PyTorch's process-group timeout.
         cuda_aware: the site's MPI reads GPU memory (a CUDA-aware Open MPI or MVAPICH):
             CuPy arrays are handed to MPI as they are instead of staged through the host.
             MPI cannot say so through mpi4py portably, so it is the caller's statement.
@@ -80,31 +92,13 @@ def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = T
     mpi = _mpi()
     world = mpi.COMM_WORLD if comm is None else comm
     if abort_on_exception:
-        _abort_on_uncaught_exception(world)
+        abort_on_uncaught_exception(world)
+        abort_on_early_exit(mpi, world, exit_timeout)
     if backend == "mpi":
         return Comm(world, cuda_aware=cuda_aware)
     if backend == "nccl":
         return Comm(world, nccl=_NcclChannel(world))
     raise BackendError(f"unknown distributed backend {backend!r}; expected 'mpi' or 'nccl'")
-
-
-def _abort_on_uncaught_exception(world: Any) -> None:
-    previous = sys.excepthook
-    if getattr(previous, "_shapegrad_abort", False):
-        return
-
-    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-        message = "".join(traceback.format_exception(kind, value, tb))
-        sys.stderr.write(f"shapegrad.distributed: rank {world.Get_rank()} of {world.Get_size()} failed, ")
-        sys.stderr.write(f"aborting the job:\n{message}")
-        sys.stderr.flush()
-        # The launcher relays output asynchronously and kills every rank at the abort: give
-        # it a moment to pass the message on first.
-        time.sleep(0.5)
-        world.Abort(1)
-
-    setattr(hook, "_shapegrad_abort", True)  # a marker on our own hook: install it once
-    sys.excepthook = hook
 
 
 def _structure(model: Any) -> list[tuple[str, tuple[int, ...], str, bool]]:

@@ -6,6 +6,7 @@ exception, which (through ``shapegrad.distributed``) aborts the whole job with i
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -160,9 +161,23 @@ def crash(comm: dist.Comm) -> None:
     comm.barrier()
 
 
+def exit_with_status(comm: dist.Comm) -> None:
+    """Rank 1's argparse rejects its arguments (sys.exit(2)) while the others wait."""
+    if comm.rank == 1:
+        argparse.ArgumentParser(prog="rank-one").parse_args(["--no-such-option"])
+    comm.barrier()
+
+
+def exit_early(comm: dist.Comm) -> None:
+    """Rank 1 ends (status 0) while the others wait for it in a collective."""
+    if comm.rank == 1:
+        sys.exit(0)
+    comm.barrier()
+
+
 def main() -> None:
     scenario = sys.argv[1]
-    comm = dist.init()
+    comm = dist.init(exit_timeout=3.0) if scenario == "exit-early" else dist.init()
     if scenario == "equivalence":
         equivalence(comm, sync=False)
     elif scenario == "equivalence-sync":
@@ -178,6 +193,10 @@ def main() -> None:
         save(comm, directory)
     elif scenario == "crash":
         crash(comm)
+    elif scenario == "exit-status":
+        exit_with_status(comm)
+    elif scenario == "exit-early":
+        exit_early(comm)
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
     if comm.rank == 0:

@@ -46,12 +46,24 @@ def test_distributed_scenario(scenario: str, ranks: int) -> None:
     assert f"PASSED {scenario} on {ranks} ranks" in result.stdout
 
 
-def test_an_exception_on_one_rank_ends_the_job_with_its_message() -> None:
+@pytest.mark.parametrize(
+    ("scenario", "messages"),
+    [
+        ("crash", ["rank 1 of 2 failed", "boom on purpose in rank 1"]),
+        ("exit-status", ["unrecognized arguments: --no-such-option", "rank 1 of 2 exited with status 2"]),
+        ("exit-early", ["rank 1 of 2 ended (status 0), but the other ranks had not ended 3 s later"]),
+    ],
+)
+def test_one_rank_ending_while_the_others_wait_ends_the_job(scenario: str, messages: list[str]) -> None:
+    """An exception on rank 1 aborts the job with its message; so does (issue #24 item 13)
+    argparse's sys.exit(2) there, and sys.exit(0) there once exit_timeout (3 s here) has
+    passed: the job ends, instead of rank 0 waiting in its barrier forever (the timeout
+    here is the proof: the job must end by itself well before it)."""
     start = time.monotonic()
-    result = _job(2, "crash", timeout=60)
+    result = _job(2, scenario, timeout=60)
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "rank 1 of 2 failed" in output and "boom on purpose in rank 1" in output, output
+    assert all(message in output for message in messages), output
     assert time.monotonic() - start < 30
 
 
