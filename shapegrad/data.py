@@ -31,6 +31,11 @@ class Shard(Protocol):
 
     rank: int
     size: int
+    samples: int | None  # set to each batch's size on this rank: allreduce_mean weights by it
+
+    def broadcast_object(self, value: Any, *, root: int = 0) -> Any:
+        """Rank ``root``'s ``value`` on every rank."""
+        ...
 
 
 def _host(data: Any, name: str) -> np.ndarray[Any, Any]:
@@ -53,13 +58,19 @@ class Batches:
         x, y: inputs and targets, samples along the first axis (same count).
         batch_size: samples per batch (per rank when sharded).
         shuffle: a new order each epoch, drawn from ``generator`` (seed it for
-            reproducibility; when sharded, seed it identically on every rank).
+            reproducibility). When sharded, every rank uses rank 0's order (each rank draws
+            from its own generator, so generators seeded alike stay alike, and rank 0's
+            draw is sent to the others): the shards are disjoint whatever the seeds.
         drop_last: leave out a last, smaller batch.
         shard: a communicator (``shapegrad.distributed.init()``): every rank gets disjoint
             samples of one permutation per epoch; rank ``r`` gets the ``r``-th part of each
             global batch of ``batch_size · size`` samples. With ``drop_last`` every rank gets
             the same number of full batches; without it, the last global batch is split as
-            evenly as it goes (and every rank still gets the same number of batches).
+            evenly as it goes (sizes differing by one; ``allreduce_mean`` weights each
+            rank's gradient by its sample count, which the loader leaves in
+            ``shard.samples``), and a last global batch with fewer samples than ranks is
+            left out, so that no rank is ever handed an empty batch. Every rank gets the
+            same number of batches.
     """
 
     def __init__(
@@ -80,19 +91,31 @@ class Batches:
             raise ShapegradError(f"batches: batch_size must be at least 1, found {batch_size}")
         self.batch_size, self.shuffle, self.drop_last = batch_size, shuffle, drop_last
         self.generator = generator
+        self.shard = shard
         self.rank, self.size = (0, 1) if shard is None else (shard.rank, shard.size)
 
     def __len__(self) -> int:
         step = self.batch_size * self.size  # one global batch: every rank's batch together
-        n = len(self.x)
-        return n // step if self.drop_last else -(-n // step)
+        full, rest = divmod(len(self.x), step)
+        # A rest smaller than the rank count would leave some rank an empty batch: left out.
+        return full if self.drop_last or rest < self.size else full + 1
 
     def _order(self) -> np.ndarray[Any, Any]:
         n = len(self.x)
         if not self.shuffle:
             return np.arange(n)
-        # Every rank draws the same permutation from its own identically seeded generator.
-        return (self.generator or default_generator()).permutation(n)
+        order = (self.generator or default_generator()).permutation(n)
+        if self.shard is None:
+            return order
+        # Generators seeded differently (or not at all) would give the ranks overlapping
+        # shards: rank 0's order is everyone's.
+        agreed = np.asarray(self.shard.broadcast_object(order, root=0))
+        if len(agreed) != n:
+            raise ShapeError(
+                f"batches: rank 0 shuffles {len(agreed)} samples but rank {self.rank} has {n}; "
+                "expected the same data on every rank"
+            )
+        return agreed
 
     def __iter__(self) -> Iterator[Batch]:
         order = self._order()
@@ -102,6 +125,8 @@ class Batches:
             # Rank r takes the r-th part of each global batch, so that N ranks with batch b
             # see exactly what one process with batch N·b sees.
             mine = np.array_split(global_batch, self.size)[self.rank]
+            if self.shard is not None:
+                self.shard.samples = len(mine)
             yield tensor(self.x[mine]), tensor(self.y[mine])
 
 

@@ -29,9 +29,6 @@ import hashlib
 import importlib
 import json
 import os
-import sys
-import time
-import traceback
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -40,6 +37,7 @@ import numpy as np
 from ._autodiff import note_written
 from ._backend import Backend
 from ._dims import Open
+from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
 from ._errors import BackendError, CheckpointError, ShapegradError
 from ._gradients import Gradients
 from ._serialize import load as _load, save as _save
@@ -49,6 +47,7 @@ __all__ = ["Comm", "all_sum", "init", "load", "save"]
 
 M = TypeVar("M")
 DEFAULT_BUCKET_BYTES = 25 * 2**20  # as PyTorch DDP
+DEFAULT_EXIT_TIMEOUT_S = 1800.0  # as PyTorch's default process-group timeout
 
 
 def _mpi() -> Any:
@@ -61,16 +60,29 @@ def _mpi() -> Any:
         ) from None
 
 
-def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = True, cuda_aware: bool = False) -> Comm:
+def init(
+    backend: str = "mpi",
+    *,
+    comm: Any = None,
+    abort_on_exception: bool = True,
+    exit_timeout: float | None = DEFAULT_EXIT_TIMEOUT_S,
+    cuda_aware: bool = False,
+) -> Comm:
     """The communicator of this process's MPI job (``MPI.COMM_WORLD`` unless ``comm``).
 
     Args:
         backend: ``"mpi"`` (every array over MPI, device arrays staged through the host) or
             ``"nccl"`` (CuPy arrays over NCCL, one process per GPU: rank ``r`` uses device
             ``r % device count``).
-        abort_on_exception: an uncaught exception on any rank aborts the whole job with the
-            exception's message and rank, instead of leaving the other ranks waiting in a
-            collective forever.
+        abort_on_exception: a rank that stops while the others go on ends the whole job
+            instead of leaving them waiting in a collective forever: an uncaught exception
+            aborts it with the exception's message and rank; ``sys.exit`` with a non-zero
+            status (argparse, a failed check) aborts it unless every rank exits within a
+            second; a rank ending with status 0 waits for every rank to end and aborts the
+            job after ``exit_timeout``.
+        exit_timeout: seconds a rank that has ended (status 0) waits for the other ranks to
+            end before it aborts the job (``None``: for ever); 30 minutes by default, as
+            PyTorch's process-group timeout.
         cuda_aware: the site's MPI reads GPU memory (a CUDA-aware Open MPI or MVAPICH):
             CuPy arrays are handed to MPI as they are instead of staged through the host.
             MPI cannot say so through mpi4py portably, so it is the caller's statement.
@@ -81,31 +93,13 @@ def init(backend: str = "mpi", *, comm: Any = None, abort_on_exception: bool = T
     mpi = _mpi()
     world = mpi.COMM_WORLD if comm is None else comm
     if abort_on_exception:
-        _abort_on_uncaught_exception(world)
+        abort_on_uncaught_exception(world)
+        abort_on_early_exit(mpi, world, exit_timeout)
     if backend == "mpi":
         return Comm(world, cuda_aware=cuda_aware)
     if backend == "nccl":
         return Comm(world, nccl=_NcclChannel(world))
     raise BackendError(f"unknown distributed backend {backend!r}; expected 'mpi' or 'nccl'")
-
-
-def _abort_on_uncaught_exception(world: Any) -> None:
-    previous = sys.excepthook
-    if getattr(previous, "_shapegrad_abort", False):
-        return
-
-    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-        message = "".join(traceback.format_exception(kind, value, tb))
-        sys.stderr.write(f"shapegrad.distributed: rank {world.Get_rank()} of {world.Get_size()} failed, ")
-        sys.stderr.write(f"aborting the job:\n{message}")
-        sys.stderr.flush()
-        # The launcher relays output asynchronously and kills every rank at the abort: give
-        # it a moment to pass the message on first.
-        time.sleep(0.5)
-        world.Abort(1)
-
-    setattr(hook, "_shapegrad_abort", True)  # a marker on our own hook: install it once
-    sys.excepthook = hook
 
 
 def _structure(model: Any) -> list[tuple[str, tuple[int, ...], str, bool]]:
@@ -126,6 +120,10 @@ class Comm:
 
     ``rank`` and ``size`` are this process's place and the number of processes;
     ``backend`` says how gradients travel (``"mpi"`` through the host, ``"nccl"`` on GPUs).
+    ``samples`` is this rank's sample count in the current step, which ``allreduce_mean``
+    weights its gradient by: ``sg.data.batches(..., shard=comm)`` sets it at every batch it
+    hands this rank; set it yourself for batches from elsewhere whose size differs between
+    ranks (``None``, the start: every rank weighs the same).
     """
 
     def __init__(
@@ -144,6 +142,7 @@ class Comm:
         self._nccl = nccl
         self._checked_layouts: set[tuple[Any, ...]] = set()
         self._overlaps: dict[int, _Overlap] = {}
+        self.samples: int | None = None
 
     @property
     def backend(self) -> str:
@@ -156,6 +155,10 @@ class Comm:
     def barrier(self) -> None:
         """Wait until every rank gets here."""
         self.mpi.Barrier()
+
+    def broadcast_object(self, value: Any, *, root: int = 0) -> Any:
+        """Rank ``root``'s ``value`` (any picklable object) on every rank; every rank calls it."""
+        return self.mpi.bcast(value, root=root)
 
     # -- agreement ---------------------------------------------------------------------
     def _agree(self, rows: list[Any], what: str) -> None:
@@ -212,37 +215,75 @@ class Comm:
         return grads
 
     def allreduce_mean(self, grads: Gradients[M]) -> Gradients[M]:
-        """Average every parameter gradient in ``grads`` over the ranks, in place; returns
-        the same ``Gradients[M]`` (so ``opt.update(model, grads)`` keeps its checks).
+        """Average every parameter gradient in ``grads`` over the ranks, in place, each rank's
+        weighted by its sample count: the result is the gradient one process gets from the
+        mean loss over every rank's samples, also where the ranks' batches differ in size
+        (the last batch of an epoch). Returns the same ``Gradients[M]`` (so
+        ``opt.update(model, grads)`` keeps its checks).
+
+        The count is ``comm.samples``, which ``sg.data.batches(..., shard=comm)`` sets at
+        each batch it hands out; for batches from elsewhere set it before the backward pass
+        (``Comm.overlap`` and ``all_sum``, hence ``SyncBatchNorm``, use it there). Where no
+        rank states one (``None``), every rank weighs the same. A rank with 0 samples
+        contributes zeros (not the NaN of an empty batch's mean).
 
         A parameter that received no gradient on a rank contributes zeros there. Whether a
         parameter was used is agreed across ranks: used on any rank counts as used on all,
         so ``UnusedParameterError`` is raised on every rank or on none.
+
+        Raises:
+            ShapegradError: on every rank, before any gradient is changed, where the ranks'
+                gradients differ in parameters, shapes or dtypes, where some ranks state a
+                sample count and others do not, or where no rank has a sample.
         """
-        layout = grads._layout
-        key = tuple((path, shape) for path, _, shape in layout)
+        layout, slots = grads._layout, grads._slots
+        key = (layout, tuple(slots[slot].dtype for _, slot, _ in layout))
         if key not in self._checked_layouts:
-            self._agree([[path, list(shape)] for path, shape in key], "the gradients' parameters")
+            # The dtype is part of the layout: buffers of different dtypes would not even
+            # have the same byte count in MPI ("Message truncated").
+            rows = [
+                [path, list(shape), grads._backends[slot].dtype_name(slots[slot].dtype)] for path, slot, shape in layout
+            ]
+            self._agree(rows, "the gradients' parameters (path, shape, dtype)")
             self._checked_layouts.add(key)
+        count = self.samples
+        if count is not None and count < 0:
+            raise ShapegradError(f"allreduce_mean: comm.samples must be a count of at least 0, found {count}")
         touched = grads._touched
         overlap = self._overlaps.get(id(grads))
-        if overlap is not None and overlap.grads is grads:
+        if overlap is not None and overlap.grads is not grads:
+            overlap = None
+        if overlap is not None:
+            overlap.fix_weight(count)
             overlap.launch_rest()
-        used = np.array([slot in touched for _, slot, _ in layout], dtype=np.int32)
+        # One collective agrees both which parameters were used and every rank's count.
+        shared = np.zeros(len(layout) + self.size, dtype=np.int64)
+        shared[: len(layout)] = [slot in touched for _, slot, _ in layout]
+        shared[len(layout) + self.rank] = -1 if count is None else count
         if self.size > 1:
-            self.mpi.Allreduce(self._mpi_in_place(), used, op=_mpi().SUM)
-        scale = 1.0 / self.size
-        if overlap is not None and overlap.grads is grads:
-            overlap.finish(scale)
+            self.mpi.Allreduce(self._mpi_in_place(), shared, op=_mpi().SUM)
+        counts = shared[len(layout) :].tolist()
+        try:
+            total = _total_samples(counts)
+        except ShapegradError:
+            if overlap is not None:
+                overlap.discard()
+            raise
+        if overlap is not None:
+            # Its buckets were weighted by this rank's count as they started.
+            overlap.finish(1.0 / (self.size if total is None else total))
         else:
-            buffers = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in layout]
+            # Equal counts weigh equally: the plain mean, as before counts were known.
+            even = total is None or len(set(counts)) == 1
+            weight, scale = (1.0, 1.0 / self.size) if even else (counts[self.rank] / total, 1.0)
+            buffers = [(slot, slots[slot], grads._backends[slot]) for _, slot, _ in layout]
             for slot, buffer, backend in buffers:
                 if slot not in touched:
                     backend.copy_into(buffer, backend.xp.zeros_like(buffer))
             for bucket in self._buckets(buffers):
-                self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2], scale)
-        for (_, slot, _), count in zip(layout, used.tolist(), strict=True):
-            if count:
+                self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2], scale, weight)
+        for (_, slot, _), used in zip(layout, shared[: len(layout)].tolist(), strict=True):
+            if used:
                 touched.add(slot)
         return grads
 
@@ -270,31 +311,34 @@ class Comm:
                 size += nbytes
         return buckets
 
-    def _allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0) -> None:
-        """In place: each array summed over the ranks, times ``scale`` (one flat buffer,
-        scaled there: no extra pass over the arrays)."""
+    def _allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0, weight: float = 1.0) -> None:
+        """In place: each array times ``weight`` (this rank's), summed over the ranks, times
+        ``scale`` (one flat buffer, weighted and scaled there: no extra pass over the arrays)."""
         if self.size == 1:
             return
         if self._nccl is not None and backend.name == "cupy":
-            self._nccl.allreduce_sum(arrays, backend, scale)
+            self._nccl.allreduce_sum(arrays, backend, scale, weight)
             return
         if self._cuda_aware and backend.name == "cupy":
             flat_device = backend.xp.concat([backend.xp.reshape(a, (-1,)) for a in arrays])
+            _weigh(flat_device, weight)
             self.mpi.Allreduce(self._mpi_in_place(), flat_device, op=_mpi().SUM)
             if scale != 1.0:
                 flat_device *= scale
             _unpack(flat_device, arrays, backend)
             return
         flat = _pack(arrays, backend)
+        _weigh(flat, weight)
         self.mpi.Allreduce(self._mpi_in_place(), flat, op=_mpi().SUM)
         if scale != 1.0:
             flat *= scale
         _unpack(flat, arrays, backend)
 
-    def sum_array(self, array: Any, backend: Backend) -> Any:
-        """A new array: ``array`` summed over the ranks (host-staged on a device)."""
+    def sum_array(self, array: Any, backend: Backend, *, weight: float = 1.0, scale: float = 1.0) -> Any:
+        """A new array: ``array`` times ``weight`` (this rank's), summed over the ranks, times
+        ``scale`` (host-staged on a device)."""
         out = backend.xp.asarray(array, copy=True)
-        self._allreduce_sum([out], backend)
+        self._allreduce_sum([out], backend, scale, weight)
         return out
 
     def sum_int(self, value: int) -> int:
@@ -319,6 +363,18 @@ class _Overlap:
         self.arrived: set[int] = set()
         self.launched = 0
         self.requests: list[tuple[int, np.ndarray[Any, Any], Any]] = []
+        # This rank's sample count, fixed when the step's first bucket starts.
+        self.weight_fixed, self.weight = False, None
+
+    def fix_weight(self, count: int | None) -> None:
+        """``count`` weights this step's buckets; refused where buckets already started with another."""
+        if not self.weight_fixed:
+            self.weight_fixed, self.weight = True, count
+        elif count != self.weight:
+            raise ShapegradError(
+                f"allreduce_mean: comm.samples is {count}, but Comm.overlap started this step's buckets weighted "
+                f"by {self.weight} samples; expected comm.samples set before the backward pass, not after"
+            )
 
     def ready(self, slot: int) -> None:
         index = self.bucket_of.get(slot)
@@ -343,6 +399,9 @@ class _Overlap:
         flat = _pack(
             [buffer if slot in touched else backend.xp.zeros_like(buffer) for slot, buffer, _ in bucket], backend
         )
+        if not self.weight_fixed:
+            self.fix_weight(self.comm.samples)
+        _weigh(flat, 1 if self.weight is None else self.weight)
         request = None
         if self.comm.size > 1:
             request = self.comm.mpi.Iallreduce(_mpi().IN_PLACE, flat, op=_mpi().SUM)
@@ -361,6 +420,38 @@ class _Overlap:
             flat *= scale
             _unpack(flat, [buffer for _, buffer, _ in bucket], bucket[0][2])
         self._reset()
+
+    def discard(self) -> None:
+        """Wait for the started reductions and drop them: the gradients stay as they were."""
+        for _, _, request in self.requests:
+            if request is not None:
+                request.Wait()
+        self._reset()
+
+
+def _total_samples(counts: list[int]) -> int | None:
+    """The ranks' sample count (``None`` where no rank states one; -1 is a rank's "none")."""
+    if all(count == -1 for count in counts):
+        return None
+    if -1 in counts:
+        silent, stating = counts.index(-1), next(r for r, c in enumerate(counts) if c != -1)
+        raise ShapegradError(
+            f"allreduce_mean: rank {stating} has comm.samples = {counts[stating]} but rank {silent} has None; "
+            "expected a sample count on every rank or on none"
+        )
+    total = sum(counts)
+    if total == 0:
+        raise ShapegradError("allreduce_mean: no rank has a sample in this step (every rank's count is 0)")
+    return total
+
+
+def _weigh(flat: Any, weight: float) -> None:
+    """``flat`` times ``weight``, in place; weight 0 gives zeros, also where ``flat`` holds the
+    NaN of an empty batch's mean."""
+    if weight == 0:
+        flat[...] = 0
+    elif weight != 1:
+        flat *= weight
 
 
 def _by_dtype(tensors: Sequence[AnyTensor]) -> list[list[AnyTensor]]:
@@ -407,9 +498,10 @@ class _NcclChannel:
         self._cupy, self._nccl = cupy, nccl
         self._comm = nccl.NcclCommunicator(size, uid, rank)
 
-    def allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0) -> None:
+    def allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0, weight: float = 1.0) -> None:
         cp = self._cupy
         flat = cp.concatenate([a.reshape(-1) for a in arrays])
+        _weigh(flat, weight)
         kinds = {"float16": self._nccl.NCCL_FLOAT16, "float32": self._nccl.NCCL_FLOAT32}
         kind = kinds.get(backend.dtype_name(flat.dtype), self._nccl.NCCL_FLOAT64)
         stream = cp.cuda.get_current_stream().ptr
@@ -422,14 +514,23 @@ class _NcclChannel:
 # --------------------------------------------------------------------------- a differentiable sum
 def all_sum_backward(xp: Any, g: Any, comm: Comm, backend: Backend) -> tuple[Any, ...]:
     # Every rank's output depends on every rank's input with slope 1: the gradient of this
-    # rank's input is the sum of every rank's upstream gradient (all ranks run backward).
-    return (comm.sum_array(g, backend),)
+    # rank's input is the sum of every rank's upstream gradient g_s (all ranks run backward).
+    # With sample counts, g_s counts n_s / n_r (its rank's samples over this rank's):
+    # allreduce_mean then weights this rank's gradient by n_r / N, making this path
+    # Σ_s n_s g_s / N, as one process's over every rank's samples. Weighting the gradients
+    # after the backward pass alone would weight the other ranks' g_s by this rank's count.
+    n = comm.samples
+    if n:
+        return (comm.sum_array(g, backend, weight=float(n), scale=1.0 / n),)
+    # No counts (equal weights), or no sample here (this rank's gradient is dropped anyway).
+    return (comm.sum_array(g, backend, weight=1.0 if n is None else 0.0),)
 
 
 def all_sum(x: Tensor[Any, *tuple[Any, ...]], comm: Comm) -> Tensor[Any, *tuple[Open, ...]]:
     """``x`` summed over the ranks, differentiably: every rank must call it (and run the
     backward pass) in the same order. ``SyncBatchNorm`` builds its global statistics on it.
-    d/dx_r = Σ_s g_s."""
+    d/dx_r = Σ_s g_s, or Σ_s (n_s / n_r) g_s where ``comm.samples`` holds each rank's
+    sample count n (what ``allreduce_mean``'s weighting by count needs to be exact)."""
     backend = x._backend
     return record(comm.sum_array(x._data, backend), all_sum_backward, (x,), (comm, backend), backend)
 

@@ -6,6 +6,7 @@ exception, which (through ``shapegrad.distributed``) aborts the whole job with i
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 from pathlib import Path
@@ -63,6 +64,28 @@ def _train(model: Net, loader: Any, steps: int, comm: dist.Comm | None, overlap:
     return opt
 
 
+def _epochs(
+    model: Net, loader: Any, epochs: int, comm: dist.Comm | None, overlap: bool = False, ranks: int = 1
+) -> None:
+    """Every batch of ``loader`` for ``epochs`` epochs, SGD (one process: the batches of at
+    least ``ranks`` samples, as the ranks get them). Not Adam: the bias before a BatchNorm
+    has a gradient of rounding noise only, which Adam would scale up to whole steps."""
+    opt = sg.optim.Sgd(model, lr=0.1)
+    grads = model.alloc_grads()
+    if comm is not None and overlap:
+        comm.overlap(grads)
+    for _ in range(epochs):
+        for x, y in loader:
+            if len(y) < ranks:
+                continue
+            assert len(y) >= 1, "a rank was handed an empty batch"
+            grads.zero()
+            sg.losses.cross_entropy(model(x.trace(grads)), y).backward()
+            if comm is not None:
+                comm.allreduce_mean(grads)
+            opt.update(model, grads)
+
+
 def _close(a: Any, b: Any, what: str) -> None:
     a, b = np.asarray(a), np.asarray(b)
     scale = np.maximum(np.abs(b), 1e-300)
@@ -70,8 +93,29 @@ def _close(a: Any, b: Any, what: str) -> None:
     assert worst <= 1e-12, f"{what}: relative difference {worst:.3e} > 1e-12"
 
 
+def uneven(comm: dist.Comm, sync: bool, overlap: bool) -> None:
+    """issue #24 item 12: a last global batch that does not split evenly (7 samples at 4
+    ranks: 2+2+2+1; 9 at 2: 6, then 2+1) ends with the weights of one process over the same
+    global batches; one with fewer samples than ranks (7 at 2 ranks: 6, then 1; 15 at 4:
+    12, then 3) is left out on the ranks, never handed to a rank as an empty batch."""
+    rng = np.random.default_rng(11)
+    for n in (7, 9, 15):
+        x, y = rng.standard_normal((n, 4)), rng.integers(0, 3, n)
+        model = Net(norm=comm if sync else None)
+        loader = sg.data.batches(x, y, batch_size=3, shuffle=True, generator=sg.Generator(4), shard=comm)
+        _epochs(model, loader, 2, comm, overlap)
+        reference = Net(norm="local" if sync else None)
+        whole = sg.data.batches(x, y, batch_size=3 * comm.size, shuffle=True, generator=sg.Generator(4))
+        _epochs(reference, whole, 2, None, ranks=comm.size)
+        for (path, ours), (_, theirs) in zip(model.named_tensors(), reference.named_tensors(), strict=True):
+            _close(ours.numpy(), theirs.numpy(), f"{n} samples, {path}")
+    comm.barrier()
+
+
 def equivalence(comm: dist.Comm, sync: bool, overlap: bool = False) -> None:
-    """N ranks × batch b for k steps == 1 process × batch N·b over the same samples."""
+    """N ranks × batch b for k steps == 1 process × batch N·b over the same samples; then
+    the same with uneven last batches (``uneven``)."""
+    uneven(comm, sync, overlap)
     x, y = _data()
     b, steps = 6, 7
     model = Net(norm=comm if sync else None)
@@ -103,6 +147,60 @@ def mismatch(comm: dist.Comm) -> None:
         assert np.array_equal(model.fc.weight.numpy(), before)
     else:
         raise AssertionError("broadcast_parameters accepted different models")
+    comm.barrier()
+
+
+def _refused_everywhere(comm: dist.Comm, attempt: Any, *expected: str) -> None:
+    try:
+        attempt()
+    except sg.ShapegradError as exc:
+        assert all(text in str(exc) for text in expected), str(exc)
+    else:
+        raise AssertionError(f"accepted on rank {comm.rank}, expected an error with {expected}")
+
+
+def gradient_dtypes(comm: dist.Comm) -> None:
+    """issue #24 item 14: gradients of another dtype on rank 1 are refused on every rank,
+    naming the rank, the path and both dtypes (MPI said "Message truncated"), unchanged."""
+    model = nn.Linear(2, 1, dtype="float32" if comm.rank == 1 else "float64", generator=sg.Generator(0))
+    grads = model.alloc_grads()
+    model(sg.ones(3, 2, dtype=model.weight.dtype).trace(grads)).sum().backward()
+    before = grads[model.weight].numpy().copy()
+    _refused_everywhere(comm, lambda: comm.allreduce_mean(grads), "rank 1", "weight", "float32", "float64")
+    assert np.array_equal(grads[model.weight].numpy(), before)
+    comm.barrier()
+
+
+def sample_counts(comm: dist.Comm) -> None:
+    """issue #24 item 12: a rank with no sample (its mean loss NaN) contributes zeros, the
+    others are weighted by their counts; a count on some ranks only is refused everywhere."""
+    model = nn.Linear(1, 1, dtype="float64", generator=sg.Generator(0))
+    grads = model.alloc_grads()
+    x = sg.tensor([[float("nan") if comm.rank == 1 else float(comm.rank + 1)]], dtype="float64")
+    model(x.trace(grads)).sum().backward()
+    comm.samples = 0 if comm.rank == 1 else comm.rank + 1
+    comm.allreduce_mean(grads)
+    counts = [0 if r == 1 else r + 1 for r in range(comm.size)]
+    expected = sum(c * c for c in counts) / sum(counts)  # d/dw of each rank's w·x, x = its count
+    assert np.allclose(grads[model.weight].numpy(), [[expected]]), (grads[model.weight].numpy(), expected)
+    grads.zero()
+    model(sg.ones(1, 1, dtype="float64").trace(grads)).sum().backward()
+    comm.samples = 2 if comm.rank == 0 else None
+    _refused_everywhere(comm, lambda: comm.allreduce_mean(grads), "rank 0 has comm.samples = 2", "rank 1 has None")
+    comm.samples = None
+    comm.barrier()
+
+
+def sharded_shuffle(comm: dist.Comm) -> None:
+    """issue #24 item 14: ranks whose generators differ (or are unseeded) still get disjoint
+    shards: rank 0's order is everyone's."""
+    x, y = np.arange(20.0).reshape(20, 1), np.arange(20)
+    generator = None if comm.rank == 1 else sg.Generator(100 + comm.rank)
+    loader = sg.data.batches(x, y, batch_size=2, shuffle=True, generator=generator, shard=comm)
+    mine = [int(v) for _, yb in loader for v in yb.tolist()]
+    everyone: list[list[int]] = comm.mpi.allgather(mine)
+    seen = sum(everyone, [])
+    assert len(seen) == len(set(seen)), f"samples on two ranks: {everyone}"
     comm.barrier()
 
 
@@ -160,24 +258,42 @@ def crash(comm: dist.Comm) -> None:
     comm.barrier()
 
 
+def exit_with_status(comm: dist.Comm) -> None:
+    """Rank 1's argparse rejects its arguments (sys.exit(2)) while the others wait."""
+    if comm.rank == 1:
+        argparse.ArgumentParser(prog="rank-one").parse_args(["--no-such-option"])
+    comm.barrier()
+
+
+def exit_early(comm: dist.Comm) -> None:
+    """Rank 1 ends (status 0) while the others wait for it in a collective."""
+    if comm.rank == 1:
+        sys.exit(0)
+    comm.barrier()
+
+
 def main() -> None:
     scenario = sys.argv[1]
-    comm = dist.init()
+    comm = dist.init(exit_timeout=3.0) if scenario == "exit-early" else dist.init()
     if scenario == "equivalence":
         equivalence(comm, sync=False)
     elif scenario == "equivalence-sync":
         equivalence(comm, sync=True)
     elif scenario == "equivalence-overlap":
         equivalence(comm, sync=False, overlap=True)
-    elif scenario == "mismatch":
+    elif scenario == "checks":
         mismatch(comm)
-    elif scenario == "unused":
+        gradient_dtypes(comm)
         unused(comm)
-    elif scenario == "save":
-        directory = comm.mpi.bcast(tempfile.mkdtemp() if comm.rank == 0 else None, root=0)
-        save(comm, directory)
+        sample_counts(comm)
+        sharded_shuffle(comm)
+        save(comm, comm.mpi.bcast(tempfile.mkdtemp() if comm.rank == 0 else None, root=0))
     elif scenario == "crash":
         crash(comm)
+    elif scenario == "exit-status":
+        exit_with_status(comm)
+    elif scenario == "exit-early":
+        exit_early(comm)
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
     if comm.rank == 0:
