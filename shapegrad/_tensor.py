@@ -2327,7 +2327,7 @@ def record(
     if hook is not None:
         hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)
     result = _wrap(data, node, backend)
-    if node is not None and node.saved:
+    if node is not None and node.saved and (reads is None or reads[-1]):
         watch_result(node, result, reads)
     base = getattr(data, "base", None)
     if base is not None:

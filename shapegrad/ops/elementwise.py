@@ -185,11 +185,9 @@ def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     if first._node is None and second._node is None and first._param is None and second._param is None:
         return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
     need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
-    reads = _READS.get(rule)
-    if reads is not None:
-        left_read, right_read, out_read = reads(need)
-        # A number has no memory to write into: only tensors are watched.
-        reads = (left_read and left_is_tensor, right_read and right_is_tensor, out_read)
+    table = _READS.get(rule)
+    # Which operands' memory the rule reads, by what it is asked for (a number is never watched).
+    reads = None if table is None else table[need[0] + 2 * need[1] + 4 * left_is_tensor + 8 * right_is_tensor]
     return record(out, rule, tensors, (x, y, out, need), backend, reads)
 
 
@@ -1689,9 +1687,19 @@ UFUNC_OPS: dict[str, Any] = {
 # Which operands (and the result) each binary rule reads, by what it is asked for: the
 # engine counts writes into those alone (a write into an addend changes no gradient).
 # Rules not listed read everything they save.
-_READS: dict[Any, Any] = {
-    add_backward: _reads_nothing,
-    sub_backward: _reads_nothing,
-    mul_backward: _reads_the_other,
-    div_backward: _reads_for_div,
+def _reads_table(reads: Any) -> tuple[tuple[bool, bool, bool], ...]:
+    """``reads`` for every (need, which sides are tensors), indexed as ``_binary`` does."""
+    table: list[tuple[bool, bool, bool]] = []
+    for index in range(16):
+        need = (bool(index & 1), bool(index & 2))
+        left_read, right_read, out_read = reads(need)
+        table.append((left_read and bool(index & 4), right_read and bool(index & 8), out_read))
+    return tuple(table)
+
+
+_READS: dict[Any, tuple[tuple[bool, bool, bool], ...]] = {
+    add_backward: _reads_table(_reads_nothing),
+    sub_backward: _reads_table(_reads_nothing),
+    mul_backward: _reads_table(_reads_the_other),
+    div_backward: _reads_table(_reads_for_div),
 }
