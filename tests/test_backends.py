@@ -66,6 +66,29 @@ def test_use_backend_is_scoped() -> None:
         assert sg.ones(1).backend == "numpy"
 
 
+def test_set_backend_reaches_the_calling_thread_and_a_copied_context_only() -> None:
+    """issue #24 item 11: the README says how ``set_backend`` reaches threads; this holds it to that."""
+    import contextvars
+    import threading
+
+    seen: list[str] = []
+
+    def work() -> None:
+        seen.append(sg.zeros(1).backend)
+
+    with sg.use_backend("numpy"):
+        sg.set_backend("strict")
+        for thread in (
+            threading.Thread(target=work),
+            threading.Thread(target=contextvars.copy_context().run, args=(work,)),
+        ):
+            thread.start()
+            thread.join()
+        assert sg.zeros(1).backend == "strict"
+    default = os.environ.get("SHAPEGRAD_BACKEND", "numpy").strip() or "numpy"
+    assert seen == [default, "strict"]
+
+
 def test_mixing_backends_in_one_op_is_a_clear_error() -> None:
     a = sg.ones(3, backend="numpy")
     b = sg.ones(3, backend="strict")
