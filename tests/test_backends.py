@@ -180,6 +180,25 @@ def test_random_numbers_are_seeded_per_generator(backend: str) -> None:
     assert sg.randn(2, generator=sg.Generator(5)).backend == backend
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_same_seed_draws_the_same_values_on_numpy_and_strict(dtype: str) -> None:
+    """issue #24 item 19: ``sg.rand`` in float32 drew other values on the strict backend
+    (float64 draws rounded) than on NumPy (float32 draws) for the same seed."""
+
+    def draws(name: str) -> list[np.ndarray]:
+        gen = sg.Generator(7, backend=name)
+        return [
+            sg.rand(3, 4, dtype=dtype, generator=gen).numpy(),
+            sg.randn(5, dtype=dtype, generator=gen).numpy(),
+            np.asarray(gen.backend.to_numpy(gen.uniform((6,), -2.0, 3.0, dtype=dtype))),  # dropout's draws
+            sg.randint(0, 10, (8,), generator=gen).numpy(),
+            sg.randperm(9, generator=gen).numpy(),
+        ]
+
+    for ours, theirs in zip(draws("numpy"), draws("strict"), strict=True):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+
+
 def test_a_generator_permutes_on_every_backend(backend: str) -> None:
     first = sg.Generator(7).permutation(50)
     assert isinstance(first, np.ndarray)
