@@ -1,8 +1,8 @@
 """A character-level GPT, typed end to end, trained on the Python standard library's own
 source (every machine with Python has it: no download).
 
-    python examples/gpt.py            # about 5 minutes on 2 cores
-    python examples/gpt.py --quick    # CI: a short run, its validation loss must beat the unigram baseline
+    python examples/gpt.py            # about 100 s on 2 cores
+    python examples/gpt.py --quick    # CI, 5-6 s: its validation loss must beat the unigram baseline
 
 Token and learned positional embeddings, pre-norm causal transformer blocks with exact GELU,
 the output head tied to the token embedding, AdamW with warmup and a cosine schedule and

@@ -1,8 +1,8 @@
 """A small ResNet on scikit-learn's digits (8×8 images upsampled to 16×16), typed channels
 through the whole network.
 
-    python examples/resnet.py            # about a minute on 2 cores
-    python examples/resnet.py --quick    # CI: fewer epochs, an accuracy floor
+    python examples/resnet.py            # 20-25 s on 2 cores
+    python examples/resnet.py --quick    # CI: fewer epochs, an accuracy floor (about 20 s)
 
 Residual blocks with batch normalisation, a strided block with a 1×1 projection shortcut,
 global average pooling; ``model.train()`` while training, ``model.eval()`` (running

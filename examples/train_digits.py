@@ -1,10 +1,10 @@
 """Train a typed MLP and a small CNN on scikit-learn's bundled handwritten digits.
 
-    python examples/train_digits.py            # full run (about 20 s on 2 cores)
-    python examples/train_digits.py --quick    # CI: fewer epochs, asserts an accuracy floor
+    python examples/train_digits.py            # full run (4-20 s on 2 cores, by how busy they are)
+    python examples/train_digits.py --quick    # CI: fewer epochs, asserts an accuracy floor (3-9 s)
 
 Prints a progress bar per epoch and a final table, saves a checkpoint per model and a PNG
-plot of loss and accuracy under ``examples/output/``.
+plot of loss and accuracy under ``examples/output/`` (or ``--output DIR``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A variational autoencoder on scikit-learn's digits, typed end to end.
 
-    python examples/vae.py            # about 30 s on 2 cores
+    python examples/vae.py            # under 10 s on 2 cores
     python examples/vae.py --quick    # CI: fewer epochs, the ELBO must improve on its start
 
 The encoder gives a mean and a log-variance; ``z = mean + exp(logvar / 2) · ε`` with ε from
