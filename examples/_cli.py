@@ -42,7 +42,7 @@ def parse(parser: argparse.ArgumentParser) -> argparse.Namespace:
     args = parser.parse_args()
     if args.threads > 0:
         import numpy  # noqa: F401 -- threadpoolctl limits only the BLAS libraries already loaded
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # pyright: ignore[reportMissingTypeStubs] -- threadpoolctl ships no stubs
 
         threadpool_limits(limits=args.threads, user_api="blas")
     args.output.mkdir(parents=True, exist_ok=True)
