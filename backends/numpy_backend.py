@@ -10,30 +10,7 @@ import numpy as np
 from . import numba_kernels
 from ._allocator import tune_malloc
 from ._base import NumpyLikeBackend
-
-
-class _NumpyRandom:
-    def __init__(self, seed: int | None) -> None:
-        self._gen = np.random.default_rng(seed)
-
-    def normal(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray[Any, Any]:
-        """Standard normal draws of ``shape`` in ``dtype``."""
-        return self._gen.standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
-
-    def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> np.ndarray[Any, Any]:
-        """Uniform draws in ``[low, high)`` of ``shape``, drawn in ``dtype`` itself when it
-        is float32 (no float64 temporary: dropout masks are drawn every step)."""
-        if np.dtype(dtype) == np.float32:
-            draws = self._gen.random(shape, dtype=np.float32)
-            if low != 0.0 or high != 1.0:
-                draws *= np.float32(high - low)
-                draws += np.float32(low)
-            return draws
-        return self._gen.uniform(low, high, shape).astype(dtype, copy=False)
-
-    def permutation(self, n: int) -> np.ndarray[Any, Any]:
-        """A random ordering of ``range(n)``."""
-        return self._gen.permutation(n)
+from ._host_random import HostRandom
 
 
 # float32 erf as numba_kernels' rational approximation (XLA's and Eigen's), in a dozen
@@ -145,6 +122,6 @@ class NumpyBackend(NumpyLikeBackend):
         """The array itself."""
         return array
 
-    def random(self, seed: int | None) -> _NumpyRandom:
+    def random(self, seed: int | None) -> HostRandom:
         """A generator seeded with ``seed``."""
-        return _NumpyRandom(seed)
+        return HostRandom(seed)

@@ -13,21 +13,25 @@ from typing import Any, cast
 import numpy as np
 
 from ._base import BackendBase
+from ._host_random import HostRandom
 
 
 class _StrictRandom:
-    def __init__(self, xp: Any, seed: int | None) -> None:
-        self._xp = xp
-        self._gen = np.random.default_rng(seed)
+    """The NumPy backend's draws (:class:`HostRandom`), the same for the same seed, as
+    strict arrays."""
+
+    def __init__(self, backend: StrictBackend, seed: int | None) -> None:
+        self._backend = backend
+        self._host = HostRandom(seed)
 
     def normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
-        return self._xp.asarray(self._gen.standard_normal(shape), dtype=dtype)
+        return self._backend.xp.asarray(self._host.normal(shape, self._backend.dtype_name(dtype)))
 
     def uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
-        return self._xp.asarray(self._gen.uniform(low, high, shape), dtype=dtype)
+        return self._backend.xp.asarray(self._host.uniform(shape, low, high, self._backend.dtype_name(dtype)))
 
     def permutation(self, n: int) -> Any:
-        return self._xp.asarray(self._gen.permutation(n))
+        return self._backend.xp.asarray(self._host.permutation(n))
 
 
 class StrictBackend(BackendBase):
@@ -83,7 +87,7 @@ class StrictBackend(BackendBase):
         target[...] = self.xp.asarray(host)
 
     def random(self, seed: int | None) -> _StrictRandom:
-        return _StrictRandom(self.xp, seed)
+        return _StrictRandom(self, seed)
 
 
 def _to_numpy_index(index: Any) -> Any:

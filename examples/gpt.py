@@ -1,8 +1,8 @@
 """A character-level GPT, typed end to end, trained on the Python standard library's own
 source (every machine with Python has it: no download).
 
-    python examples/gpt.py            # about 5 minutes on 2 cores
-    python examples/gpt.py --quick    # CI: a short run, its validation loss must beat the unigram baseline
+    python examples/gpt.py            # about 100 s on 2 cores
+    python examples/gpt.py --quick    # CI, 5-6 s: its validation loss must beat the unigram baseline
 
 Token and learned positional embeddings, pre-norm causal transformer blocks with exact GELU,
 the output head tied to the token embedding, AdamW with warmup and a cosine schedule and
@@ -12,21 +12,19 @@ the end, a checkpoint, and a final table.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import inspect
 import time
-from pathlib import Path
 from typing import Literal as L, TypeVar
 
 import numpy as np
+from _cli import example_parser, parse
 
 import shapegrad as sg
 from shapegrad import NoTape, OwnedTape, Tensor
 from shapegrad.nn import Embedding, LayerNorm, Module, TransformerEncoderBlock
 
 T = TypeVar("T")
-OUTPUT = Path(__file__).resolve().parent / "output"
 
 Vocab = L[128]  # ASCII: one token per character
 Context = L[64]  # characters the model sees at once
@@ -112,12 +110,12 @@ def sample(model: GPT, prompt: str, length: int, temperature: float, top_k: int,
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = example_parser(__doc__)
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--steps", type=int, default=200, help="steps per epoch")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--quick", action="store_true", help="2 epochs of 40 steps (CI)")
-    args = parser.parse_args()
+    args = parse(parser)
     epochs, steps = (2, 40) if args.quick else (args.epochs, args.steps)
 
     text = np.frombuffer(corpus().encode("ascii"), dtype=np.uint8).astype(np.int64)
@@ -150,8 +148,7 @@ def main() -> None:
         val_loss = mean_loss(model, val, 4 if args.quick else 16, args.batch_size)
         print(f"epoch {epoch + 1}: validation loss {val_loss:.3f} nats/char (unigram {baseline:.3f})")
     seconds = time.perf_counter() - started
-    OUTPUT.mkdir(exist_ok=True)
-    sg.save(model, OUTPUT / "gpt.safetensors", optimizer=opt)
+    sg.save(model, args.output / "gpt.safetensors", optimizer=opt)
     text_out = sample(model, "def ", 120, temperature=0.8, top_k=8, rng=np.random.default_rng(2))
     print(f"\nsample (temperature 0.8, top-k 8):\n{text_out}\n")
     print("| parameters | steps | seconds | validation loss | unigram baseline |")

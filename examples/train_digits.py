@@ -1,28 +1,27 @@
 """Train a typed MLP and a small CNN on scikit-learn's bundled handwritten digits.
 
-    python examples/train_digits.py            # full run (about 20 s on 2 cores)
-    python examples/train_digits.py --quick    # CI: fewer epochs, asserts an accuracy floor
+    python examples/train_digits.py            # full run (4-20 s on 2 cores, by how busy they are)
+    python examples/train_digits.py --quick    # CI: fewer epochs, asserts an accuracy floor (3-9 s)
 
 Prints a progress bar per epoch and a final table, saves a checkpoint per model and a PNG
-plot of loss and accuracy under ``examples/output/``.
+plot of loss and accuracy under ``examples/output/`` (or ``--output DIR``).
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal as L, TypeVar
 
 import numpy as np
+from _cli import example_parser, parse
 
 import shapegrad as sg
 from shapegrad import NoTape, OwnedTape, Prod, Tensor
 from shapegrad.nn import Conv2d, Flatten, Linear, MaxPool2d, Module
 
 T = TypeVar("T")
-OUTPUT = Path(__file__).resolve().parent / "output"
 
 
 class Batch(sg.Dim): ...
@@ -135,13 +134,12 @@ def plot(histories: dict[str, History], path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = example_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="few epochs; assert the accuracy floor (for CI)")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--floor", type=float, default=0.95, help="minimum test accuracy, checked at the end")
-    args = parser.parse_args()
+    args = parse(parser)
     epochs = args.epochs or (8 if args.quick else 25)
-    OUTPUT.mkdir(exist_ok=True)
     data = load_digits()
     generator = sg.Generator(seed=0)
     models: dict[str, MLP | CNN] = {"MLP": MLP(generator), "CNN": CNN(generator)}
@@ -149,8 +147,8 @@ def main() -> None:
     histories: dict[str, History] = {}
     for name, model in models.items():
         histories[name] = train(name, model, data, epochs, rates[name])
-        sg.save(model, OUTPUT / f"{name.lower()}.safetensors")
-    plot(histories, OUTPUT / "training.png")
+        sg.save(model, args.output / f"{name.lower()}.safetensors")
+    plot(histories, args.output / "training.png")
 
     print()
     print(f"{'model':<6} {'parameters':>10} {'epochs':>6} {'final loss':>10} {'test acc':>9} {'seconds':>8}")
@@ -159,7 +157,7 @@ def main() -> None:
             f"{name:<6} {models[name].num_parameters():>10,} {epochs:>6} {history.loss[-1]:>10.4f} "
             f"{100 * history.test_accuracy[-1]:>8.2f}% {history.seconds:>8.1f}"
         )
-    print(f"\ncheckpoints and plot in {OUTPUT}")
+    print(f"\ncheckpoints and plot in {args.output}")
     worst = min(h.test_accuracy[-1] for h in histories.values())
     if worst < args.floor:
         raise SystemExit(f"test accuracy {100 * worst:.2f}% is below the floor {100 * args.floor:.0f}%")

@@ -12,27 +12,24 @@ reports its own share.
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 from typing import Any, Literal as L
 
+from _cli import example_parser, parse
 from train_digits import CNN, Batch, accuracy, load_digits
 
 import shapegrad as sg
 import shapegrad.distributed as dist
 from shapegrad import NoTape, Tensor
 
-OUTPUT = Path(__file__).resolve().parent / "output"
-
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = example_parser(__doc__)
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--batch-size", type=int, default=32, help="per rank")
     parser.add_argument("--quick", action="store_true", help="8 epochs and an accuracy floor (CI)")
     parser.add_argument("--floor", type=float, default=0.95)
-    args = parser.parse_args()
+    args = parse(parser)
     epochs = 8 if args.quick else args.epochs
 
     comm = dist.init()
@@ -72,8 +69,7 @@ def main() -> None:
     model.eval()
     test_accuracy = accuracy(model, x_test, y_test)
     shares = comm.mpi.gather((comm.rank, samples, loss_value), root=0)
-    OUTPUT.mkdir(exist_ok=True)
-    dist.save(model, OUTPUT / "cnn_distributed.safetensors", comm, optimizer=opt)
+    dist.save(model, args.output / "cnn_distributed.safetensors", comm, optimizer=opt)
     if comm.rank == 0:
         print("\n| rank | samples trained | last local loss |\n| ---: | ---: | ---: |")
         for rank, count, last in shares:

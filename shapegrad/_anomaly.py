@@ -1,13 +1,17 @@
 """Anomaly detection: raise at the first op whose forward or backward yields NaN or Inf.
 
-Off by default; ``SHAPEGRAD_DETECT_ANOMALY=1`` turns it on for the process and
-``with sg.detect_anomaly():`` for a block. When off, ops pay one attribute lookup.
+Off by default; ``SHAPEGRAD_DETECT_ANOMALY=1`` turns it on in every thread and
+``with sg.detect_anomaly():`` for a block in the thread that enters it. The switch is
+per thread: ``_hooks.anomaly`` (what every op reads) stays None while no thread has
+detection on, so then ops pay one attribute lookup; while some thread has it on, it is a
+dispatcher that looks up the calling thread's detector.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import traceback
 from collections.abc import Generator, Sequence
 from typing import Any
@@ -67,11 +71,48 @@ class _Detector:
                 )
 
 
+class _ThreadState(threading.local):
+    # The class attribute is every thread's starting value: the environment's choice.
+    detector: _Detector | None = None
+
+
+class _Dispatch:
+    """``_hooks.anomaly`` while any thread may have detection on: forwards to the calling
+    thread's detector, if it has one."""
+
+    def forward(self, rule: Any, inputs: Sequence[Any], data: Any, node: Any = None) -> None:
+        detector = _state.detector
+        if detector is not None:
+            detector.forward(rule, inputs, data, node)
+
+    def backward(self, node: Any, grads: Sequence[Any], phase: str) -> None:
+        detector = _state.detector
+        if detector is not None:
+            detector.backward(node, grads, phase)
+
+
+_state = _ThreadState()
+_dispatch = _Dispatch()
+_lock = threading.Lock()
+_blocks_on = 0  # ``detect_anomaly()`` blocks open in all threads together, under _lock
+
+
+def _install() -> None:
+    _hooks.anomaly = _dispatch if _blocks_on or _ThreadState.detector is not None else None
+
+
 @contextlib.contextmanager
 def detect_anomaly(enabled: bool = True) -> Generator[None, None, None]:
     """Within the block, raise ``NumericalAnomalyError`` at the first op (forward or
     backward) producing NaN or Inf, naming the op, its input shapes and the user line
     that created it.
+
+    The switch is per thread, like a ``with`` block's reach: other threads keep their own
+    setting (off, unless ``SHAPEGRAD_DETECT_ANOMALY=1`` turned it on in every thread), and
+    blocks in two threads may overlap. ``detect_anomaly(False)`` turns it off in a block.
+
+    Args:
+        enabled: ``False`` turns detection off within the block instead.
 
     Examples:
         >>> import numpy as np
@@ -83,13 +124,21 @@ def detect_anomaly(enabled: bool = True) -> Generator[None, None, None]:
         ...         print("caught", str(e).split(" produced")[0])
         caught op 'log'
     """
-    previous = _hooks.anomaly
-    _hooks.anomaly = _Detector() if enabled else None
+    global _blocks_on
+    previous = _state.detector
+    with _lock:
+        _blocks_on += enabled
+        _install()
+    _state.detector = _Detector() if enabled else None
     try:
         yield
     finally:
-        _hooks.anomaly = previous
+        _state.detector = previous
+        with _lock:
+            _blocks_on -= enabled
+            _install()
 
 
 if os.environ.get("SHAPEGRAD_DETECT_ANOMALY", "0").strip() not in ("", "0"):
-    _hooks.anomaly = _Detector()
+    _ThreadState.detector = _Detector()
+    _install()

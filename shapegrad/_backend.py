@@ -217,6 +217,14 @@ def _resolve(backend: str | Backend) -> Backend:
 def set_backend(backend: str | Backend) -> Backend:
     """Make ``backend`` (a registered name or a Backend) the one new tensors use.
 
+    It is set for the calling thread (a context variable): a thread started afterwards
+    begins on ``SHAPEGRAD_BACKEND``'s backend unless it is started in a copy of this
+    context (``contextvars.copy_context().run``) or calls ``set_backend`` itself.
+
+    Args:
+        backend: A registered backend's name (``"numpy"``, ``"strict"``, ``"cupy"``) or a
+            ``Backend`` instance.
+
     Examples:
         >>> import shapegrad as sg
         >>> sg.set_backend("numpy").name

@@ -232,6 +232,14 @@ def arange(
 class Generator:
     """A seeded source of random tensors on one backend.
 
+    The NumPy and strict backends draw from the same host generator (NumPy's PCG64), so a
+    seed gives the same values on both; CuPy draws on the device from its own generator,
+    whose values for that seed differ.
+
+    Args:
+        seed: the seed; ``None`` draws a fresh one from the operating system.
+        backend: the backend whose arrays it draws (by default the active one).
+
     Examples:
         >>> import shapegrad as sg
         >>> g = sg.Generator(seed=0)

@@ -13,5 +13,6 @@ get_ident = threading.get_ident
 # imports jaxtyping or beartype, and Tensor[...] is a plain generic alias.
 checks_enabled: bool = os.environ.get("SHAPEGRAD_CHECKS", "1").strip().lower() not in ("0", "false", "off", "no")
 
-# The active anomaly detector (see ``_anomaly``), or None when detection is off.
+# None while no thread has anomaly detection on; otherwise the dispatcher to the calling
+# thread's detector (see ``_anomaly``): the per-thread lookup is paid only then.
 anomaly: Any = None

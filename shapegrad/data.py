@@ -55,7 +55,8 @@ class Batches:
     this class.
 
     Args:
-        x, y: inputs and targets, samples along the first axis (same count).
+        x: the inputs, samples along the first axis.
+        y: the targets, samples along the first axis (as many as ``x``).
         batch_size: samples per batch (per rank when sharded).
         shuffle: a new order each epoch, drawn from ``generator`` (seed it for
             reproducibility). When sharded, every rank uses rank 0's order (each rank draws

@@ -66,6 +66,29 @@ def test_use_backend_is_scoped() -> None:
         assert sg.ones(1).backend == "numpy"
 
 
+def test_set_backend_reaches_the_calling_thread_and_a_copied_context_only() -> None:
+    """issue #24 item 11: the README says how ``set_backend`` reaches threads; this holds it to that."""
+    import contextvars
+    import threading
+
+    seen: list[str] = []
+
+    def work() -> None:
+        seen.append(sg.zeros(1).backend)
+
+    with sg.use_backend("numpy"):
+        sg.set_backend("strict")
+        for thread in (
+            threading.Thread(target=work),
+            threading.Thread(target=contextvars.copy_context().run, args=(work,)),
+        ):
+            thread.start()
+            thread.join()
+        assert sg.zeros(1).backend == "strict"
+    default = os.environ.get("SHAPEGRAD_BACKEND", "numpy").strip() or "numpy"
+    assert seen == [default, "strict"]
+
+
 def test_mixing_backends_in_one_op_is_a_clear_error() -> None:
     a = sg.ones(3, backend="numpy")
     b = sg.ones(3, backend="strict")
@@ -155,6 +178,25 @@ def test_random_numbers_are_seeded_per_generator(backend: str) -> None:
     b = sg.randn(3, 3, generator=sg.Generator(5)).numpy()
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert sg.randn(2, generator=sg.Generator(5)).backend == backend
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_same_seed_draws_the_same_values_on_numpy_and_strict(dtype: str) -> None:
+    """issue #24 item 19: ``sg.rand`` in float32 drew other values on the strict backend
+    (float64 draws rounded) than on NumPy (float32 draws) for the same seed."""
+
+    def draws(name: str) -> list[np.ndarray]:
+        gen = sg.Generator(7, backend=name)
+        return [
+            sg.rand(3, 4, dtype=dtype, generator=gen).numpy(),
+            sg.randn(5, dtype=dtype, generator=gen).numpy(),
+            np.asarray(gen.backend.to_numpy(gen.uniform((6,), -2.0, 3.0, dtype=dtype))),  # dropout's draws
+            sg.randint(0, 10, (8,), generator=gen).numpy(),
+            sg.randperm(9, generator=gen).numpy(),
+        ]
+
+    for ours, theirs in zip(draws("numpy"), draws("strict"), strict=True):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
 
 
 def test_a_generator_permutes_on_every_backend(backend: str) -> None:

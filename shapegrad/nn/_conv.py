@@ -81,9 +81,16 @@ class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
     Args:
-        kernel_size, stride, padding, dilation: an int or a (height, width) pair.
+        kernel_size: an int or a (height, width) pair.
+        stride: an int or a (height, width) pair.
+        padding: zeros added on each side; an int or a (height, width) pair.
+        dilation: the spacing of the kernel's taps; an int or a (height, width) pair.
         groups: channels split into this many independent groups.
-        bias, generator, dtype: as ``Linear``. Initialised ``U(±1/√(I/groups·kh·kw))``.
+        in_channels: ``I``, only when it is not a ``Literal`` type argument.
+        out_channels: ``O``, only when it is not a ``Literal`` type argument.
+        bias: whether to add a learned bias.
+        generator: the source of the initial values, ``U(±1/√(I/groups·kh·kw))`` as PyTorch.
+        dtype: the parameters' dtype.
 
     The spatial output size is computed, not typed: the result's height and width are
     ``sg.Open`` (state them with ``sg.cast``; :class:`SameConv2d` keeps them typed).
@@ -127,7 +134,13 @@ class SameConv2d(Conv2d[I, O], checked=False):
 
     Args:
         kernel_size: odd (an int or a pair), so the padding is the same on both sides.
-        dilation, groups, in_channels, out_channels, bias, generator, dtype: as ``Conv2d``.
+        dilation: as ``Conv2d``.
+        groups: as ``Conv2d``.
+        in_channels: as ``Conv2d``.
+        out_channels: as ``Conv2d``.
+        bias: as ``Conv2d``.
+        generator: as ``Conv2d``.
+        dtype: as ``Conv2d``.
 
     Examples:
         >>> from typing import Literal as L

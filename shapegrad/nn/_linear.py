@@ -30,7 +30,8 @@ class Linear(Layer[I, O], checked=False):
     """``y = x @ weight + bias``, mapping the last axis from ``I`` to ``O`` features.
 
     Args:
-        in_features, out_features: only when the sizes are not ``Literal`` type arguments.
+        in_features: the input size ``I``, only when it is not a ``Literal`` type argument.
+        out_features: the output size ``O``, only when it is not a ``Literal`` type argument.
         bias: whether to add a learned bias.
         generator: the source of the initial values (``U(±1/√in)``, as PyTorch).
         dtype: the parameters' dtype.
