@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import emulated_cupy
 import pytest
@@ -33,6 +34,19 @@ def default_backend_for_tests() -> str | None:
 def pytest_configure(config: pytest.Config) -> None:
     if default_backend_for_tests() == "emulated-cupy":
         sg.set_backend(emulated_cupy_backend())
+
+
+# What the emulated-CuPy run (the README's test command's second step) leaves out: files whose
+# tests do not depend on the default backend (pyright, ruff, the example scripts and the
+# benchmark smoke runs start processes of their own). The command names tests/ alone, so the
+# docstrings' examples under shapegrad/ run once, in the first step.
+BACKEND_INDEPENDENT = ("test_typecheck.py", "test_lint.py", "test_examples.py", "test_benchmarks.py", "test_docs.py")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if default_backend_for_tests() is None:
+        return None
+    return True if collection_path.name in BACKEND_INDEPENDENT else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -12,18 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tiny_models import Line
 
 import shapegrad as sg
 from shapegrad import nn
-
-
-class _Line(nn.Module, checked=False):
-    def __init__(self) -> None:
-        self.fc = nn.Linear(2, 1, generator=sg.Generator(0))
-
-    def __call__(self, x: Any) -> Any:
-        return self.fc(x)
-
 
 # --------------------------------------------------------------- a write after a read (item 1)
 
@@ -31,7 +23,7 @@ class _Line(nn.Module, checked=False):
 def test_a_buffer_refilled_before_backward_of_the_losses_it_fed_is_detected(backend: str) -> None:
     """Gradient accumulation with one preallocated input buffer: the first loss's weight
     gradient was recorded against the first batch, which the refill overwrote."""
-    model = _Line()
+    model = Line()
     grads = model.alloc_grads()
     buf = sg.zeros(3, 2)
     losses = []
@@ -103,7 +95,7 @@ def test_writes_that_no_saved_value_depends_on_are_allowed(backend: str) -> None
 
 
 def test_the_usual_loop_over_one_input_buffer_trains_as_before(backend: str) -> None:
-    model = _Line()
+    model = Line()
     opt = sg.optim.Sgd(model, lr=0.1)
     grads = model.alloc_grads()
     buf = sg.zeros(4, 2)
@@ -155,7 +147,7 @@ def test_different_outputs_of_one_graph_still_accumulate(backend: str) -> None:
 
 
 def test_a_backward_into_gradients_an_update_used_is_refused_until_zero(backend: str) -> None:
-    model = _Line()
+    model = Line()
     opt = sg.optim.Sgd(model, lr=0.1)
     grads = model.alloc_grads()
     x = sg.ones(4, 2)
@@ -172,7 +164,7 @@ def test_a_backward_into_gradients_an_update_used_is_refused_until_zero(backend:
 
 def test_a_forgotten_zero_no_longer_accumulates_silently(numpy_backend: str) -> None:
     """The issue's loop: 20 steps without grads.zero() reached loss 2.19 instead of 0.046."""
-    model = _Line()
+    model = Line()
     opt = sg.optim.Sgd(model, lr=0.05)
     grads = model.alloc_grads()
     x, y = sg.tensor([[1.0, 0.0], [0.0, 1.0]]), sg.tensor([[1.0], [-1.0]])
@@ -183,7 +175,7 @@ def test_a_forgotten_zero_no_longer_accumulates_silently(numpy_backend: str) -> 
 
 
 def test_several_backward_passes_before_one_update_still_accumulate(backend: str) -> None:
-    model = _Line()
+    model = Line()
     opt = sg.optim.Sgd(model, lr=0.1)
     grads = model.alloc_grads()
     for _ in range(2):
