@@ -32,17 +32,38 @@ def test_the_generator_runs_as_a_script_in_check_mode() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_a_hand_edit_inside_a_block_is_seen_as_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _generated_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "shapegrad"
     copy.mkdir()
-    for module in _typegen.generated_blocks():
+    for module in [*_typegen.generated_blocks(), _typegen.METHODS_MODULE]:
         target = copy.joinpath(*module.split(".")).with_suffix(".py")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_typegen._path(module).read_text())
-    edited = copy / "ops" / "elementwise.py"
-    edited.write_text(edited.read_text().replace("def add(a: Tensor[T, *S, N]", "def add(a: Tensor[T, *S, K]", 1))
     monkeypatch.setattr(_typegen, "PACKAGE", copy)
+    return copy
+
+
+def test_a_hand_edit_inside_a_block_is_seen_as_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    edited = _generated_copy(tmp_path, monkeypatch) / "ops" / "elementwise.py"
+    edited.write_text(edited.read_text().replace("def add(a: Tensor[T, *S, N]", "def add(a: Tensor[T, *S, K]", 1))
     assert _typegen.check() == ["ops.elementwise"]
+
+
+def test_a_hand_edit_of_the_generated_methods_module_is_seen_as_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = _generated_copy(tmp_path, monkeypatch) / "_tensor_ops.py"
+    edited.write_text(
+        edited.read_text().replace("def __add__(self: Tensor[T, *S, N]", "def __add__(self: Tensor[T, *S, K]", 1)
+    )
+    assert _typegen.check() == ["_tensor_ops"]
+
+
+def test_the_tensor_class_holds_no_generated_code() -> None:
+    """The method forms live in the wholly generated _tensor_ops.py, which Tensor inherits;
+    _tensor.py is hand-written throughout."""
+    assert "<generated" not in (ROOT / "shapegrad" / "_tensor.py").read_text()
+    assert sg.Tensor.__mro__[1].__name__ == "TensorOps"
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
@@ -70,7 +91,8 @@ def test_every_overloaded_public_op_is_in_the_table() -> None:
     assert overloaded - known - hand_typed - loss_names == set()
     methods = {
         name
-        for name, value in vars(sg.Tensor).items()
+        for cls in sg.Tensor.__mro__[:2]  # Tensor and its generated TensorOps
+        for name, value in vars(cls).items()
         if inspect.isfunction(value) and get_overloads(value)  # plain functions (not slot wrappers)
     }
     assert methods - known - {"backward"} == set()
