@@ -150,10 +150,20 @@ def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) 
 
 
 def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
-    """The indices that sort ``x`` along ``axis`` (stable; untraced). PyTorch: ``torch.argsort``."""
+    """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order;
+    descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``."""
     xp = x._backend.xp
-    data = -x._data if descending else x._data
-    return wrap(xp.argsort(data, axis=_axis(x, axis), stable=True), x._backend)
+    a = _axis(x, axis)
+    data = x._data
+    if data.dtype == xp.bool:  # the array API sorts numbers only
+        data = xp.astype(data, xp.uint8)
+    if not descending:
+        return wrap(xp.argsort(data, axis=a, stable=True), x._backend)
+    # The ascending order of the reversed axis, reversed: descending, with equal values in
+    # their first order. Not an ascending sort of -x, which is wrong for unsigned 0 (and
+    # int64's minimum, its own negation), refused for booleans, and puts NaN last.
+    backwards = xp.argsort(xp.flip(data, axis=a), axis=a, stable=True)
+    return wrap((data.shape[a] - 1) - xp.flip(backwards, axis=a), x._backend)
 
 
 def _to_last(x: AnyTensor, axis: int) -> tuple[Any, int]:
