@@ -346,6 +346,8 @@ def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tu
 def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
     """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
     axis is short). PyTorch: ``torch.chunk``."""
+    if not isinstance(chunks, int) or chunks < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- untyped callers
+        raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
     n = x.shape[_axis(x, axis)]
     return split(x, max(1, -(-n // chunks)), axis)
 
@@ -458,6 +460,14 @@ def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
     for term in terms:
         if len(set(term)) != len(term):
             raise ShapeError(f"einsum: operand subscripts {term!r} repeat a letter (diagonals) — not supported")
+    for letter in output:
+        if letter not in inputs:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} names no axis of the operands ({inputs!r})")
+        if output.count(letter) > 1:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} appears {output.count(letter)} times")
+    for letter in inputs.replace(",", ""):
+        if not letter.isalpha():
+            raise ShapeError(f"einsum {spec!r}: subscripts are letters, found {letter!r}")
     return terms, output
 
 
