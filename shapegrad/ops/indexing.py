@@ -92,7 +92,8 @@ def _index_entry_error(entry: Any, position: int, backend: Any) -> DTypeError | 
     if entry is None or entry is Ellipsis or isinstance(entry, (int, np.integer)):
         return None
     if isinstance(entry, slice):
-        parts = (entry.start, entry.stop, entry.step)
+        bounds = cast("slice[Any, Any, Any]", entry)
+        parts: tuple[Any, ...] = (bounds.start, bounds.stop, bounds.step)
         if all(p is None or isinstance(p, (int, np.integer)) for p in parts):
             return None
         found = f"the slice {entry!r}"
