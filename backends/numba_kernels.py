@@ -7,7 +7,7 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
 
 - ``gelu_exact(x) -> (out, None, None)``: ``x·Φ(x)`` in one pass, with ``Φ`` from a
   rational approximation of erf (the one XLA and Eigen use for float32, absolute error
-  < 5e-7); nothing but ``x`` is kept for the backward pass.
+  < 5e-7; exactly ±1 beyond its clamp); nothing but ``x`` is kept for the backward pass.
 - ``gelu_exact_backward(g, x, cdf, density) -> g·(Φ(x) + x·φ(x))`` in one pass from ``x``
   alone, ``φ``'s ``exp(-x²/2)`` as a float64 series squared ten times (relative error
   < 1e-7; numba's ``exp`` is a scalar library call that stops the loop from being
@@ -17,9 +17,11 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
 - ``max_pool2d(x, kernel, stride, padding, out) -> (values, index)`` and
   ``max_pool2d_backward(g, index, padded_shape, kernel, stride, padding, out)`` (the
   reference rule's saved values, so either backward follows either forward): one pass over each
-  window with the winner's position kept (first maximum, NaN propagates, padding counts
-  as ``-inf``), and one scatter of the gradient to it; the reference takes a dozen strided
-  passes each way. Any float dtype.
+  window with the winner's position kept (the reference's running maximum: the first
+  maximum wins, a NaN is the window's value and keeps the winner before it, padding counts
+  as ``-inf``), and one scatter of the gradient to it (an infinite or NaN gradient also
+  puts ``g·0``, NaN, on the window's other cells, as the reference's ``g·mask``); the
+  reference takes a dozen strided passes each way. Any float dtype.
 - ``adam(g, step_size, beta1, beta2, eps, inv_bias2_sqrt, p, m, v)``,
   ``sgd_momentum(g, lr, momentum, p, buf)``, ``sgd_nesterov(...)``: the optimizer updates
   in place, one pass over the parameter and its state (NumPy's in-place passes read and
@@ -80,7 +82,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # float32 constants, as numba reads module globals: the loops stay in single precision.
 P0, P1, P2, P3, P4, P5, P6 = (np.float32(c) for c in ERF_P)
 Q0, Q1, Q2, Q3, Q4 = (np.float32(c) for c in ERF_Q)
-HALF, ROOT_HALF, LIMIT = np.float32(0.5), np.float32(1.0 / math.sqrt(2.0)), np.float32(4.0)
+HALF, ONE, ROOT_HALF, LIMIT = np.float32(0.5), np.float32(1.0), np.float32(1.0 / math.sqrt(2.0)), np.float32(4.0)
 INV_SQRT_2PI = np.float32(_INV_SQRT_2PI)
 
 _numba: Any = None
@@ -116,20 +118,33 @@ def _jit(fn: Callable[..., Any], **flags: Any) -> Callable[..., Any]:
     return _numba.njit(cache=_cache, **flags)(fn)
 
 
+# Element kernels may fuse multiply-adds and nothing more: full fastmath also assumes no
+# NaN or infinity (an input that has one is then undefined) and allows approximate
+# reciprocals, which some CPUs' vector lanes use and the scalar remainder does not, so a
+# result depended on the array's length. Measured: no slower than full fastmath.
+_ELEMENT_FLAGS = frozenset({"contract"})
+
+
 def _ufunc(signature: str, fn: Callable[..., Any], fastmath: bool = True) -> Callable[..., Any]:
     # A numba ufunc: its element loop is vectorised (an explicit loop over several arrays is
-    # not: numba cannot rule out aliasing); fastmath lets LLVM reorder float operations, so
-    # the kernels are tested against the reference to a tolerance, not bit for bit; cache
-    # keeps the machine code between processes.
-    return _numba.vectorize([signature], fastmath=fastmath, cache=_cache)(fn)
+    # not: numba cannot rule out aliasing); a fused multiply-add rounds once where the
+    # reference rounds twice, so the kernels are tested against it to a tolerance, not bit
+    # for bit; cache keeps the machine code between processes.
+    flags = set(_ELEMENT_FLAGS) if fastmath else False
+    return _numba.vectorize([signature], fastmath=flags, cache=_cache)(fn)
 
 
 def _gelu_cdf(v: Any) -> Any:
-    u = min(max(v * ROOT_HALF, -LIMIT), LIMIT)
+    w = v * ROOT_HALF
+    u = min(max(w, -LIMIT), LIMIT)
     u2 = u * u
     p = ((((((P0 * u2 + P1) * u2 + P2) * u2 + P3) * u2 + P4) * u2 + P5) * u2 + P6) * u
     q = (((Q0 * u2 + Q1) * u2 + Q2) * u2 + Q3) * u2 + Q4
-    return HALF + HALF * (p / q)
+    # Beyond the clamp erf is exactly ±1, as the reference's p/q rounds to there: a fused
+    # multiply-add or a division rounded differently (a CPU's vector lanes) gives 1 - 6e-8,
+    # which x multiplies: gelu(-1e6) would be -0.03 instead of -0.
+    erf = p / q if abs(w) < LIMIT else (ONE if w > 0 else -ONE)
+    return HALF + HALF * erf
 
 
 # exp(y) = (e^(y/1024))^1024, e^(y/1024) from its Taylor series to r⁸ (|y/1024| < 0.73 for
@@ -163,7 +178,7 @@ def _register_helpers() -> None:
     global _registered
     if not _registered:
         extending = importlib.import_module("numba.extending")
-        for helper in (_gelu_cdf, _gaussian_density):
+        for helper in (_gelu_cdf, _gaussian_density, _winner_before_nan):
             extending.register_jitable(helper)
         _registered = True
 
@@ -199,11 +214,26 @@ def _relu_backward() -> Callable[..., Any]:
     return _ufunc("float32(float32, float32)", _relu_grad, fastmath=False)
 
 
+def _winner_before_nan(plane: Any, top: int, left: int, kh: int, kw: int) -> int:
+    # A window with a NaN: the reference's running maximum becomes NaN there, and no later
+    # cell is larger than it, so the winner is the first maximum of the cells before it.
+    best = plane[top, left]
+    winner = 0
+    for di in range(kh):
+        for dj in range(kw):
+            v = plane[top + di, left + dj]
+            if v != v:
+                return winner
+            if v > best:
+                best, winner = v, di * kw + dj
+    return winner
+
+
 def _pool_windows(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index: Any) -> None:
     # Per window of the (padded) input, in row-major order: the first strict maximum wins
     # (as the reference's running `window > result`); a window with a NaN gives NaN. Selects
     # and a flag rather than branches: which cell wins is data, and a mispredicted branch
-    # per cell costs more than the rest of the loop.
+    # per cell costs more than the rest of the loop (a NaN, rare, takes one).
     batch, channels = x.shape[0], x.shape[1]
     out_h, out_w = values.shape[2], values.shape[3]
     for b in range(batch):
@@ -223,7 +253,9 @@ def _pool_windows(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index
                             nan |= v != v
                             winner = di * kw + dj if larger else winner
                             best = v if larger else best
-                    values[b, c, i, j] = best if not nan else np.nan
+                    if nan:
+                        best, winner = np.nan, _winner_before_nan(plane, top, left, kh, kw)
+                    values[b, c, i, j] = best
                     index[b, c, i, j] = winner
 
 
@@ -241,9 +273,30 @@ def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: in
                         grad[b, c, r, s] += g[b, c, i, j]
 
 
+def _pool_spread_nan(g: Any, index: Any, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, grad: Any) -> None:
+    # An infinite or NaN gradient: the reference's g·mask also puts g·0 (NaN) on the
+    # window's other cells. Run only where g has one, to keep the scatters branch-free.
+    batch, channels, height, width = grad.shape
+    out_h, out_w = g.shape[2], g.shape[3]
+    for b in range(batch):
+        for c in range(channels):
+            for i in range(out_h):
+                for j in range(out_w):
+                    v = g[b, c, i, j]
+                    if v - v == 0:  # finite
+                        continue
+                    k = index[b, c, i, j]
+                    for di in range(kh):
+                        for dj in range(kw):
+                            r, s = i * sh - ph + di, j * sw - pw + dj
+                            if di * kw + dj != k and 0 <= r < height and 0 <= s < width:
+                                grad[b, c, r, s] += v * 0
+
+
 def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
     # The common 2×2, stride 2 pooling with its four cells unrolled (the general loop's
-    # run-time window sizes keep LLVM from it): the same first-maximum and NaN rules.
+    # run-time window sizes keep LLVM from it): the same first-maximum and NaN rules, the
+    # winner's freeze at a NaN as flags (unrolled, they cost nothing measurable).
     batch, channels = x.shape[0], x.shape[1]
     out_h, out_w = values.shape[2], values.shape[3]
     for b in range(batch):
@@ -255,13 +308,16 @@ def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
                 for j in range(out_w):
                     p, q, r, s = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
                     best, winner = p, 0
-                    larger = q > best
+                    nan = p != p
+                    larger = (q > best) & (not nan)
                     winner, best = (1, q) if larger else (winner, best)
-                    larger = r > best
+                    nan |= q != q
+                    larger = (r > best) & (not nan)
                     winner, best = (2, r) if larger else (winner, best)
-                    larger = s > best
+                    nan |= r != r
+                    larger = (s > best) & (not nan)
                     winner, best = (3, s) if larger else (winner, best)
-                    nan = (p != p) | (q != q) | (r != r) | (s != s)
+                    nan |= s != s
                     best_row[j] = best if not nan else np.nan
                     index_row[j] = winner
 
@@ -284,6 +340,7 @@ _TWO_BY_TWO = ((2, 2), (2, 2), (0, 0))  # kernel, stride, padding
 
 
 def _max_pool2d() -> Callable[..., Any]:
+    _register_helpers()
     windows = _jit(_pool_windows)
     two_by_two = _jit(_pool2x2_windows)
 
@@ -309,6 +366,7 @@ def _max_pool2d() -> Callable[..., Any]:
 def _max_pool2d_backward() -> Callable[..., Any]:
     scatter = _jit(_pool_scatter)
     two_by_two = _jit(_pool2x2_scatter)
+    spread_nan = _jit(_pool_spread_nan)
 
     def max_pool2d_backward(
         g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
@@ -318,8 +376,11 @@ def _max_pool2d_backward() -> Callable[..., Any]:
         grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
         if (kernel, stride, padding) == _TWO_BY_TWO:
             two_by_two(g, index, grad)
-            return grad
-        scatter(g, index, kernel[1], *stride, *padding, grad)
+        else:
+            scatter(g, index, kernel[1], *stride, *padding, grad)
+        total = np.sum(g)  # NumPy's vectorised sum: not finite where some g is not (or it overflowed)
+        if total - total != 0:
+            spread_nan(g, index, *kernel, *stride, *padding, grad)
         return grad
 
     return max_pool2d_backward
@@ -645,14 +706,15 @@ def _layer_norm_grad_rows(g: Any, xhat: Any, rstd: Any, weight: Any, gx: Any, gw
         mean_gx = np.float32(0)
         for j in range(n):
             s = g[r, j] * weight[j]
-            mean_g += s
+            gx[r, j] = s  # kept rounded: g·w - mean(g·w) fused into one multiply-add would not
+            mean_g += s  # cancel (a row of one value, whose gradient is 0, gave 1e6·w·2⁻²⁴·rstd)
             mean_gx += s * xhat[r, j]
         mean_g *= inv_n
         mean_gx *= inv_n
         inv = rstd[r]
         for j in range(n):
             h = xhat[r, j]
-            gx[r, j] = inv * (g[r, j] * weight[j] - mean_g - h * mean_gx)
+            gx[r, j] = inv * (gx[r, j] - mean_g - h * mean_gx)
             gw[j] += g[r, j] * h
             gb[j] += g[r, j]
 

@@ -285,12 +285,52 @@ def same_backend(a: Any, b: Any) -> Backend:
     return backend
 
 
+def _is_foreign_array(data: Any) -> bool:
+    """Whether ``data`` is another library's array (PyTorch's, JAX's, ...): something with
+    ``__dlpack__`` or ``__array__`` that is neither NumPy's nor a Python sequence."""
+    import numpy as np
+
+    return not isinstance(data, (np.ndarray, np.generic, list, tuple)) and (
+        hasattr(data, "__dlpack__") or hasattr(data, "__array__")
+    )
+
+
+def _unreadable(backend: Backend, data: Any, reason: Exception) -> BackendError:
+    kind = f"{type(data).__module__}.{type(data).__name__}"
+    details = ", ".join(f"{key} {getattr(data, key)}" for key in ("dtype", "device") if hasattr(data, key))
+    details += ": " if details else ""
+    return BackendError(
+        f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({details}{reason}); it expects "
+        "an array on the CPU or the backend's device, of a real numeric or boolean dtype, not requiring "
+        "grad: detach it, or create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
+    )
+
+
+def _foreign_array(backend: Backend, data: Any) -> Any:
+    """A foreign array's values, by DLPack where it has it, as a NumPy array (or, for one
+    on a device, an array of ``backend`` that reads that device); its dtype kept."""
+    import numpy as np
+
+    try:
+        return np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
+    except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+        reading = exc  # another device (a GPU) or a dtype NumPy lacks (bfloat16)
+    importer = getattr(backend.xp, "from_dlpack", None)
+    if importer is not None and hasattr(data, "__dlpack__") and backend.name != "numpy":
+        try:
+            return importer(data)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            pass
+    raise _unreadable(backend, data, reading) from None
+
+
 def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bool = True) -> Any:
     """``data`` as an array of ``backend``: Python floats become float32, ints int64,
-    arrays keep their dtype unless ``dtype`` is given. Object, string, complex and ragged
-    data are refused with ``DTypeError``/``ShapeError``. With ``copy`` (the default) the
-    result never shares memory with ``data``; without it, an array of the backend (or, on
-    NumPy, a NumPy array) is used as it is."""
+    arrays (NumPy's, and other libraries' through DLPack or ``__array__``) keep their dtype
+    unless ``dtype`` is given. Object, string, complex and ragged data are refused with
+    ``DTypeError``/``ShapeError``. With ``copy`` (the default) the result never shares
+    memory with ``data``; without it, an array of the backend (or, on NumPy, a NumPy or
+    other CPU array) is used as it is."""
     import numpy as np
 
     from ._tensor import AnyTensor, Tensor
@@ -298,6 +338,8 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
     if isinstance(data, Tensor):
         source = cast(AnyTensor, data)
         data = source._data if source._backend is backend else source.numpy()
+    if _is_foreign_array(data):
+        data = _foreign_array(backend, data)
     if backend.is_array(data):
         array = data
         name = backend.dtype_name(array.dtype)
@@ -310,13 +352,8 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
             host: np.ndarray[Any, Any] = np.asarray(data)
         except ValueError as exc:
             raise ShapeError(f"tensor() expects rectangular nested lists, found ragged data: {exc}") from None
-        except TypeError as exc:
-            # Device arrays (CuPy's) refuse to become NumPy arrays implicitly.
-            kind = f"{type(data).__module__}.{type(data).__name__}"
-            raise BackendError(
-                f"tensor() for backend {backend.name!r} got a {kind} it cannot read ({exc}); "
-                "create the tensor on the backend the array lives on (backend='cupy' for a CuPy array)"
-            ) from None
+        except TypeError as exc:  # an object whose conversion refuses, as a device array's
+            raise _unreadable(backend, data, exc) from None
         if host.dtype.kind in "OUSVcMm":
             raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":

@@ -48,11 +48,12 @@ def _backend(backend: str | Backend | None) -> Backend:
 def tensor(
     data: Any, dtype: str | None = None, *, backend: str | Backend | None = None
 ) -> Tensor[NoTape, *tuple[Open, ...]]:
-    """A tensor from nested lists, a scalar, a NumPy array or a backend array.
+    """A tensor from nested lists, a scalar, or an array: NumPy's, a backend's, or another
+    library's (by ``__dlpack__`` or ``__array__``: a PyTorch tensor, say).
 
-    Python floats become float32, Python ints int64 and bools bool; NumPy arrays keep their
-    dtype unless ``dtype`` is given. The dims are open: annotate the result (or use
-    :func:`shapegrad.cast`) to state them.
+    Python floats become float32, Python ints int64 and bools bool; arrays keep their dtype
+    unless ``dtype`` is given, and are copied (:func:`asarray` shares memory instead). The
+    dims are open: annotate the result (or use :func:`shapegrad.cast`) to state them.
 
     Examples:
         >>> import shapegrad as sg

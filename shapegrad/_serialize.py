@@ -93,6 +93,8 @@ def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]]
     name = os.fspath(path)
     if not os.path.exists(path):
         raise CheckpointError(f"no checkpoint at {name!r}")
+    if os.path.isdir(path):  # safetensors would say "No such device (os error 19)"
+        raise CheckpointError(f"{name!r} is a directory; expected a checkpoint file written by sg.save")
     try:
         arrays: dict[str, np.ndarray[Any, Any]] = {}
         opened: Any = safe_open(name, framework="numpy")

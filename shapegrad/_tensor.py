@@ -234,10 +234,22 @@ class Tensor(TensorOps[Tape_, *Dims]):
                 f"DLPack export of a traced tensor {self!r} would drop its tape (as PyTorch refuses to export a "
                 "tensor that requires grad); expected an untraced tensor: export t.detach()"
             )
-        return self._data.__dlpack__(**kwargs)
+        return self._exportable().__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> Any:
-        return self._data.__dlpack_device__()
+        return self._exportable().__dlpack_device__()
+
+    def _exportable(self) -> Any:
+        # What DLPack exports: a rank-0 result's NumPy scalar as a 0-d array (a scalar has no
+        # __dlpack__), and a view with a negative stride as a copy (PyTorch's importer aborts
+        # the process on one).
+        data = self._data
+        xp = self._backend.xp
+        if not hasattr(data, "__dlpack__"):
+            return xp.asarray(data)
+        if any(step < 0 for step in getattr(data, "strides", None) or ()):
+            return xp.asarray(data, copy=True)
+        return data
 
     def __setitem__(self, index: Any, value: Any) -> None:
         # In-place writes are for untraced data (a buffer being filled); on a traced tensor

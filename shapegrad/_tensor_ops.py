@@ -12,6 +12,7 @@ module handle, which ``_tensor.py`` binds once the op modules can import.
 # fmt: off
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
 
@@ -1504,8 +1505,8 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def permute(self: Tensor[T, N, K, A, C], a0: L[3], a1: L[2], a2: L[1], a3: L[0], /) -> Tensor[T, C, A, K, N]: ...
     @overload
-    def permute(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def permute(self, *axes: int) -> Any:
+    def permute(self: Tensor[T, *S], *axes: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
+    def permute(self, *axes: int | Sequence[int]) -> Any:
         """Axes reordered (``sg.permute``)."""
         return _shape_any.permute(self, axes)
 
@@ -1580,8 +1581,8 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def transpose(self: Tensor[T, N, K, A, C], a0: L[3], a1: L[2], a2: L[1], a3: L[0], /) -> Tensor[T, C, A, K, N]: ...
     @overload
-    def transpose(self: Tensor[T, *S], *axes: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def transpose(self, *axes: int) -> Any:
+    def transpose(self: Tensor[T, *S], *axes: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
+    def transpose(self, *axes: int | Sequence[int]) -> Any:
         """Axes reversed, or reordered."""
         return _shape_any.permute(self, axes or None)
 

@@ -135,7 +135,7 @@ def permute(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield tensor("T", source), params, tensor("T", result)
     yield (
         "Tensor[T, *S]",
-        ["*axes: int"] if form == "method" else ["axes: Sequence[int] | None"],
+        ["*axes: int | Sequence[int]"] if form == "method" else ["axes: Sequence[int] | None"],
         tensor("T", OPEN_DIMS),
     )
 
@@ -252,8 +252,8 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims{extra})"),
     "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
     "expand_dims": ("axis: int", "{f}(self, axis)"),
-    "permute": ("*axes: int", "{f}(self, axes)"),
-    "transpose": ("*axes: int", "_shape_any.permute(self, axes or None)"),
+    "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
+    "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
     "reshape": ("*shape: int", "{f}(self, shape)"),
     "flatten": ("", "{f}(self)"),
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
@@ -342,6 +342,7 @@ module handle, which ``_tensor.py`` binds once the op modules can import.
 # fmt: off
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
 

@@ -165,3 +165,60 @@ def test_numpy_refuses_to_read_a_device_tensor_implicitly() -> None:
         with pytest.raises(TypeError, match="implicit conversion"):
             np.exp(t)
         assert t.numpy().tolist() == [1.0, 2.0]
+
+
+TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
+TORCH_DTYPES += ["float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("name", TORCH_DTYPES)
+def test_tensor_of_a_torch_tensor_copies_and_keeps_its_dtype(backend: str, name: str) -> None:
+    """issue #24 item 16: integer tensors shared memory with PyTorch's, float64 became float32."""
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    source = torch.tensor([1, 0, 1]).to(getattr(torch, name))
+    if backend == "strict" and name in ("uint16", "uint32", "uint64", "float16"):
+        pytest.skip(f"the strict backend has no {name}")
+    ours = sg.tensor(source)
+    source[0] = 0  # PyTorch's tensor changes; ours does not
+    assert ours.backend_dtype_name() == name
+    assert ours.tolist() == [1, 0, 1]
+    assert ours.backend == backend
+    rank_0 = sg.tensor(torch.tensor(2.5, dtype=torch.float64))
+    assert rank_0.shape == () and rank_0.backend_dtype_name() == "float64"
+
+
+class _ArrayLike:
+    """A foreign array with ``__array__`` only (no DLPack)."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.values
+
+
+def test_tensor_of_any_foreign_array_copies_and_keeps_its_dtype(backend: str) -> None:
+    """issue #24 item 16: by ``__dlpack__`` or ``__array__``, as a NumPy array is."""
+    held = np.array([1.0, 2.0])  # float64, which Python floats would not give
+    ours = sg.tensor(_ArrayLike(held))
+    held[0] = 9.0
+    assert ours.backend_dtype_name() == "float64"
+    assert ours.tolist() == [1.0, 2.0]
+
+
+def test_tensor_of_a_torch_tensor_it_cannot_read_names_why(numpy_backend: str) -> None:
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    with pytest.raises(sg.BackendError, match=r"got a torch\.Tensor it cannot read.*require.*expects"):
+        sg.tensor(torch.zeros(2, requires_grad=True))
+    with pytest.raises(sg.BackendError, match=r"cannot read \(dtype torch.bfloat16, device cpu: Unsupported"):
+        sg.tensor(torch.zeros(2, dtype=torch.bfloat16))
+    with pytest.raises(sg.DTypeError, match="complex64"):
+        sg.tensor(torch.zeros(2, dtype=torch.complex64))
+
+
+def test_asarray_of_a_torch_cpu_tensor_shares_its_memory(numpy_backend: str) -> None:
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    source = torch.arange(3)
+    shared = sg.asarray(source)
+    source[0] = 7
+    assert shared.tolist() == [7, 1, 2]

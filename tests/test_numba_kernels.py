@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -352,3 +356,199 @@ def test_kernels_compile_without_a_writable_cache_location(monkeypatch: pytest.M
     assert adam(np.full(5, 0.5), *(np.float64(c) for c in (0.1, 0.9, 0.999, 1e-8, 1.0)), p, m, v)
     np.testing.assert_allclose(m, 0.05)
     assert numba_kernels.kernel("gelu_exact", np.float32) is not None  # ufuncs too
+
+
+# issue #24 item 7: a compiled kernel gives the reference path's result for extreme and
+# non-finite inputs at every length (a vectorised loop handles 8 float32 lanes at a time,
+# and a remainder of fewer in scalar code, so lengths 1, 7, 8, 33 and 1000 take both).
+EXTREMES = {
+    "1e6": 1e6,
+    "-1e6": -1e6,
+    "1e-30": 1e-30,
+    "-1e-30": -1e-30,
+    "inf": np.inf,
+    "-inf": -np.inf,
+    "nan": np.nan,
+    "0": 0.0,
+    "-0": -0.0,
+}
+
+
+def _gelu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    grads = sg.Gradients()
+    t = sg.tensor(x).trace(grads)
+    y = sg.gelu(t, approximate="none")
+    (y * sg.tensor(x[::-1].copy())).sum().backward()
+    return [y.numpy(), grads[t].numpy()]
+
+
+def _relu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    grads = sg.Gradients()
+    t = sg.tensor(x).trace(grads)
+    (sg.relu(t) * sg.tensor(x[::-1].copy())).sum().backward()
+    return [grads[t].numpy()]
+
+
+def _softmax_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    found: list[Any] = []
+    for mask in (None, sg.tensor((ordinary > -0.5)[None])):
+        grads = sg.Gradients()
+        t = sg.tensor(np.stack([x, ordinary])).trace(grads)
+        y = sg.softmax(t, scale=0.5, mask=mask)
+        (y * sg.tensor(np.stack([ordinary, x]))).sum().backward()
+        found += [y.numpy(), grads[t].numpy()]
+    return found
+
+
+def _cross_entropy_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    found: list[Any] = []
+    for smoothing, reduction in ((0.0, "mean"), (0.1, "none")):
+        grads = sg.Gradients()
+        t = sg.tensor(np.stack([x, ordinary, x[::-1].copy()])).trace(grads)
+        labels = sg.tensor(np.array([0, len(x) - 1, len(x) // 2]))
+        loss = sg.losses.cross_entropy(t, labels, label_smoothing=smoothing, reduction=reduction)
+        (loss * sg.tensor(np.float32(1.5) if reduction == "mean" else ordinary[:3].copy())).sum().backward()
+        found += [loss.numpy(), grads[t].numpy()]
+    return found
+
+
+def _layer_norm_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    found: list[Any] = []
+    for affine in (True, False):
+        grads = sg.Gradients()
+        t = sg.tensor(np.stack([x, ordinary])).trace(grads)
+        w, b = (
+            (sg.tensor(ordinary).trace(grads), sg.tensor(ordinary[::-1].copy()).trace(grads))
+            if affine
+            else (None, None)
+        )
+        y = sg.layer_norm(t, w, b)
+        (y * sg.tensor(np.stack([ordinary, x]))).sum().backward()
+        found += [y.numpy(), grads[t].numpy()]
+        if w is not None and b is not None:
+            found += [grads[w].numpy(), grads[b].numpy()]
+    return found
+
+
+def _max_pool_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    from shapegrad.ops.conv import max_pool2d
+
+    found: list[Any] = []
+    # (1, 1, 2, 2n): each 2×2 window is (ordinary, extreme) over two larger values, so a NaN
+    # comes before the maximum (which does not win: the reference's maximum is NaN from there).
+    plane = np.stack([np.stack([ordinary, x], axis=-1).reshape(-1), np.repeat(ordinary + 3, 2)])[None, None]
+    for kernel, stride, padding in (((2, 2), (2, 2), (0, 0)), ((2, 3), (1, 2), (1, 1))):
+        grads = sg.Gradients()
+        t = sg.tensor(plane).trace(grads)
+        y = max_pool2d(t, kernel, stride, padding)
+        g = np.resize(np.concatenate([x, ordinary]), y.shape).astype(np.float32)
+        (y * sg.tensor(g)).sum().backward()
+        found += [y.numpy(), grads[t].numpy()]
+    return found
+
+
+def _scatter_rows_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    grads = sg.Gradients()
+    table = sg.tensor(np.stack([ordinary] * 4)).trace(grads)
+    ids = np.array([0, 3, 0, 1, 0])
+    g = np.stack([x, ordinary, x[::-1], x, ordinary[::-1]])
+    (sg.gather(table, sg.tensor(ids)) * sg.tensor(g)).sum().backward()
+    return [grads[table].numpy()]
+
+
+def _optimizer_run(optimizer: Any, x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    backend = sg.get_backend("numpy")
+    found: list[Any] = []
+    for p0, g in ((ordinary, x), (x, ordinary)):  # extremes in the gradient, then in the parameter
+        p = p0.copy()
+        state = optimizer._init_state(np, p)
+        for step in (1, 2, 3):  # SGD's momentum kernel runs from the second step
+            optimizer._apply(backend, p, g, state, 0.01, step)
+        found += [p, *state.values()]
+    return found
+
+
+def _optimizer_extremes(make: Callable[[Any], Any]) -> Callable[[np.ndarray, np.ndarray], list[Any]]:
+    def case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+        return _optimizer_run(make(sg.nn.Linear[Literal[2], Literal[3]]()), x, ordinary)
+
+    return case
+
+
+# Every kernel numba_kernels builds, through the op, loss or optimizer that uses it.
+KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
+    "gelu_exact + backward": _gelu_case,
+    "relu_backward": _relu_case,
+    "softmax + backward": _softmax_case,
+    "cross_entropy + backward": _cross_entropy_case,
+    "layer_norm + backward": _layer_norm_case,
+    "max_pool2d + backward": _max_pool_case,
+    "scatter_add_rows": _scatter_rows_case,
+    "adam": _optimizer_extremes(lambda m: sg.optim.Adam(m, lr=0.01)),
+    "sgd_momentum": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9)),
+    "sgd_nesterov": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9, nesterov=True)),
+}
+
+
+def test_every_kernel_has_an_extreme_values_case() -> None:
+    covered = {name for case in KERNEL_CASES for name in case.replace(" + backward", "").split()}
+    covered |= {f"{name}_backward" for name in covered}
+    assert set(numba_kernels._BUILDERS) <= covered
+
+
+def _reference_results(case: Callable[[np.ndarray, np.ndarray], list[Any]], x: np.ndarray, ordinary: np.ndarray):
+    """``case`` on the SHAPEGRAD_NUMBA=0 path: no compiled kernel, looked up afresh."""
+    from shapegrad import _backend
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(numba_kernels, "_numba", False)
+        patch.setattr(_backend, "_kernels", {})
+        patch.setattr(_backend, "_bound", {})
+        return case(x, ordinary)
+
+
+@pytest.mark.parametrize("length", [1, 7, 8, 33, 1000])
+@pytest.mark.parametrize("value", list(EXTREMES))
+@pytest.mark.parametrize("kernel_name", list(KERNEL_CASES))
+def test_kernels_give_the_reference_result_for_extreme_values_at_every_length(
+    kernel_name: str, value: str, length: int
+) -> None:
+    rng = np.random.default_rng(length)
+    ordinary = rng.standard_normal(length).astype(np.float32)
+    x = ordinary.copy()
+    x[::3] = EXTREMES[value]  # every third element: in the vector lanes and in the remainder
+    case = KERNEL_CASES[kernel_name]
+    with np.errstate(all="ignore"), sg.use_backend("numpy"):
+        found = case(x, ordinary)
+        expected = _reference_results(case, x, ordinary)
+    assert len(found) == len(expected)
+    for i, (f, e) in enumerate(zip(found, expected, strict=True)):
+        f, e = np.asarray(f), np.asarray(e)
+        where = f"{kernel_name} result {i} for {value} at length {length}"
+        np.testing.assert_array_equal(np.isnan(f), np.isnan(e), err_msg=f"NaN places differ: {where}")
+        np.testing.assert_array_equal(np.isposinf(f), np.isposinf(e), err_msg=f"+inf places differ: {where}")
+        np.testing.assert_array_equal(np.isneginf(f), np.isneginf(e), err_msg=f"-inf places differ: {where}")
+        # Rounding differs (fused multiply-adds, a row's sum reordered) by float32's epsilon of
+        # the row's largest terms, which a row holding 1e6 turns into more than 1e-6 elsewhere.
+        finite = np.isfinite(e)
+        rows = np.where(finite, np.abs(e), 0).max(axis=-1, keepdims=True, initial=1.0) if e.ndim else 1.0
+        scale = np.broadcast_to(rows, e.shape)[finite]
+        np.testing.assert_array_less(
+            np.abs(f[finite] - e[finite]), 1e-5 * np.abs(e[finite]) + 1e-6 * scale, err_msg=where
+        )
+
+
+def test_kernels_give_the_reference_result_for_extreme_values_on_a_baseline_cpu(tmp_path: Any) -> None:
+    """issue #24 item 7: the test above with the kernels compiled for a CPU without FMA or
+    AVX (numba's "generic": 4-wide SSE2 lanes), where gelu(-1e6) was -0.03 from 4 values on
+    and -0.0 in shorter arrays; in a fresh process, as numba reads its target at import."""
+    env = {**os.environ, "NUMBA_CPU_NAME": "generic", "NUMBA_CACHE_DIR": str(tmp_path)}
+    test = "test_kernels_give_the_reference_result_for_extreme_values_at_every_length"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"{__file__}::{test}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:]

@@ -257,6 +257,11 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
         )
 
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]:
+        if x.ndim != 4 or x.shape[1] != self.in_channels:  # else a reshape of the weight fails
+            raise ShapeError(
+                f"ConvTranspose2d({self.in_channels}, {self.out_channels}) expects input (batch, "
+                f"{self.in_channels}, height, width), found shape {x.shape}"
+            )
         b, c, h, w = x.shape
         kh, kw = self.kernel_size
         size = tuple(

@@ -87,13 +87,39 @@ def _consumed(key: Any) -> int:
     return 1
 
 
+def _index_entry_error(entry: Any, position: int, backend: Any) -> DTypeError | None:
+    """Why ``entry`` cannot index an axis (a float, a float array, ...), or None."""
+    if entry is None or entry is Ellipsis or isinstance(entry, (int, np.integer)):
+        return None
+    if isinstance(entry, slice):
+        bounds = cast("slice[Any, Any, Any]", entry)
+        parts: tuple[Any, ...] = (bounds.start, bounds.stop, bounds.step)
+        if all(p is None or isinstance(p, (int, np.integer)) for p in parts):
+            return None
+        found = f"the slice {entry!r}"
+    else:
+        dtype = getattr(entry, "dtype", None)
+        if dtype is not None and ("int" in str(dtype) or "bool" in str(dtype)):
+            return None
+        kind = f"the {type(entry).__name__} {entry!r}"
+        found = kind if dtype is None else f"an array of dtype {backend.dtype_name(dtype)}"
+    return DTypeError(
+        f"index entry {position} is {found}; expected an int, a slice of ints, None, ..., "
+        "or an integer or boolean tensor"
+    )
+
+
 def _check_array_bounds(x: AnyTensor, raw: Any) -> None:
     # NumPy raises for an integer-array index out of range; CuPy wraps it around silently.
-    # Checked here on every backend, so that the same program fails the same way.
+    # Checked here on every backend, so that the same program fails the same way; and each
+    # entry's kind, so that a float index is a DTypeError on every backend and in .at[].
     key = _as_tuple(raw)
     shape = x.shape
     axis = 0
     for i, entry in enumerate(key):
+        error = _index_entry_error(entry, i, x._backend)
+        if error is not None:
+            raise error
         if entry is Ellipsis:
             axis = len(shape) - sum(_consumed(k) for k in key[i + 1 :])
             continue

@@ -450,6 +450,13 @@ def _broadcast_result(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]
 MASKED = -1e9  # what a masked-out score becomes: weight 0, and no NaN when a row is all masked
 
 
+def masked_score(xp: Any, dtype: Any) -> Any:
+    """:data:`MASKED` as a scalar array of ``dtype``, or the dtype's most negative finite
+    value where -1e9 would round to -inf (float16): an all-masked row's ``-inf - max`` would
+    be NaN, while equal finite scores give the uniform row."""
+    return xp.asarray(builtins.max(MASKED, float(xp.finfo(dtype).min)), dtype=dtype)
+
+
 def softmax_backward(xp: Any, g: Any, y: Any, axis: int, scale: float = 1.0, mask: Any = None) -> tuple[Any, ...]:
     gy = g * y
     gz = gy - y * xp.sum(gy, axis=axis, keepdims=True)
@@ -462,7 +469,8 @@ def softmax(
     x: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None
 ) -> Tensor[T, *S]:
     """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted
-    first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0).
+    first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in
+    float16, its most negative value), so a row masked throughout is uniform.
     ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op.
     d/dx: ``scale · y · (g - sum(g · y))``, zero where masked.
     PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``."""
@@ -485,7 +493,7 @@ def softmax(
         return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
     z = data * scale if scale != 1.0 else data
     if allowed is not None:
-        z = xp.where(allowed, z, xp.asarray(MASKED, dtype=data.dtype))
+        z = xp.where(allowed, z, masked_score(xp, data.dtype))
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
     y = e / xp.sum(e, axis=axis, keepdims=True)
     return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)

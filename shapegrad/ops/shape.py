@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal as L, overload
+from typing import Any, Literal as L, cast, overload
 
 from .._autodiff import NoTape as NoTape
 from .._dims import Open, Prod
@@ -152,6 +152,8 @@ def permute(x: Tensor[T, *S], axes: Sequence[int] | None) -> Tensor[T, *tuple[Op
 # </generated>
 def permute(x: Any, axes: Sequence[int] | None) -> Any:
     """Axes in the order ``axes`` gives (reversed when None). PyTorch: ``Tensor.permute``."""
+    if axes and len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(cast(Sequence[int], axes[0]))  # the method's x.permute((0, 2, 1)), as PyTorch's
     ndim = x.ndim
     order = tuple(reversed(range(ndim))) if not axes else tuple(a % ndim if ndim else a for a in axes)
     if sorted(order) != list(range(ndim)):
@@ -245,10 +247,19 @@ def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Ope
     """The values repeated along new or size-1 axes. PyTorch: ``Tensor.expand``."""
     if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
         shape = tuple(shape[0])
+    target = tuple(shape)
     try:
-        out = x._backend.xp.broadcast_to(x._data, tuple(shape))
-    except ValueError:
-        raise ShapeError(f"broadcast_to: shape {x.shape} cannot broadcast to {tuple(shape)}") from None
+        out = x._backend.xp.broadcast_to(x._data, target)
+    except ValueError as exc:
+        fits = len(target) >= x.ndim and all(
+            n in (1, m) for n, m in zip(reversed(x.shape), reversed(target), strict=False)
+        )
+        if fits:  # NumPy's "iterator is too large": the shapes broadcast, the result is too big
+            raise ShapeError(
+                f"broadcast_to: shape {x.shape} broadcasts to {target}, but that result's "
+                f"{math.prod(target)} values are more than {x.backend} can hold ({exc})"
+            ) from None
+        raise ShapeError(f"broadcast_to: shape {x.shape} cannot broadcast to {target}") from None
     return record(out, broadcast_backward, (x,), (), x._backend)
 
 

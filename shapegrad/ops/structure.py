@@ -151,10 +151,20 @@ def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) 
 
 
 def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
-    """The indices that sort ``x`` along ``axis`` (stable; untraced). PyTorch: ``torch.argsort``."""
+    """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order;
+    descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``."""
     xp = x._backend.xp
-    data = -x._data if descending else x._data
-    return wrap(xp.argsort(data, axis=_axis(x, axis), stable=True), x._backend)
+    a = _axis(x, axis)
+    data = x._data
+    if data.dtype == xp.bool:  # the array API sorts numbers only
+        data = xp.astype(data, xp.uint8)
+    if not descending:
+        return wrap(xp.argsort(data, axis=a, stable=True), x._backend)
+    # The ascending order of the reversed axis, reversed: descending, with equal values in
+    # their first order. Not an ascending sort of -x, which is wrong for unsigned 0 (and
+    # int64's minimum, its own negation), refused for booleans, and puts NaN last.
+    backwards = xp.argsort(xp.flip(data, axis=a), axis=a, stable=True)
+    return wrap((data.shape[a] - 1) - xp.flip(backwards, axis=a), x._backend)
 
 
 def _to_last(x: AnyTensor, axis: int) -> tuple[Any, int]:
@@ -378,6 +388,8 @@ def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tu
 def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
     """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
     axis is short). PyTorch: ``torch.chunk``."""
+    if not isinstance(chunks, int) or chunks < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- untyped callers
+        raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
     n = x.shape[_axis(x, axis)]
     return split(x, max(1, -(-n // chunks)), axis)
 
@@ -487,6 +499,14 @@ def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
     for term in terms:
         if len(set(term)) != len(term):
             raise ShapeError(f"einsum: operand subscripts {term!r} repeat a letter (diagonals) — not supported")
+    for letter in output:
+        if letter not in inputs:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} names no axis of the operands ({inputs!r})")
+        if output.count(letter) > 1:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} appears {output.count(letter)} times")
+    for letter in inputs.replace(",", ""):
+        if not letter.isalpha():
+            raise ShapeError(f"einsum {spec!r}: subscripts are letters, found {letter!r}")
     return terms, output
 
 

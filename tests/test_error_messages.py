@@ -1,0 +1,116 @@
+"""Mistakes that reached a foreign error (NumPy's, Python's, safetensors') now raise a
+``ShapegradError`` subclass whose message says what was expected and what was found; and
+DLPack exports that failed or crashed an importer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+
+def test_einsum_output_letters_must_name_input_axes(backend: str) -> None:
+    """issue #24 item 17: NumPy's "Output character k did not appear in the input"."""
+    x = sg.ones(2, 3)
+    with pytest.raises(
+        sg.ShapeError, match=r"einsum 'ij->ik': output letter 'k' names no axis of the operands \('ij'\)"
+    ):
+        sg.einsum("ij->ik", x)
+    with pytest.raises(sg.ShapeError, match="output letter 'i' appears 2 times"):
+        sg.einsum("ij->ii", x)
+    with pytest.raises(sg.ShapeError, match="subscripts are letters, found '1'"):
+        sg.einsum("i1->i", x)
+
+
+def test_chunk_expects_at_least_one_chunk(backend: str) -> None:
+    """issue #24 item 17: chunk(x, 0) was a ZeroDivisionError."""
+    with pytest.raises(sg.ShapeError, match="chunk expects a number of chunks >= 1, found 0"):
+        sg.chunk(sg.ones(4), 0)
+    with pytest.raises(sg.ShapeError, match="found -2"):
+        sg.chunk(sg.ones(4), -2)
+
+
+@pytest.mark.parametrize(
+    ("index", "found"),
+    [
+        (1.5, "entry 0 is the float 1.5"),
+        ((0, 1.5), "entry 1 is the float 1.5"),
+        (slice(0.5, 2), r"entry 0 is the slice slice\(0.5, 2, None\)"),
+        ([1.0, 2.0], "entry 0 is an array of dtype float64"),
+    ],
+    ids=["float", "float in a tuple", "float slice", "float list"],
+)
+def test_a_float_index_is_a_dtype_error_in_at_and_getitem(backend: str, index: Any, found: str) -> None:
+    """issue #24 item 17: .at[1.5] was NumPy's IndexError."""
+    x = sg.zeros(3, 4)
+    expected = "expected an int, a slice of ints, None, ..., or an integer or boolean tensor"
+    with pytest.raises(sg.DTypeError, match=f"{found}; {expected}"):
+        x.at[index].set(1.0)
+    with pytest.raises(sg.DTypeError, match=found):
+        x[index]
+    assert x.at[1].set(1.0).tolist()[1] == [1.0] * 4  # integers still index
+
+
+def test_permute_takes_the_order_as_one_tuple_as_pytorch(backend: str) -> None:
+    """issue #24 item 17: x.permute((0, 2, 1)) was a TypeError; PyTorch accepts it."""
+    x = sg.tensor(np.arange(24.0).reshape(2, 3, 4))
+    expected = np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1)
+    for permuted in (x.permute((0, 2, 1)), x.permute([0, 2, 1]), x.permute(0, 2, 1)):
+        np.testing.assert_array_equal(permuted.numpy(), expected)
+    assert x.transpose((2, 1, 0)).shape == (4, 3, 2)
+    with pytest.raises(sg.ShapeError, match=r"permute: \(0, 1\) is not an ordering of the 3 axes"):
+        x.permute((0, 1))
+
+
+def test_loading_a_directory_says_it_is_one(tmp_path: Path) -> None:
+    """issue #24 item 17: safetensors said "No such device (os error 19)"."""
+    model = nn.Linear(2, 1)
+    with pytest.raises(sg.CheckpointError, match="is a directory; expected a checkpoint file written by sg.save"):
+        sg.load(model, tmp_path)
+
+
+def test_a_broadcast_too_large_to_hold_is_not_called_incompatible(numpy_backend: str) -> None:
+    """issue #24 item 17: shapes that broadcast, to a result NumPy cannot index, were
+    reported as "cannot broadcast"."""
+    huge = (2**40, 2**40, 3)
+    with pytest.raises(sg.ShapeError, match=r"\(3,\) broadcasts to .* values are more than numpy can hold") as raised:
+        sg.broadcast_to(sg.ones(3), huge)
+    assert "cannot broadcast" not in str(raised.value)
+    with pytest.raises(sg.ShapeError, match=r"shape \(3,\) cannot broadcast to \(2, 4\)"):
+        sg.broadcast_to(sg.ones(3), (2, 4))
+
+
+def test_conv_transpose_names_the_channel_count_it_expects(backend: str) -> None:
+    """issue #24 item 17: the wrong channel count failed inside a reshape of the weight."""
+    layer = nn.ConvTranspose2d(in_channels=3, out_channels=4, kernel_size=3)
+    with pytest.raises(
+        sg.ShapeError,
+        match=r"ConvTranspose2d\(3, 4\) expects input \(batch, 3, height, width\), found shape \(1, 5, 6, 6\)",
+    ):
+        layer(sg.ones(1, 5, 6, 6))
+    assert layer(sg.ones(1, 3, 6, 6)).shape == (1, 4, 8, 8)
+
+
+def test_a_rank_0_result_exports_by_dlpack(numpy_backend: str) -> None:
+    """issue #24 item 17: a reduction's rank-0 data is a NumPy scalar, which has no __dlpack__."""
+    total = sg.tensor([1.0, 2.5]).sum()
+    assert np.from_dlpack(total).tolist() == 3.5
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    assert torch.from_dlpack(total).item() == 3.5
+
+
+def test_a_negative_stride_view_exports_a_copy(numpy_backend: str) -> None:
+    """issue #24 item 17: PyTorch's DLPack importer aborts the process on a negative stride."""
+    reversed_view = sg.tensor(np.arange(4.0))[::-1]
+    exported = np.from_dlpack(reversed_view)
+    assert all(step > 0 for step in exported.strides)
+    assert exported.tolist() == [3.0, 2.0, 1.0, 0.0]
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    assert torch.from_dlpack(reversed_view).tolist() == [3.0, 2.0, 1.0, 0.0]
+    forward = sg.tensor(np.arange(4.0))
+    assert np.shares_memory(np.from_dlpack(forward), forward.numpy())  # no copy otherwise
