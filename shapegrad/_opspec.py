@@ -20,6 +20,8 @@ from typing import Literal
 
 __all__ = [
     "BROADCAST",
+    "NO_METHOD",
+    "SIGNATURE_METHODS",
     "GETITEM",
     "OPS",
     "REDUCE_AXES",
@@ -62,6 +64,8 @@ class OpSpec:
         params: the function form's parameter names (the method's first is ``self``).
         extra: extra trailing parameters, as written in a signature (``correction: float = 0.0``).
         doc: the method form's docstring.
+        named: the op also has a method named like its function (``x.add(y)`` beside
+            ``x + y``), as PyTorch's tensors do.
     """
 
     name: str
@@ -73,6 +77,7 @@ class OpSpec:
     params: tuple[str, ...] = ("x",)
     extra: tuple[str, ...] = field(default=())
     doc: str = ""
+    named: bool = False
 
 
 # Broadcasting the way models are written: (left dims, right dims, result dims). Every binary
@@ -151,21 +156,21 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
 )
 
 OPS: tuple[OpSpec, ...] = (
-    OpSpec("add", "binary", "join", "ops.elementwise", "__add__", "__radd__", ("a", "b"), doc="``a + b``"),
-    OpSpec("sub", "binary", "join", "ops.elementwise", "__sub__", "__rsub__", ("a", "b"), doc="``a - b``"),
-    OpSpec("mul", "binary", "join", "ops.elementwise", "__mul__", "__rmul__", ("a", "b"), doc="``a * b``"),
-    OpSpec("div", "binary", "join", "ops.elementwise", "__truediv__", "__rtruediv__", ("a", "b"), doc="``a / b``"),
-    OpSpec("pow", "binary", "join", "ops.elementwise", "__pow__", "__rpow__", ("x", "exponent"), doc="``x ** y``"),
+    OpSpec("add", "binary", "join", "ops.elementwise", "__add__", "__radd__", ("a", "b"), doc="``a + b``", named=True),
+    OpSpec("sub", "binary", "join", "ops.elementwise", "__sub__", "__rsub__", ("a", "b"), doc="``a - b``", named=True),
+    OpSpec("mul", "binary", "join", "ops.elementwise", "__mul__", "__rmul__", ("a", "b"), doc="``a * b``", named=True),
+    OpSpec("div", "binary", "join", "ops.elementwise", "__truediv__", "__rtruediv__", ("a", "b"), doc="``a / b``", named=True),
+    OpSpec("pow", "binary", "join", "ops.elementwise", "__pow__", "__rpow__", ("x", "exponent"), doc="``x ** y``", named=True),
     OpSpec("maximum", "binary", "join", "ops.elementwise", "maximum", None, ("a", "b"), doc="The larger value"),
     OpSpec("minimum", "binary", "join", "ops.elementwise", "minimum", None, ("a", "b"), doc="The smaller value"),
-    OpSpec("less", "compare", "untraced", "ops.elementwise", "__lt__", None, ("a", "b"), doc="``a < b``"),
-    OpSpec("less_equal", "compare", "untraced", "ops.elementwise", "__le__", None, ("a", "b"), doc="``a <= b``"),
-    OpSpec("greater", "compare", "untraced", "ops.elementwise", "__gt__", None, ("a", "b"), doc="``a > b``"),
-    OpSpec("greater_equal", "compare", "untraced", "ops.elementwise", "__ge__", None, ("a", "b"), doc="``a >= b``"),
+    OpSpec("less", "compare", "untraced", "ops.elementwise", "__lt__", None, ("a", "b"), doc="``a < b``", named=True),
+    OpSpec("less_equal", "compare", "untraced", "ops.elementwise", "__le__", None, ("a", "b"), doc="``a <= b``", named=True),
+    OpSpec("greater", "compare", "untraced", "ops.elementwise", "__gt__", None, ("a", "b"), doc="``a > b``", named=True),
+    OpSpec("greater_equal", "compare", "untraced", "ops.elementwise", "__ge__", None, ("a", "b"), doc="``a >= b``", named=True),
     OpSpec("equal", "compare", "untraced", "ops.elementwise", "__eq__", None, ("a", "b"), doc="``a == b``"),
-    OpSpec("not_equal", "compare", "untraced", "ops.elementwise", "__ne__", None, ("a", "b"), doc="``a != b``"),
+    OpSpec("not_equal", "compare", "untraced", "ops.elementwise", "__ne__", None, ("a", "b"), doc="``a != b``", named=True),
     OpSpec("where", "where", "join", "ops.elementwise", None, None, ("cond", "a", "b")),
-    OpSpec("matmul", "matmul", "join", "ops.linalg", "__matmul__", None, ("a", "b"), doc="Matrix product"),
+    OpSpec("matmul", "matmul", "join", "ops.linalg", "__matmul__", None, ("a", "b"), doc="Matrix product", named=True),
     OpSpec("sum", "reduce", "keep", "ops.reductions", "sum", doc="Sum over ``axis`` (all axes when None)"),
     OpSpec("mean", "reduce", "keep", "ops.reductions", "mean", doc="Mean over ``axis`` (all axes when None)"),
     OpSpec("max", "reduce", "keep", "ops.reductions", "max", doc="Maximum over ``axis``; ties share the gradient"),
@@ -203,3 +208,51 @@ OPS: tuple[OpSpec, ...] = (
     OpSpec("concat", "concat", "join", "ops.shape", None, params=("tensors", "axis")),
     OpSpec("stack", "stack", "join", "ops.shape", None, params=("tensors", "axis")),
 )
+
+
+# Hand-typed ops (their one signature is written with the function, in its module) whose method
+# form is generated from that signature: ``x.topk(3)`` is ``sg.topk(x, 3)``, typed alike. The rule
+# (tests/test_typegen.py holds it both ways): every public function whose first parameter is a
+# tensor has a method, here, in the table, or by hand in ``_tensor.py``, unless ``NO_METHOD``
+# says why not.
+SIGNATURE_METHODS: tuple[tuple[str, str], ...] = (
+    ("ops.elementwise", "neg"),
+    ("ops.math", "arctan2"),
+    ("ops.math", "erfc"),
+    ("ops.math", "hardtanh"),
+    ("ops.math", "logical_and"),
+    ("ops.math", "logical_or"),
+    ("ops.math", "logical_xor"),
+    ("ops.structure", "chunk"),
+    ("ops.structure", "count_nonzero"),
+    ("ops.structure", "cumprod"),
+    ("ops.structure", "diag"),
+    ("ops.structure", "diagonal"),
+    ("ops.structure", "narrow"),
+    ("ops.structure", "norm"),
+    ("ops.structure", "prod"),
+    ("ops.structure", "sort"),
+    ("ops.structure", "split"),
+    ("ops.structure", "tile"),
+    ("ops.structure", "topk"),
+    ("ops.structure", "tril"),
+    ("ops.structure", "triu"),
+    ("ops.structure", "unflatten"),
+)
+
+# Public functions of a tensor that have no method form, and why.
+NO_METHOD: dict[str, str] = {
+    "equal": "PyTorch's Tensor.equal is whole-tensor equality (a bool); x == y is the element-wise form",
+    "where": "PyTorch's x.where(condition, y) puts the condition second: sg.where(condition, x, y) only",
+    "concat": "takes a sequence of tensors",
+    "stack": "takes a sequence of tensors",
+    "cast": "a statement about a type, not an op",
+    "full_like": "creation",
+    "ones_like": "creation",
+    "zeros_like": "creation",
+    "rand_like": "creation",
+    "randn_like": "creation",
+    "layer_norm": "a layer's function form (sg.nn.LayerNorm); PyTorch has no Tensor method either",
+    "pad": "PyTorch's is F.pad, not a Tensor method",
+    "one_hot": "PyTorch's is F.one_hot, not a Tensor method",
+}

@@ -759,3 +759,4 @@ _tensor_ops._red_any = _red
 _tensor_ops._shape_any = _shape
 _tensor_ops._structure_any = _structure
 _tensor_ops._index_any = _index
+_tensor_ops._math_any = _math

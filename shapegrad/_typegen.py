@@ -12,6 +12,7 @@ method its overloads and a one-line implementation that calls the function form,
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 import sys
@@ -19,10 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 if __package__:
-    from ._opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SQUEEZE_AXES, OpSpec
+    from ._opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
 else:  # run as a script (python shapegrad/_typegen.py): works while the package cannot import
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SQUEEZE_AXES, OpSpec
+    from _opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
 
 __all__ = ["check", "generated_blocks", "main", "write"]
 
@@ -37,6 +38,7 @@ ALIASES = {
     "ops.shape": "_shape",
     "ops.structure": "_structure",
     "ops.indexing": "_index",
+    "ops.math": "_math",
 }
 BLOCK = re.compile(r"^(?P<indent>[ ]*)# <generated: (?P<name>[\w.]+)>\n.*?^[ ]*# </generated>\n", re.S | re.M)
 
@@ -281,10 +283,11 @@ def _suffix(op: OpSpec, index: int) -> str:
     return _OVERLAP if index in _OVERLAPPING.get(op.kind, set()) else ""
 
 
-def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
-    """The method form of ``op``: its overloads and an implementation that calls the function."""
+def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> list[str]:
+    """The method form of ``op`` (named ``name``, its operator by default): its overloads and
+    an implementation that calls the function."""
     assert op.method is not None
-    name = op.method
+    name = name or op.method
     lines: list[str] = []
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
         lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i))
@@ -299,7 +302,7 @@ def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
     see = f" (``sg.{op.name}``)" if op.module else ""
     lines.append(f'{indent}    """{op.doc}{see}."""')
     lines.append(f"{indent}    return {call.format(f=function, extra=extra_args)}")
-    if op.reflected:
+    if op.reflected and name == op.method:
         lines += [
             "",
             f"{indent}def {op.reflected}(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:",
@@ -307,6 +310,71 @@ def method_block(op: OpSpec, indent: str = "    ") -> list[str]:
             f"{indent}    return {function}(other, self)",
         ]
     return lines
+
+
+def signature_method_block(module: str, name: str, indent: str = "    ") -> list[str]:
+    """The method form of a hand-typed op: each of its signatures (its overloads, or its one
+    definition) with ``self`` for the first parameter, and a body that calls the function.
+    Read from the module's source, so the generator runs without importing the package."""
+    tree = ast.parse(_path(module).read_text())
+    defs = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
+    if not defs:
+        raise SystemExit(f"_opspec.SIGNATURE_METHODS: no function {name!r} in shapegrad/{module}")
+    overloads = [d for d in defs if any(ast.unparse(x) == "overload" for x in d.decorator_list)]
+    implementation = next(d for d in defs if d not in overloads)
+    lines: list[str] = []
+    for signature in overloads or [implementation]:
+        params = _method_params(signature.args)
+        ret = ast.unparse(signature.returns) if signature.returns else "Any"
+        if overloads:
+            lines += _def(name, params, ret, indent)
+        else:
+            lines.append(f"{indent}def {name}({', '.join(params)}) -> {ret}:")
+    if overloads:
+        lines.append(f"{indent}def {name}({', '.join(_method_params(implementation.args, annotate=False))}) -> Any:")
+    doc = (ast.get_docstring(implementation) or "").split("\n\n")[0].replace("\n", " ")
+    lines.append(f'{indent}    """{doc.rstrip(".")}; the method form of ``sg.{name}``."""')
+    lines.append(f"{indent}    return {ALIASES[module]}_any.{name}({_call_args(implementation.args)})")
+    return lines
+
+
+def _method_params(args: ast.arguments, annotate: bool = True) -> list[str]:
+    """A function's parameters, the first one renamed ``self``."""
+
+    def one(arg: ast.arg, default: ast.expr | None, prefix: str = "") -> str:
+        text = prefix + arg.arg
+        if annotate and arg.annotation is not None:
+            text += f": {ast.unparse(arg.annotation)}"
+        elif not annotate and not prefix:
+            text += ": Any"
+        if default is not None:
+            text += f" = {ast.unparse(default)}"
+        return text
+
+    positional = [*args.posonlyargs, *args.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    params = [one(a, d) for a, d in zip(positional, defaults, strict=True)]
+    params[0] = "self" + params[0][len(positional[0].arg) :]
+    if args.vararg is not None:
+        params.append(one(args.vararg, None, "*"))
+    elif args.kwonlyargs:
+        params.append("*")
+    params += [one(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    if args.kwarg is not None:
+        params.append(one(args.kwarg, None, "**"))
+    return params
+
+
+def _call_args(args: ast.arguments) -> str:
+    """The call that passes a method's parameters on to the function (self first)."""
+    positional = [*args.posonlyargs, *args.args]
+    passed = ["self", *(a.arg for a in positional[1:])]
+    if args.vararg is not None:
+        passed.append(f"*{args.vararg.arg}")
+    passed += [f"{a.arg}={a.arg}" for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        passed.append(f"**{args.kwarg.arg}")
+    return ", ".join(passed)
 
 
 def function_block(op: OpSpec) -> list[str]:
@@ -365,6 +433,7 @@ _red_any: Any = None
 _shape_any: Any = None
 _structure_any: Any = None
 _index_any: Any = None
+_math_any: Any = None
 
 
 class TensorOps(Generic[Tape_, *Dims]):
@@ -385,6 +454,10 @@ def methods_module() -> str:
     for op in OPS:
         if op.method:
             methods += [*method_block(op), ""]
+        if op.named:
+            methods += [*method_block(op, name=op.name), ""]
+    for module, name in SIGNATURE_METHODS:
+        methods += [*signature_method_block(module, name), ""]
     return _METHODS_HEADER + "\n".join(methods[:-1]) + "\n"
 
 

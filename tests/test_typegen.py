@@ -35,7 +35,7 @@ def test_the_generator_runs_as_a_script_in_check_mode() -> None:
 def _generated_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "shapegrad"
     copy.mkdir()
-    for module in [*_typegen.generated_blocks(), _typegen.METHODS_MODULE]:
+    for module in {*_typegen.generated_blocks(), *_typegen.ALIASES, _typegen.METHODS_MODULE}:
         target = copy.joinpath(*module.split(".")).with_suffix(".py")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_typegen._path(module).read_text())
@@ -161,3 +161,69 @@ def test_a_plain_int_for_a_dim_sized_layer_is_refused() -> None:
     with pytest.raises(sg.ShapeError, match=r"write Hidden\(64\)"):
         sg.nn.Linear[Hidden, Hidden](64, 64)
     assert sg.nn.Linear[Hidden, Hidden](Hidden(64), Hidden(64)).weight.shape == (64, 64)
+
+
+def _functions_of_a_tensor() -> set[str]:
+    """Public functions whose first parameter is annotated as a tensor."""
+    found: set[str] = set()
+    for name in sg.__all__:
+        function = getattr(sg, name)
+        if not inspect.isfunction(function):
+            continue
+        signature = inspect.signature((get_overloads(function) or [function])[0])
+        parameters = list(signature.parameters.values())
+        if parameters and "Tensor" in str(parameters[0].annotation):
+            found.add(name)
+    return found
+
+
+def test_every_function_of_a_tensor_has_a_method_unless_the_table_says_why_not() -> None:
+    """One rule for method forms (issue #25): ``sg.f(x, ...)`` is also ``x.f(...)``, typed
+    alike, unless ``_opspec.NO_METHOD`` gives the reason; and the other way round, no reason is
+    kept for a function that has a method or is gone."""
+    from shapegrad._opspec import NO_METHOD
+
+    functions = _functions_of_a_tensor()
+    without = {name for name in functions if not hasattr(sg.Tensor, name)}
+    assert without - set(NO_METHOD) == set(), "give these a method (_opspec.SIGNATURE_METHODS) or a reason"
+    assert set(NO_METHOD) - without == set(), "these have a method now, or no longer exist"
+
+
+@pytest.mark.parametrize(
+    ("method", "call"),
+    [
+        ("topk", lambda x: x.topk(2)),
+        ("prod", lambda x: x.prod(axis=1)),
+        ("norm", lambda x: x.norm()),
+        ("tril", lambda x: x.tril()),
+        ("diagonal", lambda x: x.diagonal()),
+        ("sort", lambda x: x.sort(descending=True)),
+        ("split", lambda x: x.split(1, axis=0)),
+        ("add", lambda x: x.add(x)),
+        ("matmul", lambda x: x.matmul(x)),
+        ("greater", lambda x: x.greater(x)),
+    ],
+)
+def test_a_generated_method_is_its_function(method: str, call: Any) -> None:
+    x = sg.tensor([[3.0, 1.0], [2.0, 4.0]])
+    ours = call(x)
+    theirs = call(_AsFunction(method, x))
+    for a, b in zip(
+        ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,), strict=True
+    ):
+        assert np.array_equal(a.numpy(), b.numpy())
+
+
+class _AsFunction:
+    """``x`` whose method ``name`` calls ``sg.name(x, ...)`` instead."""
+
+    def __init__(self, name: str, x: Any) -> None:
+        self._name, self._x = name, x
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute != self._name:
+            raise AttributeError(attribute)
+        function = getattr(sg, attribute)
+        return lambda *args, **kwargs: function(
+            self._x, *[a._x if isinstance(a, _AsFunction) else a for a in args], **kwargs
+        )
