@@ -391,178 +391,10 @@ class Tensor(TensorOps[Tape_, *Dims]):
 
         return to_backend(self, backend)
 
-    def astype(self: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
-        """The values converted to ``dtype`` (``"float32"``, ``"float64"``, ``"int64"``, ...)."""
-        return _ew.astype(self, dtype)
-
     # ----------------------------------------------------------------- element-wise
 
     def __neg__(self: Tensor[T, *S]) -> Tensor[T, *S]:
         return _ew.neg(self)
-
-    def exp(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``e ** x`` element-wise."""
-        return _ew.exp(self)
-
-    def log(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Natural logarithm element-wise."""
-        return _ew.log(self)
-
-    def sqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Square root element-wise."""
-        return _ew.sqrt(self)
-
-    def square(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``x²`` element-wise."""
-        return _ew.square(self)
-
-    def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Absolute value element-wise."""
-        return _ew.abs(self)
-
-    def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Hyperbolic tangent element-wise."""
-        return _ew.tanh(self)
-
-    def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Logistic sigmoid element-wise."""
-        return _ew.sigmoid(self)
-
-    def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``max(x, 0)`` element-wise."""
-        return _ew.relu(self)
-
-    def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
-        """``x`` where positive, ``negative_slope * x`` elsewhere."""
-        return _ew.leaky_relu(self, negative_slope)
-
-    def gelu(self: Tensor[T, *S], approximate: L["tanh", "none"] = "tanh") -> Tensor[T, *S]:
-        """GELU: the tanh approximation, or exact with ``approximate="none"``."""
-        return _ew.gelu(self, approximate)
-
-    def erf(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.erf(x)`` as a method."""
-        return _math.erf(self)
-
-    def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``log(1 + e ** x)``, computed stably."""
-        return _ew.softplus(self)
-
-    def clamp(self: Tensor[T, *S], min: float | None = None, max: float | None = None) -> Tensor[T, *S]:
-        """Values limited to ``[min, max]``."""
-        return _ew.clamp(self, min, max)
-
-    def sin(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.sin(x)`` as a method."""
-        return _math.sin(self)
-
-    def cos(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.cos(x)`` as a method."""
-        return _math.cos(self)
-
-    def tan(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.tan(x)`` as a method."""
-        return _math.tan(self)
-
-    def arcsin(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.arcsin(x)`` as a method."""
-        return _math.arcsin(self)
-
-    def arccos(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.arccos(x)`` as a method."""
-        return _math.arccos(self)
-
-    def arctan(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.arctan(x)`` as a method."""
-        return _math.arctan(self)
-
-    def sinh(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.sinh(x)`` as a method."""
-        return _math.sinh(self)
-
-    def cosh(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.cosh(x)`` as a method."""
-        return _math.cosh(self)
-
-    def log1p(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.log1p(x)`` as a method."""
-        return _math.log1p(self)
-
-    def expm1(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.expm1(x)`` as a method."""
-        return _math.expm1(self)
-
-    def log2(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.log2(x)`` as a method."""
-        return _math.log2(self)
-
-    def log10(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.log10(x)`` as a method."""
-        return _math.log10(self)
-
-    def rsqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.rsqrt(x)`` as a method."""
-        return _math.rsqrt(self)
-
-    def reciprocal(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.reciprocal(x)`` as a method."""
-        return _math.reciprocal(self)
-
-    def sign(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.sign(x)`` as a method."""
-        return _math.sign(self)
-
-    def floor(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.floor(x)`` as a method."""
-        return _math.floor(self)
-
-    def ceil(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.ceil(x)`` as a method."""
-        return _math.ceil(self)
-
-    def round(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.round(x)`` as a method."""
-        return _math.round(self)
-
-    def trunc(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.trunc(x)`` as a method."""
-        return _math.trunc(self)
-
-    def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.silu(x)`` as a method."""
-        return _math.silu(self)
-
-    def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.mish(x)`` as a method."""
-        return _math.mish(self)
-
-    def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.selu(x)`` as a method."""
-        return _math.selu(self)
-
-    def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``sg.log_sigmoid(x)`` as a method."""
-        return _math.log_sigmoid(self)
-
-    def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
-        """``sg.elu(x, alpha)`` as a method."""
-        return _math.elu(self, alpha)
-
-    def isnan(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """``sg.isnan(x)`` as a method (an untraced boolean tensor)."""
-        return _math.isnan(self)
-
-    def isinf(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """``sg.isinf(x)`` as a method (an untraced boolean tensor)."""
-        return _math.isinf(self)
-
-    def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """``sg.isfinite(x)`` as a method (an untraced boolean tensor)."""
-        return _math.isfinite(self)
-
-    def logical_not(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """``sg.logical_not(x)`` as a method (an untraced boolean tensor)."""
-        return _math.logical_not(self)
 
     @property
     def T(self: Tensor[T, N, K]) -> Tensor[T, K, N]:
@@ -571,50 +403,10 @@ class Tensor(TensorOps[Tape_, *Dims]):
             raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
         return _shape.swap_last(self)
 
-    def argmax(
-        self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
-    ) -> Tensor[NoTape, *tuple[Open, ...]]:
-        """Where the largest value is (``sg.argmax``)."""
-        return _structure.argmax(self, axis, keepdims)
-
-    def argmin(
-        self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
-    ) -> Tensor[NoTape, *tuple[Open, ...]]:
-        """Where the smallest value is (``sg.argmin``)."""
-        return _structure.argmin(self, axis, keepdims)
-
-    def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
-        """The indices that sort the values (``sg.argsort``)."""
-        return _structure.argsort(self, axis, descending)
-
-    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
-        """Running sums along ``axis`` (``sg.cumsum``)."""
-        return _structure.cumsum(self, axis)
-
     def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Open, ...]]:
         """The values repeated ``reps[i]`` times along each axis: PyTorch's ``Tensor.repeat``,
         NumPy's ``tile`` (``sg.tile``)."""
         return _structure.tile(self, reps)
-
-    def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
-        """The values reversed along ``axis`` (``sg.flip``)."""
-        return _structure.flip(self, axis)
-
-    def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
-        """The values shifted along ``axis``, wrapping around (``sg.roll``)."""
-        return _structure.roll(self, shift, axis)
-
-    def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
-        """``value`` where ``mask`` is true, the values elsewhere (``sg.masked_fill``)."""
-        return _structure.masked_fill(self, mask, value)
-
-    def softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
-        """Softmax along ``axis`` (numerically stable)."""
-        return _red.softmax(self, axis)
-
-    def log_softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
-        """Log of the softmax along ``axis`` (numerically stable)."""
-        return _red.log_softmax(self, axis)
 
     def any(self) -> bool:
         """Whether any element is true (non-zero)."""
@@ -630,10 +422,6 @@ class Tensor(TensorOps[Tape_, *Dims]):
         """The last two axes swapped (a batch of matrices transposed)."""
         return _shape.swap_last(self)
 
-    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
-        """Two axes exchanged (open dims: use ``.mT`` for the last two, which is typed)."""
-        return _shape.swapaxes(self, axis1, axis2)
-
     def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]:
         """The values repeated along new or size-1 axes to ``shape``."""
         return _shape.broadcast_to(self, shape)
@@ -641,10 +429,6 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def take_along_axis(self: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1) -> Tensor[T, *S, K]:
         """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
         return _index.take_along_axis(self, indices, axis)
-
-    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
-        """Rows of the first axis picked by integer ``indices`` (an embedding lookup)."""
-        return _index.gather(self, indices)
 
 
 class _At(Generic[Tape_, *Dims]):

@@ -2407,25 +2407,153 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Indexing and slicing."""
         return _index_any.getitem(self, index)
 
+    def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``; the method form of ``sg.abs``."""
+        return _ew_any.abs(self)
+
+    def astype(self: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
+        """The values converted to ``dtype``; the gradient is converted back; the method form of ``sg.astype``."""
+        return _ew_any.astype(self, dtype)
+
+    def clamp(self: Tensor[T, *S], min: float | None = None, max: float | None = None) -> Tensor[T, *S]:
+        """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside. PyTorch: ``torch.clamp``; the method form of ``sg.clamp``."""
+        return _ew_any.clamp(self, min, max)
+
+    def exp(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``; the method form of ``sg.exp``."""
+        return _ew_any.exp(self)
+
+    def gelu(self: Tensor[T, *S], approximate: L['tanh', 'none'] = 'tanh') -> Tensor[T, *S]:
+        """GELU. ``approximate="tanh"`` (the default here, fused on CuPy): ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``; ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``; the method form of ``sg.gelu``."""
+        return _ew_any.gelu(self, approximate)
+
+    def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
+        """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``; the method form of ``sg.leaky_relu``."""
+        return _ew_any.leaky_relu(self, negative_slope)
+
+    def log(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``; the method form of ``sg.log``."""
+        return _ew_any.log(self)
+
     def neg(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``-x``. d/dx = -1. PyTorch: ``torch.neg``; the method form of ``sg.neg``."""
         return _ew_any.neg(self)
+
+    def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``; the method form of ``sg.relu``."""
+        return _ew_any.relu(self)
+
+    def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``; the method form of ``sg.sigmoid``."""
+        return _ew_any.sigmoid(self)
+
+    def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x. d/dx = σ(x). PyTorch: ``F.softplus``; the method form of ``sg.softplus``."""
+        return _ew_any.softplus(self)
+
+    def sqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``; the method form of ``sg.sqrt``."""
+        return _ew_any.sqrt(self)
+
+    def square(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x²``, one pass and no exponent. d/dx = 2x. PyTorch: ``torch.square``; the method form of ``sg.square``."""
+        return _ew_any.square(self)
+
+    def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``; the method form of ``sg.tanh``."""
+        return _ew_any.tanh(self)
+
+    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
+        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
+        return _index_any.gather(self, indices)
+
+    def arccos(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Inverse cosine on [-1, 1]. d/dx = -1/√(1 - x²). PyTorch: ``torch.acos``; the method form of ``sg.arccos``."""
+        return _math_any.arccos(self)
+
+    def arcsin(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Inverse sine on [-1, 1]. d/dx = 1/√(1 - x²). PyTorch: ``torch.asin``; the method form of ``sg.arcsin``."""
+        return _math_any.arcsin(self)
+
+    def arctan(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Inverse tangent. d/dx = 1/(1 + x²). PyTorch: ``torch.atan``; the method form of ``sg.arctan``."""
+        return _math_any.arctan(self)
 
     def arctan2(self: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
         """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²). PyTorch: ``torch.atan2``; the method form of ``sg.arctan2``."""
         return _math_any.arctan2(self, x)
 
+    def ceil(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Round up. Gradient 0. PyTorch: ``torch.ceil``; the method form of ``sg.ceil``."""
+        return _math_any.ceil(self)
+
+    def cos(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Cosine. d/dx = -sin x. PyTorch: ``torch.cos``; the method form of ``sg.cos``."""
+        return _math_any.cos(self)
+
+    def cosh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Hyperbolic cosine. d/dx = sinh x. PyTorch: ``torch.cosh``; the method form of ``sg.cosh``."""
+        return _math_any.cosh(self)
+
+    def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
+        """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``. PyTorch: ``F.elu``; the method form of ``sg.elu``."""
+        return _math_any.elu(self, alpha)
+
+    def erf(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """The error function. d/dx = 2/√π · e^(-x²). PyTorch: ``torch.erf``; the method form of ``sg.erf``."""
+        return _math_any.erf(self)
+
     def erfc(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``1 - erf(x)``, precise in the tail (x large). d/dx = -2/√π · e^(-x²). PyTorch: ``torch.erfc``; the method form of ``sg.erfc``."""
         return _math_any.erfc(self)
+
+    def expm1(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``e^x - 1``, precise near 0. d/dx = e^x. PyTorch: ``torch.expm1``; the method form of ``sg.expm1``."""
+        return _math_any.expm1(self)
+
+    def floor(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Round down. Gradient 0. PyTorch: ``torch.floor``; the method form of ``sg.floor``."""
+        return _math_any.floor(self)
 
     def hardtanh(self: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
         """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside. PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
         return _math_any.hardtanh(self, min_val, max_val)
 
+    def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is neither NaN nor infinite (an untraced boolean tensor); the method form of ``sg.isfinite``."""
+        return _math_any.isfinite(self)
+
+    def isinf(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is ±inf (an untraced boolean tensor); the method form of ``sg.isinf``."""
+        return _math_any.isinf(self)
+
+    def isnan(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is NaN (an untraced boolean tensor); the method form of ``sg.isnan``."""
+        return _math_any.isnan(self)
+
+    def log10(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Base-10 logarithm. d/dx = 1/(x ln 10). PyTorch: ``torch.log10``; the method form of ``sg.log10``."""
+        return _math_any.log10(self)
+
+    def log1p(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log(1 + x)``, precise near 0. d/dx = 1/(1 + x). PyTorch: ``torch.log1p``; the method form of ``sg.log1p``."""
+        return _math_any.log1p(self)
+
+    def log2(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Base-2 logarithm. d/dx = 1/(x ln 2). PyTorch: ``torch.log2``; the method form of ``sg.log2``."""
+        return _math_any.log2(self)
+
+    def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``; the method form of ``sg.log_sigmoid``."""
+        return _math_any.log_sigmoid(self)
+
     def logical_and(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """Element-wise ``a and b`` of truth values (untraced booleans); the method form of ``sg.logical_and``."""
         return _math_any.logical_and(self, b)
+
+    def logical_not(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Element-wise ``not x`` of truth values (untraced booleans); the method form of ``sg.logical_not``."""
+        return _math_any.logical_not(self)
 
     def logical_or(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """Element-wise ``a or b`` of truth values (untraced booleans); the method form of ``sg.logical_or``."""
@@ -2434,6 +2562,74 @@ class TensorOps(Generic[Tape_, *Dims]):
     def logical_xor(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """Element-wise ``a != b`` of truth values (untraced booleans); the method form of ``sg.logical_xor``."""
         return _math_any.logical_xor(self, b)
+
+    def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)). PyTorch: ``F.mish``; the method form of ``sg.mish``."""
+        return _math_any.mish(self)
+
+    def reciprocal(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``1/x``. d/dx = -1/x². PyTorch: ``torch.reciprocal``; the method form of ``sg.reciprocal``."""
+        return _math_any.reciprocal(self)
+
+    def round(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Round half to even. Gradient 0. PyTorch: ``torch.round``; the method form of ``sg.round``."""
+        return _math_any.round(self)
+
+    def rsqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``1/√x``. d/dx = -½ x^(-3/2). PyTorch: ``torch.rsqrt``; the method form of ``sg.rsqrt``."""
+        return _math_any.rsqrt(self)
+
+    def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``; the method form of ``sg.selu``."""
+        return _math_any.selu(self)
+
+    def sign(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """-1, 0 or 1. Its gradient is 0 (as PyTorch). PyTorch: ``torch.sign``; the method form of ``sg.sign``."""
+        return _math_any.sign(self)
+
+    def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``; the method form of ``sg.silu``."""
+        return _math_any.silu(self)
+
+    def sin(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Sine. d/dx = cos x. PyTorch: ``torch.sin``; the method form of ``sg.sin``."""
+        return _math_any.sin(self)
+
+    def sinh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Hyperbolic sine. d/dx = cosh x. PyTorch: ``torch.sinh``; the method form of ``sg.sinh``."""
+        return _math_any.sinh(self)
+
+    def tan(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Tangent. d/dx = 1 + tan² x. PyTorch: ``torch.tan``; the method form of ``sg.tan``."""
+        return _math_any.tan(self)
+
+    def trunc(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Round toward 0. Gradient 0. PyTorch: ``torch.trunc``; the method form of ``sg.trunc``."""
+        return _math_any.trunc(self)
+
+    def log_softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+        """``x - logsumexp(x)`` along ``axis``, finite at any logits. d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``; the method form of ``sg.log_softmax``."""
+        return _red_any.log_softmax(self, axis)
+
+    def softmax(self: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None) -> Tensor[T, *S]:
+        """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in float16, its most negative value), so a row masked throughout is uniform. ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op. d/dx: ``scale · y · (g - sum(g · y))``, zero where masked. PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``; the method form of ``sg.softmax``."""
+        return _red_any.softmax(self, axis, scale=scale, mask=mask)
+
+    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
+        """Two axes exchanged. PyTorch: ``torch.swapaxes``; the method form of ``sg.swapaxes``."""
+        return _shape_any.swapaxes(self, axis1, axis2)
+
+    def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+        """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
+        return _structure_any.argmax(self, axis, keepdims)
+
+    def argmin(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+        """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``; the method form of ``sg.argmin``."""
+        return _structure_any.argmin(self, axis, keepdims)
+
+    def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
+        """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order; descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``; the method form of ``sg.argsort``."""
+        return _structure_any.argsort(self, axis, descending)
 
     def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
         """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short). PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
@@ -2447,6 +2643,10 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod``; the method form of ``sg.cumprod``."""
         return _structure_any.cumprod(self, axis)
 
+    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
+        return _structure_any.cumsum(self, axis)
+
     def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
         """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
         return _structure_any.diag(self)
@@ -2454,6 +2654,14 @@ class TensorOps(Generic[Tape_, *Dims]):
     def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
         """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch: ``torch.diagonal(x, offset, -2, -1)``; the method form of ``sg.diagonal``."""
         return _structure_any.diagonal(self, offset)
+
+    def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """The values in reverse order along ``axis``. d/dx: the gradient flipped back. PyTorch: ``torch.flip(x, (axis,))``; the method form of ``sg.flip``."""
+        return _structure_any.flip(self, axis)
+
+    def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
+        """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``; the method form of ``sg.masked_fill``."""
+        return _structure_any.masked_fill(self, mask, value)
 
     def narrow(self: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
         """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``; the method form of ``sg.narrow``."""
@@ -2466,6 +2674,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
         """The product over ``axis`` (all values when None), with exact gradients where values are 0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``; the method form of ``sg.prod``."""
         return _structure_any.prod(self, axis, keepdims)
+
+    def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
+        """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll``; the method form of ``sg.roll``."""
+        return _structure_any.roll(self, shift, axis)
 
     def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
         """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
