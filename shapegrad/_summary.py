@@ -89,7 +89,11 @@ class Summary:
         counts = [f"{row.parameters:,}" for row in self.rows]
         widths = [max(len(header[i]), *(len(c[i]) for c in cells)) for i in range(3)]
         count_width = max(len(header[3]), *(len(c) for c in counts))
-        line_width = sum(widths) + count_width + 6
+        total = (
+            f"Total parameters: {self.total_parameters:,} "
+            f"(trainable {self.trainable_parameters:,}, frozen {self.frozen_parameters:,})"
+        )
+        line_width = max(sum(widths) + count_width + 6, len(total))
 
         def line(texts: tuple[str, str, str], count: str) -> str:
             left = "  ".join(text.ljust(width) for text, width in zip(texts, widths, strict=True))
@@ -97,11 +101,7 @@ class Summary:
 
         lines = [line(header[:3], header[3]), "-" * line_width]
         lines += [line(c, n) for c, n in zip(cells, counts, strict=True)]
-        lines += [
-            "-" * line_width,
-            f"Total parameters: {self.total_parameters:,} "
-            f"(trainable {self.trainable_parameters:,}, frozen {self.frozen_parameters:,})",
-        ]
+        lines += ["-" * line_width, total]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
