@@ -201,15 +201,10 @@ class _SignatureCachedCheck:
             self.remember(arguments, result)
             return result
 
-        # sg.summary reads the annotations as this check resolves them (the defining scope
+        # sg.summary resolves the annotations where this check does (fn and its defining scope
         # included); set once here, nothing on the call path.
         setattr(wrapper, "_shapegrad_check", self)
         self.wrapper = wrapper
-
-    def resolved_signature(self) -> inspect.Signature:
-        """``fn``'s signature with string annotations evaluated where the check evaluates
-        them; ``AnnotationError`` where they cannot be."""
-        return _resolved_signature(self.fn, self.scope)
 
     def build(self) -> Callable[..., Any]:
         """jaxtyping + beartype over a stand-in with ``fn``'s resolved signature."""

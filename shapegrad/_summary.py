@@ -125,7 +125,10 @@ def summary(model: Callable[P, object], /, *inputs: P.args, **kwargs: P.kwargs) 
     by an argument's annotation; a layer's size as its type argument says it (``Linear[L[4],
     L[8]]``'s ``8``); otherwise the number. A result an op computes inside a forward pass
     (``self.out(h.relu())``) has no annotation of its own, so its dims print as numbers
-    until a module's annotation names them.
+    until a module's annotation names them. String annotations (``from __future__ import
+    annotations``) resolve where the run-time check resolves them, the defining function
+    included; with ``SHAPEGRAD_CHECKS=0`` only module-level names resolve, and a dim defined
+    inside a function prints as its size.
 
     Examples:
         >>> from typing import Literal as L
@@ -307,7 +310,7 @@ class _Recorder:
             for candidate in [*typing.get_overloads(implementation), implementation]:
                 try:
                     found.append(_resolved_signature(candidate, scope))
-                except Exception:  # noqa: S112 -- unresolvable annotations name nothing
+                except Exception:  # unresolvable annotations name nothing
                     continue
             self.resolved[key] = found
         return self.resolved[key]

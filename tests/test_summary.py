@@ -144,6 +144,22 @@ def test_typevars_literals_and_unnamed_dims() -> None:
     assert outputs(sg.summary(Outer(), sg.zeros(2, 5, 8)))["block.inner"] == "(Batch, Seq, 8)"
 
 
+def test_dims_defined_inside_a_function_are_named() -> None:
+    """issue #25: string annotations naming a dim defined in the enclosing function resolve
+    where the run-time check resolves them."""
+
+    class Tokens(sg.Dim): ...
+
+    class Local(Module):
+        def __init__(self) -> None:
+            self.proj = Linear[L[6], L[3]]()
+
+        def __call__(self, x: Tensor[T, Tokens, L[6]]) -> Tensor[T, Tokens, L[3]]:
+            return self.proj(x)
+
+    assert outputs(sg.summary(Local(), sg.zeros(7, 6))) == {"": "(Tokens, 3)", "proj": "(Tokens, 3)"}
+
+
 def test_unannotated_model_prints_numbers_and_counts_calls() -> None:
     """issue #25: without annotations the shapes are numbers; a module called twice shows
     its first output and the count; one never called shows ``-``."""
