@@ -63,6 +63,7 @@ from ._errors import (
 )
 from ._gradients import Gradients, backward
 from ._serialize import load, save
+from ._summary import Summary, summary
 from ._tensor import AnyTensor, Tensor
 from .ops.elementwise import (
     abs,
@@ -326,6 +327,8 @@ __all__ = [
     "stack",
     "sub",
     "sum",
+    "summary",
+    "Summary",
     "swapaxes",
     "take_along_axis",
     "tanh",

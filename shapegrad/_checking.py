@@ -201,6 +201,9 @@ class _SignatureCachedCheck:
             self.remember(arguments, result)
             return result
 
+        # sg.summary resolves the annotations where this check does (fn and its defining scope
+        # included); set once here, nothing on the call path.
+        setattr(wrapper, "_shapegrad_check", self)
         self.wrapper = wrapper
 
     def build(self) -> Callable[..., Any]:
