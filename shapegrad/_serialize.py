@@ -102,7 +102,8 @@ def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]]
             metadata: dict[str, str] = dict(handle.metadata() or {})
             if metadata.get("format") != "shapegrad":
                 raise CheckpointError(
-                    f"{name!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' metadata)"
+                    f"{name!r} is a safetensors file but not a shapegrad checkpoint (no 'format: shapegrad' "
+                    "metadata); a PyTorch state_dict saved as safetensors loads with sg.nn.from_torch(model, path)"
                 )
             for key in handle.keys():
                 dtype = str(handle.get_slice(key).get_dtype())
@@ -153,7 +154,8 @@ def _slot_steps(metadata: dict[str, str], paths: list[str], step_count: int) -> 
     return cast(dict[str, int], steps)
 
 
-def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:
+def validate_names(expected: dict[str, Any], found: dict[str, Any], what: str) -> None:
+    """Raise ``CheckpointError`` naming the first tensor ``found`` lacks, or has beyond ``expected``."""
     missing = [name for name in expected if name not in found]
     extra = [name for name in found if name not in expected]
     if missing:
@@ -165,7 +167,14 @@ def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], 
             f"{what}: checkpoint has {extra[0]!r}, which the model does not"
             + (f" (and {len(extra) - 1} more)" if len(extra) > 1 else "")
         )
+
+
+def validate_arrays(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:
+    """Raise ``CheckpointError`` naming the first array of ``found`` whose shape or dtype
+    differs from its target in ``expected`` (names ``found`` lacks are not looked at)."""
     for name, target in expected.items():
+        if name not in found:
+            continue
         array = found[name]
         shape = tuple(target.shape)
         dtype = target.backend_dtype_name() if hasattr(target, "backend_dtype_name") else str(np.asarray(target).dtype)
@@ -175,6 +184,24 @@ def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], 
             )
         if str(array.dtype) != dtype:
             raise CheckpointError(f"{what}: {name!r} has dtype {array.dtype} in the checkpoint, expected {dtype}")
+
+
+def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:
+    validate_names(expected, found, what)
+    validate_arrays(expected, found, what)
+
+
+def convert_for(targets: dict[str, Any], found: dict[str, np.ndarray[Any, Any]]) -> list[tuple[Any, Any]]:
+    """``(tensor, array of its backend)`` for each target that ``found`` holds: every copy is
+    made here, before :func:`write_all` changes the first tensor."""
+    return [(tensor, tensor._backend.asarray(found[name], None)) for name, tensor in targets.items() if name in found]
+
+
+def write_all(pairs: list[tuple[Any, Any]]) -> None:
+    """Copy each converted array into its tensor, in place."""
+    for tensor, data in pairs:
+        tensor._backend.copy_into(tensor._data, data)
+        note_written(tensor)  # a backward pass through the old values would now be wrong
 
 
 def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> None:
@@ -207,13 +234,11 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
         step_count = _count(metadata, "step_count", "0")
         slot_steps = _slot_steps(metadata, list(optimizer.slot_steps()), step_count)
     # Everything is checked and converted before the first write: a refused load changes nothing.
-    converted_model = {name: tensor._backend.asarray(model_found[name], None) for name, tensor in targets.items()}
+    converted_model = convert_for(targets, model_found)
     converted_optim: dict[str, Any] = {}
     if optimizer is not None:
         backend = optimizer._slots[0].backend
         converted_optim = {k: backend.asarray(v, None) for k, v in optim_found.items()}
-    for name, tensor in targets.items():
-        tensor._backend.copy_into(tensor._data, converted_model[name])
-        note_written(tensor)  # a backward pass through the old values would now be wrong
+    write_all(converted_model)
     if optimizer is not None:
         optimizer.load_state_arrays(converted_optim, step_count, slot_steps)

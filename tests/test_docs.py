@@ -4,10 +4,12 @@ missing from the navigation or a generated page that fails is a test failure."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,3 +46,25 @@ def test_the_site_builds_strictly_without_a_warning(tmp_path: Path) -> None:
     assert "shapegrad.Tensor" in (site / "api" / "tensor" / "index.html").read_text()
     linear = (site / "api" / "nn" / "index.html").read_text()
     assert "in_features, out_features" not in linear  # one row per parameter
+
+
+def migration_blocks() -> dict[str, str]:
+    """The titled Python blocks of docs/migration.md, by title."""
+    text = (ROOT / "docs" / "migration.md").read_text()
+    return dict(re.findall(r'```python title="(.*?)"\n(.*?)```', text, re.S))
+
+
+def test_migration_port_runs_and_matches_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue #25: the migration page's worked port runs as written: the PyTorch program
+    saves safetensors, the shapegrad one loads it with from_torch and trains on, and the
+    check finds the same outputs."""
+    pytest.importorskip("torch", reason="the port starts from a PyTorch model: pip install -e '.[dev,torch]'")
+    blocks = migration_blocks()
+    assert list(blocks) == ["pytorch_cnn.py", "shapegrad_cnn.py", "check.py"]
+    monkeypatch.chdir(tmp_path)
+    theirs: dict[str, Any] = {"__name__": "pytorch_cnn"}
+    exec(compile(blocks["pytorch_cnn.py"], "pytorch_cnn.py", "exec"), theirs)
+    ours: dict[str, Any] = {"__name__": "shapegrad_cnn"}
+    exec(compile(blocks["shapegrad_cnn.py"], "shapegrad_cnn.py", "exec"), ours)
+    assert ours["loss"].item() > 0
+    exec(compile(blocks["check.py"], "check.py", "exec"), {**theirs, **ours})

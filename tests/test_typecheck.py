@@ -150,3 +150,16 @@ def test_readme_examples_pass_pyright_strict(tmp_path: Path) -> None:
     (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
     errors = _errors(_pyright_report("-p", str(tmp_path / "pyrightconfig.json"), str(tmp_path)))
     assert not errors, "\n".join(errors)
+
+
+def test_migration_port_passes_pyright_strict(tmp_path: Path) -> None:
+    """issue #25: the shapegrad block of docs/migration.md's worked port, as a user pastes
+    it, in strict mode."""
+    text = (ROOT / "docs" / "migration.md").read_text()
+    block = re.search(r'```python title="shapegrad_cnn.py"\n(.*?)```', text, re.S)
+    assert block is not None, "docs/migration.md lost its shapegrad port"
+    (tmp_path / "shapegrad_cnn.py").write_text(block.group(1))
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "extraPaths": [str(ROOT)]}
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
+    errors = _errors(_pyright_report("-p", str(tmp_path / "pyrightconfig.json"), str(tmp_path)))
+    assert not errors, "\n".join(errors)

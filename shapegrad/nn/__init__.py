@@ -5,6 +5,7 @@ chains them and pyright rejects a chain whose sizes disagree.
 """
 
 from .._typevars import T
+from . import init
 from ._activations import (
     ELU,
     GELU,
@@ -37,6 +38,8 @@ from ._conv import (
 from ._linear import Embedding, Linear
 from ._module import Chan, Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
+from ._state import IncompatibleKeys
+from ._torch import from_torch
 
 __all__ = [
     "ELU",
@@ -57,6 +60,7 @@ __all__ = [
     "Flatten",
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
+    "IncompatibleKeys",
     "Chan",
     "Layer",
     "LayerNorm",
@@ -77,6 +81,8 @@ __all__ = [
     "Tanh",
     "TransformerEncoderBlock",
     "conv2d",
+    "from_torch",
+    "init",
     "parameter",
     "scaled_dot_product_attention",
 ]

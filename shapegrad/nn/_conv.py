@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, overload
 
+import numpy as np
 from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
@@ -208,6 +209,12 @@ class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
         weight, bias_param = _conv_parameters(self, (1, kernel_size), bias, generator, dtype)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
+
+    def torch_layout(self, name: str, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """PyTorch's ``weight`` is ``(O, I/groups, k)``; ours has a height of 1: ``(O, I/groups, 1, k)``."""
+        if name == "weight" and array.ndim == 3:
+            return array.reshape(array.shape[0], array.shape[1], 1, array.shape[2])
+        return array
 
     def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]:
         b, c, length = x.shape

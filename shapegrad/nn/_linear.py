@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .._autodiff import NoTape
 from .._creation import Generator, default_generator
 from .._tensor import Tensor, wrap
@@ -65,6 +67,10 @@ class Linear(Layer[I, O], checked=False):
         self.bias: Tensor[NoTape, O] | None = (
             uniform_parameter((self.out_features,), bound, generator, dtype) if bias else None
         )
+
+    def torch_layout(self, name: str, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """PyTorch's ``weight`` is ``(out, in)``: transposed into ours."""
+        return np.ascontiguousarray(array.T) if name == "weight" and array.ndim == 2 else array
 
     def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
         # One fused op (see ops.linalg.linear); its dims are stated by this signature.

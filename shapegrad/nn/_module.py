@@ -5,16 +5,21 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
+
+import numpy as np
 
 from .._autodiff import ParamInfo, make_parameter
 from .._checking import checked as checked_function, checks_enabled
 from .._dims import Dim, Prod
-from .._errors import ParameterError, ShapeError, ShapegradError
+from .._errors import DTypeError, ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S
+
+if TYPE_CHECKING:
+    from ._state import IncompatibleKeys
 
 __all__ = ["Layer", "Module", "parameter"]
 
@@ -186,34 +191,111 @@ class Module:
         """
         return Gradients(model=self, parameters=list(self.named_parameters(trainable_only=True)))
 
-    def to(self, backend: str | Any) -> Self:
-        """Move every parameter and buffer to ``backend`` (``"cupy"``, ``"numpy"``, a Backend),
-        in place; parameters stay parameters (with new gradient slots: call ``alloc_grads()``
-        again). Refused while an optimizer built for this model exists: its state lives on the
-        old backend, so build the optimizer after moving.
+    def to(self, backend: str | Any | None = None, *, dtype: str | None = None) -> Self:
+        """Move every parameter and buffer to ``backend`` (``"cupy"``, ``"numpy"``, a Backend)
+        and/or cast its floating-point ones to ``dtype`` (``"float64"``; integer buffers keep
+        theirs, as PyTorch's), in place. Parameters stay parameters, under the same dotted
+        paths but with new gradient slots: call ``alloc_grads()`` again (an older
+        ``Gradients`` is refused by an optimizer with ``GradientsMismatchError``). Refused
+        while an optimizer built for this model exists: its state lives in the old arrays, so
+        build the optimizer after moving.
 
         Examples:
             >>> import shapegrad as sg
             >>> layer = sg.nn.Linear(2, 1).to("numpy")
             >>> layer.weight.backend
             'numpy'
+            >>> layer.to(dtype="float64").weight.backend_dtype_name()
+            'float64'
         """
         from .._backend import as_backend_array, get_backend
 
-        target = get_backend(backend) if isinstance(backend, str) else backend
+        if dtype is not None and not dtype.startswith("float"):
+            raise DTypeError(
+                f"{type(self).__name__}.to(dtype={dtype!r}): expected a floating-point dtype "
+                "('float16', 'float32', 'float64'); integer buffers are never cast"
+            )
+        chosen = get_backend(backend) if isinstance(backend, str) else backend
         live = [type(o).__name__ for o in self.__dict__.get("_optimizers", ())]
         if live:
+            change = [repr(chosen.name)] if chosen is not None else []
+            change += [f"dtype={dtype!r}"] if dtype is not None else []
             raise ShapegradError(
-                f"{type(self).__name__}.to({target.name!r}) while an optimizer ({', '.join(live)}) exists for it: its "
-                "state would stay on the old backend. Move the model first, then build the optimizer again."
+                f"{type(self).__name__}.to({', '.join(change)}) while an optimizer ({', '.join(live)}) exists for "
+                "it: its state would stay in the old arrays. Move the model first, then build the optimizer again."
             )
-        moves = [(tensor, as_backend_array(target, tensor, None)) for _, tensor in self.named_tensors()]
-        for tensor, data in moves:  # every copy made before the first change
+        moves: list[tuple[AnyTensor, Any, Any]] = []
+        for _, tensor in self.named_tensors():
+            target = tensor._backend if chosen is None else chosen
+            floating = tensor._backend.dtype_name(tensor._data.dtype).startswith("float")
+            moves.append((tensor, target, as_backend_array(target, tensor, dtype if floating else None)))
+        for tensor, target, data in moves:  # every copy made before the first change
             tensor._data, tensor._backend = data, target
             info = tensor._param
             if info is not None:
                 make_parameter(tensor, info.trainable)
         return self
+
+    def apply(self, fn: Callable[[Module], object]) -> Self:
+        """Call ``fn`` on every sub-module, then on this one (PyTorch's order: children
+        first), each once; returns this module. Used with ``sg.nn.init`` to initialise a
+        model's layers by type.
+
+        Examples:
+            >>> import shapegrad as sg
+            >>> def zero_biases(m: sg.nn.Module) -> None:
+            ...     if isinstance(m, sg.nn.Linear) and m.bias is not None:
+            ...         sg.nn.init.zeros_(m.bias)
+            >>> mlp = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.ReLU(), sg.nn.Linear(4, 1))
+            >>> mlp.apply(zero_biases)[2].bias.tolist()
+            [0.0]
+        """
+        seen: set[int] = set()
+
+        def visit(module: Module) -> None:
+            if id(module) in seen:
+                return
+            seen.add(id(module))
+            for _, value in module._walk(""):
+                if isinstance(value, Module) and id(value) not in seen:
+                    visit(value)
+            fn(module)
+
+        visit(self)
+        return self
+
+    def state_dict(self) -> dict[str, np.ndarray[Any, Any]]:
+        """``{dotted path: NumPy copy}`` of every parameter and buffer (batch-norm running
+        statistics), as ``named_tensors()`` names them; ``load_state_dict`` takes it back.
+
+        Examples:
+            >>> import shapegrad as sg
+            >>> sorted(sg.nn.BatchNorm1d(num_features=3).state_dict())
+            ['bias', 'running_mean', 'running_var', 'weight']
+        """
+        from ._state import state_dict
+
+        return state_dict(self)
+
+    def load_state_dict(self, state: Mapping[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Copy ``state`` (dotted path -> array, as ``state_dict()`` gives) into this model's
+        parameters and buffers, in place.
+
+        Every name (with ``strict``: none missing, none extra), shape and dtype is checked
+        before the first copy; a ``CheckpointError`` names the first that does not fit and
+        leaves the model unchanged. With ``strict=False`` names on one side only are skipped
+        and returned, as PyTorch's ``(missing_keys, unexpected_keys)``.
+        """
+        from ._state import load_state_dict
+
+        return load_state_dict(self, state, strict, "load_state_dict")
+
+    def torch_layout(self, name: str, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """``array``, PyTorch's value for this module's own tensor ``name`` (``"weight"``),
+        in this module's layout; ``sg.nn.from_torch`` calls it. The same layout: unchanged.
+        Layers whose layout differs from PyTorch's override it (``Linear`` transposes its
+        weight)."""
+        return array
 
     def train(self, mode: bool = True) -> Self:
         """Training mode (dropout active, batch norm uses and updates batch statistics)."""

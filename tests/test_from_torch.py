@@ -1,0 +1,189 @@
+"""``sg.nn.from_torch``: a PyTorch ``state_dict()`` (torch tensors, or a PyTorch-written
+safetensors file) into a shapegrad model with the same dotted paths gives the same outputs
+as the torch model, in float64 (issue #25)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)")
+tnn = torch.nn
+
+
+def torch_image_net() -> Any:
+    """Conv2d, BatchNorm2d, a nested Sequential with Linear and LayerNorm."""
+    torch.manual_seed(0)
+    return tnn.Sequential(
+        tnn.Conv2d(2, 3, 3, padding=1),
+        tnn.BatchNorm2d(3),
+        tnn.ReLU(),
+        tnn.Flatten(),
+        tnn.Sequential(tnn.Linear(3 * 4 * 4, 6), tnn.LayerNorm(6)),
+        tnn.Linear(6, 2),
+    ).double()
+
+
+def our_image_net(dtype: str = "float64") -> Any:
+    return nn.Sequential(
+        nn.Conv2d(3, padding=1, in_channels=2, out_channels=3, dtype=dtype),
+        nn.BatchNorm2d(num_features=3, dtype=dtype),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Sequential(nn.Linear(48, 6, dtype=dtype), nn.LayerNorm(6, dtype=dtype)),
+        nn.Linear(6, 2, dtype=dtype),
+    )
+
+
+class TorchTokenNet(tnn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(1)
+        self.emb = tnn.Embedding(10, 4)
+        self.conv = tnn.Conv1d(4, 5, 3, padding=1)
+        self.norm = tnn.BatchNorm1d(5)
+        self.head = tnn.Linear(5, 3)
+
+    def forward(self, ids: Any) -> Any:
+        h = self.norm(self.conv(self.emb(ids).transpose(1, 2)))
+        return self.head(h.mean(2))
+
+
+class TokenNet(nn.Module):
+    def __init__(self) -> None:
+        self.emb = nn.Embedding(10, 4)
+        self.conv = nn.Conv1d(3, padding=1, in_channels=4, out_channels=5)
+        self.norm = nn.BatchNorm1d(num_features=5)
+        self.head = nn.Linear(5, 3)
+
+    def __call__(self, ids: Any) -> Any:
+        h = self.norm(self.conv(self.emb(ids).permute(0, 2, 1)))
+        return self.head(h.mean(2))
+
+
+def step_statistics(model: Any, x: Any) -> None:
+    """One training-mode forward: the running statistics move away from 0 and 1."""
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+
+
+def values(model: nn.Module) -> dict[str, np.ndarray]:
+    return {n: t.numpy().copy() for n, t in model.named_tensors()}
+
+
+def test_torch_image_model_gives_torch_outputs_in_float64(backend: str) -> None:
+    """issue #25: Linear weights transposed, Conv2d / BatchNorm (running statistics too) /
+    LayerNorm copied, nested Sequential paths ("4.0.weight"), num_batches_tracked ignored."""
+    theirs = torch_image_net()
+    x = np.random.default_rng(0).standard_normal((5, 2, 4, 4))
+    step_statistics(theirs, torch.tensor(x))
+    ours = our_image_net()
+    assert sg.nn.from_torch(ours, theirs.state_dict()) == ([], [])
+    np.testing.assert_allclose(ours[1].running_var.numpy(), theirs[1].running_var.numpy(), rtol=1e-12)
+    ours.eval()
+    with torch.no_grad():
+        expected = theirs(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours(sg.tensor(x)).numpy(), expected, rtol=1e-10, atol=1e-12)
+    # training mode (batch statistics) too
+    ours.train()
+    theirs.train()
+    with torch.no_grad():
+        expected = theirs(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours(sg.tensor(x)).numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_embedding_conv1d_model_built_in_float32_then_moved_to_float64(numpy_backend: str) -> None:
+    """issue #25: Embedding copied, Conv1d's (O, I, k) weight given its height of 1, and a
+    model built in float32 takes a .double() torch model after model.to(dtype="float64")."""
+    theirs = TorchTokenNet().double()
+    ids = np.random.default_rng(2).integers(0, 10, (4, 7))
+    step_statistics(theirs, torch.tensor(ids))
+    ours = TokenNet().to(dtype="float64")
+    sg.nn.from_torch(ours, theirs.state_dict())
+    ours.eval()
+    with torch.no_grad():
+        expected = theirs(torch.tensor(ids)).numpy()
+    np.testing.assert_allclose(ours(sg.tensor(ids)).numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_pytorch_written_safetensors_file_loads_by_path_or_arrays(tmp_path: Path, numpy_backend: str) -> None:
+    """issue #25: sg.load refuses a PyTorch safetensors file and names from_torch, which
+    reads it (by path, or as the arrays safetensors.numpy gives)."""
+    from safetensors.numpy import load_file
+    from safetensors.torch import save_file
+
+    theirs = torch_image_net()
+    path = tmp_path / "torch.safetensors"
+    save_file(theirs.state_dict(), str(path))
+    ours = our_image_net()
+    with pytest.raises(sg.CheckpointError, match=r"sg\.nn\.from_torch"):
+        sg.load(ours, path)
+    sg.nn.from_torch(ours, path)
+    np.testing.assert_array_equal(ours[5].weight.numpy(), theirs[5].weight.detach().numpy().T)
+    other = our_image_net()
+    sg.nn.from_torch(other, load_file(str(path)))
+    for name, value in values(ours).items():
+        np.testing.assert_array_equal(values(other)[name], value, err_msg=name)
+
+
+def test_mismatch_is_refused_before_any_copy(numpy_backend: str) -> None:
+    """issue #25: a wrong shape (in shapegrad's layout), a float32 tensor into a float64
+    model, and a missing or extra name each raise CheckpointError naming it; nothing changes."""
+    theirs = torch_image_net()
+    ours = our_image_net()
+    before = values(ours)
+    state = theirs.state_dict()
+    cases: list[tuple[dict[str, Any], str]] = [
+        (
+            {**state, "5.weight": torch.zeros(3, 6, dtype=torch.float64)},
+            r"'5\.weight' has shape \(6, 3\).*expected \(6, 2\)",
+        ),
+        ({**state, "4.1.bias": state["4.1.bias"].float()}, r"'4\.1\.bias' has dtype float32.*expected float64"),
+        ({k: v for k, v in state.items() if k != "1.running_mean"}, r"lacks '1\.running_mean'"),
+        ({**state, "9.weight": torch.zeros(2)}, r"has '9\.weight', which the model does not"),
+    ]
+    for bad, match in cases:
+        with pytest.raises(sg.CheckpointError, match=match):
+            sg.nn.from_torch(ours, bad)
+        for name, value in values(ours).items():
+            np.testing.assert_array_equal(value, before[name], err_msg=f"{name} changed")
+
+
+def test_non_strict_returns_what_it_skipped(numpy_backend: str) -> None:
+    """issue #25: strict=False loads the names both sides have, as PyTorch's load_state_dict."""
+    theirs = torch_image_net()
+    ours = our_image_net()
+    state = {k: v for k, v in theirs.state_dict().items() if not k.startswith("5.")}
+    state["extra.weight"] = torch.zeros(1, dtype=torch.float64)
+    missing, unexpected = sg.nn.from_torch(ours, state, strict=False)
+    assert (missing, unexpected) == (["5.weight", "5.bias"], ["extra.weight"])
+    np.testing.assert_array_equal(ours[0].weight.numpy(), theirs[0].weight.detach().numpy())
+
+
+def test_a_custom_layer_converts_its_own_layout(numpy_backend: str) -> None:
+    """issue #25: the layout hook is per layer type (Module.torch_layout), not a closed
+    list: a user's layer storing a transposed matrix converts it itself."""
+
+    class Bilinear(nn.Module):
+        def __init__(self) -> None:
+            self.matrix = nn.parameter(sg.zeros(2, 3))
+
+        def torch_layout(self, name: str, array: np.ndarray) -> np.ndarray:
+            return array.T if name == "matrix" else array
+
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            self.blocks = [Bilinear()]
+
+    model = Net()
+    theirs = np.arange(6, dtype=np.float32).reshape(3, 2)
+    sg.nn.from_torch(model, {"blocks.0.matrix": torch.tensor(theirs)})
+    np.testing.assert_array_equal(model.blocks[0].matrix.numpy(), theirs.T)
