@@ -19,9 +19,9 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
   reference rule's saved values, so either backward follows either forward): one pass over each
   window with the winner's position kept (the reference's running maximum: the first
   maximum wins, a NaN is the window's value and keeps the winner before it, padding counts
-  as ``-inf``), and one scatter of the gradient to it (an infinite or NaN gradient also
-  puts ``g·0``, NaN, on the window's other cells, as the reference's ``g·mask``); the
-  reference takes a dozen strided passes each way. Any float dtype.
+  as ``-inf``), and one scatter of the gradient to it alone (an infinite gradient reaches
+  only the winner, as PyTorch's and the reference's selection); the reference takes a dozen
+  strided passes each way. Any float dtype.
 - ``adam(g, step_size, beta1, beta2, eps, inv_bias2_sqrt, p, m, v)``,
   ``sgd_momentum(g, lr, momentum, p, buf)``, ``sgd_nesterov(...)``: the optimizer updates
   in place, one pass over the parameter and its state (NumPy's in-place passes read and
@@ -273,26 +273,6 @@ def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: in
                         grad[b, c, r, s] += g[b, c, i, j]
 
 
-def _pool_spread_nan(g: Any, index: Any, kh: int, kw: int, sh: int, sw: int, ph: int, pw: int, grad: Any) -> None:
-    # An infinite or NaN gradient: the reference's g·mask also puts g·0 (NaN) on the
-    # window's other cells. Run only where g has one, to keep the scatters branch-free.
-    batch, channels, height, width = grad.shape
-    out_h, out_w = g.shape[2], g.shape[3]
-    for b in range(batch):
-        for c in range(channels):
-            for i in range(out_h):
-                for j in range(out_w):
-                    v = g[b, c, i, j]
-                    if v - v == 0:  # finite
-                        continue
-                    k = index[b, c, i, j]
-                    for di in range(kh):
-                        for dj in range(kw):
-                            r, s = i * sh - ph + di, j * sw - pw + dj
-                            if di * kw + dj != k and 0 <= r < height and 0 <= s < width:
-                                grad[b, c, r, s] += v * 0
-
-
 def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
     # The common 2×2, stride 2 pooling with its four cells unrolled (the general loop's
     # run-time window sizes keep LLVM from it): the same first-maximum and NaN rules, the
@@ -366,7 +346,6 @@ def _max_pool2d() -> Callable[..., Any]:
 def _max_pool2d_backward() -> Callable[..., Any]:
     scatter = _jit(_pool_scatter)
     two_by_two = _jit(_pool2x2_scatter)
-    spread_nan = _jit(_pool_spread_nan)
 
     def max_pool2d_backward(
         g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
@@ -378,9 +357,6 @@ def _max_pool2d_backward() -> Callable[..., Any]:
             two_by_two(g, index, grad)
         else:
             scatter(g, index, kernel[1], *stride, *padding, grad)
-        total = np.sum(g)  # NumPy's vectorised sum: not finite where some g is not (or it overflowed)
-        if total - total != 0:
-            spread_nan(g, index, *kernel, *stride, *padding, grad)
         return grad
 
     return max_pool2d_backward
