@@ -135,7 +135,18 @@ from .ops.math import (
 )
 from .ops.normalization import layer_norm
 from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
-from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
+from .ops.shape import (
+    broadcast_to,
+    concat,
+    expand_dims,
+    flatten,
+    permute,
+    repeat,
+    reshape,
+    squeeze,
+    stack,
+    swapaxes,
+)
 from .ops.structure import (
     all,
     any,
@@ -313,6 +324,7 @@ __all__ = [
     "randn",
     "randn_like",
     "relu",
+    "repeat",
     "reshape",
     "save",
     "seed",

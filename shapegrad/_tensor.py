@@ -581,10 +581,10 @@ class Tensor(Generic[Tape_, *Dims]):
         """Running sums along ``axis`` (``sg.cumsum``)."""
         return _structure.cumsum(self, axis)
 
-    def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Open, ...]]:
-        """The values repeated ``reps[i]`` times along each axis: PyTorch's ``Tensor.repeat``,
-        NumPy's ``tile`` (``sg.tile``)."""
-        return _structure.tile(self, reps)
+    def repeat(self: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
+        """The values repeated ``reps[i]`` times along each axis, at least one count per
+        axis: PyTorch's ``Tensor.repeat`` (``sg.repeat``; ``sg.tile`` also takes fewer)."""
+        return _shape.repeat(self, *reps)
 
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """The values reversed along ``axis`` (``sg.flip``)."""
