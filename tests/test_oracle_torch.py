@@ -286,6 +286,88 @@ def test_cross_entropy(smoothing: float, reduction: str) -> None:
     )
 
 
+IGNORING = np.array([3, -100, 1, 3, 0, -100, 2])
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss(reduction: str, weighted: bool, backend: str) -> None:
+    """issue #25: F.nll_loss's values and gradients, ignored rows left out of the mean, on every backend."""
+    weight = np.array([0.3, 1.0, 2.5, 0.7])
+    helper_test_op(
+        [np.random.default_rng(10).standard_normal((7, 4))],
+        lambda z: sg.losses.nll_loss(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            sg.tensor(IGNORING),
+            weight=sg.tensor(weight) if weighted else None,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z: F.nll_loss(
+            z, torch.tensor(IGNORING), weight=torch.tensor(weight) if weighted else None, reduction=reduction
+        ),
+    )
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_ignore_index_and_class_weights(
+    reduction: str, smoothing: float, weighted: bool, backend: str
+) -> None:
+    """issue #25: F.cross_entropy(..., weight=, ignore_index=, label_smoothing=) values and gradients."""
+    weight = np.array([0.3, 1.0, 2.5, 0.7])
+    helper_test_op(
+        [np.random.default_rng(11).standard_normal((7, 4)) * 3],
+        lambda z: sg.losses.cross_entropy(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            sg.tensor(IGNORING),
+            weight=sg.tensor(weight) if weighted else None,
+            label_smoothing=smoothing,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z: F.cross_entropy(
+            z,
+            torch.tensor(IGNORING),
+            weight=torch.tensor(weight) if weighted else None,
+            label_smoothing=smoothing,
+            reduction=reduction,
+        ),
+    )
+
+
+def test_token_cross_entropy_with_another_ignore_index(backend: str) -> None:
+    """issue #25: per-token logits (B, L, C) (PyTorch's class axis is 1), padding marked by a
+    chosen ignore_index."""
+    labels = np.array([[1, 0, 0], [2, 1, 0]])
+    helper_test_op(
+        [np.random.default_rng(12).standard_normal((2, 3, 4))],
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(labels), ignore_index=0),
+        lambda z: F.cross_entropy(z.permute(0, 2, 1), torch.tensor(labels), ignore_index=0),
+    )
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy(reduction: str, backend: str) -> None:
+    """issue #25: F.binary_cross_entropy's values and gradients (probabilities and targets)."""
+    rng = np.random.default_rng(13)
+    helper_test_op(
+        [rng.uniform(0.02, 0.98, (3, 5)), rng.uniform(0, 1, (3, 5))],
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, reduction=reduction),  # pyright: ignore[reportArgumentType, reportCallIssue] -- reduction is one of the three
+        lambda p, t: F.binary_cross_entropy(p, t, reduction=reduction),
+    )
+
+
+def test_binary_cross_entropy_at_certain_probabilities_is_torch_s(backend: str) -> None:
+    """issue #25: at p = 0 and p = 1 PyTorch clamps the logs at -100 and the gradient's
+    denominator at 1e-12; the value and the probabilities' gradient agree there."""
+    probs, targets = np.array([0.0, 1.0, 0.0, 1.0, 0.4]), np.array([1.0, 0.0, 0.0, 1.0, 0.3])
+    helper_test_op(
+        [probs],
+        lambda p: sg.losses.binary_cross_entropy(p, sg.tensor(targets), reduction="none"),
+        lambda p: F.binary_cross_entropy(p, torch.tensor(targets), reduction="none"),
+    )
+
+
 # --------------------------------------------------------------------------- optimizers
 class Quadratic(sg.nn.Module):
     def __init__(self, start: np.ndarray) -> None:
