@@ -393,6 +393,16 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
         lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1),
     ),
     "rmsprop": (lambda m: sg.optim.RMSprop(m, lr=0.01), lambda p: torch.optim.RMSprop(p, lr=0.01)),
+    "adagrad_defaults": (lambda m: sg.optim.Adagrad(m), lambda p: torch.optim.Adagrad(p)),
+    "adagrad": (
+        lambda m: sg.optim.Adagrad(m, lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2),
+        lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2),
+    ),
+    "adadelta_defaults": (lambda m: sg.optim.Adadelta(m), lambda p: torch.optim.Adadelta(p)),
+    "adadelta": (
+        lambda m: sg.optim.Adadelta(m, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.05),
+        lambda p: torch.optim.Adadelta(p, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.05),
+    ),
     "rmsprop_centered_momentum": (
         lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5),
         lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5),
@@ -431,3 +441,108 @@ def test_longer_broadcast_sweep(seed: int) -> None:
     for op in OPS:
         if op.kind == "binary":
             helper_test_op(draw(op, seed, shapes_with_broadcasting(1000 + seed)), op.fn, op.torch)  # type: ignore[arg-type]
+
+
+class TwoLinear(sg.nn.Module):
+    """Two layers: two weights (2-D) and two biases (1-D) to put in groups."""
+
+    def __init__(self) -> None:
+        self.hidden = sg.nn.Linear[L[4], L[5]](generator=sg.Generator(3), dtype="float64")
+        self.out = sg.nn.Linear[L[5], L[2]](generator=sg.Generator(4), dtype="float64")
+
+    def __call__(self, x: Any) -> Any:
+        return self.out(self.hidden(x).tanh())
+
+
+GROUPS: dict[str, tuple[Callable[[Any], Any], Callable[[dict[str, Any]], Any]]] = {
+    "adamw_no_decay_below_2d": (
+        lambda m: sg.optim.AdamW(
+            m, lr=0.05, weight_decay=0.1, groups=[sg.optim.Group(select=lambda path, p: p.ndim < 2, weight_decay=0.0)]
+        ),
+        lambda t: torch.optim.AdamW(
+            [
+                {"params": [t["hidden.weight"], t["out.weight"]]},
+                {"params": [t["hidden.bias"], t["out.bias"]], "weight_decay": 0.0},
+            ],
+            lr=0.05,
+            weight_decay=0.1,
+        ),
+    ),
+    "sgd_globs_first_group_wins": (
+        lambda m: sg.optim.Sgd(
+            m,
+            lr=0.1,
+            momentum=0.9,
+            groups=[sg.optim.Group("out.*", lr=0.02, momentum=0.0), sg.optim.Group("*.bias", weight_decay=0.5)],
+        ),
+        lambda t: torch.optim.SGD(
+            [
+                {"params": [t["out.weight"], t["out.bias"]], "lr": 0.02, "momentum": 0.0},
+                {"params": [t["hidden.bias"]], "weight_decay": 0.5},
+                {"params": [t["hidden.weight"]]},
+            ],
+            lr=0.1,
+            momentum=0.9,
+        ),
+    ),
+    "adadelta_group_rho_and_lr": (
+        lambda m: sg.optim.Adadelta(m, groups=[sg.optim.Group("hidden.*", rho=0.5, lr=0.5)]),
+        lambda t: torch.optim.Adadelta(
+            [
+                {"params": [t["hidden.weight"], t["hidden.bias"]], "rho": 0.5, "lr": 0.5},
+                {"params": [t["out.weight"], t["out.bias"]]},
+            ]
+        ),
+    ),
+    "rmsprop_centered_group": (
+        lambda m: sg.optim.RMSprop(m, lr=0.01, groups=[sg.optim.Group("out.weight", centered=True, momentum=0.5)]),
+        lambda t: torch.optim.RMSprop(
+            [
+                {"params": [t["out.weight"]], "centered": True, "momentum": 0.5},
+                {"params": [t["hidden.weight"], t["hidden.bias"], t["out.bias"]]},
+            ],
+            lr=0.01,
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GROUPS))
+def test_parameter_groups_match_torch_param_groups(name: str) -> None:
+    """issue #25: one model, the same weights, 10 steps: the same losses and weights as
+    torch.optim with the equivalent param groups."""
+    make_ours, make_theirs = GROUPS[name]
+    model = TwoLinear()
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).double()
+    _copy_linear(model.hidden, theirs[0])
+    _copy_linear(model.out, theirs[2])
+    tensors = {
+        "hidden.weight": theirs[0].weight,
+        "hidden.bias": theirs[0].bias,
+        "out.weight": theirs[2].weight,
+        "out.bias": theirs[2].bias,
+    }
+    rng = np.random.default_rng(14)
+    x, target = rng.standard_normal((6, 4)), rng.standard_normal((6, 2))
+    opt, grads = make_ours(model), model.alloc_grads()
+    topt = make_theirs(tensors)
+    for step in range(10):
+        grads.zero()
+        loss = sg.losses.mse(model(sg.tensor(x).trace(grads)), sg.tensor(target))
+        loss.backward()
+        opt.update(model, grads)
+        topt.zero_grad()
+        tloss = F.mse_loss(theirs(torch.tensor(x)), torch.tensor(target))
+        tloss.backward()
+        topt.step()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10), f"loss at step {step}"
+        for path, tensor in tensors.items():
+            found = dict(model.named_parameters())[path].numpy()
+            expected = tensor.detach().numpy()
+            np.testing.assert_allclose(
+                found,
+                expected.T if expected.ndim == 2 else expected,
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"{path} at step {step}",
+            )
