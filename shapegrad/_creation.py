@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from ._autodiff import NoTape
 from ._backend import Backend, active_backend, as_backend_array, get_backend
@@ -36,6 +36,10 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+if TYPE_CHECKING:
+    from numpy import float64
+    from numpy.typing import NDArray
 
 DEFAULT_FLOAT = "float32"
 
@@ -458,13 +462,17 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
         )
     gen = generator or default_generator(probs._backend)
     rows = weights.shape[0]
+    picked: Any
     if replacement:
         # Inverse CDF: a uniform u in [0, 1) lands in category k where cdf[k-1] <= u < cdf[k];
         # the last cdf entry is exactly 1, and a zero-weight category has an empty interval.
         cdf = np.cumsum(weights, axis=1) / totals[:, None]
         cdf[:, -1] = 1.0
         u = _host_uniform(gen, (rows, num_samples))
-        picked = np.stack([np.searchsorted(cdf[r], u[r], side="right") for r in range(rows)])
+        # One search for every row: row r's cdf and draws shifted into [r, r + 1].
+        offsets = np.arange(rows, dtype=np.float64)[:, None]
+        found = np.searchsorted((cdf + offsets).ravel(), (u + offsets).ravel(), side="right")
+        picked = found.reshape(rows, num_samples) - np.arange(rows)[:, None] * categories
     else:
         # The exponential race: the k smallest E/p are k draws without replacement, in order.
         exponential = -np.log1p(-_host_uniform(gen, (rows, categories)))
@@ -475,7 +483,7 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
     return wrap(gen.backend.asarray(picked.astype(np.int64).reshape(shape), None), gen.backend)
 
 
-def _host_uniform(gen: Generator, shape: tuple[int, ...]) -> Any:
+def _host_uniform(gen: Generator, shape: tuple[int, ...]) -> NDArray[float64]:
     """Uniform float64 draws in ``[0, 1)`` from ``gen``, as a NumPy array."""
     import numpy as np
 

@@ -163,7 +163,7 @@ class Optimizer(ABC, Generic[M]):
         if clip_norm is not None:
             require(clip_norm > 0, "clip_norm > 0", clip_norm)
         defaults = settings or {}
-        self._configure(self, **defaults)
+        self._configure(self, defaults)
         params = list(model.named_parameters(trainable_only=True))
         name = type(self).__name__
         chosen = assign_groups(name, groups, params, ["lr", *defaults])
@@ -173,7 +173,7 @@ class Optimizer(ABC, Generic[M]):
             hp = SimpleNamespace(lr=overrides.pop("lr", None))
             if hp.lr is not None:
                 _require_lr(hp.lr)
-            self._configure(hp, **{**defaults, **overrides})
+            self._configure(hp, {**defaults, **overrides})
             group_hp.append(hp)
         self._groups = tuple(groups)
         self._group_hp = group_hp
@@ -205,7 +205,7 @@ class Optimizer(ABC, Generic[M]):
             )
 
     # -- what subclasses provide ------------------------------------------------------------
-    def _configure(self, target: Any, **settings: Any) -> None:
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         """Validate ``settings`` (``require``) and set them on ``target``: the optimizer for
         its own settings, a namespace for a group's (``_apply`` reads either as ``hp``)."""
 

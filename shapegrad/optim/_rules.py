@@ -33,6 +33,18 @@ def _require_weight_decay(weight_decay: float) -> None:
     require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
 
 
+def _configure_sgd(
+    target: Any, *, momentum: float, nesterov: bool, weight_decay: float, decoupled_weight_decay: bool
+) -> None:
+    require(momentum >= 0, "momentum >= 0", momentum)
+    _require_weight_decay(weight_decay)
+    if nesterov and momentum <= 0:
+        raise ShapegradError("Nesterov momentum expects momentum > 0")
+    target.momentum, target.nesterov = momentum, nesterov
+    target.weight_decay, target.decoupled = weight_decay, decoupled_weight_decay
+    target.kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
+
+
 class Sgd(Optimizer[M]):
     """Stochastic gradient descent, as ``torch.optim.SGD``.
 
@@ -68,16 +80,8 @@ class Sgd(Optimizer[M]):
         }
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _configure(
-        self, target: Any, *, momentum: float, nesterov: bool, weight_decay: float, decoupled_weight_decay: bool
-    ) -> None:
-        require(momentum >= 0, "momentum >= 0", momentum)
-        _require_weight_decay(weight_decay)
-        if nesterov and momentum <= 0:
-            raise ShapegradError("Nesterov momentum expects momentum > 0")
-        target.momentum, target.nesterov = momentum, nesterov
-        target.weight_decay, target.decoupled = weight_decay, decoupled_weight_decay
-        target.kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_sgd(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {"momentum": xp.zeros_like(param)} if hp.momentum else {}
@@ -104,6 +108,15 @@ class Sgd(Optimizer[M]):
         param -= lr * g
 
 
+def _configure_adam(target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+    for i, beta in enumerate(betas):
+        require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
+    require(eps > 0, "eps > 0", eps)
+    _require_weight_decay(weight_decay)
+    target.beta1, target.beta2 = betas
+    target.eps, target.weight_decay = eps, weight_decay
+
+
 class Adam(Optimizer[M]):
     """Adam, as ``torch.optim.Adam`` (L2 weight decay added to the gradient).
 
@@ -128,13 +141,8 @@ class Adam(Optimizer[M]):
         settings = {"betas": betas, "eps": eps, "weight_decay": weight_decay}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _configure(self, target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
-        for i, beta in enumerate(betas):
-            require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
-        require(eps > 0, "eps > 0", eps)
-        _require_weight_decay(weight_decay)
-        target.beta1, target.beta2 = betas
-        target.eps, target.weight_decay = eps, weight_decay
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adam(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
@@ -195,6 +203,17 @@ class AdamW(Adam[M]):
         )
 
 
+def _configure_rmsprop(
+    target: Any, *, alpha: float, eps: float, momentum: float, centered: bool, weight_decay: float
+) -> None:
+    require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
+    require(eps > 0, "eps > 0", eps)
+    require(momentum >= 0, "momentum >= 0", momentum)
+    _require_weight_decay(weight_decay)
+    target.alpha, target.eps, target.momentum = alpha, eps, momentum
+    target.centered, target.weight_decay = centered, weight_decay
+
+
 class RMSprop(Optimizer[M]):
     """RMSprop, as ``torch.optim.RMSprop``.
 
@@ -226,15 +245,8 @@ class RMSprop(Optimizer[M]):
         }
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _configure(
-        self, target: Any, *, alpha: float, eps: float, momentum: float, centered: bool, weight_decay: float
-    ) -> None:
-        require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
-        require(eps > 0, "eps > 0", eps)
-        require(momentum >= 0, "momentum >= 0", momentum)
-        _require_weight_decay(weight_decay)
-        target.alpha, target.eps, target.momentum = alpha, eps, momentum
-        target.centered, target.weight_decay = centered, weight_decay
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_rmsprop(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         state = {"square_avg": xp.zeros_like(param)}
@@ -269,6 +281,17 @@ class RMSprop(Optimizer[M]):
             param -= lr * (g / denom)
 
 
+def _configure_adagrad(
+    target: Any, *, lr_decay: float, weight_decay: float, initial_accumulator_value: float, eps: float
+) -> None:
+    require(lr_decay >= 0, "lr_decay >= 0", lr_decay)
+    _require_weight_decay(weight_decay)
+    require(initial_accumulator_value >= 0, "initial_accumulator_value >= 0", initial_accumulator_value)
+    require(eps >= 0, "eps >= 0", eps)
+    target.lr_decay, target.weight_decay = lr_decay, weight_decay
+    target.initial_accumulator_value, target.eps = initial_accumulator_value, eps
+
+
 class Adagrad(Optimizer[M]):
     """Adagrad, as ``torch.optim.Adagrad`` (its defaults: ``lr=1e-2``, ``eps=1e-10``).
 
@@ -297,15 +320,8 @@ class Adagrad(Optimizer[M]):
         }
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _configure(
-        self, target: Any, *, lr_decay: float, weight_decay: float, initial_accumulator_value: float, eps: float
-    ) -> None:
-        require(lr_decay >= 0, "lr_decay >= 0", lr_decay)
-        _require_weight_decay(weight_decay)
-        require(initial_accumulator_value >= 0, "initial_accumulator_value >= 0", initial_accumulator_value)
-        require(eps >= 0, "eps >= 0", eps)
-        target.lr_decay, target.weight_decay = lr_decay, weight_decay
-        target.initial_accumulator_value, target.eps = initial_accumulator_value, eps
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adagrad(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {"sum": xp.full_like(param, hp.initial_accumulator_value)}
@@ -320,6 +336,13 @@ class Adagrad(Optimizer[M]):
         total += g * g
         rate = lr / (1 + (step - 1) * hp.lr_decay)
         param -= rate * (g / (xp.sqrt(total) + hp.eps))
+
+
+def _configure_adadelta(target: Any, *, rho: float, eps: float, weight_decay: float) -> None:
+    require(0.0 <= rho <= 1.0, "rho in [0, 1]", rho)
+    require(eps >= 0, "eps >= 0", eps)
+    _require_weight_decay(weight_decay)
+    target.rho, target.eps, target.weight_decay = rho, eps, weight_decay
 
 
 class Adadelta(Optimizer[M]):
@@ -345,11 +368,8 @@ class Adadelta(Optimizer[M]):
         settings = {"rho": rho, "eps": eps, "weight_decay": weight_decay}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _configure(self, target: Any, *, rho: float, eps: float, weight_decay: float) -> None:
-        require(0.0 <= rho <= 1.0, "rho in [0, 1]", rho)
-        require(eps >= 0, "eps >= 0", eps)
-        _require_weight_decay(weight_decay)
-        target.rho, target.eps, target.weight_decay = rho, eps, weight_decay
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adadelta(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {"square_avg": xp.zeros_like(param), "acc_delta": xp.zeros_like(param)}
