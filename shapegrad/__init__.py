@@ -33,6 +33,7 @@ from ._creation import (
     full,
     full_like,
     linspace,
+    multinomial,
     ones,
     ones_like,
     rand,
@@ -136,7 +137,18 @@ from .ops.math import (
 )
 from .ops.normalization import layer_norm
 from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
-from .ops.shape import broadcast_to, concat, expand_dims, flatten, permute, reshape, squeeze, stack, swapaxes
+from .ops.shape import (
+    broadcast_to,
+    concat,
+    expand_dims,
+    flatten,
+    permute,
+    repeat,
+    reshape,
+    squeeze,
+    stack,
+    swapaxes,
+)
 from .ops.structure import (
     all,
     any,
@@ -186,6 +198,7 @@ __all__ = [
     "eye",
     "from_dlpack",
     "linspace",
+    "multinomial",
     "randint",
     "randperm",
     "all",
@@ -314,6 +327,7 @@ __all__ = [
     "randn",
     "randn_like",
     "relu",
+    "repeat",
     "reshape",
     "save",
     "seed",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 from ._autodiff import NoTape
 from ._backend import Backend, active_backend, as_backend_array, get_backend
 from ._dims import Open
-from ._errors import BackendError, DTypeError, ShapeError
+from ._errors import BackendError, DTypeError, HyperparameterError, ShapeError
 from ._tensor import Tensor, wrap
-from ._typevars import A, B, C, D, S
+from ._typevars import A, B, C, D, N, S
 
 __all__ = [
     "Generator",
@@ -22,6 +22,7 @@ __all__ = [
     "from_dlpack",
     "full_like",
     "linspace",
+    "multinomial",
     "ones",
     "ones_like",
     "rand",
@@ -35,6 +36,10 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+if TYPE_CHECKING:
+    from numpy import float64
+    from numpy.typing import NDArray
 
 DEFAULT_FLOAT = "float32"
 
@@ -404,3 +409,83 @@ def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Op
     """A random ordering of ``range(n)`` (int64). PyTorch: ``torch.randperm``."""
     gen = generator or default_generator()
     return wrap(gen.backend.asarray(gen.permutation(n).astype("int64"), None), gen.backend)
+
+
+@overload
+def multinomial(
+    probs: Tensor[Any, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None
+) -> Tensor[NoTape, Open]: ...
+@overload
+def multinomial(
+    probs: Tensor[Any, B, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None
+) -> Tensor[NoTape, B, Open]: ...
+def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Any:
+    """``num_samples`` category indices (int64) drawn from the weights ``probs`` — a vector,
+    or one row per distribution — with or without replacement. Weights need not sum to 1
+    (they are normalized); they must be finite and non-negative with a positive sum, and
+    without replacement at least ``num_samples`` must be positive. Untraced. Draws come from
+    ``generator`` (seed it for reproducibility). PyTorch: ``torch.multinomial``.
+
+    Without replacement the draws are in the order sequential sampling would give them:
+    the categories with the smallest ``E / p`` (``E`` an exponential draw per category).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> sg.multinomial(sg.tensor([0.0, 1.0, 0.0]), 2, replacement=True).tolist()
+        [1, 1]
+    """
+    import numpy as np
+
+    if probs.ndim not in (1, 2):
+        raise ShapeError(f"multinomial expects probabilities of rank 1 or 2, found shape {probs.shape}")
+    name = probs.backend_dtype_name()
+    if not name.startswith("float"):
+        raise DTypeError(f"multinomial expects floating-point probabilities, found dtype {name}")
+    categories = probs.shape[-1]
+    if num_samples <= 0 or (not replacement and num_samples > categories):
+        limit = "> 0" if replacement else f"in [1, {categories}] (the categories, without replacement)"
+        raise HyperparameterError(f"multinomial expects num_samples {limit}, found {num_samples}")
+    weights = np.asarray(probs._backend.to_numpy(probs._data), dtype=np.float64).reshape(-1, categories)
+    if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+        raise HyperparameterError(
+            "multinomial expects finite, non-negative probabilities, found a negative or non-finite one"
+        )
+    totals = weights.sum(axis=1)
+    if np.any(totals <= 0):
+        raise HyperparameterError(
+            f"multinomial expects each row of probabilities to have a positive sum, found {totals.tolist()}"
+        )
+    positive = np.count_nonzero(weights, axis=1)
+    if not replacement and np.any(positive < num_samples):
+        raise HyperparameterError(
+            f"multinomial without replacement expects at least num_samples={num_samples} categories of "
+            f"positive probability per row, found {positive.tolist()}"
+        )
+    gen = generator or default_generator(probs._backend)
+    rows = weights.shape[0]
+    picked: Any
+    if replacement:
+        # Inverse CDF: a uniform u in [0, 1) lands in category k where cdf[k-1] <= u < cdf[k];
+        # the last cdf entry is exactly 1, and a zero-weight category has an empty interval.
+        cdf = np.cumsum(weights, axis=1) / totals[:, None]
+        cdf[:, -1] = 1.0
+        u = _host_uniform(gen, (rows, num_samples))
+        # One search for every row: row r's cdf and draws shifted into [r, r + 1].
+        offsets = np.arange(rows, dtype=np.float64)[:, None]
+        found = np.searchsorted((cdf + offsets).ravel(), (u + offsets).ravel(), side="right")
+        picked = found.reshape(rows, num_samples) - np.arange(rows)[:, None] * categories
+    else:
+        # The exponential race: the k smallest E/p are k draws without replacement, in order.
+        exponential = -np.log1p(-_host_uniform(gen, (rows, categories)))
+        with np.errstate(divide="ignore"):
+            keys = np.where(weights > 0, exponential / np.where(weights > 0, weights, 1.0), np.inf)
+        picked = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    shape = (num_samples,) if probs.ndim == 1 else (rows, num_samples)
+    return wrap(gen.backend.asarray(picked.astype(np.int64).reshape(shape), None), gen.backend)
+
+
+def _host_uniform(gen: Generator, shape: tuple[int, ...]) -> NDArray[float64]:
+    """Uniform float64 draws in ``[0, 1)`` from ``gen``, as a NumPy array."""
+    import numpy as np
+
+    return np.asarray(gen.backend.to_numpy(gen.uniform(shape, dtype="float64")), dtype=np.float64)

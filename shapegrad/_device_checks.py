@@ -29,14 +29,21 @@ def pending() -> list[tuple[Any, Any, str]]:
     return queue
 
 
-def require_in_range(backend: Any, indices: Any, low: int, high: int, message: str) -> None:
-    """Raise ``ShapeError(message)`` unless ``low <= indices < high`` everywhere; on a
-    backend that declares ``lazy_checks`` the check is queued until the next :func:`flush`."""
+def require_in_range(
+    backend: Any, indices: Any, low: float, high: float, message: str, *, closed: bool = False
+) -> None:
+    """Raise ``ShapeError(message)`` unless ``low <= indices < high`` everywhere (``<= high``
+    when ``closed``: probabilities in [0, 1]); on a backend that declares ``lazy_checks`` the
+    check is queued until the next :func:`flush`."""
     if indices.size == 0:
         return
     xp = backend.xp
-    if getattr(backend, "lazy_checks", False):
-        pending().append((backend, xp.any((indices < low) | (indices >= high)), message))
+    if closed or getattr(backend, "lazy_checks", False):
+        outside = xp.any((indices < low) | ((indices > high) if closed else (indices >= high)))
+        if getattr(backend, "lazy_checks", False):
+            pending().append((backend, outside, message))
+        elif bool(outside):
+            raise ShapeError(message)
         return
     if int(xp.min(indices)) < low or int(xp.max(indices)) >= high:
         raise ShapeError(message)

@@ -252,6 +252,7 @@ OPS: tuple[OpSpec, ...] = (
 # tensor has a method, here, in the table, or by hand in ``_tensor.py``, unless ``NO_METHOD``
 # says why not.
 SIGNATURE_METHODS: tuple[tuple[str, str], ...] = (
+    ("_creation", "multinomial"),
     ("ops.elementwise", "abs"),
     ("ops.elementwise", "astype"),
     ("ops.elementwise", "clamp"),
@@ -304,6 +305,7 @@ SIGNATURE_METHODS: tuple[tuple[str, str], ...] = (
     ("ops.math", "trunc"),
     ("ops.reductions", "log_softmax"),
     ("ops.reductions", "softmax"),
+    ("ops.shape", "repeat"),
     ("ops.shape", "swapaxes"),
     ("ops.structure", "argmax"),
     ("ops.structure", "argmin"),

@@ -403,11 +403,6 @@ class Tensor(TensorOps[Tape_, *Dims]):
             raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
         return _shape.swap_last(self)
 
-    def repeat(self: Tensor[T, *S], *reps: int) -> Tensor[T, *tuple[Open, ...]]:
-        """The values repeated ``reps[i]`` times along each axis: PyTorch's ``Tensor.repeat``,
-        NumPy's ``tile`` (``sg.tile``)."""
-        return _structure.tile(self, reps)
-
     def any(self) -> bool:
         """Whether any element is true (non-zero)."""
         return bool(self._backend.xp.any(self._data))
@@ -524,7 +519,7 @@ def record(
 __all__ += ["record", "wrap"]
 
 # The op modules and _gradients import Tensor; importing them last keeps the cycle harmless.
-from . import _gradients  # noqa: E402
+from . import _creation, _gradients  # noqa: E402
 from .ops import (  # noqa: E402
     elementwise as _ew,
     indexing as _index,
@@ -544,3 +539,4 @@ _tensor_ops._shape_any = _shape
 _tensor_ops._structure_any = _structure
 _tensor_ops._index_any = _index
 _tensor_ops._math_any = _math
+_tensor_ops._creation_any = _creation

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTu
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
+    from ._creation import Generator
     from ._tensor import Tensor
 
 __all__ = ["TensorOps"]
@@ -36,6 +37,7 @@ _shape_any: Any = None
 _structure_any: Any = None
 _index_any: Any = None
 _math_any: Any = None
+_creation_any: Any = None
 
 
 class TensorOps(Generic[Tape_, *Dims]):
@@ -2407,6 +2409,14 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Indexing and slicing."""
         return _index_any.getitem(self, index)
 
+    @overload
+    def multinomial(self: Tensor[Any, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, Open]: ...
+    @overload
+    def multinomial(self: Tensor[Any, B, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, B, Open]: ...
+    def multinomial(self: Any, num_samples: Any, replacement: Any = False, *, generator: Any = None) -> Any:
+        """``num_samples`` category indices (int64) drawn from the weights ``probs`` — a vector, or one row per distribution — with or without replacement. Weights need not sum to 1 (they are normalized); they must be finite and non-negative with a positive sum, and without replacement at least ``num_samples`` must be positive. Untraced. Draws come from ``generator`` (seed it for reproducibility). PyTorch: ``torch.multinomial``; the method form of ``sg.multinomial``."""
+        return _creation_any.multinomial(self, num_samples, replacement, generator=generator)
+
     def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``; the method form of ``sg.abs``."""
         return _ew_any.abs(self)
@@ -2615,6 +2625,10 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in float16, its most negative value), so a row masked throughout is uniform. ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op. d/dx: ``scale · y · (g - sum(g · y))``, zero where masked. PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``; the method form of ``sg.softmax``."""
         return _red_any.softmax(self, axis, scale=scale, mask=mask)
 
+    def repeat(self: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
+        """``x`` repeated ``reps[i]`` times along each axis; extra leading ``reps`` add new axes in front. Fewer ``reps`` than axes or a negative one is a ``ShapeError``, as in PyTorch (``sg.tile`` pads short ``reps`` with ones instead). The gradient sums the copies. PyTorch: ``Tensor.repeat`` (``x.repeat(2, 3)`` and ``sg.repeat(x, (2, 3))`` alike); the method form of ``sg.repeat``."""
+        return _shape_any.repeat(self, *reps)
+
     def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
         """Two axes exchanged. PyTorch: ``torch.swapaxes``; the method form of ``sg.swapaxes``."""
         return _shape_any.swapaxes(self, axis1, axis2)
@@ -2688,7 +2702,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _structure_any.split(self, size_or_sizes, axis)
 
     def tile(self: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
-        """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``; PyTorch's ``Tensor.repeat``); the gradient sums the copies; the method form of ``sg.tile``."""
+        """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps`` than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the gradient sums the copies; the method form of ``sg.tile``."""
         return _structure_any.tile(self, reps)
 
     def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:

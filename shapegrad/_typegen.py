@@ -39,6 +39,7 @@ ALIASES = {
     "ops.structure": "_structure",
     "ops.indexing": "_index",
     "ops.math": "_math",
+    "_creation": "_creation",
 }
 BLOCK = re.compile(r"^(?P<indent>[ ]*)# <generated: (?P<name>[\w.]+)>\n.*?^[ ]*# </generated>\n", re.S | re.M)
 
@@ -416,9 +417,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTu
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
+    from ._creation import Generator
     from ._tensor import Tensor
 
 __all__ = ["TensorOps"]
@@ -434,6 +436,7 @@ _shape_any: Any = None
 _structure_any: Any = None
 _index_any: Any = None
 _math_any: Any = None
+_creation_any: Any = None
 
 
 class TensorOps(Generic[Tape_, *Dims]):

@@ -10,15 +10,25 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar, cast, overload
 
-from ._autodiff import NoTape
-from ._backend import fused_kernel
+from ._autodiff import NoTape, wants_grad
+from ._backend import fused_kernel, same_backend
 from ._device_checks import require_in_range
 from ._errors import DTypeError, HyperparameterError, ShapeError
-from ._tensor import AnyTensor, Tensor, record
+from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
 from .ops.elementwise import require_float
 
-__all__ = ["binary_cross_entropy_with_logits", "cross_entropy", "huber", "kl_div", "mae", "mse", "smooth_l1"]
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "huber",
+    "kl_div",
+    "mae",
+    "mse",
+    "nll_loss",
+    "smooth_l1",
+]
 
 Reduction = Literal["mean", "sum", "none"]
 C = TypeVar("C")
@@ -120,18 +130,117 @@ def smooth_l1(pred: AnyTensor, target: AnyTensor, beta: float = 1.0, reduction: 
     return _reduce(elements * (1.0 / beta), reduction)
 
 
-def _check_labels(logits: AnyTensor, labels: AnyTensor) -> None:
-    name = labels.backend_dtype_name()
-    if not name.startswith(("int", "uint")):
-        raise DTypeError(f"cross_entropy expects integer class labels, found dtype {name}")
-    if logits.ndim < 1 or labels.shape != logits.shape[:-1]:
+def _check_labels(name: str, scores: AnyTensor, labels: AnyTensor) -> None:
+    """Integer labels, one per row of ``scores (*S, C)``; their range is checked where they are used."""
+    dtype = labels.backend_dtype_name()
+    if not dtype.startswith(("int", "uint")):
+        raise DTypeError(f"{name} expects integer class labels, found dtype {dtype}")
+    if scores.ndim < 1 or labels.shape != scores.shape[:-1]:
         raise ShapeError(
-            f"cross_entropy: logits {logits.shape} expect labels of shape {logits.shape[:-1]} "
-            f"(one per row), found {labels.shape}"
+            f"{name}: {'logits' if name == 'cross_entropy' else 'log_probs'} {scores.shape} expect labels of shape "
+            f"{scores.shape[:-1]} (one per row), found {labels.shape}"
         )
-    n = logits.shape[-1]
-    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes"
-    require_in_range(labels._backend, labels._data, 0, n, message)
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+
+
+def _check_weight(name: str, weight: AnyTensor | None, classes: int) -> None:
+    if weight is not None and weight.shape != (classes,):
+        raise ShapeError(
+            f"{name}: weight is expected to hold one value per class, shape ({classes},), found {weight.shape}"
+        )
+
+
+def _row_weights(
+    name: str, labels: AnyTensor, weight: AnyTensor | None, ignore_index: int, classes: int, dtype: Any
+) -> tuple[Any, Any, Any]:
+    """``(ids, keep, w_row)``: the labels with ignored rows pointed at class 0 (as an index
+    column), which rows count, and each row's weight — ``weight[label]``, or 1 — with 0 at
+    ignored rows. The range check reads the pointed labels, so ``ignore_index`` passes it."""
+    xp = labels._backend.xp
+    data = labels._data
+    keep = data != ignore_index
+    ids = xp.where(keep, data, xp.zeros_like(data))
+    message = f"{name}: labels must lie in [0, {classes}) for {classes} classes, or equal ignore_index={ignore_index}"
+    require_in_range(labels._backend, ids, 0, classes, message)
+    kept = xp.astype(keep, dtype)
+    w_row = kept if weight is None else xp.take(xp.astype(weight._data, dtype), xp.reshape(ids, (-1,)), axis=0)
+    if weight is not None:
+        w_row = xp.reshape(w_row, data.shape) * kept
+    return xp.expand_dims(ids, axis=-1), keep, w_row
+
+
+def _mean_divisor(xp: Any, w_row: Any) -> tuple[Any, Any]:
+    """The mean's divisor, the counted rows' total weight (as PyTorch), for the value and for
+    the gradient. With no row counted the value's is NaN, so that the mean is NaN (0/0)
+    without a division warning, and the gradient's is 1, so that the gradient is 0 (PyTorch's)."""
+    total = xp.sum(w_row)
+    empty = total == 0
+    return xp.where(empty, xp.full_like(total, math.nan), total), xp.where(empty, xp.ones_like(total), total)
+
+
+@overload
+def nll_loss(
+    log_probs: Tensor[T, *S, C],
+    labels: Tensor[Any, *S],
+    *,
+    weight: Tensor[Any, C] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
+@overload
+def nll_loss(
+    log_probs: Tensor[T, *S, C],
+    labels: Tensor[Any, *S],
+    *,
+    weight: Tensor[Any, C] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["none"],
+) -> Tensor[T, *S]: ...
+def nll_loss(
+    log_probs: AnyTensor,
+    labels: AnyTensor,
+    *,
+    weight: AnyTensor | None = None,
+    ignore_index: int = -100,
+    reduction: Reduction = "mean",
+) -> Any:
+    """Negative log-likelihood of integer ``labels (*S)`` under ``log_probs (*S, C)`` (a
+    ``log_softmax``): ``-weight[y]·log_probs[y]`` per row. Rows labelled ``ignore_index``
+    contribute 0 and are left out of the mean, which divides by the counted rows' total
+    weight. d/dlog_probs = ``-weight[y]`` at the label, 0 elsewhere. PyTorch:
+    ``F.nll_loss(log_probs, labels, weight=..., ignore_index=...)`` (classes on the last axis).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> log_probs = sg.tensor([[-0.1, -2.4], [-1.0, -0.5]])
+        >>> round(sg.losses.nll_loss(log_probs, sg.tensor([0, -100])).item(), 4)
+        0.1
+    """
+    _check_labels("nll_loss", log_probs, labels)
+    _check_reduction(reduction)
+    require_float(log_probs, "nll_loss")
+    classes = log_probs.shape[-1]
+    _check_weight("nll_loss", weight, classes)
+    xp = log_probs._backend.xp
+    data = log_probs._data
+    ids, _, w_row = _row_weights("nll_loss", labels, weight, ignore_index, classes, data.dtype)
+    per_row = -xp.take_along_axis(data, ids, axis=-1)[..., 0] * w_row
+    divisor, grad_divisor = _mean_divisor(xp, w_row) if reduction == "mean" else (1.0, 1.0)
+    out = per_row if reduction == "none" else xp.sum(per_row) / divisor
+    saved = (ids, w_row, classes, reduction == "none", grad_divisor)
+    return record(out, nll_loss_backward, (log_probs, labels), saved, log_probs._backend)
+
+
+def nll_loss_backward(
+    xp: Any, g: Any, ids: Any, w_row: Any, classes: int, per_row: bool, divisor: Any
+) -> tuple[Any, ...]:
+    picked = xp.astype(xp.arange(classes) == ids, w_row.dtype) * xp.expand_dims(w_row, axis=-1)
+    scale = xp.expand_dims(g, axis=-1) if per_row else g / divisor
+    return -picked * scale, None
 
 
 @overload
@@ -140,20 +249,39 @@ def cross_entropy(
     labels: Tensor[Any, *S],
     *,
     label_smoothing: float = 0.0,
+    weight: Tensor[Any, C] | None = None,
+    ignore_index: int = -100,
     reduction: Literal["mean", "sum"] = "mean",
 ) -> Tensor[T]: ...
 @overload
 def cross_entropy(
-    logits: Tensor[T, *S, C], labels: Tensor[Any, *S], *, label_smoothing: float = 0.0, reduction: Literal["none"]
+    logits: Tensor[T, *S, C],
+    labels: Tensor[Any, *S],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[Any, C] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["none"],
 ) -> Tensor[T, *S]: ...
 def cross_entropy(
-    logits: AnyTensor, labels: AnyTensor, *, label_smoothing: float = 0.0, reduction: Reduction = "mean"
+    logits: AnyTensor,
+    labels: AnyTensor,
+    *,
+    label_smoothing: float = 0.0,
+    weight: AnyTensor | None = None,
+    ignore_index: int = -100,
+    reduction: Reduction = "mean",
 ) -> Any:
     """Cross-entropy of ``logits (*S, C)`` against integer ``labels (*S)`` — one row per
     sample, or per token of a sequence model (``(B, L, C)`` against ``(B, L)``) — through a stable
     ``log_softmax``; ``label_smoothing`` mixes the one-hot target with the uniform one.
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
-    ``F.cross_entropy(logits, labels, label_smoothing=...)``.
+    ``F.cross_entropy(logits, labels, label_smoothing=..., weight=..., ignore_index=...)``.
+
+    ``weight`` scales each row by its label's class weight (the smoothing term by every
+    class's); rows labelled ``ignore_index`` contribute 0, and the mean divides by the
+    counted rows' total weight, as PyTorch. With either in use the loss is made of
+    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case).
 
     Examples:
         >>> import shapegrad as sg
@@ -161,10 +289,15 @@ def cross_entropy(
         >>> round(sg.losses.cross_entropy(logits, sg.tensor([0, 1])).item(), 4)
         0.1269
     """
-    _check_labels(logits, labels)
-    if reduction not in ("mean", "sum", "none"):
-        raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
+    _check_labels("cross_entropy", logits, labels)
+    _check_reduction(reduction)
     require_float(logits, "cross_entropy")
+    _check_weight("cross_entropy", weight, logits.shape[-1])
+    if weight is not None or _has_ignored(labels, ignore_index):
+        return _weighted_cross_entropy(logits, labels, label_smoothing, weight, ignore_index, reduction)
+    n = logits.shape[-1]
+    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes, or equal ignore_index={ignore_index}"
+    require_in_range(labels._backend, labels._data, 0, n, message)
     xp = logits._backend.xp
     data = logits._data
     ids = xp.expand_dims(labels._data, axis=-1)
@@ -182,6 +315,46 @@ def cross_entropy(
     out = per_row if reduction == "none" else xp.sum(per_row) / count
     saved = (logp, ids, label_smoothing, reduction == "none", count)
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend)
+
+
+def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:
+    """Whether a label equals ``ignore_index``. On the host the answer is one comparison; a
+    device would have to wait to tell, so there the rows are always masked (no wait)."""
+    if not getattr(labels._backend, "on_host", True):
+        return True
+    data = labels._data
+    return data.size > 0 and bool(labels._backend.xp.any(data == ignore_index))
+
+
+def _weighted_cross_entropy(
+    logits: AnyTensor,
+    labels: AnyTensor,
+    smoothing: float,
+    weight: AnyTensor | None,
+    ignore_index: int,
+    reduction: Reduction,
+) -> Any:
+    """Cross-entropy with class weights or ignored rows: ``(1-ε)·nll + ε/C · Σ_c w_c·(-logp_c)``
+    per counted row, the smoothing term reduced like the nll one (PyTorch's formula)."""
+    from .ops.reductions import log_softmax
+
+    logp: AnyTensor = log_softmax(logits, axis=-1)
+    nll: AnyTensor = nll_loss(logp, labels, weight=weight, ignore_index=ignore_index, reduction=reduction)
+    if not smoothing:
+        return nll
+    xp = logits._backend.xp
+    classes = logits.shape[-1]
+    _, keep, w_row = _row_weights("cross_entropy", labels, weight, ignore_index, classes, logits._data.dtype)
+    per_class = xp.ones((classes,), dtype=w_row.dtype) if weight is None else xp.astype(weight._data, w_row.dtype)
+    backend = logits._backend
+    masked = logp * wrap(per_class, backend)
+    rows: AnyTensor = masked.sum(axis=-1) * wrap(-xp.astype(keep, w_row.dtype), backend)
+    if reduction == "mean":
+        # the divisor that is 1 where no row counts: the nll term alone makes that mean NaN
+        smooth: AnyTensor = rows.sum() / wrap(_mean_divisor(xp, w_row)[1], backend)
+    else:
+        smooth = rows if reduction == "none" else rows.sum()
+    return nll * (1.0 - smoothing) + smooth * (smoothing / classes)
 
 
 def cross_entropy_backward(
@@ -210,6 +383,49 @@ def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, redu
     _same_shape("binary_cross_entropy_with_logits", logits, targets)
     elements: AnyTensor = logits.softplus() - logits * targets
     return _reduce(elements, reduction)
+
+
+def binary_cross_entropy_backward(
+    xp: Any, g: Any, p: Any, t: Any, log_p: Any, log_q: Any, need: tuple[bool, bool]
+) -> tuple[Any, ...]:
+    # PyTorch's rule: (p - t) / max(p(1-p), 1e-12), finite at p = 0 or 1; d/dt = log(1-p) - log p.
+    gp = g * (p - t) / xp.maximum(p * (1 - p), 1e-12) if need[0] else None
+    return gp, (g * (log_q - log_p) if need[1] else None)
+
+
+def _clamped_log(xp: Any, x: Any) -> Any:
+    """``max(log x, -100)``, as PyTorch's binary cross-entropy clamps it (no -inf at 0)."""
+    positive = x > 0
+    return xp.where(positive, xp.maximum(xp.log(xp.where(positive, x, xp.ones_like(x))), -100.0), -100.0)
+
+
+@overload
+def binary_cross_entropy(
+    probs: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
+@overload
+def binary_cross_entropy(
+    probs: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
+def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+    """Binary cross-entropy ``-(t·log p + (1-t)·log(1-p))`` of probabilities ``probs`` in
+    [0, 1] (``ShapeError`` outside it) against ``targets``; each log is clamped at -100, so a
+    certain wrong answer costs 100, not inf. d/dp = (p - t) / max(p(1-p), 1e-12). Prefer
+    :func:`binary_cross_entropy_with_logits` on logits (stable without the clamp).
+    PyTorch: ``F.binary_cross_entropy``."""
+    _same_shape("binary_cross_entropy", probs, targets)
+    _check_reduction(reduction)
+    require_float(probs, "binary_cross_entropy")
+    backend = same_backend(probs, targets)
+    message = "binary_cross_entropy: probs must lie in [0, 1]"
+    require_in_range(backend, probs._data, 0.0, 1.0, message, closed=True)
+    xp = backend.xp
+    p = probs._data
+    t = xp.astype(targets._data, p.dtype)
+    log_p, log_q = _clamped_log(xp, p), _clamped_log(xp, 1 - p)
+    elements = -(t * log_p + (1 - t) * log_q)
+    saved = (p, t, log_p, log_q, (wants_grad(probs), wants_grad(targets)))
+    return _reduce(record(elements, binary_cross_entropy_backward, (probs, targets), saved, backend), reduction)
 
 
 def xlogx_backward(xp: Any, g: Any, t: Any, positive: Any, log_t: Any) -> tuple[Any, ...]:

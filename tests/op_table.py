@@ -668,6 +668,28 @@ OPS: list[OpInfo] = [
         covers=("tile",),
     ),  # fmt: skip
     OpInfo(
+        "repeat",
+        lambda a: sg.repeat(a, 2, 1, 3),
+        lambda a: np.tile(a, (2, 1, 3)),
+        ((3, 2),),
+        lambda a: a.repeat(2, 1, 3),
+        covers=("repeat",),
+    ),  # fmt: skip
+    OpInfo(
+        "repeat_method_tuple",
+        lambda a: a.repeat((3, 1)),
+        lambda a: np.tile(a, (3, 1)),
+        ((2, 4),),
+        lambda a: a.repeat((3, 1)),
+    ),  # fmt: skip
+    OpInfo(
+        "repeat_zero",
+        lambda a: sg.repeat(a, 0, 2),
+        lambda a: np.tile(a, (0, 2)),
+        ((2, 3),),
+        lambda a: a.repeat(0, 2),
+    ),  # fmt: skip
+    OpInfo(
         "diagonal",
         lambda a: sg.diagonal(a, 1),
         lambda a: np.diagonal(a, 1, -2, -1),
@@ -697,6 +719,41 @@ OPS: list[OpInfo] = [
         lambda a, b, c: np.einsum("i,j,jk", a, b, c),
         ((3,), (4,), (4, 2)),
         lambda a, b, c: torch.einsum("i,j,jk", a, b, c),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_trace",
+        lambda a: sg.einsum("ii->", a),
+        lambda a: np.einsum("ii->", a),
+        ((4, 4),),
+        lambda a: torch.einsum("ii->", a),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_diagonal",
+        lambda a: sg.einsum("ii->i", a),
+        lambda a: np.einsum("ii->i", a),
+        ((3, 3),),
+        lambda a: torch.einsum("ii->i", a),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_batched_trace_implicit",
+        lambda a: sg.einsum("bii", a),
+        lambda a: np.einsum("bii", a),
+        ((2, 3, 3),),
+        lambda a: torch.einsum("bii", a),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_diagonal_times_matrix",
+        lambda a, b: sg.einsum("iij,jk->ik", a, b),
+        lambda a, b: np.einsum("iij,jk->ik", a, b),
+        ((3, 3, 4), (4, 2)),
+        lambda a, b: torch.einsum("iij,jk->ik", a, b),
+    ),  # fmt: skip
+    OpInfo(
+        "einsum_both_operands_diagonal",
+        lambda a, b: sg.einsum("iji,jj->ij", a, b),
+        lambda a, b: np.einsum("iji,jj->ij", a, b),
+        ((3, 2, 3), (2, 2)),
+        lambda a, b: torch.einsum("iji,jj->ij", a, b),
     ),  # fmt: skip
     # reductions
     OpInfo("sum_all", lambda a: a.sum(), lambda a: a.sum(), ((3, 4),), lambda a: a.sum(), covers=("sum",)),

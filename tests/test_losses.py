@@ -14,6 +14,8 @@ from gradcheck import assert_gradients_match
 import shapegrad as sg
 
 LABELS = np.array([2, 0, 1, 2])
+IGNORING = np.array([2, -100, 1, 2])  # the second row is left out (issue #25)
+CLASS_WEIGHTS = np.array([0.5, 2.0, 1.5])
 
 
 def _logsoftmax(z: np.ndarray) -> np.ndarray:
@@ -27,6 +29,20 @@ def _ce(z: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
     return (1 - smoothing) * nll - smoothing * logp.mean(axis=-1)
 
 
+def _weighted_nll(logp: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
+    """PyTorch's weighted, ignoring mean: counted rows' weighted losses over their total weight."""
+    kept = IGNORING != -100
+    rows, labels = logp[kept], IGNORING[kept]
+    w = CLASS_WEIGHTS[labels]
+    nll = -(w * rows[np.arange(len(labels)), labels]).sum()
+    smooth = -(rows * CLASS_WEIGHTS).sum()
+    return ((1 - smoothing) * nll + smoothing / logp.shape[-1] * smooth) / w.sum()
+
+
+def _bce(p: np.ndarray, t: np.ndarray) -> np.ndarray:
+    return -(t * np.log(p) + (1 - t) * np.log1p(-p))
+
+
 def _huber(d: np.ndarray, delta: float) -> np.ndarray:
     return np.where(np.abs(d) <= delta, 0.5 * d * d, delta * (np.abs(d) - 0.5 * delta))
 
@@ -38,6 +54,7 @@ class LossCase:
     ref: Callable[..., Any]
     shapes: list[tuple[int, ...]]
     positive_target: bool = False
+    unit_input: bool = False  # probabilities, drawn inside (0, 1)
 
 
 LOSSES = [
@@ -87,6 +104,32 @@ LOSSES = [
         positive_target=True,
     ),
     LossCase(
+        "nll_loss_weighted_ignoring",
+        lambda z: sg.losses.nll_loss(z, sg.tensor(IGNORING), weight=sg.tensor(CLASS_WEIGHTS)),
+        lambda z: _weighted_nll(z),
+        [(4, 3)],
+    ),
+    LossCase(
+        "nll_loss_none",
+        lambda z: sg.losses.nll_loss(z, sg.tensor(IGNORING), reduction="none"),
+        lambda z: np.where(IGNORING == -100, 0.0, -z[np.arange(4), np.maximum(IGNORING, 0)]),
+        [(4, 3)],
+    ),
+    LossCase(
+        "cross_entropy_weighted_ignoring_smoothing",
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(IGNORING), weight=sg.tensor(CLASS_WEIGHTS), label_smoothing=0.2),
+        lambda z: _weighted_nll(_logsoftmax(z), 0.2),
+        [(4, 3)],
+    ),
+    LossCase(
+        "binary_cross_entropy",
+        lambda p, t: sg.losses.binary_cross_entropy(p, t),
+        lambda p, t: _bce(p, t).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+        unit_input=True,
+    ),
+    LossCase(
         "kl_div",
         lambda lp, t: sg.losses.kl_div(lp.log_softmax(), t),
         lambda lp, t: (t * (np.log(t) - _logsoftmax(lp))).sum() / lp.shape[0],
@@ -107,6 +150,8 @@ def _draw(case: LossCase, seed: int) -> list[np.ndarray]:
     arrays = [rng.standard_normal(s) for s in case.shapes]
     if case.positive_target:
         arrays[1] = rng.uniform(0.05, 0.95, case.shapes[1])
+    if case.unit_input:
+        arrays[0] = rng.uniform(0.05, 0.95, case.shapes[0])
     return arrays
 
 
@@ -164,3 +209,50 @@ def test_cross_entropy_rejects_bad_labels(numpy_backend: str) -> None:
         sg.losses.cross_entropy(logits, sg.tensor([0.0, 1.0, 2.0]))
     with pytest.raises(sg.ShapeError, match=r"labels must lie in \[0, 4\)"):
         sg.losses.cross_entropy(logits, sg.tensor([0, 1, 4]))
+
+
+def test_ignored_labels_pass_the_range_check_and_others_are_named(numpy_backend: str) -> None:
+    """issue #25: ``ignore_index`` (-100 by default, or any other value) is no class and
+    passes; a label outside the classes is refused with the ignore_index it could have been."""
+    logits = sg.zeros(3, 4)
+    assert sg.losses.cross_entropy(logits, sg.tensor([0, -100, 3])).item() == pytest.approx(np.log(4))
+    assert sg.losses.nll_loss(logits, sg.tensor([7, 7, 1]), ignore_index=7).item() == 0.0
+    for loss in (sg.losses.cross_entropy, sg.losses.nll_loss):
+        with pytest.raises(
+            sg.ShapeError, match=r"labels must lie in \[0, 4\) for 4 classes, or equal ignore_index=-100"
+        ):
+            loss(logits, sg.tensor([0, -1, 2]))
+
+
+def test_a_mean_over_no_counted_row_is_nan_without_a_warning(backend: str) -> None:
+    """issue #25: every row ignored: PyTorch's mean is 0/0 = NaN, its gradient 0 (the test
+    run turns warnings into errors)."""
+    grads = sg.Gradients()
+    logits = sg.ones(2, 3).trace(grads)
+    loss = sg.losses.cross_entropy(logits, sg.tensor([-100, -100]))
+    assert np.isnan(loss.item())
+    assert sg.losses.cross_entropy(logits, sg.tensor([-100, -100]), reduction="sum").item() == 0.0
+    smoothed = sg.losses.cross_entropy(logits, sg.tensor([-100, -100]), label_smoothing=0.1)
+    assert np.isnan(smoothed.item())
+    (loss + smoothed).backward()
+    assert not np.any(grads[logits].numpy())
+
+
+def test_class_weights_must_hold_one_value_per_class(numpy_backend: str) -> None:
+    """issue #25: the weight vector's shape is checked before anything is computed."""
+    for loss in (sg.losses.cross_entropy, sg.losses.nll_loss):
+        with pytest.raises(sg.ShapeError, match=r"one value per class, shape \(4,\), found \(3,\)"):
+            loss(sg.zeros(2, 4), sg.tensor([0, 1]), weight=sg.ones(3))
+
+
+def test_binary_cross_entropy_refuses_probabilities_outside_0_1_and_is_finite_at_the_ends(backend: str) -> None:
+    """issue #25: as F.binary_cross_entropy, probabilities must lie in [0, 1]; at 0 and 1 the
+    logs are clamped to -100, so a certain wrong answer costs 100 and its gradient is finite."""
+    with pytest.raises(sg.ShapeError, match=r"probs must lie in \[0, 1\]"):
+        sg.losses.binary_cross_entropy(sg.tensor([0.5, 1.5]), sg.tensor([1.0, 0.0])).item()
+    grads = sg.Gradients()
+    probs = sg.tensor([0.0, 1.0, 1.0]).trace(grads)
+    loss = sg.losses.binary_cross_entropy(probs, sg.tensor([1.0, 1.0, 0.0]), reduction="sum")
+    assert loss.item() == pytest.approx(200.0)
+    loss.backward()
+    assert np.all(np.isfinite(grads[probs].numpy()))

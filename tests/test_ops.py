@@ -167,3 +167,33 @@ def test_masked_softmax_gives_masked_scores_no_gradient_even_in_a_fully_masked_r
     assert g[0, 1] == 0.0 and np.all(g[1] == 0.0) and g[0, 0] != 0.0
     with pytest.raises(sg.ShapeError, match="softmax mask"):
         sg.softmax(x, mask=sg.tensor(np.ones((2, 2), dtype=bool)))
+
+
+def test_repeat_refuses_fewer_counts_than_axes_and_negative_counts_as_pytorch(backend: str) -> None:
+    """issue #25: ``sg.repeat`` is PyTorch's ``Tensor.repeat``, whose counts cover every axis;
+    ``sg.tile`` keeps NumPy's padding of short counts."""
+    x = sg.ones(2, 3)
+    with pytest.raises(sg.ShapeError, match=r"one non-negative count per axis of shape \(2, 3\).*found \(2,\)"):
+        sg.repeat(x, 2)
+    with pytest.raises(sg.ShapeError, match=r"found \(2, -1\)"):
+        x.repeat(2, -1)
+    assert sg.tile(x, (2,)).shape == (2, 6)
+    assert sg.repeat(x, (2, 1, 1)).shape == x.repeat(2, 1, 1).shape == (2, 2, 3)
+
+
+def test_einsum_trace_of_a_matrix_with_infinities_off_the_diagonal_is_finite(backend: str) -> None:
+    """issue #25: a repeated letter picks the diagonal, as torch.einsum: values off it (a
+    mask's -inf) neither reach the trace nor make its gradient NaN."""
+    grads = sg.Gradients()
+    a = sg.tensor(np.array([[1.0, -np.inf], [np.inf, 2.0]])).trace(grads)
+    trace = sg.einsum("ii->", a)
+    assert trace.item() == 3.0
+    trace.backward()
+    np.testing.assert_array_equal(grads[a].numpy(), np.eye(2))
+
+
+def test_einsum_refuses_an_output_that_repeats_or_invents_a_letter(numpy_backend: str) -> None:
+    """issue #25: the output names each input letter at most once (torch.einsum refuses too)."""
+    for spec in ("i->ii", "i->j"):
+        with pytest.raises(sg.ShapeError, match="output subscripts"):
+            sg.einsum(spec, sg.ones(3))

@@ -75,6 +75,28 @@ def reference_rmsprop(
     return step
 
 
+def reference_adagrad(
+    lr: float, lr_decay: float = 0.0, wd: float = 0.0, initial: float = 0.0, eps: float = 1e-10
+) -> Callable[..., Any]:
+    def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
+        p, g = _decay(p, g, lr, wd, False)
+        s["sum"] = s.get("sum", initial) + g * g
+        return p - lr / (1 + (t - 1) * lr_decay) * g / (np.sqrt(s["sum"]) + eps)
+
+    return step
+
+
+def reference_adadelta(lr: float, rho: float = 0.9, eps: float = 1e-6, wd: float = 0.0) -> Callable[..., Any]:
+    def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
+        p, g = _decay(p, g, lr, wd, False)
+        s["sq"] = rho * s.get("sq", 0) + (1 - rho) * g * g
+        delta = np.sqrt(s.get("u", 0) + eps) / np.sqrt(s["sq"] + eps) * g
+        s["u"] = rho * s.get("u", 0) + (1 - rho) * delta * delta
+        return p - lr * delta
+
+    return step
+
+
 @dataclass(frozen=True)
 class OptCase:
     name: str
@@ -129,6 +151,22 @@ OPTIMIZERS = [
         lambda lr: reference_rmsprop(lr, momentum=0.5, centered=True),
         0.01,
         0.01,
+    ),
+    OptCase("adagrad", lambda m, lr: sg.optim.Adagrad(m, lr=lr), lambda lr: reference_adagrad(lr), 0.05, 0.5),
+    OptCase(
+        "adagrad_decay_l2_initial",
+        lambda m, lr: sg.optim.Adagrad(m, lr=lr, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5),
+        lambda lr: reference_adagrad(lr, 0.01, 0.1, 0.5),
+        0.05,
+        0.5,
+    ),
+    OptCase("adadelta", lambda m, lr: sg.optim.Adadelta(m, lr=lr), lambda lr: reference_adadelta(lr), 1.0, 1.0),
+    OptCase(
+        "adadelta_l2",
+        lambda m, lr: sg.optim.Adadelta(m, lr=lr, rho=0.8, weight_decay=0.1),
+        lambda lr: reference_adadelta(lr, 0.8, wd=0.1),
+        1.0,
+        1.0,
     ),
 ]
 
@@ -365,3 +403,64 @@ def test_a_model_with_two_inputs_and_two_outputs_trains_without_threading(numpy_
         last = total
     assert sorted(grads.received()) == sorted(p for p, _ in model.named_parameters())
     assert last < 0.5 * first
+
+
+# --------------------------------------------------------------------------- parameter groups
+def test_a_group_overriding_an_unknown_setting_names_it_and_the_settings(numpy_backend: str) -> None:
+    """issue #25: Adam has no momentum: the group, the setting and Adam's settings are named."""
+    with pytest.raises(
+        sg.HyperparameterError,
+        match=r"group 0 Group\(select='\*\.bias', momentum=0\.9\) overrides 'momentum', which is no setting of Adam; "
+        r"expected one of lr, betas, eps, weight_decay",
+    ):
+        sg.optim.Adam(TwoLayers(), groups=[sg.optim.Group("*.bias", momentum=0.9)])
+
+
+def test_a_group_that_selects_nothing_is_named(numpy_backend: str) -> None:
+    """issue #25: a glob that matches no trainable parameter (a typo, a frozen layer) is refused."""
+    model = TwoLayers()
+    model.freeze("unused")
+    with pytest.raises(
+        sg.HyperparameterError, match=r"group 1 Group\(select='unused\.\*', lr=0\.1\) selects no trainable"
+    ):
+        sg.optim.Sgd(model, groups=[sg.optim.Group("*.bias", lr=0.0), sg.optim.Group("unused.*", lr=0.1)])
+    with pytest.raises(
+        sg.HyperparameterError, match=r"group 1 .* selects only parameters an earlier group already holds"
+    ):
+        sg.optim.Sgd(model, groups=[sg.optim.Group("used.*"), sg.optim.Group("used.bias", lr=0.1)])
+
+
+def test_group_settings_are_validated_like_the_optimizer_s(numpy_backend: str) -> None:
+    """issue #25: a group's values are checked at construction, as the optimizer's are."""
+    with pytest.raises(sg.HyperparameterError, match=r"expected betas\[0\] in \[0, 1\), found 1\.5"):
+        sg.optim.Adam(TwoLayers(), groups=[sg.optim.Group("*", betas=(1.5, 0.9))])
+    with pytest.raises(sg.HyperparameterError, match="expected lr >= 0, found -1"):
+        sg.optim.Adagrad(TwoLayers(), groups=[sg.optim.Group("*", lr=-1)])
+    with pytest.raises(sg.HyperparameterError, match="glob over dotted paths or a function"):
+        sg.optim.Group(3)  # pyright: ignore[reportArgumentType] -- the refusal under test
+
+
+def test_the_first_group_that_selects_a_parameter_wins(numpy_backend: str) -> None:
+    """issue #25 (documented on Group): used.bias is in both groups and takes the first's lr=0."""
+    model = TwoLayers()
+    model.freeze("unused")
+    opt = sg.optim.Sgd(model, lr=0.5, groups=[sg.optim.Group("*.bias", lr=0.0), sg.optim.Group("used.*", lr=0.1)])
+    grads = model.alloc_grads()
+    before = snapshot(model)
+    model(sg.ones(4, 3).trace(grads)).sum().backward()
+    opt.update(model, grads)
+    after = snapshot(model)
+    np.testing.assert_array_equal(after["used.bias"], before["used.bias"])
+    np.testing.assert_allclose(after["used.weight"], before["used.weight"] - 0.1 * grads[model.used.weight].numpy())
+
+
+def test_a_group_s_schedule_is_called_with_the_step(numpy_backend: str) -> None:
+    """issue #25: a group's lr may be a schedule, as the optimizer's."""
+    model = Point([1.0, 2.0])
+    opt = sg.optim.Sgd(model, lr=99.0, groups=[sg.optim.Group("xy", lr=lambda step: 0.1 * (step + 1))])
+    grads = model.alloc_grads()
+    for _ in range(2):
+        grads.zero()
+        (model.xy.trace(grads) * 1.0).sum().backward()
+        opt.update(model, grads)
+    np.testing.assert_allclose(model.xy.numpy(), [1.0 - 0.1 - 0.2, 2.0 - 0.1 - 0.2])

@@ -286,6 +286,88 @@ def test_cross_entropy(smoothing: float, reduction: str) -> None:
     )
 
 
+IGNORING = np.array([3, -100, 1, 3, 0, -100, 2])
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss(reduction: str, weighted: bool, backend: str) -> None:
+    """issue #25: F.nll_loss's values and gradients, ignored rows left out of the mean, on every backend."""
+    weight = np.array([0.3, 1.0, 2.5, 0.7])
+    helper_test_op(
+        [np.random.default_rng(10).standard_normal((7, 4))],
+        lambda z: sg.losses.nll_loss(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            sg.tensor(IGNORING),
+            weight=sg.tensor(weight) if weighted else None,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z: F.nll_loss(
+            z, torch.tensor(IGNORING), weight=torch.tensor(weight) if weighted else None, reduction=reduction
+        ),
+    )
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_ignore_index_and_class_weights(
+    reduction: str, smoothing: float, weighted: bool, backend: str
+) -> None:
+    """issue #25: F.cross_entropy(..., weight=, ignore_index=, label_smoothing=) values and gradients."""
+    weight = np.array([0.3, 1.0, 2.5, 0.7])
+    helper_test_op(
+        [np.random.default_rng(11).standard_normal((7, 4)) * 3],
+        lambda z: sg.losses.cross_entropy(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            sg.tensor(IGNORING),
+            weight=sg.tensor(weight) if weighted else None,
+            label_smoothing=smoothing,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z: F.cross_entropy(
+            z,
+            torch.tensor(IGNORING),
+            weight=torch.tensor(weight) if weighted else None,
+            label_smoothing=smoothing,
+            reduction=reduction,
+        ),
+    )
+
+
+def test_token_cross_entropy_with_another_ignore_index(backend: str) -> None:
+    """issue #25: per-token logits (B, L, C) (PyTorch's class axis is 1), padding marked by a
+    chosen ignore_index."""
+    labels = np.array([[1, 0, 0], [2, 1, 0]])
+    helper_test_op(
+        [np.random.default_rng(12).standard_normal((2, 3, 4))],
+        lambda z: sg.losses.cross_entropy(z, sg.tensor(labels), ignore_index=0),
+        lambda z: F.cross_entropy(z.permute(0, 2, 1), torch.tensor(labels), ignore_index=0),
+    )
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy(reduction: str, backend: str) -> None:
+    """issue #25: F.binary_cross_entropy's values and gradients (probabilities and targets)."""
+    rng = np.random.default_rng(13)
+    helper_test_op(
+        [rng.uniform(0.02, 0.98, (3, 5)), rng.uniform(0, 1, (3, 5))],
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, reduction=reduction),  # pyright: ignore[reportArgumentType, reportCallIssue] -- reduction is one of the three
+        lambda p, t: F.binary_cross_entropy(p, t, reduction=reduction),
+    )
+
+
+def test_binary_cross_entropy_at_certain_probabilities_is_torch_s(backend: str) -> None:
+    """issue #25: at p = 0 and p = 1 PyTorch clamps the logs at -100 and the gradient's
+    denominator at 1e-12; the value and the probabilities' gradient agree there."""
+    probs, targets = np.array([0.0, 1.0, 0.0, 1.0, 0.4]), np.array([1.0, 0.0, 0.0, 1.0, 0.3])
+    helper_test_op(
+        [probs],
+        lambda p: sg.losses.binary_cross_entropy(p, sg.tensor(targets), reduction="none"),
+        lambda p: F.binary_cross_entropy(p, torch.tensor(targets), reduction="none"),
+    )
+
+
 # --------------------------------------------------------------------------- optimizers
 class Quadratic(sg.nn.Module):
     def __init__(self, start: np.ndarray) -> None:
@@ -311,6 +393,16 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
         lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1),
     ),
     "rmsprop": (lambda m: sg.optim.RMSprop(m, lr=0.01), lambda p: torch.optim.RMSprop(p, lr=0.01)),
+    "adagrad_defaults": (lambda m: sg.optim.Adagrad(m), lambda p: torch.optim.Adagrad(p)),
+    "adagrad": (
+        lambda m: sg.optim.Adagrad(m, lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2),
+        lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.2),
+    ),
+    "adadelta_defaults": (lambda m: sg.optim.Adadelta(m), lambda p: torch.optim.Adadelta(p)),
+    "adadelta": (
+        lambda m: sg.optim.Adadelta(m, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.05),
+        lambda p: torch.optim.Adadelta(p, lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.05),
+    ),
     "rmsprop_centered_momentum": (
         lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5),
         lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5),
@@ -349,3 +441,108 @@ def test_longer_broadcast_sweep(seed: int) -> None:
     for op in OPS:
         if op.kind == "binary":
             helper_test_op(draw(op, seed, shapes_with_broadcasting(1000 + seed)), op.fn, op.torch)  # type: ignore[arg-type]
+
+
+class TwoLinear(sg.nn.Module):
+    """Two layers: two weights (2-D) and two biases (1-D) to put in groups."""
+
+    def __init__(self) -> None:
+        self.hidden = sg.nn.Linear[L[4], L[5]](generator=sg.Generator(3), dtype="float64")
+        self.out = sg.nn.Linear[L[5], L[2]](generator=sg.Generator(4), dtype="float64")
+
+    def __call__(self, x: Any) -> Any:
+        return self.out(self.hidden(x).tanh())
+
+
+GROUPS: dict[str, tuple[Callable[[Any], Any], Callable[[dict[str, Any]], Any]]] = {
+    "adamw_no_decay_below_2d": (
+        lambda m: sg.optim.AdamW(
+            m, lr=0.05, weight_decay=0.1, groups=[sg.optim.Group(select=lambda path, p: p.ndim < 2, weight_decay=0.0)]
+        ),
+        lambda t: torch.optim.AdamW(
+            [
+                {"params": [t["hidden.weight"], t["out.weight"]]},
+                {"params": [t["hidden.bias"], t["out.bias"]], "weight_decay": 0.0},
+            ],
+            lr=0.05,
+            weight_decay=0.1,
+        ),
+    ),
+    "sgd_globs_first_group_wins": (
+        lambda m: sg.optim.Sgd(
+            m,
+            lr=0.1,
+            momentum=0.9,
+            groups=[sg.optim.Group("out.*", lr=0.02, momentum=0.0), sg.optim.Group("*.bias", weight_decay=0.5)],
+        ),
+        lambda t: torch.optim.SGD(
+            [
+                {"params": [t["out.weight"], t["out.bias"]], "lr": 0.02, "momentum": 0.0},
+                {"params": [t["hidden.bias"]], "weight_decay": 0.5},
+                {"params": [t["hidden.weight"]]},
+            ],
+            lr=0.1,
+            momentum=0.9,
+        ),
+    ),
+    "adadelta_group_rho_and_lr": (
+        lambda m: sg.optim.Adadelta(m, groups=[sg.optim.Group("hidden.*", rho=0.5, lr=0.5)]),
+        lambda t: torch.optim.Adadelta(
+            [
+                {"params": [t["hidden.weight"], t["hidden.bias"]], "rho": 0.5, "lr": 0.5},
+                {"params": [t["out.weight"], t["out.bias"]]},
+            ]
+        ),
+    ),
+    "rmsprop_centered_group": (
+        lambda m: sg.optim.RMSprop(m, lr=0.01, groups=[sg.optim.Group("out.weight", centered=True, momentum=0.5)]),
+        lambda t: torch.optim.RMSprop(
+            [
+                {"params": [t["out.weight"]], "centered": True, "momentum": 0.5},
+                {"params": [t["hidden.weight"], t["hidden.bias"], t["out.bias"]]},
+            ],
+            lr=0.01,
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GROUPS))
+def test_parameter_groups_match_torch_param_groups(name: str) -> None:
+    """issue #25: one model, the same weights, 10 steps: the same losses and weights as
+    torch.optim with the equivalent param groups."""
+    make_ours, make_theirs = GROUPS[name]
+    model = TwoLinear()
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2)).double()
+    _copy_linear(model.hidden, theirs[0])
+    _copy_linear(model.out, theirs[2])
+    tensors = {
+        "hidden.weight": theirs[0].weight,
+        "hidden.bias": theirs[0].bias,
+        "out.weight": theirs[2].weight,
+        "out.bias": theirs[2].bias,
+    }
+    rng = np.random.default_rng(14)
+    x, target = rng.standard_normal((6, 4)), rng.standard_normal((6, 2))
+    opt, grads = make_ours(model), model.alloc_grads()
+    topt = make_theirs(tensors)
+    for step in range(10):
+        grads.zero()
+        loss = sg.losses.mse(model(sg.tensor(x).trace(grads)), sg.tensor(target))
+        loss.backward()
+        opt.update(model, grads)
+        topt.zero_grad()
+        tloss = F.mse_loss(theirs(torch.tensor(x)), torch.tensor(target))
+        tloss.backward()
+        topt.step()
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10), f"loss at step {step}"
+        for path, tensor in tensors.items():
+            found = dict(model.named_parameters())[path].numpy()
+            expected = tensor.detach().numpy()
+            np.testing.assert_allclose(
+                found,
+                expected.T if expected.ndim == 2 else expected,
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=f"{path} at step {step}",
+            )

@@ -12,7 +12,18 @@ from .._errors import ShapeError
 from .._tensor import Tensor, record
 from .._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 
-__all__ = ["broadcast_to", "concat", "expand_dims", "flatten", "permute", "reshape", "squeeze", "stack", "swapaxes"]
+__all__ = [
+    "broadcast_to",
+    "concat",
+    "expand_dims",
+    "flatten",
+    "permute",
+    "repeat",
+    "reshape",
+    "squeeze",
+    "stack",
+    "swapaxes",
+]
 
 
 def reshape_backward(xp: Any, g: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
@@ -261,6 +272,36 @@ def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Ope
             ) from None
         raise ShapeError(f"broadcast_to: shape {x.shape} cannot broadcast to {target}") from None
     return record(out, broadcast_backward, (x,), (), x._backend)
+
+
+def repeat(x: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
+    """``x`` repeated ``reps[i]`` times along each axis; extra leading ``reps`` add new axes
+    in front. Fewer ``reps`` than axes or a negative one is a ``ShapeError``, as in PyTorch
+    (``sg.tile`` pads short ``reps`` with ones instead). The gradient sums the copies.
+    PyTorch: ``Tensor.repeat`` (``x.repeat(2, 3)`` and ``sg.repeat(x, (2, 3))`` alike).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> sg.repeat(sg.tensor([1, 2]), 2, 2).tolist()
+        [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    first = reps[0] if len(reps) == 1 else None
+    # repeat((2, 3)) as well as repeat(2, 3), as PyTorch takes both
+    counts = tuple(int(r) for r in (first if isinstance(first, Sequence) else cast("tuple[int, ...]", reps)))
+    if len(counts) < x.ndim or any(r < 0 for r in counts):
+        raise ShapeError(
+            f"repeat expects one non-negative count per axis of shape {x.shape} (at least {x.ndim}), found {counts}"
+        )
+    shape = (1,) * (len(counts) - x.ndim) + x.shape
+    # Each axis n becomes (r, n): a broadcast along a new size-r axis, then merged, so the
+    # copies share one backward (the engine sums the broadcast axis).
+    spread: list[int] = []
+    target: list[int] = []
+    for r, n in zip(counts, shape, strict=True):
+        spread += [1, n]
+        target += [r, n]
+    expanded = broadcast_to(reshape(x, tuple(spread)), tuple(target))
+    return reshape(expanded, tuple(r * n for r, n in zip(counts, shape, strict=True)))
 
 
 def concat_backward(xp: Any, g: Any, axis: int, bounds: tuple[int, ...]) -> tuple[Any, ...]:

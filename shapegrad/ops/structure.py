@@ -402,18 +402,10 @@ def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, 
 
 
 def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
-    """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``; PyTorch's
-    ``Tensor.repeat``); the gradient sums the copies."""
-    if len(reps) < x.ndim:
-        reps = (1,) * (x.ndim - len(reps)) + tuple(reps)
-    shape = (1,) * (len(reps) - x.ndim) + x.shape
-    spread: list[int] = []
-    target: list[int] = []
-    for r, n in zip(reps, shape, strict=True):
-        spread += [1, n]
-        target += [r, n]
-    expanded = shp.broadcast_to(shp.reshape(x, tuple(spread)), tuple(target))
-    return shp.reshape(expanded, tuple(r * n for r, n in zip(reps, shape, strict=True)))
+    """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps``
+    than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the
+    gradient sums the copies."""
+    return shp.repeat(x, (1,) * (x.ndim - len(reps)) + tuple(reps))
 
 
 def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
@@ -496,9 +488,6 @@ def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
         raise ShapeError(f"einsum: {spec!r} names {len(terms)} operands, found {count}")
     if not arrow:  # NumPy's implicit output: letters used once, in order
         output = "".join(sorted(c for c in set(inputs) if c.isalpha() and inputs.count(c) == 1))
-    for term in terms:
-        if len(set(term)) != len(term):
-            raise ShapeError(f"einsum: operand subscripts {term!r} repeat a letter (diagonals) — not supported")
     for letter in output:
         if letter not in inputs:
             raise ShapeError(f"einsum {spec!r}: output letter {letter!r} names no axis of the operands ({inputs!r})")
@@ -510,19 +499,51 @@ def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
     return terms, output
 
 
+def _distinct(term: str) -> str:
+    """The letters of ``term`` in order, each once: ``"iji"`` is ``"ij"``."""
+    return "".join(dict.fromkeys(term))
+
+
+def _undiagonal(backend: Any, grad: Any, term: str, shape: tuple[int, ...], used: str) -> Any:
+    """The gradient of an operand whose subscripts repeat a letter (``"ii"``), from the
+    gradient of its diagonal (over ``_distinct(term)``): placed on the diagonal, 0 off it.
+    Each repeat gets a fresh letter tied to the first by an identity matrix, so the
+    placement is one contraction (``"i,ij->ij"`` with ``eye``)."""
+    xp = backend.xp
+    fresh = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used)
+    full: list[str] = []
+    ties: list[str] = []
+    eyes: list[Any] = []
+    for axis, letter in enumerate(term):
+        if letter in term[:axis]:
+            other = next(fresh)
+            full.append(other)
+            ties.append(letter + other)
+            eyes.append(xp.eye(shape[axis], dtype=grad.dtype))
+        else:
+            full.append(letter)
+    return _contract(backend, ",".join([_distinct(term), *ties]) + "->" + "".join(full), [grad, *eyes])
+
+
 def einsum_backward(
     xp: Any, g: Any, terms: list[str], output: str, arrays: tuple[Any, ...], backend: Any
 ) -> tuple[Any, ...]:
     grads: list[Any] = []
+    used = "".join(terms) + output
     for k, term in enumerate(terms):
         others = [(t, a) for i, (t, a) in enumerate(zip(terms, arrays, strict=True)) if i != k]
         available = set(output).union(*[set(t) for t, _ in others])
-        kept = "".join(c for c in term if c in available)
+        distinct = _distinct(term)
+        kept = "".join(c for c in distinct if c in available)
         spec = ",".join([output, *[t for t, _ in others]]) + "->" + kept
         grad = _contract(backend, spec, [g, *[a for _, a in others]])
-        if kept != term:  # letters only this operand had were summed away: their gradient is constant along them
-            shape = tuple(arrays[k].shape[term.index(c)] if c in kept else 1 for c in term)
-            grad = xp.broadcast_to(xp.reshape(grad, shape), tuple(arrays[k].shape))
+        shape = tuple(arrays[k].shape[term.index(c)] for c in distinct)
+        if kept != distinct:  # letters only this operand had were summed away: their gradient is constant along them
+            grad = xp.broadcast_to(
+                xp.reshape(grad, tuple(n if c in kept else 1 for c, n in zip(distinct, shape, strict=True))), shape
+            )
+        if distinct != term:  # a repeated letter took a diagonal: its gradient lies on it
+            grad = _undiagonal(backend, grad, term, tuple(arrays[k].shape), used)
         grads.append(grad)
     return tuple(grads)
 
@@ -542,8 +563,10 @@ def _contract(backend: Any, spec: str, arrays: list[Any]) -> Any:
 def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Open, ...]]:
     """Einstein summation, ``einsum("bij,bjk->bik", a, b)``, differentiable in every operand.
     Each letter must bind one size (else ``ShapeError`` naming the letter); the contraction
-    order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). No ``...`` and
-    no repeated letter within one operand. PyTorch: ``torch.einsum``.
+    order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). A letter repeated
+    within one operand takes its diagonal (``"ii->"`` is the trace, ``"ii->i"`` the
+    diagonal); the output names each letter at most once. No ``...``. PyTorch:
+    ``torch.einsum``.
 
     Examples:
         >>> import shapegrad as sg

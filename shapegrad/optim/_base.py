@@ -6,7 +6,8 @@ import math
 import warnings
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from .._autodiff import note_written, orphaned
@@ -14,6 +15,7 @@ from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
 from ..nn._module import Module
+from ._groups import Group, assign_groups
 
 M = TypeVar("M", bound=Module)
 
@@ -29,18 +31,31 @@ def require(condition: bool, what: str, found: Any) -> None:
         raise HyperparameterError(f"invalid optimizer setting: expected {what}, found {found!r}")
 
 
+def _require_lr(lr: LearningRate) -> None:
+    if not callable(lr):
+        require(lr >= 0, "lr >= 0", lr)
+
+
+def _rate(lr: LearningRate, step: int) -> float:
+    return lr(step) if callable(lr) else lr
+
+
 class _Slot:
     """One trainable parameter as the optimizer sees it: its array, backend, state and how
     many updates it received (its own step count: Adam's bias correction for a parameter
     that first gets a gradient at step 4 is that of its first step, as in PyTorch)."""
 
-    __slots__ = ("path", "key", "param", "backend", "state", "steps", "wide_dtype")
+    __slots__ = ("path", "key", "param", "backend", "state", "steps", "wide_dtype", "hp")
 
-    def __init__(self, path: str, key: int, param: Any, backend: Any, state: dict[str, Any], wide_dtype: Any) -> None:
+    def __init__(
+        self, path: str, key: int, param: Any, backend: Any, state: dict[str, Any], wide_dtype: Any, hp: Any
+    ) -> None:
         self.path, self.key, self.param, self.backend, self.state = path, key, param, backend, state
         self.steps = 0
         # float32 for a float16 parameter: the update runs in it, then is rounded back.
         self.wide_dtype = wide_dtype
+        # The settings this parameter's rule reads: the optimizer itself, or its group's.
+        self.hp = hp
 
 
 def _key(tensor: Any) -> int:
@@ -124,34 +139,60 @@ class Optimizer(ABC, Generic[M]):
     An update in which no parameter at all received a gradient is always refused: it means
     ``backward()`` has not run since ``grads.zero()``.
 
-    Subclasses define ``_init_state`` and ``_apply``; state is preallocated and updated in
-    place. Settings are validated at construction (``HyperparameterError``, a ``ValueError``).
+    ``groups`` (``sg.optim.Group``) give the parameters they select settings of their own
+    (``lr``, ``weight_decay``, ...), as PyTorch's param groups do.
+
+    Subclasses pass their settings to ``__init__`` and define ``_configure`` (validate and
+    set them), ``_init_state`` and ``_apply``; state is preallocated and updated in place.
+    Settings are validated at construction (``HyperparameterError``, a ``ValueError``).
     """
 
     def __init__(
-        self, model: M, *, lr: LearningRate, unused: UnusedPolicy = "error", clip_norm: float | None = None
+        self,
+        model: M,
+        *,
+        lr: LearningRate,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
+        settings: dict[str, Any] | None = None,
     ) -> None:
         if unused not in ("error", "warn", "ignore"):
             raise ShapegradError(f"unused must be 'error', 'warn' or 'ignore', found {unused!r}")
-        if not callable(lr):
-            require(lr >= 0, "lr >= 0", lr)
+        _require_lr(lr)
         if clip_norm is not None:
             require(clip_norm > 0, "clip_norm > 0", clip_norm)
+        defaults = settings or {}
+        self._configure(self, defaults)
+        params = list(model.named_parameters(trainable_only=True))
+        name = type(self).__name__
+        chosen = assign_groups(name, groups, params, ["lr", *defaults])
+        group_hp: list[Any] = []
+        for group in groups:
+            overrides = dict(group.settings)
+            hp = SimpleNamespace(lr=overrides.pop("lr", None))
+            if hp.lr is not None:
+                _require_lr(hp.lr)
+            self._configure(hp, {**defaults, **overrides})
+            group_hp.append(hp)
+        self._groups = tuple(groups)
+        self._group_hp = group_hp
         self._model_id = id(model)
         self.lr: LearningRate = lr
         self.unused: UnusedPolicy = unused
         self.clip_norm = clip_norm
         self.step_count = 0
         self._slots: list[_Slot] = []
-        for path, param in model.named_parameters(trainable_only=True):
+        for (path, param), index in zip(params, chosen, strict=True):
             info = param._param
             assert info is not None
             backend = param._backend
             data = param._data
             state_dtype = _state_dtype(backend.xp, data)
             wide = None if state_dtype == data.dtype else state_dtype
-            state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide))
-            self._slots.append(_Slot(path, info.key, param, backend, state, wide))
+            hp = self if index is None else group_hp[index]
+            state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide), hp)
+            self._slots.append(_Slot(path, info.key, param, backend, state, wide, hp))
         optimizers = cast("weakref.WeakSet[Any] | None", model.__dict__.get("_optimizers"))
         if optimizers is None:
             optimizers = weakref.WeakSet[Any]()
@@ -164,18 +205,25 @@ class Optimizer(ABC, Generic[M]):
             )
 
     # -- what subclasses provide ------------------------------------------------------------
-    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        """Validate ``settings`` (``require``) and set them on ``target``: the optimizer for
+        its own settings, a namespace for a group's (``_apply`` reads either as ``hp``)."""
+
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {}
 
     @abstractmethod
-    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
         """Update ``param`` (an array of ``backend``) in place from ``grad`` and ``state``;
-        ``step`` counts this parameter's updates, this one included."""
+        ``step`` counts this parameter's updates, this one included; ``hp`` holds the
+        settings (the optimizer's own where None)."""
 
     # -- the contract -----------------------------------------------------------------------
     def current_lr(self) -> float:
         """The learning rate the next ``update`` uses (schedules are called with the step)."""
-        return self.lr(self.step_count) if callable(self.lr) else self.lr
+        return _rate(self.lr, self.step_count)
 
     def _check(self, model: M, grads: Gradients[M]) -> list[_Slot]:
         if id(model) != self._model_id:
@@ -244,20 +292,23 @@ class Optimizer(ABC, Generic[M]):
         """
         flush_device_checks()
         active = self._check(model, grads)
-        lr = self.lr(self.step_count) if callable(self.lr) else self.lr
+        lr = _rate(self.lr, self.step_count)
+        # Each group's rate is found (a schedule called) before the first write as well.
+        rates = {id(hp): _rate(hp.lr, self.step_count) for hp in self._group_hp if hp.lr is not None}
         if self.clip_norm is not None:
             _clip_in_place(grads, self.clip_norm)
         slots = grads._slots
         for slot in active:
             slot.steps += 1
-            param, grad, backend = slot.param._data, slots[slot.key], slot.backend
+            param, grad, backend, hp = slot.param._data, slots[slot.key], slot.backend, slot.hp
+            rate = rates.get(id(hp), lr)
             if slot.wide_dtype is not None:
                 xp = backend.xp
                 wide = xp.astype(param, slot.wide_dtype)
-                self._apply(backend, wide, xp.astype(grad, slot.wide_dtype), slot.state, lr, slot.steps)
+                self._apply(backend, wide, xp.astype(grad, slot.wide_dtype), slot.state, rate, slot.steps, hp)
                 backend.copy_into(param, xp.astype(wide, param.dtype))
             else:
-                self._apply(backend, param, grad, slot.state, lr, slot.steps)
+                self._apply(backend, param, grad, slot.state, rate, slot.steps, hp)
             note_written(slot.param)
         self.step_count += 1
         grads._mark_consumed(f"{type(self).__name__}.update")

@@ -1,14 +1,21 @@
-"""The optimizers. Each docstring gives the update as math; state is updated in place."""
+"""The optimizers. Each docstring gives the update as math; state is updated in place.
+
+Each optimizer's settings are validated and set by its ``_configure``, once for its own
+(on the optimizer) and once per ``Group`` (on the group's namespace); ``_apply`` reads them
+from ``hp``, so one parameter group's update never sees another's settings.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .._backend import fused_kernel
 from .._errors import ShapegradError
 from ._base import LearningRate, M, Optimizer, UnusedPolicy, require
+from ._groups import Group
 
-__all__ = ["Adam", "AdamW", "RMSprop", "Sgd", "apply_weight_decay"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "RMSprop", "Sgd", "apply_weight_decay"]
 
 
 def apply_weight_decay(param: Any, grad: Any, lr: float, weight_decay: float, decoupled: bool) -> Any:
@@ -20,6 +27,22 @@ def apply_weight_decay(param: Any, grad: Any, lr: float, weight_decay: float, de
         param *= 1 - lr * weight_decay
         return grad
     return grad + weight_decay * param
+
+
+def _require_weight_decay(weight_decay: float) -> None:
+    require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
+
+
+def _configure_sgd(
+    target: Any, *, momentum: float, nesterov: bool, weight_decay: float, decoupled_weight_decay: bool
+) -> None:
+    require(momentum >= 0, "momentum >= 0", momentum)
+    _require_weight_decay(weight_decay)
+    if nesterov and momentum <= 0:
+        raise ShapegradError("Nesterov momentum expects momentum > 0")
+    target.momentum, target.nesterov = momentum, nesterov
+    target.weight_decay, target.decoupled = weight_decay, decoupled_weight_decay
+    target.kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
 
 
 class Sgd(Optimizer[M]):
@@ -47,36 +70,51 @@ class Sgd(Optimizer[M]):
         decoupled_weight_decay: bool = False,
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
     ) -> None:
-        require(momentum >= 0, "momentum >= 0", momentum)
-        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
-        if nesterov and momentum <= 0:
-            raise ShapegradError("Nesterov momentum expects momentum > 0")
-        self.momentum, self.nesterov = momentum, nesterov
-        self.weight_decay, self.decoupled = weight_decay, decoupled_weight_decay
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
-        self._kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
+        settings = {
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "weight_decay": weight_decay,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
-        return {"momentum": xp.zeros_like(param)} if self.momentum else {}
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_sgd(target, **settings)
 
-    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
-        g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
-        if self.momentum:
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
+        return {"momentum": xp.zeros_like(param)} if hp.momentum else {}
+
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
+        hp = self if hp is None else hp
+        g = apply_weight_decay(param, grad, lr, hp.weight_decay, hp.decoupled)
+        if hp.momentum:
             buf = state["momentum"]
             # A backend may offer one kernel for the momentum update; the formula is the same.
-            fused = fused_kernel(backend, self._kernel, param.dtype) if step > 1 else None
+            fused = fused_kernel(backend, hp.kernel, param.dtype) if step > 1 else None
             if fused is not None:
                 dtype = param.dtype.type
-                fused(g, dtype(lr), dtype(self.momentum), param, buf)
+                fused(g, dtype(lr), dtype(hp.momentum), param, buf)
                 return
             if step == 1:
                 buf[...] = g
             else:
-                buf *= self.momentum
+                buf *= hp.momentum
                 buf += g
-            g = g + self.momentum * buf if self.nesterov else buf
+            g = g + hp.momentum * buf if hp.nesterov else buf
         param -= lr * g
+
+
+def _configure_adam(target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+    for i, beta in enumerate(betas):
+        require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
+    require(eps > 0, "eps > 0", eps)
+    _require_weight_decay(weight_decay)
+    target.beta1, target.beta2 = betas
+    target.eps, target.weight_decay = eps, weight_decay
 
 
 class Adam(Optimizer[M]):
@@ -98,37 +136,40 @@ class Adam(Optimizer[M]):
         weight_decay: float = 0.0,
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
     ) -> None:
-        for i, beta in enumerate(betas):
-            require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
-        require(eps > 0, "eps > 0", eps)
-        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
-        self.beta1, self.beta2 = betas
-        self.eps, self.weight_decay = eps, weight_decay
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+        settings = {"betas": betas, "eps": eps, "weight_decay": weight_decay}
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adam(target, **settings)
+
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
 
-    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
+        hp = self if hp is None else hp
         xp = backend.xp
-        g = apply_weight_decay(param, grad, lr, self.weight_decay, self.decoupled)
+        g = apply_weight_decay(param, grad, lr, hp.weight_decay, self.decoupled)
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        bias1 = 1 - self.beta1**step
-        bias2 = 1 - self.beta2**step
+        beta1, beta2, eps = hp.beta1, hp.beta2, hp.eps
+        bias1 = 1 - beta1**step
+        bias2 = 1 - beta2**step
         # A backend may offer the same update as one in-place kernel (NumPy: no temporaries;
         # CuPy: one launch); this xp math is the reference it is tested against.
         fused = fused_kernel(backend, "adam", param.dtype)
         if fused is not None:
             scalar = param.dtype.type
-            fused(g, *map(scalar, (lr / bias1, self.beta1, self.beta2, self.eps, bias2**-0.5)), param, m, v)
+            fused(g, *map(scalar, (lr / bias1, beta1, beta2, eps, bias2**-0.5)), param, m, v)
             return
-        m *= self.beta1
-        m += (1 - self.beta1) * g
-        v *= self.beta2
-        v += (1 - self.beta2) * (g * g)
+        m *= beta1
+        m += (1 - beta1) * g
+        v *= beta2
+        v += (1 - beta2) * (g * g)
         denom = xp.sqrt(v) / (bias2**0.5)
-        denom += self.eps
+        denom += eps
         param -= (lr / bias1) * (m / denom)
 
 
@@ -148,10 +189,29 @@ class AdamW(Adam[M]):
         weight_decay: float = 1e-2,
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
     ) -> None:
         super().__init__(
-            model, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, unused=unused, clip_norm=clip_norm
+            model,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            unused=unused,
+            clip_norm=clip_norm,
+            groups=groups,
         )
+
+
+def _configure_rmsprop(
+    target: Any, *, alpha: float, eps: float, momentum: float, centered: bool, weight_decay: float
+) -> None:
+    require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
+    require(eps > 0, "eps > 0", eps)
+    require(momentum >= 0, "momentum >= 0", momentum)
+    _require_weight_decay(weight_decay)
+    target.alpha, target.eps, target.momentum = alpha, eps, momentum
+    target.centered, target.weight_decay = centered, weight_decay
 
 
 class RMSprop(Optimizer[M]):
@@ -174,45 +234,156 @@ class RMSprop(Optimizer[M]):
         weight_decay: float = 0.0,
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
     ) -> None:
-        require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
-        require(eps > 0, "eps > 0", eps)
-        require(momentum >= 0, "momentum >= 0", momentum)
-        require(weight_decay >= 0, "weight_decay >= 0", weight_decay)
-        self.alpha, self.eps, self.momentum, self.centered, self.weight_decay = (
-            alpha,
-            eps,
-            momentum,
-            centered,
-            weight_decay,
-        )
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm)
+        settings = {
+            "alpha": alpha,
+            "eps": eps,
+            "momentum": momentum,
+            "centered": centered,
+            "weight_decay": weight_decay,
+        }
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
-    def _init_state(self, xp: Any, param: Any) -> dict[str, Any]:
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_rmsprop(target, **settings)
+
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
         state = {"square_avg": xp.zeros_like(param)}
-        if self.centered:
+        if hp.centered:
             state["grad_avg"] = xp.zeros_like(param)
-        if self.momentum:
+        if hp.momentum:
             state["momentum"] = xp.zeros_like(param)
         return state
 
-    def _apply(self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int) -> None:
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
+        hp = self if hp is None else hp
         xp = backend.xp
-        g = apply_weight_decay(param, grad, lr, self.weight_decay, decoupled=False)
+        g = apply_weight_decay(param, grad, lr, hp.weight_decay, decoupled=False)
         sq = state["square_avg"]
-        sq *= self.alpha
-        sq += (1 - self.alpha) * (g * g)
-        if self.centered:
+        sq *= hp.alpha
+        sq += (1 - hp.alpha) * (g * g)
+        if hp.centered:
             avg = state["grad_avg"]
-            avg *= self.alpha
-            avg += (1 - self.alpha) * g
-            denom = xp.sqrt(sq - avg * avg) + self.eps
+            avg *= hp.alpha
+            avg += (1 - hp.alpha) * g
+            denom = xp.sqrt(sq - avg * avg) + hp.eps
         else:
-            denom = xp.sqrt(sq) + self.eps
-        if self.momentum:
+            denom = xp.sqrt(sq) + hp.eps
+        if hp.momentum:
             buf = state["momentum"]
-            buf *= self.momentum
+            buf *= hp.momentum
             buf += g / denom
             param -= lr * buf
         else:
             param -= lr * (g / denom)
+
+
+def _configure_adagrad(
+    target: Any, *, lr_decay: float, weight_decay: float, initial_accumulator_value: float, eps: float
+) -> None:
+    require(lr_decay >= 0, "lr_decay >= 0", lr_decay)
+    _require_weight_decay(weight_decay)
+    require(initial_accumulator_value >= 0, "initial_accumulator_value >= 0", initial_accumulator_value)
+    require(eps >= 0, "eps >= 0", eps)
+    target.lr_decay, target.weight_decay = lr_decay, weight_decay
+    target.initial_accumulator_value, target.eps = initial_accumulator_value, eps
+
+
+class Adagrad(Optimizer[M]):
+    """Adagrad, as ``torch.optim.Adagrad`` (its defaults: ``lr=1e-2``, ``eps=1e-10``).
+
+    ``g ← g + wd·p``; ``s ← s + g²`` (``s`` starts at ``initial_accumulator_value``);
+    ``p ← p - lr / (1 + (t-1)·lr_decay) · g / (√s + ε)``.
+    """
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1e-2,
+        lr_decay: float = 0.0,
+        weight_decay: float = 0.0,
+        initial_accumulator_value: float = 0.0,
+        eps: float = 1e-10,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
+    ) -> None:
+        settings = {
+            "lr_decay": lr_decay,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "eps": eps,
+        }
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adagrad(target, **settings)
+
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
+        return {"sum": xp.full_like(param, hp.initial_accumulator_value)}
+
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
+        hp = self if hp is None else hp
+        xp = backend.xp
+        g = apply_weight_decay(param, grad, lr, hp.weight_decay, decoupled=False)
+        total = state["sum"]
+        total += g * g
+        rate = lr / (1 + (step - 1) * hp.lr_decay)
+        param -= rate * (g / (xp.sqrt(total) + hp.eps))
+
+
+def _configure_adadelta(target: Any, *, rho: float, eps: float, weight_decay: float) -> None:
+    require(0.0 <= rho <= 1.0, "rho in [0, 1]", rho)
+    require(eps >= 0, "eps >= 0", eps)
+    _require_weight_decay(weight_decay)
+    target.rho, target.eps, target.weight_decay = rho, eps, weight_decay
+
+
+class Adadelta(Optimizer[M]):
+    """Adadelta, as ``torch.optim.Adadelta`` (its defaults: ``lr=1.0``, ``rho=0.9``,
+    ``eps=1e-6``).
+
+    ``g ← g + wd·p``; ``s ← ρs + (1-ρ)g²``; ``Δ = √(u + ε) / √(s + ε) · g``;
+    ``u ← ρu + (1-ρ)Δ²``; ``p ← p - lr·Δ``.
+    """
+
+    def __init__(
+        self,
+        model: M,
+        *,
+        lr: LearningRate = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0.0,
+        unused: UnusedPolicy = "error",
+        clip_norm: float | None = None,
+        groups: Sequence[Group] = (),
+    ) -> None:
+        settings = {"rho": rho, "eps": eps, "weight_decay": weight_decay}
+        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+
+    def _configure(self, target: Any, settings: dict[str, Any]) -> None:
+        _configure_adadelta(target, **settings)
+
+    def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
+        return {"square_avg": xp.zeros_like(param), "acc_delta": xp.zeros_like(param)}
+
+    def _apply(
+        self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
+    ) -> None:
+        hp = self if hp is None else hp
+        xp = backend.xp
+        g = apply_weight_decay(param, grad, lr, hp.weight_decay, decoupled=False)
+        square, acc = state["square_avg"], state["acc_delta"]
+        square *= hp.rho
+        square += (1 - hp.rho) * (g * g)
+        delta = xp.sqrt(acc + hp.eps) / xp.sqrt(square + hp.eps) * g
+        acc *= hp.rho
+        acc += (1 - hp.rho) * (delta * delta)
+        param -= lr * delta

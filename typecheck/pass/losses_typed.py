@@ -9,7 +9,9 @@ from shapegrad import NoTape, OwnedTape, Tensor
 class Batch(sg.Dim): ...
 
 
-def main(logits: Tensor[OwnedTape[None], Batch, L[10]], labels: Tensor[NoTape, Batch], target: Tensor[NoTape, Batch, L[10]]) -> None:
+def main(
+    logits: Tensor[OwnedTape[None], Batch, L[10]], labels: Tensor[NoTape, Batch], target: Tensor[NoTape, Batch, L[10]]
+) -> None:
     ce: Tensor[OwnedTape[None]] = sg.losses.cross_entropy(logits, labels, label_smoothing=0.1)
     per_row: Tensor[OwnedTape[None], Batch] = sg.losses.cross_entropy(logits, labels, reduction="none")
     mse: Tensor[OwnedTape[None]] = sg.losses.mse(logits, target)

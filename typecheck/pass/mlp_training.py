@@ -21,7 +21,13 @@ class MLP(Module):
         return self.out(self.hidden(x).relu())
 
 
-def train_step(model: MLP, opt: sg.optim.Adam[MLP], grads: sg.Gradients[MLP], x: Tensor[NoTape, Batch, L[784]], y: Tensor[NoTape, Batch]) -> float:
+def train_step(
+    model: MLP,
+    opt: sg.optim.Adam[MLP],
+    grads: sg.Gradients[MLP],
+    x: Tensor[NoTape, Batch, L[784]],
+    y: Tensor[NoTape, Batch],
+) -> float:
     grads.zero()
     logits: Tensor[OwnedTape[MLP], Batch, L[10]] = model(x.trace(grads))
     loss: Tensor[OwnedTape[MLP]] = sg.losses.cross_entropy(logits, y)

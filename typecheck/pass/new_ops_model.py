@@ -27,7 +27,9 @@ class TinyAttention(Module):
         scores = sg.einsum("bqd,bkd->bqk", q, x)
         causal = sg.tril(sg.ones(x.shape[1], x.shape[1])) == 0
         weights = sg.softmax(sg.masked_fill(scores, causal, -1e9), axis=-1)
-        mixed: Tensor[T, Batch, Seq, L[16]] = sg.cast(sg.einsum("bqk,bkd->bqd", weights, x), Tensor[T, Batch, Seq, L[16]])
+        mixed: Tensor[T, Batch, Seq, L[16]] = sg.cast(
+            sg.einsum("bqk,bkd->bqd", weights, x), Tensor[T, Batch, Seq, L[16]]
+        )
         return self.act(mixed)
 
 

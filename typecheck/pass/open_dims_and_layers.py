@@ -49,7 +49,9 @@ class Net(Module):
         return self.drop(self.act(self.fc(self.gelu(h))))
 
 
-def open_dims(img: Tensor[NoTape, Batch, L[28], L[28]], a: Tensor[NoTape, Batch, L[64]], b: Tensor[NoTape, Batch, L[32]]) -> None:
+def open_dims(
+    img: Tensor[NoTape, Batch, L[28], L[28]], a: Tensor[NoTape, Batch, L[64]], b: Tensor[NoTape, Batch, L[32]]
+) -> None:
     batch = Batch(img.shape[0])
     flat = img.reshape(batch, -1)  # open: stated below
     stated = sg.cast(flat, Tensor[NoTape, Batch, L[784]])

@@ -16,7 +16,9 @@ def block(x: Tensor[T, B, L[4]], w: Tensor[NoTape, L[4], L[3]], b: Tensor[NoTape
 class Model: ...
 
 
-def main(x: Tensor[NoTape, L[2], L[4]], w: Tensor[NoTape, L[4], L[3]], b: Tensor[NoTape, L[3]], grads: sg.Gradients[Model]) -> None:
+def main(
+    x: Tensor[NoTape, L[2], L[4]], w: Tensor[NoTape, L[4], L[3]], b: Tensor[NoTape, L[3]], grads: sg.Gradients[Model]
+) -> None:
     plain: Tensor[NoTape, L[2], L[3]] = block(x, w, b)
     traced: Tensor[OwnedTape[Model], L[2], L[3]] = block(x.trace(grads), w, b)
     result: sg.Gradients[Model] = traced.sum().backward()
