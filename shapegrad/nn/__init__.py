@@ -36,11 +36,15 @@ from ._conv import (
 )
 from ._linear import Embedding, Linear
 from ._module import Chan, Layer, Module, parameter
+from ._recurrent import GRU, LSTM, RNN
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "SELU",
     "Hardtanh",
     "LogSigmoid",
