@@ -36,8 +36,8 @@ from ._conv import (
 )
 from ._linear import Embedding, Linear
 from ._module import Chan, Layer, Module, parameter
-from ._recurrent import GRU, LSTM, RNN
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
+from ._recurrent import GRU, LSTM, RNN
 
 __all__ = [
     "ELU",

@@ -20,7 +20,7 @@ from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
 from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
-from ..ops.shape import concat, stack
+from ..ops.shape import concat, stack, swapaxes
 from ._linear import uniform_parameter
 from ._module import Layer, _literal_size
 
@@ -160,7 +160,9 @@ class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
         """The last layer's output and the final states, each stacked as PyTorch's ``h_n``."""
         initial = self._states(x, given, count)
         finals: list[list[Any]] = [[] for _ in range(count)]
-        layer_input: Any = x
+        # Time-major inside, so that each step's slice is contiguous: one copy of the input
+        # (in the first projection), one view back to batch-first at the end.
+        layer_input: Any = swapaxes(x, 0, 1)
         for layer in range(self.num_layers):
             outputs: list[Any] = []
             for direction, suffix in enumerate([f"l{layer}", f"l{layer}_reverse"][: 2 if self.bidirectional else 1]):
@@ -176,10 +178,10 @@ class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
                 result = recurrence(self._cell, xproj, w_hh, b_hh, tuple(s[k] for s in initial), bool(direction))
                 last = 0 if direction else x.shape[1] - 1  # where the reverse direction ends
                 for j in range(count):
-                    finals[j].append(result[j, :, last])
+                    finals[j].append(result[j, last])
                 outputs.append(result[0])
             layer_input = outputs[0] if len(outputs) == 1 else concat(outputs, axis=-1)
-        return layer_input, [stack(f) for f in finals]
+        return swapaxes(layer_input, 0, 1), [stack(f) for f in finals]
 
 
 class _OneState(_Recurrent[I, H, D], checked=False):

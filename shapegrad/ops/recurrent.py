@@ -7,7 +7,7 @@ time is one op: its forward loops over the steps (one ``h @ W_hhᵀ`` product pe
 the gate activations, and its rule runs backpropagation through time the same way, with the
 ``W_hh`` gradient one product over all steps at the end.
 
-The op's result is ``(K, B, S, H)``: ``K = 1`` (the hidden states) for RNN and GRU, ``K = 2``
+The op's result is time-major, ``(K, S, B, H)``: ``K = 1`` (the hidden states) for RNN and GRU, ``K = 2``
 (hidden and cell states) for LSTM, so that one op yields both sequences; the layer slices the
 output and the final states out of it. Gate order and formulas are PyTorch's: LSTM ``i, f, g,
 o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))`` and
@@ -118,24 +118,24 @@ def _order(steps: int, reverse: bool) -> range:
 def sequence_forward(
     xp: Any, cell: str, xproj: Any, w_hh: Any, b_hh: Any, states: tuple[Any, ...], reverse: bool
 ) -> tuple[Any, Any]:
-    """The reference forward of one layer-direction: ``(result (K, B, S, H), gates (B, S, ·))``."""
+    """The reference forward of one layer-direction: ``(result (K, S, B, H), gates (S, B, ·))``."""
     step = STEPS[cell][0]
     w_t = xp.matrix_transpose(w_hh)
-    steps = xproj.shape[1]
+    steps = xproj.shape[0]
     outs: list[list[Any]] = [[None] * steps for _ in states]
     kept: list[Any] = [None] * steps
     for t in _order(steps, reverse):
-        states, kept[t] = step(xp, xproj[:, t, :], xp.matmul(states[0], w_t) + b_hh, states)
+        states, kept[t] = step(xp, xproj[t, ...], xp.matmul(states[0], w_t) + b_hh, states)
         for k, s in enumerate(states):
             outs[k][t] = s
-    result = xp.stack([xp.stack(seq, axis=1) for seq in outs], axis=0)
-    return result, None if kept[0] is None else xp.stack(kept, axis=1)
+    result = xp.stack([xp.stack(seq, axis=0) for seq in outs], axis=0)
+    return result, None if kept[0] is None else xp.stack(kept, axis=0)
 
 
 def previous_hidden(xp: Any, hs: Any, h0: Any, reverse: bool) -> Any:
-    """The hidden state each step started from, ``(B, S, H)``: ``h0`` then ``hs`` shifted by one."""
-    first = xp.expand_dims(h0, axis=1)
-    return xp.concat([hs[:, 1:, :], first] if reverse else [first, hs[:, :-1, :]], axis=1)
+    """The hidden state each step started from, ``(S, B, H)``: ``h0`` then ``hs`` shifted by one."""
+    first = xp.expand_dims(h0, axis=0)
+    return xp.concat([hs[1:, ...], first] if reverse else [first, hs[:-1, ...]], axis=0)
 
 
 def weight_gradients(xp: Any, dhh: Any, h_prev: Any) -> tuple[Any, Any]:
@@ -148,20 +148,20 @@ def _sequence_backward(
     xp: Any, cell: str, g: Any, result: Any, gates: Any, w_hh: Any, states0: tuple[Any, ...], reverse: bool
 ) -> tuple[Any, ...]:
     back = STEPS[cell][1]
-    steps = result.shape[2]
+    steps = result.shape[1]
     grads = tuple(xp.zeros_like(s) for s in states0)
     dxs: list[Any] = [None] * steps
     dhhs: list[Any] = [None] * steps
     for t in reversed(_order(steps, reverse)):
-        new = tuple(result[k, :, t, :] for k in range(len(states0)))
+        new = tuple(result[k, t, ...] for k in range(len(states0)))
         p = t + 1 if reverse else t - 1
-        old = states0 if p in (-1, steps) else tuple(result[k, :, p, :] for k in range(len(states0)))
-        grads = tuple(d + g[k, :, t, :] for k, d in enumerate(grads))
-        dxs[t], dhhs[t], grads = back(xp, None if gates is None else gates[:, t, :], new, old, grads)
+        old = states0 if p in (-1, steps) else tuple(result[k, p, ...] for k in range(len(states0)))
+        grads = tuple(d + g[k, t, ...] for k, d in enumerate(grads))
+        dxs[t], dhhs[t], grads = back(xp, None if gates is None else gates[t, ...], new, old, grads)
         grads = (grads[0] + xp.matmul(dhhs[t], w_hh), *grads[1:])
-    dhh = xp.stack(dhhs, axis=1)
+    dhh = xp.stack(dhhs, axis=0)
     dw, db = weight_gradients(xp, dhh, previous_hidden(xp, result[0, ...], states0[0], reverse))
-    return (xp.stack(dxs, axis=1), dw, db, *grads)
+    return (xp.stack(dxs, axis=0), dw, db, *grads)
 
 
 def rnn_tanh_sequence_backward(xp: Any, g: Any, result: Any, gates: Any, w_hh: Any, *rest: Any) -> tuple[Any, ...]:
@@ -193,10 +193,11 @@ def recurrence(
 ) -> Any:
     """One layer-direction of a recurrent layer over the whole sequence, as one op.
 
-    ``xproj`` is the input projection of every step, ``(B, S, G·H)`` (``x @ W_ihᵀ + b_ih``);
+    ``xproj`` is the input projection of every step, time-major ``(S, B, G·H)`` (``x @ W_ihᵀ +
+    b_ih``; time-major so that each step's slice is contiguous);
     ``w_hh`` is ``(G·H, H)`` and ``b_hh`` ``(G·H,)`` as PyTorch's; ``states`` the initial
     ``(h0,)`` (or ``(h0, c0)`` for an LSTM), each ``(B, H)``; ``reverse`` runs from the last
-    step to the first. The result is ``(K, B, S, H)``: each state after each step (see the
+    step to the first. The result is ``(K, S, B, H)``: each state after each step (see the
     module's docstring). PyTorch: one direction of one layer of ``torch.nn.RNN/LSTM/GRU``.
     """
     if cell not in CELL_GATES:
@@ -208,9 +209,9 @@ def recurrence(
     require_float(xproj, "recurrence")
     hidden = w_hh.shape[-1] if w_hh.ndim == 2 else -1
     width = CELL_GATES[cell] * hidden
-    batch = xproj.shape[0] if xproj.ndim == 3 else -1
+    batch = xproj.shape[1] if xproj.ndim == 3 else -1
     expected: dict[str, tuple[int, ...]] = {
-        "input projection": (batch, xproj.shape[1] if xproj.ndim == 3 else -1, width),
+        "input projection": (xproj.shape[0] if xproj.ndim == 3 else -1, batch, width),
         "w_hh": (width, hidden),
         "b_hh": (width,),
     }
