@@ -206,7 +206,8 @@ class RNN(_OneState[I, H, D], checked=False):
     ``torch.nn.RNN(..., batch_first=True)``.
 
     Args:
-        input_size, hidden_size: the sizes ``I`` and ``H``, only when not ``Literal`` type arguments.
+        input_size: the input size ``I``, only when it is not a ``Literal`` type argument.
+        hidden_size: the state's size ``H``, likewise.
         num_layers: stacked layers (each later one reads the previous one's output).
         nonlinearity: ``"tanh"`` or ``"relu"``.
         bidirectional: also run each layer from the last step to the first; the output then
