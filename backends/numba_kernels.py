@@ -45,6 +45,9 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
   xhat, rstd, weight, need, affine)``: the row statistics, normalisation and affine map in
   one pass per row; the gradient's two row means, ``gx`` and the ``weight``/``bias``
   column sums in one pass.
+- ``lstm_sequence``, ``gru_sequence``, ``rnn_tanh_sequence``, ``rnn_relu_sequence`` and
+  their ``_backward``: one layer-direction of a recurrent layer over the whole sequence
+  (``backends/numba_recurrent.py``); float32 and float64.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from . import numba_recurrent
 
 __all__ = ["ERF_P", "ERF_Q", "available", "kernel"]
 
@@ -737,6 +742,9 @@ def _layer_norm_backward() -> Callable[..., Any]:
     return layer_norm_backward
 
 
+# The recurrences (RNN, LSTM, GRU over a whole sequence), in their own module.
+_recurrent_builders = numba_recurrent.builders(_jit, _ROW_FLAGS)
+
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
     "gelu_exact_backward": _gelu_exact_backward,
@@ -753,9 +761,18 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "layer_norm_backward": _layer_norm_backward,
     "sgd_momentum": _sgd(_sgd_momentum_loop),
     "sgd_nesterov": _sgd(_sgd_nesterov_loop),
+    **_recurrent_builders,
 }
 # Loops compiled per argument type (float32 and float64) rather than float32 ufuncs.
-_ANY_FLOAT = {"scatter_add_rows", "max_pool2d", "max_pool2d_backward", "adam", "sgd_momentum", "sgd_nesterov"}
+_ANY_FLOAT = {
+    "scatter_add_rows",
+    "max_pool2d",
+    "max_pool2d_backward",
+    "adam",
+    "sgd_momentum",
+    "sgd_nesterov",
+    *_recurrent_builders,
+}
 
 
 def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:

@@ -111,3 +111,11 @@ def test_the_gpt_phase_breakdown_runs() -> None:
     result = _run_benchmark("gpt_phases.py", "--quick", timeout=600)
     for row in ("forward + loss", "backward", "update", "whole step", "exact GELU", "cross-entropy"):
         assert row in result.stdout
+
+
+def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
+    """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
+    pytest.importorskip("torch")
+    result = _run_benchmark("lstm.py", "--quick", timeout=600)
+    assert "same weights and input" in result.stdout
+    assert "ratio shapegrad / torch:" in result.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-MODELS = ["train_digits", "gpt", "resnet", "vae", "train_digits_distributed"]
+MODELS = ["train_digits", "gpt", "char_rnn", "resnet", "vae", "train_digits_distributed"]
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> str:
@@ -130,6 +130,13 @@ def test_gpt_example_beats_the_unigram_baseline(tmp_path: Path) -> None:
     out = _run(str(EXAMPLES / "gpt.py"), "--quick", "--output", str(tmp_path))
     assert "| parameters | steps |" in out and "sample (temperature 0.8, top-k 8)" in out
     assert (tmp_path / "gpt.safetensors").exists()
+
+
+def test_char_rnn_example_beats_the_unigram_baseline(tmp_path: Path) -> None:
+    """issue #25: the character-level LSTM's --quick run beats the unigram baseline (it asserts so)."""
+    out = _run(str(EXAMPLES / "char_rnn.py"), "--quick", "--output", str(tmp_path))
+    assert "| parameters | steps |" in out and "sample (temperature 0.8)" in out
+    assert (tmp_path / "char_rnn.safetensors").exists()
 
 
 def test_resnet_example_reaches_its_floor(tmp_path: Path) -> None:

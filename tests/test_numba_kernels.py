@@ -552,3 +552,35 @@ def test_kernels_give_the_reference_result_for_extreme_values_on_a_baseline_cpu(
         check=False,
     )
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+@pytest.mark.parametrize("cell", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+def test_recurrence_kernels_match_the_reference_loop(cell: str, reverse: bool, dtype: Any) -> None:
+    """issue #25: the fused sequence (forward and rule) equals ``ops.recurrent``'s reference."""
+    from shapegrad.ops import recurrent
+
+    rng = np.random.default_rng(0)
+    steps, batch, hidden = 5, 3, 4
+    width = recurrent.CELL_GATES[cell] * hidden
+    xproj = rng.standard_normal((steps, batch, width)).astype(dtype)
+    w_hh = (rng.standard_normal((width, hidden)) / 2).astype(dtype)
+    b_hh = rng.standard_normal(width).astype(dtype)
+    states = tuple(rng.standard_normal((batch, hidden)).astype(dtype) for _ in range(2 if cell == "lstm" else 1))
+    forward = numba_kernels.kernel(f"{cell}_sequence", dtype)
+    backward = numba_kernels.kernel(f"{cell}_sequence_backward", dtype)
+    assert forward is not None and backward is not None
+    result, gates = forward(xproj, w_hh, b_hh, states, reverse)
+    expected_result, expected_gates = recurrent.sequence_forward(np, cell, xproj, w_hh, b_hh, states, reverse)
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    assert result.dtype == dtype and result.shape == expected_result.shape
+    np.testing.assert_allclose(result, expected_result, **tol)
+    if expected_gates is not None:
+        np.testing.assert_allclose(gates, expected_gates, **tol)
+    g = rng.standard_normal(result.shape).astype(dtype)
+    found = backward(g, result, gates, w_hh, *states, dtype(reverse))  # numbers arrive as the dtype
+    expected = recurrent.RULES[cell](np, g, result, gates, w_hh, *states, reverse)
+    assert len(found) == len(expected)
+    for i, (f, e) in enumerate(zip(found, expected, strict=True)):
+        np.testing.assert_allclose(f, e, **tol, err_msg=f"gradient {i}")

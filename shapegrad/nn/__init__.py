@@ -38,12 +38,16 @@ from ._conv import (
 from ._linear import Embedding, Linear
 from ._module import Chan, Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
+from ._recurrent import GRU, LSTM, RNN
 from ._state import IncompatibleKeys
 from ._torch import from_torch
 
 __all__ = [
     "ELU",
     "GELU",
+    "GRU",
+    "LSTM",
+    "RNN",
     "SELU",
     "Hardtanh",
     "LogSigmoid",

@@ -1,0 +1,331 @@
+"""Recurrent layers: ``RNN``, ``LSTM`` and ``GRU``, as PyTorch's with ``batch_first=True``.
+
+Each layer-direction is one input projection (one matrix product over every step) and one
+recurrence op (:func:`shapegrad.ops.recurrent.recurrence`), so a 2-layer LSTM over 64 steps
+records a dozen ops rather than thousands. Parameter names, shapes, gate order and
+initialisation are PyTorch's, so its ``named_parameters()`` copy over one to one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
+
+from typing_extensions import TypeVar
+
+from .._creation import Generator
+from .._dims import Open, Prod
+from .._errors import ShapeError
+from .._tensor import AnyTensor, Tensor, wrap
+from .._typevars import T
+from ..ops.linalg import linear
+from ..ops.recurrent import CELL_GATES, recurrence
+from ..ops.shape import concat, stack, swapaxes
+from ._linear import uniform_parameter
+from ._module import Layer, _literal_size
+
+__all__ = ["GRU", "LSTM", "RNN"]
+
+I = TypeVar("I")
+H = TypeVar("H")
+# How many directions: L[1], or L[2] for a bidirectional layer, whose output is Prod[L[2], H]
+# wide (both directions' states side by side). A default that is a TypeVar (the width, H)
+# would be widened to int by pyright for literal sizes; a literal default is kept.
+D = TypeVar("D", default=Literal[1])
+# The sizes a constructor call binds (class-scoped variables may not appear in __init__'s self).
+_I = TypeVar("_I")
+_H = TypeVar("_H")
+Batch = TypeVar("Batch")
+Steps = TypeVar("Steps")
+
+State = Tensor[Any, Any, Batch, H]
+"""An initial state, ``(num_layers · directions, B, H)`` as PyTorch's ``h_0``."""
+Pair = tuple[State[Batch, H], State[Batch, H]]
+Final = Tensor[T, Open, Batch, H]
+"""A final state, ``(num_layers · directions, B, H)``, on the input's tape."""
+
+
+class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
+    """What RNN, LSTM and GRU share: the parameters, the checks and the loop over layers."""
+
+    _cell: str
+
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> AnyTensor:
+            """The parameters, named per layer and direction (``weight_ih_l0``, ``bias_hh_l1_reverse``)."""
+            ...
+
+    @overload
+    def __init__(
+        self: _Recurrent[_I, _H, Literal[1]],
+        input_size: _I | None = None,
+        hidden_size: _H | None = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: _Recurrent[_I, _H, Literal[2]],
+        input_size: _I | None = None,
+        hidden_size: _H | None = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    def __init__(
+        self,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: bool = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype)
+
+    def _build(
+        self,
+        input_size: Any,
+        hidden_size: Any,
+        num_layers: int,
+        bidirectional: bool,
+        bias: bool,
+        generator: Generator | None,
+        dtype: str,
+    ) -> None:
+        name = type(self).__name__
+        self.input_size = self._size_arg(0, input_size, "input_size")
+        self.hidden_size = self._size_arg(1, hidden_size, "hidden_size")
+        if not isinstance(num_layers, int) or num_layers < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- checked for untyped callers
+            raise ShapeError(f"{name}: num_layers is a positive int, found {num_layers!r}")
+        if self.hidden_size < 1:
+            raise ShapeError(f"{name}: hidden_size is a positive int, found {self.hidden_size}")
+        self.num_layers = num_layers
+        self.bidirectional = bool(bidirectional)
+        self.bias = bool(bias)
+        directions = 2 if bidirectional else 1
+        width = directions * self.hidden_size
+        args = self._type_args
+        declared = _literal_size(args[2]) if len(args) > 2 else (1 if len(args) == 2 else None)
+        if declared is not None and declared != directions:
+            raise ShapeError(
+                f"{name}: the type says {declared} direction(s), found bidirectional={bidirectional}; "
+                f"a bidirectional layer's output is 2·{self.hidden_size} wide: write "
+                f"{name.split('[')[0]}[L[{self.input_size}], L[{self.hidden_size}], L[{directions}]]"
+                f"(bidirectional={bidirectional})"
+            )
+        rows = CELL_GATES[self._cell] * self.hidden_size
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        # Assigned in PyTorch's order, so named_parameters() lists them as torch does.
+        for layer in range(num_layers):
+            features = self.input_size if layer == 0 else width
+            for suffix in [f"l{layer}", f"l{layer}_reverse"][:directions]:
+                setattr(self, f"weight_ih_{suffix}", uniform_parameter((rows, features), bound, generator, dtype))
+                setattr(
+                    self, f"weight_hh_{suffix}", uniform_parameter((rows, self.hidden_size), bound, generator, dtype)
+                )
+                if bias:
+                    setattr(self, f"bias_ih_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
+                    setattr(self, f"bias_hh_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
+
+    def _states(self, x: AnyTensor, given: tuple[AnyTensor, ...] | None, count: int) -> tuple[AnyTensor, ...]:
+        name = type(self).__name__
+        if x.ndim != 3 or x.shape[-1] != self.input_size:
+            raise ShapeError(
+                f"{name}: expected input (batch, steps, {self.input_size}) (batch_first), found shape {x.shape}"
+            )
+        if x.shape[1] == 0:
+            raise ShapeError(f"{name}: expected a sequence of at least one step, found shape {x.shape}")
+        expected = (self.num_layers * (2 if self.bidirectional else 1), x.shape[0], self.hidden_size)
+        if given is None:
+            zeros = x._backend.xp.zeros(expected, dtype=x._data.dtype)
+            return tuple(wrap(zeros, x._backend) for _ in range(count))
+        if len(given) != count or any(not isinstance(s, Tensor) or s.shape != expected for s in given):  # pyright: ignore[reportUnnecessaryIsInstance] -- checked for untyped callers
+            shapes = [getattr(s, "shape", type(s).__name__) for s in given]
+            what = "(h_0, c_0)" if count == 2 else "h_0"
+            raise ShapeError(f"{name}: expected {what} of shape {expected} each, found {shapes}")
+        return given
+
+    def _run(self, x: AnyTensor, given: tuple[AnyTensor, ...] | None, count: int) -> tuple[Any, list[Any]]:
+        """The last layer's output and the final states, each stacked as PyTorch's ``h_n``."""
+        initial = self._states(x, given, count)
+        finals: list[list[Any]] = [[] for _ in range(count)]
+        # Time-major inside, so that each step's slice is contiguous: one copy of the input
+        # (in the first projection), one view back to batch-first at the end.
+        layer_input: Any = swapaxes(x, 0, 1)
+        for layer in range(self.num_layers):
+            outputs: list[Any] = []
+            for direction, suffix in enumerate([f"l{layer}", f"l{layer}_reverse"][: 2 if self.bidirectional else 1]):
+                k = layer * (2 if self.bidirectional else 1) + direction
+                w_ih, w_hh = getattr(self, f"weight_ih_{suffix}"), getattr(self, f"weight_hh_{suffix}")
+                b_ih: Any = getattr(self, f"bias_ih_{suffix}") if self.bias else None
+                b_hh: Any = (
+                    getattr(self, f"bias_hh_{suffix}")
+                    if self.bias
+                    else wrap(x._backend.xp.zeros((w_hh.shape[0],), dtype=x._data.dtype), x._backend)
+                )
+                xproj = linear(layer_input, w_ih.T, b_ih)
+                result = recurrence(self._cell, xproj, w_hh, b_hh, tuple(s[k] for s in initial), bool(direction))
+                last = 0 if direction else x.shape[1] - 1  # where the reverse direction ends
+                for j in range(count):
+                    finals[j].append(result[j, last])
+                outputs.append(result[0])
+            layer_input = outputs[0] if len(outputs) == 1 else concat(outputs, axis=-1)
+        return swapaxes(layer_input, 0, 1), [stack(f) for f in finals]
+
+
+class _OneState(_Recurrent[I, H, D], checked=False):
+    """RNN and GRU: one state, ``h``."""
+
+    @overload
+    def __call__(
+        self: _OneState[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Final[T, Batch, _H]]: ...
+    @overload
+    def __call__(
+        self: _OneState[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Final[T, Batch, _H]]: ...
+    def __call__(self, x: Any, h_0: Any = None) -> Any:
+        out, (h_n,) = self._run(x, None if h_0 is None else (h_0,), 1)
+        return out, h_n
+
+
+class RNN(_OneState[I, H, D], checked=False):
+    """An Elman RNN, ``h_t = tanh(x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh)`` (``relu`` with
+    ``nonlinearity="relu"``), over ``(batch, steps, I)`` inputs: PyTorch's
+    ``torch.nn.RNN(..., batch_first=True)``.
+
+    Args:
+        input_size: the input size ``I``, only when it is not a ``Literal`` type argument.
+        hidden_size: the state's size ``H``, likewise.
+        num_layers: stacked layers (each later one reads the previous one's output).
+        nonlinearity: ``"tanh"`` or ``"relu"``.
+        bidirectional: also run each layer from the last step to the first; the output then
+            has ``2·H`` features (the type's third argument, ``RNN[L[8], L[16], L[2]]``, says so; the output is
+            ``Prod[L[2], L[16]]`` wide).
+        bias: whether the layer has ``bias_ih_l*`` and ``bias_hh_l*``.
+        generator: the source of the initial values (``U(±1/√H)``, as PyTorch).
+        dtype: the parameters' dtype.
+
+    Returns ``(output, h_n)``: ``output``, ``(B, S, H)`` (bidirectional: ``(B, S, Prod[L[2], H])``),
+    is the last layer's state at every step, ``h_n`` ``(num_layers · directions, B, H)`` every layer-direction's final state.
+
+    Examples:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> rnn = sg.nn.RNN[L[3], L[5]](num_layers=2, generator=sg.Generator(0))
+        >>> out, h_n = rnn(sg.ones(4, 7, 3))
+        >>> out.shape, h_n.shape
+        ((4, 7, 5), (2, 4, 5))
+    """
+
+    _cell = "rnn_tanh"
+
+    @overload
+    def __init__(
+        self: RNN[_I, _H, Literal[1]],
+        input_size: _I | None = None,
+        hidden_size: _H | None = None,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: RNN[_I, _H, Literal[2]],
+        input_size: _I | None = None,
+        hidden_size: _H | None = None,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    def __init__(
+        self,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        nonlinearity: str = "tanh",
+        bidirectional: bool = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ShapeError(f"RNN: nonlinearity is 'tanh' or 'relu', found {nonlinearity!r}")
+        self._cell = f"rnn_{nonlinearity}"
+        self.nonlinearity = nonlinearity
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype)
+
+
+class GRU(_OneState[I, H, D], checked=False):
+    """A gated recurrent unit over ``(batch, steps, I)`` inputs, PyTorch's
+    ``torch.nn.GRU(..., batch_first=True)``: gates ``r, z, n`` (in that order in the weights),
+    ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = (1 - z) ⊙ n + z ⊙ h``.
+
+    Arguments and result as :class:`RNN` (without ``nonlinearity``): ``(output, h_n)``.
+
+    Examples:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> gru = sg.nn.GRU[L[3], L[5], L[2]](bidirectional=True)
+        >>> out, h_n = gru(sg.ones(4, 7, 3))
+        >>> out.shape, h_n.shape
+        ((4, 7, 10), (2, 4, 5))
+    """
+
+    _cell = "gru"
+
+
+class LSTM(_Recurrent[I, H, D], checked=False):
+    """A long short-term memory layer over ``(batch, steps, I)`` inputs, PyTorch's
+    ``torch.nn.LSTM(..., batch_first=True)``: gates ``i, f, g, o`` (in that order in the
+    weights), ``c' = f ⊙ c + i ⊙ g``, ``h' = o ⊙ tanh(c')``.
+
+    Arguments as :class:`RNN` (without ``nonlinearity``). ``lstm(x)`` starts from zero states,
+    ``lstm(x, (h_0, c_0))`` from given ones; both return ``(output, (h_n, c_n))``.
+
+    Examples:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> lstm = sg.nn.LSTM[L[8], L[16]](num_layers=2)
+        >>> out, (h_n, c_n) = lstm(sg.ones(4, 7, 8))
+        >>> out.shape, h_n.shape, c_n.shape
+        ((4, 7, 16), (2, 4, 16), (2, 4, 16))
+    """
+
+    _cell = "lstm"
+
+    @overload
+    def __call__(
+        self: LSTM[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+    @overload
+    def __call__(
+        self: LSTM[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+    def __call__(self, x: Any, state: Any = None) -> Any:
+        pair = cast(tuple[Any, ...], state) if isinstance(state, tuple) else None
+        if state is not None and (pair is None or len(pair) != 2):
+            kind: str = type(state).__name__  # pyright: ignore[reportUnknownArgumentType] -- any object
+            raise ShapeError(f"LSTM: expected the state as a pair (h_0, c_0), found {kind}")
+        out, (h_n, c_n) = self._run(x, pair, 2)
+        return out, (h_n, c_n)

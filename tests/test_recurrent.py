@@ -1,0 +1,233 @@
+"""Recurrent layers (issue #25): ``sg.nn.RNN``, ``LSTM`` and ``GRU`` against PyTorch's
+``batch_first=True`` layers, from the same weights, in float64, on every backend."""
+
+from __future__ import annotations
+
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+import torch
+from gradcheck import assert_gradients_match
+
+import shapegrad as sg
+from shapegrad import nn
+
+CELLS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
+    "lstm": (nn.LSTM, torch.nn.LSTM, {}),
+    "gru": (nn.GRU, torch.nn.GRU, {}),
+    "rnn_tanh": (nn.RNN, torch.nn.RNN, {}),
+    "rnn_relu": (nn.RNN, torch.nn.RNN, {"nonlinearity": "relu"}),
+}
+
+
+def _pair(cell: str, layers: int, bidirectional: bool, bias: bool = True, sizes: tuple[int, int] = (3, 4)) -> Any:
+    """A torch layer and a shapegrad layer holding a copy of its parameters (float64)."""
+    ours, theirs, extra = CELLS[cell]
+    torch.manual_seed(layers * 2 + bidirectional)
+    reference = theirs(
+        *sizes,
+        num_layers=layers,
+        bidirectional=bidirectional,
+        bias=bias,
+        batch_first=True,
+        dtype=torch.float64,
+        **extra,
+    )
+    layer = ours(*sizes, layers, bidirectional=bidirectional, bias=bias, dtype="float64", **extra)
+    for name, value in reference.named_parameters():
+        setattr(layer, name, nn.parameter(sg.tensor(value.detach().numpy())))
+    return reference, layer
+
+
+def _states(cell: str, count: int, batch: int, hidden: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((count, batch, hidden)) for _ in range(2 if cell == "lstm" else 1)]
+
+
+def _call(layer: Any, cell: str, x: Any, states: list[Any] | None) -> tuple[Any, list[Any]]:
+    """``(output, [h_n] or [h_n, c_n])`` of either library's layer."""
+    if states is None:
+        out, final = layer(x)
+    else:
+        out, final = layer(x, tuple(states) if cell == "lstm" else states[0])
+    return out, list(final) if cell == "lstm" else [final]
+
+
+@pytest.mark.parametrize("given_states", [False, True], ids=["zero-state", "given-state"])
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["one-way", "bidirectional"])
+@pytest.mark.parametrize("layers", [1, 2])
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_outputs_states_and_every_gradient_match_torch(
+    cell: str, layers: int, bidirectional: bool, given_states: bool, backend: str
+) -> None:
+    """issue #25: the output, final states and the gradients of every parameter, the input and
+    the initial states equal PyTorch's autograd, from the same weights."""
+    reference, layer = _pair(cell, layers, bidirectional)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3))
+    count = layers * (2 if bidirectional else 1)
+    states = _states(cell, count, 2, 4, 1) if given_states else None
+
+    tx = torch.tensor(x, requires_grad=True)
+    tstates = None if states is None else [torch.tensor(s, requires_grad=True) for s in states]
+    tout, tfinal = _call(reference, cell, tx, tstates)
+    weights = [rng.standard_normal(tuple(t.shape)) for t in (tout, *tfinal)]
+    tloss = sum((t * torch.tensor(w)).sum() for t, w in zip((tout, *tfinal), weights, strict=True))
+    tloss.backward()
+
+    grads = layer.alloc_grads()
+    sx = sg.tensor(x).trace(grads, keep_grad=True)
+    sstates = None if states is None else [sg.tensor(s).trace(grads, keep_grad=True) for s in states]
+    out, final = _call(layer, cell, sx, sstates)
+    loss = sum(((t * sg.tensor(w)).sum() for t, w in zip((out, *final), weights, strict=True)), sg.tensor(0.0))
+    loss.backward()
+
+    assert out.shape == tuple(tout.shape) == (2, 5, 4 * (2 if bidirectional else 1))
+    for ours, theirs in zip((out, *final), (tout, *tfinal), strict=True):
+        np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for name, tensor in reference.named_parameters():
+        assert tensor.grad is not None
+        np.testing.assert_allclose(
+            grads[getattr(layer, name)].numpy(), tensor.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=name
+        )
+    np.testing.assert_allclose(grads[sx].numpy(), tx.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg="input")
+    for k, (ours_s, theirs_s) in enumerate(zip(sstates or [], tstates or [], strict=True)):
+        np.testing.assert_allclose(
+            grads[ours_s].numpy(), theirs_s.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"state {k}"
+        )
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_without_bias_matches_torch(cell: str, numpy_backend: str) -> None:
+    """issue #25: ``bias=False`` has no bias parameters, as PyTorch's."""
+    reference, layer = _pair(cell, 1, False, bias=False)
+    assert [n for n, _ in layer.named_parameters()] == ["weight_ih_l0", "weight_hh_l0"]
+    x = np.random.default_rng(3).standard_normal((2, 4, 3))
+    out, _ = _call(layer, cell, sg.tensor(x), None)
+    np.testing.assert_allclose(out.numpy(), _call(reference, cell, torch.tensor(x), None)[0].detach().numpy())
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_gradients_match_finite_differences(cell: str, backend: str) -> None:
+    """issue #25: input and initial-state gradients of a tiny 2-layer bidirectional layer
+    equal central differences in float64."""
+    _, layer = _pair(cell, 2, True, sizes=(2, 3))
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((2, 3, 2)), *_states(cell, 4, 2, 3, 5)]
+
+    def fn(x: Any, *states: Any) -> Any:
+        out, final = _call(layer, cell, x, list(states))
+        return sg.concat([out.reshape(-1), *(f.reshape(-1) for f in final)])
+
+    assert_gradients_match(fn, arrays)
+
+
+def test_parameter_names_shapes_and_initialisation_are_torchs(numpy_backend: str) -> None:
+    """issue #25: names and shapes as ``torch.nn.LSTM``'s, values from ``U(±1/√hidden)``."""
+    layer = nn.LSTM[L[8], L[16], L[2]](num_layers=2, bidirectional=True, generator=sg.Generator(0))
+    reference = torch.nn.LSTM(8, 16, num_layers=2, bidirectional=True, batch_first=True)
+    assert [(n, t.shape) for n, t in layer.named_parameters()] == [
+        (n, tuple(t.shape)) for n, t in reference.named_parameters()
+    ]
+    values = np.concatenate([t.numpy().ravel() for t in layer.parameters()])
+    assert values.dtype == np.float32
+    assert np.abs(values).max() <= 0.25 and np.abs(values).max() > 0.24
+    assert nn.GRU[L[3], L[5]]().weight_ih_l0.shape == (15, 3)
+    assert nn.RNN(3, 5).weight_hh_l0.shape == (5, 5)
+
+
+def test_training_ten_steps_gives_torchs_losses(backend: str) -> None:
+    """issue #25: a small LSTM model trained for ten SGD steps in both libraries from the same
+    weights has the same losses."""
+    torch.manual_seed(0)
+    t_lstm = torch.nn.LSTM(3, 6, num_layers=2, batch_first=True, dtype=torch.float64)
+    t_head = torch.nn.Linear(6, 1, dtype=torch.float64)
+
+    class Model(nn.Module):
+        def __init__(self) -> None:
+            self.lstm = nn.LSTM(3, 6, 2, dtype="float64")
+            self.head = nn.Linear(6, 1, dtype="float64")
+
+        def __call__(self, x: Any) -> Any:
+            out, _ = self.lstm(x)
+            return self.head(out[:, -1])
+
+    model = Model()
+    for name, value in t_lstm.named_parameters():
+        setattr(model.lstm, name, nn.parameter(sg.tensor(value.detach().numpy())))
+    model.head.weight = nn.parameter(sg.tensor(t_head.weight.detach().numpy().T.copy()))
+    model.head.bias = nn.parameter(sg.tensor(t_head.bias.detach().numpy()))
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 7, 3)), rng.standard_normal((8, 1))
+
+    t_opt = torch.optim.SGD([*t_lstm.parameters(), *t_head.parameters()], lr=0.5)
+    expected = []
+    for _ in range(10):
+        t_opt.zero_grad()
+        out, _ = t_lstm(torch.tensor(x))
+        loss = torch.nn.functional.mse_loss(t_head(out[:, -1]), torch.tensor(y))
+        loss.backward()
+        t_opt.step()
+        expected.append(loss.item())
+
+    opt = sg.optim.SGD(model, lr=0.5)
+    grads = model.alloc_grads()
+    found = []
+    for _ in range(10):
+        grads.zero()
+        loss = sg.losses.mse(model(sg.tensor(x).trace(grads)), sg.tensor(y))
+        loss.backward()
+        opt.update(model, grads)
+        found.append(loss.item())
+    assert expected[-1] < expected[0]
+    np.testing.assert_allclose(found, expected, rtol=1e-9)
+
+
+def test_sizes_come_from_type_arguments_and_bidirectional_needs_its_width(numpy_backend: str) -> None:
+    """issue #25: ``LSTM[L[8], L[16]]`` takes its sizes from the type; a bidirectional layer
+    whose type says the output is ``H`` wide (not ``2·H``) is refused, naming the fix."""
+    lstm = nn.LSTM[L[8], L[16]](num_layers=2)
+    assert (lstm.input_size, lstm.hidden_size, lstm.num_layers) == (8, 16, 2)
+    with pytest.raises(sg.ShapeError, match=r"LSTM\[L\[8\], L\[16\], L\[2\]\]\(bidirectional=True\)"):
+        nn.LSTM[L[8], L[16]](bidirectional=True)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    wide = nn.LSTM[L[8], L[16], L[2]](bidirectional=True)
+    assert wide(sg.ones(2, 3, 8))[0].shape == (2, 3, 32)
+    with pytest.raises(sg.ShapeError, match="contradicts"):
+        nn.GRU[L[8], L[16]](8, 15)
+    with pytest.raises(sg.ShapeError, match="needs its hidden_size"):
+        nn.RNN(3)
+
+
+def test_wrong_inputs_and_states_are_refused_by_name(numpy_backend: str) -> None:
+    """issue #25: an input of the wrong rank or width, a state of the wrong shape, a float64
+    state for float32 weights and an empty sequence raise before anything is computed."""
+    lstm = nn.LSTM(3, 4, 2)
+    with pytest.raises(sg.ShapeError, match=r"expected input \(batch, steps, 3\).*\(2, 5, 4\)"):
+        lstm(sg.ones(2, 5, 4))
+    with pytest.raises(sg.ShapeError, match=r"expected input"):
+        lstm(sg.ones(5, 3))
+    with pytest.raises(sg.ShapeError, match=r"at least one step"):
+        lstm(sg.ones(2, 0, 3))
+    h = sg.zeros(2, 2, 4)
+    with pytest.raises(sg.ShapeError, match=r"\(h_0, c_0\) of shape \(2, 2, 4\).*\(1, 2, 4\)"):
+        lstm(sg.ones(2, 5, 3), (h, sg.zeros(1, 2, 4)))
+    with pytest.raises(sg.ShapeError, match=r"pair \(h_0, c_0\)"):
+        lstm(sg.ones(2, 5, 3), h)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(sg.DTypeError, match="float64"):
+        nn.GRU(3, 4)(sg.ones(2, 5, 3), sg.zeros(1, 2, 4, dtype="float64"))
+    with pytest.raises(sg.ShapeError, match="nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")  # pyright: ignore[reportCallIssue, reportArgumentType]
+
+
+def test_final_state_carries_the_inputs_tape_and_feeds_the_next_call(numpy_backend: str) -> None:
+    """issue #25: the final states are on the input's tape; fed back as the next call's
+    initial state (truncated BPTT after ``detach``), the result equals one call over both halves."""
+    lstm = nn.LSTM(3, 4, 2, dtype="float64")
+    x = np.random.default_rng(6).standard_normal((2, 6, 3))
+    whole, (h_all, _) = lstm(sg.tensor(x))
+    first, (h, c) = lstm(sg.tensor(x[:, :3]).trace(lstm.alloc_grads()))
+    assert h._node is not None and c._node is not None
+    second, (h2, _) = lstm(sg.tensor(x[:, 3:]), (h.detach(), c.detach()))
+    np.testing.assert_allclose(np.concatenate([first.numpy(), second.numpy()], axis=1), whole.numpy(), atol=1e-14)
+    np.testing.assert_allclose(h2.numpy(), h_all.numpy(), atol=1e-14)

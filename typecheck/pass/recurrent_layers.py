@@ -1,0 +1,55 @@
+"""Recurrent layers keep batch and steps, map the features to the hidden size (twice it when
+bidirectional), and their final states follow the input's tape."""
+
+from typing import Literal as L
+
+import shapegrad as sg
+from shapegrad import NoTape, Open, OwnedTape, Prod, Tensor
+from shapegrad.nn import GRU, LSTM, RNN, Linear, Module
+
+
+class Batch(sg.Dim): ...
+
+
+class Steps(sg.Dim): ...
+
+
+class Tagger(Module):
+    def __init__(self) -> None:
+        self.lstm = LSTM[L[8], L[16]](num_layers=2)
+        self.head = Linear[L[16], L[5]]()
+
+    def __call__(self, x: Tensor[sg.nn.T, Batch, Steps, L[8]]) -> Tensor[sg.nn.T, Batch, Steps, L[5]]:
+        out, _ = self.lstm(x)
+        return self.head(out)
+
+
+def main(x: Tensor[NoTape, Batch, Steps, L[8]]) -> None:
+    lstm = LSTM[L[8], L[16]](num_layers=2)
+    out, (h_n, c_n) = lstm(x)
+    o: Tensor[NoTape, Batch, Steps, L[16]] = out
+    h: Tensor[NoTape, Open, Batch, L[16]] = h_n
+    again, _ = lstm(x, (h_n, c_n))  # the final state feeds the next call
+    print(o, h, c_n, again)
+
+    bi = GRU[L[8], L[16], L[2]](bidirectional=True)
+    wide: Tensor[NoTape, Batch, Steps, Prod[L[2], L[16]]] = bi(x)[0]
+    rnn = RNN[L[8], L[4]](nonlinearity="relu")
+    narrow, h_rnn = rnn(x)
+    n: Tensor[NoTape, Batch, Steps, L[4]] = narrow
+    print(wide, n, h_rnn)
+
+    model = Tagger()
+    grads = model.alloc_grads()
+    traced = x.trace(grads)
+    y: Tensor[OwnedTape[Tagger], Batch, Steps, L[5]] = model(traced)
+    _, (h_traced, _) = model.lstm(traced)
+    state: Tensor[OwnedTape[Tagger], Open, Batch, L[16]] = h_traced
+    print(y, state)
+
+
+def two_way(x: Tensor[NoTape, Batch, Steps, L[8]]) -> Tensor[NoTape, Batch, Steps, Prod[L[2], L[16]]]:
+    out, (h_n, _) = LSTM[L[8], L[16], L[2]](num_layers=2, bidirectional=True)(x)
+    final: Tensor[NoTape, Open, Batch, L[16]] = h_n
+    print(final)
+    return out
