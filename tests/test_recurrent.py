@@ -35,8 +35,7 @@ def _pair(cell: str, layers: int, bidirectional: bool, bias: bool = True, sizes:
         **extra,
     )
     layer = ours(*sizes, layers, bidirectional=bidirectional, bias=bias, dtype="float64", **extra)
-    for name, value in reference.named_parameters():
-        setattr(layer, name, nn.parameter(sg.tensor(value.detach().numpy())))
+    nn.from_torch(layer, reference.state_dict())  # PyTorch's names and layouts: a plain copy
     return reference, layer
 
 
