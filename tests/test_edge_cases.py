@@ -14,6 +14,7 @@ from typing import Any, Literal as L
 
 import numpy as np
 import pytest
+from tiny_models import Decoder, Encoder
 
 import shapegrad as sg
 from shapegrad import nn
@@ -23,24 +24,8 @@ def _grad_list(grads: Any, x: Any) -> list[Any]:
     return grads[x].tolist()
 
 
-class _Encoder(nn.Module, checked=False):
-    def __init__(self) -> None:
-        self.fc = nn.Linear(3, 4, generator=sg.Generator(1))
-
-    def __call__(self, x: Any) -> Any:
-        return self.fc(x).tanh()
-
-
-class _Decoder(nn.Module, checked=False):
-    def __init__(self) -> None:
-        self.fc = nn.Linear(4, 2, generator=sg.Generator(2))
-
-    def __call__(self, x: Any) -> Any:
-        return self.fc(x)
-
-
 def test_a_plain_tensor_assigned_over_a_parameter_is_refused(numpy_backend: str) -> None:
-    model = _Decoder()
+    model = Decoder()
     with pytest.raises(sg.ParameterError, match=r"Linear.*weight is a parameter.*sg.nn.parameter"):
         model.fc.weight = sg.tensor(np.zeros((4, 2), dtype=np.float32))
     with pytest.raises(TypeError):  # PyTorch's exception type, for code that catches it
@@ -50,7 +35,7 @@ def test_a_plain_tensor_assigned_over_a_parameter_is_refused(numpy_backend: str)
 
 
 def test_a_kept_loss_releases_the_step_s_activations_when_the_tape_ends(numpy_backend: str) -> None:
-    model = _Encoder()
+    model = Encoder()
     grads = model.alloc_grads()
     history: list[Any] = []
     refs: list[Any] = []

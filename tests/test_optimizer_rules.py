@@ -13,26 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tiny_models import Line
+from tiny_models import Decoder, Encoder, Line
 
 import shapegrad as sg
 from shapegrad import nn
-
-
-class _Encoder(nn.Module, checked=False):
-    def __init__(self) -> None:
-        self.fc = nn.Linear(3, 4, generator=sg.Generator(1))
-
-    def __call__(self, x: Any) -> Any:
-        return self.fc(x).tanh()
-
-
-class _Decoder(nn.Module, checked=False):
-    def __init__(self) -> None:
-        self.fc = nn.Linear(4, 2, generator=sg.Generator(2))
-
-    def __call__(self, x: Any) -> Any:
-        return self.fc(x)
 
 
 class _TwoHeads(nn.Module, checked=False):
@@ -78,7 +62,7 @@ def test_backward_before_the_update_still_works(numpy_backend: str) -> None:
 
 
 def test_two_chained_models_each_with_its_gradients_and_optimizer(backend: str) -> None:
-    enc, dec = _Encoder(), _Decoder()
+    enc, dec = Encoder(), Decoder()
     g_enc, g_dec = enc.alloc_grads(), dec.alloc_grads()
     opt_enc, opt_dec = sg.optim.Sgd(enc, lr=0.1), sg.optim.Sgd(dec, lr=0.01)
     x = sg.ones(5, 3)
@@ -92,7 +76,7 @@ def test_two_chained_models_each_with_its_gradients_and_optimizer(backend: str) 
 
 
 def test_the_error_says_where_the_decoder_s_gradients_went(numpy_backend: str) -> None:
-    enc, dec = _Encoder(), _Decoder()
+    enc, dec = Encoder(), Decoder()
     g_enc, g_dec = enc.alloc_grads(), dec.alloc_grads()
     opt_dec = sg.optim.Sgd(dec, lr=0.01)
     dec(enc(sg.ones(5, 3).trace(g_enc))).sum().backward()

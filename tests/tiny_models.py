@@ -17,3 +17,23 @@ class Line(nn.Module, checked=False):
 
     def __call__(self, x: Any) -> Any:
         return self.fc(x)
+
+
+class Encoder(nn.Module, checked=False):
+    """``Linear(3, 4)`` then ``tanh``: the first of two chained models."""
+
+    def __init__(self) -> None:
+        self.fc = nn.Linear(3, 4, generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.fc(x).tanh()
+
+
+class Decoder(nn.Module, checked=False):
+    """``Linear(4, 2)``: the second of two chained models, after :class:`Encoder`."""
+
+    def __init__(self) -> None:
+        self.fc = nn.Linear(4, 2, generator=sg.Generator(2))
+
+    def __call__(self, x: Any) -> Any:
+        return self.fc(x)

@@ -190,8 +190,8 @@ class Optimizer(ABC, Generic[M]):
             data = param._data
             state_dtype = _state_dtype(backend.xp, data)
             wide = None if state_dtype == data.dtype else state_dtype
-            hp = self if index is None else group_hp[index]
-            state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide), hp)
+            hp = None if index is None else group_hp[index]  # None: the optimizer's own (no cycle through self)
+            state = self._init_state(backend.xp, data if wide is None else backend.xp.astype(data, wide), hp or self)
             self._slots.append(_Slot(path, info.key, param, backend, state, wide, hp))
         optimizers = cast("weakref.WeakSet[Any] | None", model.__dict__.get("_optimizers"))
         if optimizers is None:
