@@ -1056,6 +1056,8 @@ NOT_OPS = {
     "fold": "im2col's adjoint, used by the convolution layers; checked through them (test_layers, the oracle)",
     "unfold": "im2col, used by the convolution layers; checked through them (test_layers, the oracle)",
     "max_pool2d": "the MaxPool2d layer's op; checked through the layer (test_layers, the oracle)",
+    "recurrence": "the recurrent layers' op; checked through them (test_recurrent: PyTorch and finite differences)",
+    "CELL_GATES": "a constant of the recurrent layers (gate blocks per cell), no op",
 }
 
 

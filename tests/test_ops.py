@@ -195,5 +195,5 @@ def test_einsum_trace_of_a_matrix_with_infinities_off_the_diagonal_is_finite(bac
 def test_einsum_refuses_an_output_that_repeats_or_invents_a_letter(numpy_backend: str) -> None:
     """issue #25: the output names each input letter at most once (torch.einsum refuses too)."""
     for spec in ("i->ii", "i->j"):
-        with pytest.raises(sg.ShapeError, match="output subscripts"):
+        with pytest.raises(sg.ShapeError, match="output letter 'i' appears 2 times|output letter 'j' names no axis"):
             sg.einsum(spec, sg.ones(3))
