@@ -824,7 +824,7 @@ def pow(x: Any, exponent: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- maximum, minimum
-def extremum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+def maximum_minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
     """One rule for ``maximum`` and ``minimum``: the gradient goes to the operand equal to
     the result; where both are (a tie), each gets half, as in PyTorch."""
     x_won, y_won = out == x, out == y
@@ -941,7 +941,7 @@ def maximum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 # </generated>
 def maximum(a: Any, b: Any) -> Any:
     """Element-wise larger of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.maximum``."""
-    return _binary("maximum", a, b, extremum_backward, "maximum")
+    return _binary("maximum", a, b, maximum_minimum_backward, "maximum")
 
 
 # <generated: minimum>
@@ -1052,7 +1052,7 @@ def minimum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 # </generated>
 def minimum(a: Any, b: Any) -> Any:
     """Element-wise smaller of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.minimum``."""
-    return _binary("minimum", a, b, extremum_backward, "minimum")
+    return _binary("minimum", a, b, maximum_minimum_backward, "minimum")
 
 
 # --------------------------------------------------------------------------- unary

@@ -173,7 +173,7 @@ def mean(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fal
     return record(out, mean_backward, (x,), saved, x._backend)
 
 
-def extremum_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+def max_min_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
     shape = tuple(x.shape)
     kept = _restore(xp, out, shape, axes, keepdims)
     hit = x == kept
@@ -191,7 +191,7 @@ def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, 
     if any(data.shape[a] == 0 for a in axes):
         raise ShapeError(f"{name} over an empty axis of shape {tuple(data.shape)} has no value")
     out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)
-    return record(out, extremum_backward, (x,), (data, out, axes, keepdims), x._backend)
+    return record(out, max_min_backward, (x,), (data, out, axes, keepdims), x._backend)
 
 
 # <generated: max>
