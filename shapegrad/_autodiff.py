@@ -239,12 +239,17 @@ class ParamInfo:
         self.version = version
 
 
+def leaf_node(tensor: Any, tape: Tape | None, key: int, wants: bool = True) -> Node:
+    """The graph node where ``tensor``'s gradient is delivered, under ``key``: a parameter's
+    own leaf (``tape`` None: it joins whatever tape it meets), or a traced input's."""
+    data = tensor._data
+    return Node(tape, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key, wants=wants)
+
+
 def make_parameter(tensor: Any, trainable: bool = True) -> None:
     """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
     key = new_leaf_key()
-    data = tensor._data
-    leaf = Node(None, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key)
-    tensor._param = ParamInfo(key, leaf, trainable, version_of(tensor))
+    tensor._param = ParamInfo(key, leaf_node(tensor, None, key), trainable, version_of(tensor))
 
 
 def parent_of(tensor: Recordable) -> Node | None:

@@ -20,6 +20,7 @@ from ._autodiff import (
     ParamInfo,
     Rule,
     Version,
+    leaf_node,
     make_parameter,
     merge_tapes,
     new_leaf_key,
@@ -348,16 +349,14 @@ class Tensor(TensorOps[Tape_, *Dims]):
         for other in also:
             tape = merge_tapes(tape, other._recording_tape())
         param = self._param
-        data = self._data
         if param is not None:
-            node = Node(tape, (), None, (), tuple(data.shape), data.dtype, self._backend.xp, param.key)
+            node = leaf_node(self, tape, param.key)
         else:
             keep = grads.model is None if keep_grad is None else keep_grad
             if not dtype_name.startswith("float"):
                 keep = False  # integer ids carry the tape only
-            key = new_leaf_key()
-            node = Node(tape, (), None, (), tuple(data.shape), data.dtype, self._backend.xp, key, wants=keep)
-        traced = _wrap(data, node, self._backend)
+            node = leaf_node(self, tape, new_leaf_key(), wants=keep)
+        traced = _wrap(self._data, node, self._backend)
         share_version(self, traced)  # the same memory: a write into self is a write into it
         return traced
 
