@@ -21,13 +21,10 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Protocol
+from typing import Any, Generic, Protocol
 
 from ._errors import TapeError
 from ._typevars import M
-
-if TYPE_CHECKING:
-    from ._gradients import Gradients
 
 __all__ = ["NoTape", "OwnedTape", "make_parameter", "record_node", "run_backward", "wants_grad"]
 
@@ -49,14 +46,31 @@ Watched = tuple["Version", int, int, tuple[int, ...]]
 op's result) and that tensor's shape (for the message)."""
 
 
+class GradientSink(Protocol):
+    """What the engine needs of a ``Gradients`` (the one kind of sink there is): the engine
+    knows no more of it than this."""
+
+    def _accept(self, key: int, grad: Any) -> bool:
+        """Take the gradient for ``key`` into its buffer; False where it holds no such slot."""
+        ...
+
+    def _check_not_consumed(self) -> None:
+        """Raise ``TapeError`` where an optimizer update used these gradients since ``zero()``."""
+        ...
+
+    def _path_of(self, key: int) -> str | None:
+        """The dotted path of the parameter with gradient key ``key``, if a slot holds it."""
+        ...
+
+
 class Tape:
     """Run-time identity of a recording: its ``Gradients``, leaf results and owner thread."""
 
     __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited", "spent")
 
-    def __init__(self, sink: Gradients[Any] | None = None) -> None:
+    def __init__(self, sink: GradientSink | None = None) -> None:
         self.parent: Tape | None = None
-        self.sinks: list[Gradients[Any]] = [] if sink is None else [sink]
+        self.sinks: list[GradientSink] = [] if sink is None else [sink]
         self.leaf_grads: dict[int, Any] = {}
         self.ended: str | None = None
         self.thread: int = _get_ident()
@@ -408,7 +422,7 @@ def _check_versions(root: Tape, node: Node) -> None:
         is_param = parent is not None and parent.rule is None and parent.tape is None
         if is_param:
             assert parent is not None
-            param_path = next((s._paths[parent.key] for s in root.sinks if parent.key in s._paths), None)
+            param_path = next((p for p in (s._path_of(parent.key) for s in root.sinks) if p is not None), None)
             name = f"parameter {param_path!r}" if param_path is not None else "a parameter"
             raise TapeError(
                 f"{name} was modified in place (an optimizer update, sg.load or a write) after "

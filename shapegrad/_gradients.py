@@ -91,6 +91,9 @@ class Gradients(Generic[M]):
             self._on_ready(key)
         return True
 
+    def _path_of(self, key: int) -> str | None:
+        return self._paths.get(key)
+
     def _check_not_consumed(self) -> None:
         if self._consumed is not None:
             raise TapeError(
@@ -226,7 +229,8 @@ def backward(
     roots = traced_roots(outputs, seeds)
     hook = _hooks.anomaly
     tape = run_backward(roots, None if hook is None else hook.backward, retain)
-    return tape.sinks[0]
+    first: Any = tape.sinks[0]  # a Gradients: the only sink there is
+    return first
 
 
 def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
