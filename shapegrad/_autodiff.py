@@ -143,7 +143,10 @@ class Node:
     has the leaf's dtype whatever it was combined with. ``versions`` holds, for each
     parameter the op read and each other tensor whose data it saved, the write counter, its
     value at that time and the input's position (-1: the op's own result), so that a write
-    between the forward and the backward pass is detected.
+    between the forward and the backward pass is detected. ``lost`` (a parameter's leaf only,
+    unset until then) says a backward pass computed its gradient but no ``Gradients`` on the
+    tape held a slot for it (a second model chained after the first, traced with only the
+    first's ``Gradients``): the optimizer reads it to say what happened.
     """
 
     __slots__ = (
@@ -159,6 +162,7 @@ class Node:
         "where",
         "wants",
         "versions",
+        "lost",
         "__weakref__",
     )
 
@@ -390,12 +394,6 @@ def unbroadcast(xp: Any, grad: Any, shape: tuple[int, ...]) -> Any:
     return grad
 
 
-# Parameters whose gradient a backward pass computed but no Gradients of the tape had a
-# slot for (a second model chained after the first, traced with only the first's Gradients).
-# The optimizer reads it to say what happened instead of "received no gradient".
-orphaned: set[int] = set()
-
-
 def _deliver(root: Tape, node: Node, grad: Any) -> None:
     key = node.key
     delivered = False
@@ -407,7 +405,7 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
     if delivered:
         return
     if node.tape is None:  # a parameter's leaf: no Gradients on this tape holds its slot
-        orphaned.add(key)
+        node.lost = True
     previous = root.leaf_grads.get(key)
     root.leaf_grads[key] = grad if previous is None else previous + grad
 

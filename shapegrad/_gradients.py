@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from . import _device_checks, _hooks
-from ._autodiff import Node, OwnedTape, Tape, orphaned, run_backward
+from ._autodiff import Node, OwnedTape, Tape, run_backward
 from ._errors import ShapeError, TapeError
 from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
@@ -36,7 +36,18 @@ class Gradients(Generic[M]):
         ([3.0, 4.0], [1.0, 2.0])
     """
 
-    __slots__ = ("_tape", "_slots", "_touched", "_owner", "_paths", "_backends", "_layout", "_on_ready", "_consumed")
+    __slots__ = (
+        "_tape",
+        "_slots",
+        "_touched",
+        "_owner",
+        "_paths",
+        "_backends",
+        "_layout",
+        "_on_ready",
+        "_consumed",
+        "_leaves",
+    )
 
     @overload
     def __init__(self: Gradients[None]) -> None: ...
@@ -52,12 +63,14 @@ class Gradients(Generic[M]):
         self._touched: set[int] = set()
         self._owner: weakref.ref[Any] | None = None if model is None else weakref.ref(model)
         layout: list[tuple[str, int, tuple[int, ...]]] = []
+        self._leaves: list[Node] = []  # the parameters' leaves: zero() clears their "lost" mark
         for path, param in parameters:
             info = param._param
             if info is None:
                 raise TapeError(f"{path!r} is not a parameter")
             backend = param._backend
             self._slots[info.key] = backend.xp.zeros_like(param._data)
+            self._leaves.append(info.leaf)
             self._backends[info.key] = backend
             self._paths[info.key] = path
             layout.append((path, info.key, param.shape))
@@ -164,7 +177,8 @@ class Gradients(Generic[M]):
         self._tape.root().end("its Gradients was zeroed with grads.zero()")
         self._touched.clear()
         self._consumed = None
-        orphaned.difference_update(self._slots)
+        for leaf in self._leaves:
+            leaf.lost = False
         self._tape = Tape(self)
 
     def parameter_paths(self) -> list[str]:

@@ -84,6 +84,21 @@ def test_the_error_says_where_the_decoder_s_gradients_went(numpy_backend: str) -
         opt_dec.update(dec, g_dec)
 
 
+def test_where_a_gradient_went_is_forgotten_by_the_next_step(numpy_backend: str) -> None:
+    """The mark is the parameter's own (no process-wide set): the decoder's zero() clears it,
+    and another model's parameters never carry it."""
+    enc, dec, other = Encoder(), Decoder(), Decoder()
+    g_enc, g_dec = enc.alloc_grads(), dec.alloc_grads()
+    dec(enc(sg.ones(5, 3).trace(g_enc))).sum().backward()
+    g_dec.zero()
+    with pytest.raises(sg.UnusedParameterError) as refused:
+        sg.optim.Sgd(dec, lr=0.01).update(dec, g_dec)
+    assert "went to no Gradients" not in str(refused.value)
+    with pytest.raises(sg.UnusedParameterError) as refused:
+        sg.optim.Sgd(other, lr=0.01).update(other, other.alloc_grads())
+    assert "went to no Gradients" not in str(refused.value)
+
+
 def test_adam_bias_correction_counts_each_parameter_s_own_steps(numpy_backend: str) -> None:
     model = _TwoHeads()
     opt = sg.optim.Adam(model, lr=0.1, unused="ignore")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any, Generic, Literal, TypeVar, cast
 
-from .._autodiff import note_written, orphaned
+from .._autodiff import note_written
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients
@@ -255,7 +255,7 @@ class Optimizer(ABC, Generic[M]):
         if not missing:
             return self._slots
         paths = [s.path for s in missing]
-        lost = [s.path for s in missing if s.key in orphaned]
+        lost = [s.path for s in missing if getattr(s.param._param.leaf, "lost", False)]
         if lost:
             raise UnusedParameterError(
                 paths,
