@@ -13,7 +13,7 @@ import threading
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar, cast as typing_cast
+from typing import Any, TypeVar, TypeVarTuple, cast as typing_cast
 
 from . import _hooks
 from ._errors import AnnotationError, ShapeError
@@ -292,13 +292,27 @@ _NOTHING: Any = object()
 _OPAQUE: Any = ("unchecked",)
 
 
-def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T, *S]:
+# cast's input has TypeVars of its own, each used once on purpose: an `Any` parameter would give
+# the expression inside the cast an expected type that solves a function-form op's TypeVars to
+# Any (`sg.cast(sg.concat([a, b], axis=1), ...)` with mismatched dims accepted); with these the
+# expression is checked as if it stood alone (issue #23).
+_InTape = TypeVar("_InTape")
+_InDims = TypeVarTuple("_InDims")
+
+
+def cast(x: Tensor[_InTape, *_InDims], to: type[Tensor[T, *S]]) -> Tensor[T, *S]:
     """``x``, now typed as ``to``, after checking at run time that it fits.
 
     Python cannot compute sizes in types, so ops such as ``reshape``, ``concat`` and
     ``flatten`` return open dims; ``cast`` states the real ones and verifies them.
     Fixed sizes, rank and tape are checked; named dims are checked for consistency
-    within ``to``.
+    within ``to``. Rank and literal sizes are checked even with ``SHAPEGRAD_CHECKS=0``.
+
+    The expression inside a cast is type-checked as if it stood alone: casting
+    ``sg.concat([a, b], axis=1)`` states the joined axis, while mismatched dims of ``a`` and
+    ``b`` are still reported. Cast only the dims Python cannot compute; a cast that
+    contradicts a size the input's type already says (``L[8]`` to ``L[16]``) passes the
+    static check but raises ``ShapeError`` when it runs.
 
     Examples:
         >>> from typing import Literal as L
@@ -309,7 +323,10 @@ def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T,
         (6,)
     """
     if not _hooks.checks_enabled:
-        return x  # pyright: ignore[reportReturnType] -- checking is off (SHAPEGRAD_CHECKS=0)
+        # A cast is a statement about sizes: its literal sizes hold even with checks off (a
+        # comparison of ints, not jaxtyping's check).
+        _literal_sizes_fit(x, to)
+        return x  # pyright: ignore[reportReturnType] -- named dims unchecked (SHAPEGRAD_CHECKS=0)
     jaxtyped = _jaxtyped()
     spec: Any = to
     checker: Any = getattr(spec, "__class__")
@@ -324,3 +341,20 @@ def cast(x: Tensor[Any, *tuple[Any, ...]], to: type[Tensor[T, *S]]) -> Tensor[T,
         dims = getattr(to, "dim_str", "?")
         raise ShapeError(f"cast to {getattr(to, 'array_type', to)!r} with dims ({dims}) failed: {reason}; found {x!r}")
     return x  # pyright: ignore[reportReturnType] -- verified above
+
+
+def _literal_sizes_fit(x: Tensor[Any, *tuple[Any, ...]], to: Any) -> None:
+    """Refuse a cast whose target's rank or literal sizes contradict ``x``'s shape (``to`` is
+    the plain generic alias ``Tensor[tape, *dims]`` that checks-off mode builds)."""
+    dims = typing.get_args(to)[1:]
+    if not all(isinstance(d, type) or typing.get_origin(d) is typing.Literal for d in dims):
+        return  # a TypeVar, a variadic or a starred dim: no fixed rank to compare
+    shape = tuple(x.shape)
+    if len(dims) != len(shape):
+        raise ShapeError(f"cast to {to!r} failed: expected rank {len(dims)}, found shape {shape}")
+    for axis, (dim, size) in enumerate(zip(dims, shape, strict=True)):
+        if typing.get_origin(dim) is typing.Literal and typing.get_args(dim)[0] != size:
+            expected = typing.get_args(dim)[0]
+            raise ShapeError(
+                f"cast to {to!r} failed: axis {axis} expected size {expected}, found {size} (shape {shape})"
+            )

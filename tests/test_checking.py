@@ -317,3 +317,30 @@ def test_a_beartype_validator_is_checked_on_every_call(numpy_backend: str) -> No
     positive(sg.ones(2))
     with pytest.raises(TypeCheckError):
         positive(sg.zeros(2))  # same signature as the call that passed; other values
+
+
+def test_cast_refuses_a_contradicting_literal_size_with_checks_off() -> None:
+    """issue #23: a cast of an (8,) tensor to L[16] (or to another rank) is refused at run time
+    even with SHAPEGRAD_CHECKS=0; named dims stay unchecked there."""
+    code = (
+        "from typing import Literal as L\n"
+        "import shapegrad as sg\n"
+        "from shapegrad import Tensor, NoTape\n"
+        "class Batch(sg.Dim): ...\n"
+        "x = sg.zeros(8)\n"
+        "assert sg.cast(x, Tensor[NoTape, L[8]]) is x\n"
+        "assert sg.cast(sg.zeros(3, 8), Tensor[NoTape, Batch, L[8]]).shape == (3, 8)\n"
+        "for target, words in ((Tensor[NoTape, L[16]], 'axis 0 expected size 16, found 8'),\n"
+        "                      (Tensor[NoTape, L[8], L[1]], 'expected rank 2')):\n"
+        "    try:\n"
+        "        sg.cast(x, target)\n"
+        "    except sg.ShapeError as e:\n"
+        "        assert words in str(e), str(e)\n"
+        "    else:\n"
+        "        raise AssertionError(f'cast to {target} accepted')\n"
+        "print('refused')\n"
+    )
+    env = dict(os.environ, SHAPEGRAD_CHECKS="0")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "refused" in result.stdout

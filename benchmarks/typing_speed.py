@@ -1,0 +1,107 @@
+"""How long pyright takes on nested function forms (issue #23: time must grow linearly in depth).
+
+    python benchmarks/typing_speed.py            # depths 1..8 of each expression, and the layer norm
+    python benchmarks/typing_speed.py add 1 4    # one form, depths 1..4
+
+Each case is a file with one function generic over its tape and dims (``T, B, D``) whose body
+is one nested function-form expression; the time is pyright's on that file in strict mode,
+less the time of an empty file (pyright's start-up and shapegrad's own modules).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYRIGHT = Path(sys.executable).parent / "pyright"
+
+HEADER = """from typing import TypeVar
+import shapegrad as sg
+from shapegrad import NoTape, Tensor
+
+T = TypeVar("T")
+B = TypeVar("B")
+D = TypeVar("D")
+
+
+def f(x: Tensor[T, B, D], w: Tensor[NoTape, D], m: Tensor[T, B, D]) -> None:
+"""
+
+
+def nested(template: str, depth: int) -> str:
+    """``template`` (a call with ``{}`` for its first operand) applied ``depth`` times to ``x``."""
+    expr = "x"
+    for _ in range(depth):
+        expr = template.format(expr)
+    return expr
+
+
+# name -> the call that nests (``{}`` is the inner expression)
+FORMS: dict[str, str] = {
+    "add": "sg.add({}, w)",  # a bias (vector) on the right: the issue's expression
+    "mul_same": "sg.mul({}, m)",  # same shape
+    "sub_left": "sg.sub(w, {})",  # a vector on the left
+    "maximum": "sg.maximum({}, 0.0)",
+    "where": "sg.where(m > 0, {}, m)",
+    "mean_keep": "sg.sub({}, sg.mean(x, axis=-1, keepdims=True))",
+    "less": "sg.where(sg.less({}, m), x, m)",
+}
+
+LAYER_NORM = (
+    "sg.add(sg.mul(sg.div(sg.sub(x, sg.mean(x, axis=-1, keepdims=True)),"
+    " sg.sqrt(sg.add(sg.var(x, axis=-1, keepdims=True), 1e-5))), w), w)"
+)
+
+
+def pyright_seconds(body: str, directory: Path, timeout: float = 900) -> tuple[float, int]:
+    """Seconds pyright takes on a file whose function ``f`` holds ``body``; its error count
+    (``subprocess.TimeoutExpired`` past ``timeout`` seconds)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    config = {"typeCheckingMode": "strict", "pythonVersion": "3.11", "extraPaths": [str(ROOT)]}
+    (directory / "pyrightconfig.json").write_text(json.dumps(config))
+    (directory / "case.py").write_text(HEADER + f"    print({body})\n")
+    command = [
+        str(PYRIGHT),
+        "--pythonpath",
+        sys.executable,
+        "--outputjson",
+        "-p",
+        str(directory / "pyrightconfig.json"),
+    ]
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, cwd=directory, check=False, timeout=timeout)
+    elapsed = time.perf_counter() - start
+    report = json.loads(result.stdout)
+    return elapsed, report["summary"]["errorCount"]
+
+
+def measure(cases: dict[str, str], report: Callable[[str], None] = print) -> dict[str, float]:
+    """Each case's time above an empty body's (the baseline: start-up and shapegrad itself)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base, _ = pyright_seconds("x", Path(tmp) / "base")
+        report(f"baseline (pyright start-up, shapegrad's modules): {base:.2f} s")
+        times: dict[str, float] = {}
+        for name, body in cases.items():
+            seconds, errors = pyright_seconds(body, Path(tmp) / name)
+            times[name] = seconds - base
+            report(f"{name:>16}: {seconds - base:7.2f} s above the baseline, {errors} errors")
+        return times
+
+
+def main(argv: list[str]) -> None:
+    forms = [argv[0]] if argv else list(FORMS)
+    low, high = (int(argv[1]), int(argv[2])) if len(argv) >= 3 else (1, 8)
+    cases = {f"{form} d={d}": nested(FORMS[form], d) for form in forms for d in range(low, high + 1)}
+    if not argv:
+        cases["layer norm"] = LAYER_NORM
+    measure(cases)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
