@@ -147,75 +147,70 @@ def _lstm_grad_step(gates: Any, c: Any, c_prev: Any, dh: Any, gh: Any, dc: Any, 
             dcr[j] = dcr[j] * gr[n + j]
 
 
-def _rnn_pre_rows(pre: Any, x: Any, b: Any, relu: bool) -> None:
-    rows, width = pre.shape
+def _rnn_step(out: Any, x: Any, b: Any, relu: bool) -> None:
+    # out = h_prev·W_hhᵀ on entry, h after.
+    rows, width = out.shape
     for r in range(rows):
+        o, xr = out[r], x[r]
         for j in range(width):
-            v = pre[r, j] + x[r, j] + b[j]
-            pre[r, j] = v if not relu or v > 0 or v != v else 0.0  # NaN stays, as max(v, 0)
+            v = o[j] + xr[j] + b[j]
+            o[j] = (v if v > ZERO or v != v else ZERO) if relu else _tanh(v)  # NaN stays, as max(v, 0)
 
 
-def _rnn_grad_rows(h: Any, dh: Any, gh: Any, relu: bool, dpre: Any) -> None:
+def _rnn_grad_step(h: Any, dh: Any, gh: Any, relu: bool, dpre: Any) -> None:
     rows, n = h.shape
     for r in range(rows):
+        hr, dhr, ghr, dp = h[r], dh[r], gh[r], dpre[r]
         for j in range(n):
-            d = dh[r, j] + gh[r, j]
-            v = h[r, j]
-            dpre[r, j] = (d if v > 0 else 0.0) if relu else d * (1 - v * v)  # a select, as the reference
+            d = dhr[j] + ghr[j]
+            v = hr[j]
+            dp[j] = (d if v > ZERO else ZERO) if relu else d * (ONE - v * v)  # a select, as the reference
 
 
-def _gru_pre_rows(hh: Any, x: Any, b: Any, pre: Any, hn: Any) -> None:
-    # hh = h·W_hhᵀ; pre's r and z blocks get their halved arguments, hn = W_hn h + b_hn.
+def _gru_step(hh: Any, x: Any, b: Any, h_prev: Any, gates: Any, h: Any) -> None:
+    # hh = h_prev·W_hhᵀ; gates get r, z, the candidate n and W_hn h + b_hn (the reference's
+    # saved values). Each loop writes one array, through its own view of the gate blocks
+    # (one view with offsets would be one array read and written at a distance LLVM cannot
+    # see, which keeps it from vectorising; see _lstm_step).
     rows, width = hh.shape
     n = width // 3
     for r in range(rows):
+        hr, xr, gr = hh[r], x[r], gates[r]
+        rz, cand, hn = gr[: 2 * n], gr[2 * n : 3 * n], gr[3 * n :]
         for j in range(2 * n):
-            pre[r, j] = 0.5 * (hh[r, j] + b[j] + x[r, j])
+            rz[j] = HALF + HALF * _tanh(HALF * (hr[j] + xr[j] + b[j]))
         for j in range(n):
-            hn[r, j] = hh[r, 2 * n + j] + b[2 * n + j]
-
-
-def _gru_candidate_rows(pre: Any, x: Any, hn: Any) -> None:
-    rows, width = pre.shape
-    n = width // 3
-    for r in range(rows):
-        for j in range(2 * n):
-            pre[r, j] = 0.5 + 0.5 * pre[r, j]
+            hn[j] = hr[2 * n + j] + b[2 * n + j]
         for j in range(n):
-            pre[r, 2 * n + j] = x[r, 2 * n + j] + pre[r, j] * hn[r, j]
-
-
-def _gru_cell_rows(pre: Any, hn: Any, h_prev: Any, gates: Any, h: Any) -> None:
-    rows, width = pre.shape
-    n = width // 3
-    for r in range(rows):
+            cand[j] = _tanh(xr[2 * n + j] + rz[j] * hn[j])
+        hp, out = h_prev[r], h[r]
         for j in range(n):
-            z, cand = pre[r, n + j], pre[r, 2 * n + j]
-            h[r, j] = (1 - z) * cand + z * h_prev[r, j]
-            gates[r, j] = pre[r, j]
-            gates[r, n + j] = z
-            gates[r, 2 * n + j] = cand
-            gates[r, 3 * n + j] = hn[r, j]
+            z = rz[n + j]
+            out[j] = (ONE - z) * cand[j] + z * hp[j]
 
 
-def _gru_grad_rows(gates: Any, h_prev: Any, dh: Any, gh: Any, dx: Any, dhh: Any) -> None:
-    # dh: the recurrent gradient on entry; on exit, the part of h_prev's gradient that does
-    # not go through W_hh (dh·z).
+def _gru_grad_step(gates: Any, h_prev: Any, dh: Any, rec: Any, gh: Any, dx: Any, dhh: Any) -> None:
+    # dh: the part of the recurrent gradient that does not go through W_hh (dh·z of the later
+    # step), rec the part that does (dhh·W_hh); on exit dh is this step's dh·z.
     rows, n = h_prev.shape
     for r in range(rows):
+        gr, hp, dhr, rr, ghr = gates[r], h_prev[r], dh[r], rec[r], gh[r]
+        dxr, dhhr = dx[r], dhh[r]
         for j in range(n):
-            rr, z, cand, hn = gates[r, j], gates[r, n + j], gates[r, 2 * n + j], gates[r, 3 * n + j]
-            d = dh[r, j] + gh[r, j]
-            dcand = d * (1 - z) * (1 - cand * cand)
-            dr = dcand * hn * rr * (1 - rr)
-            dz = d * (h_prev[r, j] - cand) * z * (1 - z)
-            dx[r, j] = dr
-            dx[r, n + j] = dz
-            dx[r, 2 * n + j] = dcand
-            dhh[r, j] = dr
-            dhh[r, n + j] = dz
-            dhh[r, 2 * n + j] = dcand * rr
-            dh[r, j] = d * z
+            dhr[j] = dhr[j] + rr[j] + ghr[j]
+        for j in range(n):
+            g, z, cand, hn = gr[j], gr[n + j], gr[2 * n + j], gr[3 * n + j]
+            d = dhr[j]
+            dcand = d * (ONE - z) * (ONE - cand * cand)
+            dxr[j] = dcand * hn * g * (ONE - g)
+            dxr[n + j] = d * (hp[j] - cand) * z * (ONE - z)
+            dxr[2 * n + j] = dcand
+        for j in range(n):
+            dhhr[j] = dxr[j]
+            dhhr[n + j] = dxr[n + j]
+            dhhr[2 * n + j] = dxr[2 * n + j] * gr[j]
+        for j in range(n):
+            dhr[j] = dhr[j] * gr[n + j]
 
 
 def _order(steps: int, reverse: bool) -> range:
@@ -293,21 +288,19 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
 
     def rnn(relu: bool) -> Callable[[], Callable[..., Any]]:
         def build() -> Callable[..., Any]:
-            pre_rows = jit(_rnn_pre_rows, **flags)
+            _register()
+            step = jit(_rnn_step, **flags)
 
             def rnn_sequence(xproj: Any, w_hh: Any, b_hh: Any, states: Any, reverse: bool) -> Any:
-                (h0,) = states
-                if not _takes(xproj, w_hh, b_hh, h0):
+                (h,) = states
+                if not _takes(xproj, w_hh, b_hh, h):
                     return None
                 steps, batch, width = xproj.shape
                 result = np.empty((1, steps, batch, width), dtype=xproj.dtype)
-                w_t = w_hh.T
+                w_t = np.ascontiguousarray(w_hh.T)
                 for t in _order(steps, reverse):
-                    out = result[0, t]
-                    np.matmul(_previous(result, h0, t, steps, reverse), w_t, out=out)
-                    pre_rows(out, xproj[t], b_hh, relu)
-                    if not relu:
-                        np.tanh(out, out=out)
+                    h = np.matmul(h, w_t, out=result[0, t])
+                    step(h, xproj[t], b_hh, relu)
                 return result, None
 
             return rnn_sequence
@@ -316,7 +309,7 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
 
     def rnn_backward(relu: bool) -> Callable[[], Callable[..., Any]]:
         def build() -> Callable[..., Any]:
-            grad_rows = jit(_rnn_grad_rows, **flags)
+            grad_step = jit(_rnn_grad_step, **flags)
 
             def rnn_sequence_backward(g: Any, result: Any, gates: Any, w_hh: Any, h0: Any, reverse: Any) -> Any:
                 reverse = bool(reverse)
@@ -325,7 +318,7 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
                 dpre = np.empty(result.shape[1:], dtype=result.dtype)
                 dh = np.zeros_like(h0)
                 for t in reversed(_order(steps, reverse)):
-                    grad_rows(result[0, t], dh, g[0, t], relu, dpre[t])
+                    grad_step(result[0, t], dh, g[0, t], relu, dpre[t])
                     np.matmul(dpre[t], w_hh, out=dh)
                 dw, db = _weight_grads(dpre, result, h0, reverse)
                 return dpre, dw, db, dh
@@ -335,34 +328,30 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
         return build
 
     def gru() -> Callable[..., Any]:
-        pre_rows, cand_rows = jit(_gru_pre_rows, **flags), jit(_gru_candidate_rows, **flags)
-        cell_rows = jit(_gru_cell_rows, **flags)
+        _register()
+        step = jit(_gru_step, **flags)
 
         def gru_sequence(xproj: Any, w_hh: Any, b_hh: Any, states: Any, reverse: bool) -> Any:
-            (h0,) = states
-            if not _takes(xproj, w_hh, b_hh, h0):
+            (h,) = states
+            if not _takes(xproj, w_hh, b_hh, h):
                 return None
             steps, batch, width = xproj.shape
             n = width // 3
             result = np.empty((1, steps, batch, n), dtype=xproj.dtype)
             gates = np.empty((steps, batch, 4 * n), dtype=xproj.dtype)
-            hh, pre = np.empty((batch, width), dtype=xproj.dtype), np.empty((batch, width), dtype=xproj.dtype)
-            hn = np.empty((batch, n), dtype=xproj.dtype)
-            w_t = w_hh.T
+            hh = np.empty((batch, width), dtype=xproj.dtype)
+            w_t = np.ascontiguousarray(w_hh.T)
             for t in _order(steps, reverse):
-                h_prev = _previous(result, h0, t, steps, reverse)
-                np.matmul(h_prev, w_t, out=hh)
-                pre_rows(hh, xproj[t], b_hh, pre, hn)
-                np.tanh(pre[:, : 2 * n], out=pre[:, : 2 * n])
-                cand_rows(pre, xproj[t], hn)
-                np.tanh(pre[:, 2 * n :], out=pre[:, 2 * n :])
-                cell_rows(pre, hn, h_prev, gates[t], result[0, t])
+                np.matmul(h, w_t, out=hh)
+                h_prev, h = h, result[0, t]
+                step(hh, xproj[t], b_hh, h_prev, gates[t], h)
             return result, gates
 
         return gru_sequence
 
     def gru_backward() -> Callable[..., Any]:
-        grad_rows = jit(_gru_grad_rows, **flags)
+        _register()
+        grad_step = jit(_gru_grad_step, **flags)
 
         def gru_sequence_backward(g: Any, result: Any, gates: Any, w_hh: Any, h0: Any, reverse: Any) -> Any:
             reverse = bool(reverse)
@@ -370,13 +359,13 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
             steps, batch, n = result.shape[1:]
             dx = np.empty((steps, batch, 3 * n), dtype=result.dtype)
             dhh = np.empty((steps, batch, 3 * n), dtype=result.dtype)
-            dh = np.zeros_like(h0)
+            dh, rec = np.zeros_like(h0), np.zeros_like(h0)
             for t in reversed(_order(steps, reverse)):
                 h_prev = _previous(result, h0, t, steps, reverse)
-                grad_rows(gates[t], h_prev, dh, g[0, t], dx[t], dhh[t])
-                dh += dhh[t] @ w_hh
+                grad_step(gates[t], h_prev, dh, rec, g[0, t], dx[t], dhh[t])
+                np.matmul(dhh[t], w_hh, out=rec)
             dw, db = _weight_grads(dhh, result, h0, reverse)
-            return dx, dw, db, dh
+            return dx, dw, db, dh + rec
 
         return gru_sequence_backward
 
