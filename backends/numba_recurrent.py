@@ -126,25 +126,31 @@ def _lstm_step(gates: Any, x: Any, b: Any, scale: Any, off: Any, c_prev: Any, c:
 def _lstm_grad_step(gates: Any, c: Any, c_prev: Any, dh: Any, gh: Any, dc: Any, gc: Any, dpre: Any, tc: Any) -> None:
     # dh, dc: the recurrent gradients on entry (dh = dpre·W_hh of the later step), gh, gc the
     # result's; on exit dh is the h gradient of this step (overwritten by the next product)
-    # and dc the gradient of c_prev. One array written per loop, as in _lstm_step.
+    # and dc the gradient of c_prev. One array written per loop, as in _lstm_step, and each
+    # gate block of dpre through its own view: written at offsets of one array, the blocks
+    # are a dependence LLVM cannot rule out (measured 1.6× slower).
     rows, n = c.shape
     for r in range(rows):
         gr, cr, cp, dhr, dcr, tr, dp = gates[r], c[r], c_prev[r], dh[r], dc[r], tc[r], dpre[r]
         ghr, gcr = gh[r], gc[r]
+        gi, gf, gg, go = gr[:n], gr[n : 2 * n], gr[2 * n : 3 * n], gr[3 * n :]
+        di, df, dg, do = dp[:n], dp[n : 2 * n], dp[2 * n : 3 * n], dp[3 * n :]
         for j in range(n):
             tr[j] = _tanh(cr[j])
         for j in range(n):
             dhr[j] = dhr[j] + ghr[j]
         for j in range(n):
-            dcr[j] = dcr[j] + gcr[j] + dhr[j] * gr[3 * n + j] * (ONE - tr[j] * tr[j])
+            dcr[j] = dcr[j] + gcr[j] + dhr[j] * go[j] * (ONE - tr[j] * tr[j])
         for j in range(n):
-            i, f, g, o, d = gr[j], gr[n + j], gr[2 * n + j], gr[3 * n + j], dcr[j]
-            dp[j] = d * g * i * (ONE - i)
-            dp[n + j] = d * cp[j] * f * (ONE - f)
-            dp[2 * n + j] = d * i * (ONE - g * g)
-            dp[3 * n + j] = dhr[j] * tr[j] * o * (ONE - o)
+            di[j] = dcr[j] * gg[j] * gi[j] * (ONE - gi[j])
         for j in range(n):
-            dcr[j] = dcr[j] * gr[n + j]
+            df[j] = dcr[j] * cp[j] * gf[j] * (ONE - gf[j])
+        for j in range(n):
+            dg[j] = dcr[j] * gi[j] * (ONE - gg[j] * gg[j])
+        for j in range(n):
+            do[j] = dhr[j] * tr[j] * go[j] * (ONE - go[j])
+        for j in range(n):
+            dcr[j] = dcr[j] * gf[j]
 
 
 def _rnn_step(out: Any, x: Any, b: Any, relu: bool) -> None:
@@ -191,26 +197,30 @@ def _gru_step(hh: Any, x: Any, b: Any, h_prev: Any, gates: Any, h: Any) -> None:
 
 def _gru_grad_step(gates: Any, h_prev: Any, dh: Any, rec: Any, gh: Any, dx: Any, dhh: Any) -> None:
     # dh: the part of the recurrent gradient that does not go through W_hh (dh·z of the later
-    # step), rec the part that does (dhh·W_hh); on exit dh is this step's dh·z.
+    # step), rec the part that does (dhh·W_hh); on exit dh is this step's dh·z. One block
+    # written per loop, through its own view (see _lstm_grad_step).
     rows, n = h_prev.shape
     for r in range(rows):
         gr, hp, dhr, rr, ghr = gates[r], h_prev[r], dh[r], rec[r], gh[r]
-        dxr, dhhr = dx[r], dhh[r]
+        gg, gz, gc, gn = gr[:n], gr[n : 2 * n], gr[2 * n : 3 * n], gr[3 * n :]
+        dr, dz, dn = dx[r, :n], dx[r, n : 2 * n], dx[r, 2 * n :]
+        hr_, hz, hn_ = dhh[r, :n], dhh[r, n : 2 * n], dhh[r, 2 * n :]
         for j in range(n):
             dhr[j] = dhr[j] + rr[j] + ghr[j]
         for j in range(n):
-            g, z, cand, hn = gr[j], gr[n + j], gr[2 * n + j], gr[3 * n + j]
-            d = dhr[j]
-            dcand = d * (ONE - z) * (ONE - cand * cand)
-            dxr[j] = dcand * hn * g * (ONE - g)
-            dxr[n + j] = d * (hp[j] - cand) * z * (ONE - z)
-            dxr[2 * n + j] = dcand
+            dn[j] = dhr[j] * (ONE - gz[j]) * (ONE - gc[j] * gc[j])
         for j in range(n):
-            dhhr[j] = dxr[j]
-            dhhr[n + j] = dxr[n + j]
-            dhhr[2 * n + j] = dxr[2 * n + j] * gr[j]
+            dr[j] = dn[j] * gn[j] * gg[j] * (ONE - gg[j])
         for j in range(n):
-            dhr[j] = dhr[j] * gr[n + j]
+            dz[j] = dhr[j] * (hp[j] - gc[j]) * gz[j] * (ONE - gz[j])
+        for j in range(n):
+            hr_[j] = dr[j]
+        for j in range(n):
+            hz[j] = dz[j]
+        for j in range(n):
+            hn_[j] = dn[j] * gg[j]
+        for j in range(n):
+            dhr[j] = dhr[j] * gz[j]
 
 
 def _order(steps: int, reverse: bool) -> range:
