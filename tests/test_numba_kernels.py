@@ -628,3 +628,33 @@ def test_recurrence_kernels_match_the_reference_loop(cell: str, reverse: bool, d
     assert len(found) == len(expected)
     for i, (f, e) in enumerate(zip(found, expected, strict=True)):
         np.testing.assert_allclose(f, e, **tol, err_msg=f"gradient {i}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_recurrences_tanh_is_within_a_few_ulp_and_keeps_nan_infinities_and_zeros(dtype: Any) -> None:
+    """issue #25: the recurrence kernels' vectorisable tanh (a rational approximation for
+    float32, argument halving for float64) against NumPy's, and exactly its special values."""
+    numba = pytest.importorskip("numba")
+    from shapegrad_backends import numba_recurrent
+
+    numba_kernels.available()
+    numba_recurrent._register()
+
+    @numba.njit
+    def apply(x: Any, out: Any) -> None:
+        for i in range(x.size):
+            out[i] = numba_recurrent._tanh(x[i])
+
+    info = np.finfo(dtype)
+    sweep = np.concatenate(
+        [np.linspace(-25, 25, 1_000_001), np.geomspace(1e-30, 25, 100_001), -np.geomspace(1e-30, 25, 100_001)]
+    ).astype(dtype)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e6, -1e6, info.tiny, info.smallest_subnormal], dtype)
+    x = np.concatenate([sweep, special])
+    found = np.empty_like(x)
+    apply(x, found)
+    expected = np.tanh(x)
+    ulp = np.abs(found[: sweep.size] - expected[: sweep.size]) / np.spacing(np.abs(expected[: sweep.size]))
+    assert ulp.max() <= (6 if dtype == np.float32 else 8), f"{ulp.max()} ulp at {sweep[np.argmax(ulp)]}"
+    np.testing.assert_array_equal(found[sweep.size :], expected[sweep.size :])
+    assert np.signbit(found[-5])  # tanh(-0) = -0
