@@ -109,7 +109,7 @@ def _register() -> None:
         return fast64(x)
 
     @extending.overload(_tanh)
-    def _tanh_overload(x: Any) -> Any:  # pyright: ignore[reportUnusedFunction] -- registered
+    def _tanh_overload(x: Any) -> Any:  # registered by the decorator
         return tanh32 if x == types.float32 else tanh64
 
     _registered = True
