@@ -746,7 +746,7 @@ def _layer_norm_backward() -> Callable[..., Any]:
 
 
 # The recurrences (RNN, LSTM, GRU over a whole sequence), in their own module.
-_recurrent_builders = numba_recurrent.builders(_jit, _ROW_FLAGS)
+_recurrent_builders = numba_recurrent.builders(_jit, _LOOP_FLAGS)
 
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,

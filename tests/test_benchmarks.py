@@ -119,3 +119,14 @@ def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     result = _run_benchmark("lstm.py", "--quick", timeout=600)
     assert "same weights and input" in result.stdout
     assert "ratio shapegrad / torch:" in result.stdout
+
+
+def test_lstm_benchmark_profile_splits_the_step_into_products_and_kernels() -> None:
+    """issue #25: ``benchmarks/lstm.py --profile`` says where the step's time goes (the matrix
+    products alone, the recurrences' element-wise work, the rest) before the ratio."""
+    pytest.importorskip("torch")
+    pytest.importorskip("numba")
+    result = _run_benchmark("lstm.py", "--quick", "--profile", timeout=600)
+    for row in ("recurrence forward", "its W_hh gradient", "matrix products together", "element-wise", "the rest"):
+        assert row in result.stdout
+    assert "ratio shapegrad / torch:" in result.stdout

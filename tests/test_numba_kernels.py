@@ -475,6 +475,49 @@ def _optimizer_extremes(make: Callable[[Any], Any]) -> Callable[[np.ndarray, np.
     return case
 
 
+def _recurrence_extremes(cell: str) -> Callable[[np.ndarray, np.ndarray], list[Any]]:
+    """issue #25: the recurrence op (forward and rule) with the extremes, one place at a time,
+    in the input projection, in the initial states and in the result's gradient; the hidden
+    size is the length, so every gate block has vector lanes and a remainder."""
+    from shapegrad.ops.recurrent import CELL_GATES, recurrence
+
+    def case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+        n = len(x)
+        width = CELL_GATES[cell] * n
+        count = 2 if cell == "lstm" else 1
+        rng = np.random.default_rng(n)
+        w_hh = (rng.standard_normal((width, n)) / (2 * math.sqrt(n))).astype(np.float32)
+        b_hh = rng.standard_normal(width).astype(np.float32)
+        plain = rng.standard_normal((2, 2, width)).astype(np.float32)
+        spiked = plain.copy()
+        spiked[1, 0] = np.resize(x, width)  # the second step of the first sequence
+        states = [np.stack([ordinary, ordinary[::-1]]) for _ in range(count)]
+        found: list[Any] = []
+        for where in ("input", "state", "gradient"):
+            given = [s.copy() for s in states]
+            if where == "state":
+                given[-1][0] = x  # c0 for an LSTM (h0 also feeds W_hh's product: below), h0 otherwise
+                given[0][1] = x
+            grads = sg.Gradients()
+            xproj = sg.tensor(spiked if where == "input" else plain).trace(grads)
+            w, b = sg.tensor(w_hh).trace(grads), sg.tensor(b_hh).trace(grads)
+            initial = tuple(sg.tensor(s).trace(grads) for s in given)
+            for reverse in (False, True):
+                result = recurrence(cell, xproj, w, b, initial, reverse)
+                weight = np.resize(np.concatenate([ordinary, x if where == "gradient" else ordinary]), result.shape)
+                (result * sg.tensor(weight.astype(np.float32))).sum().backward()
+                found.append(result.numpy())
+            found += [grads[t].numpy() for t in (xproj, *initial)]
+            # W_hh's and b_hh's gradients are sums over the steps of xproj's gradient (compared
+            # above) times h_prev: where their terms cancel, they turn the gates' last-ulp
+            # differences into any relative error (|h_prev| is 1e6 here), so only where they
+            # are NaN or infinite is compared.
+            found += [np.where(np.isfinite(grads[t].numpy()), 0, grads[t].numpy()) for t in (w, b)]
+        return found
+
+    return case
+
+
 # Every kernel numba_kernels builds, through the op, loss or optimizer that uses it.
 def _recurrence_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     """Each recurrent cell over a sequence of ``len(x)`` steps of one feature (at most 40: the
@@ -510,6 +553,7 @@ KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "adam": _optimizer_extremes(lambda m: sg.optim.Adam(m, lr=0.01)),
     "sgd_momentum": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9)),
     "sgd_nesterov": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9, nesterov=True)),
+    **{f"{cell}_sequence + backward": _recurrence_extremes(cell) for cell in ("lstm", "gru", "rnn_tanh", "rnn_relu")},
 }
 
 
@@ -607,3 +651,33 @@ def test_recurrence_kernels_match_the_reference_loop(cell: str, reverse: bool, d
     assert len(found) == len(expected)
     for i, (f, e) in enumerate(zip(found, expected, strict=True)):
         np.testing.assert_allclose(f, e, **tol, err_msg=f"gradient {i}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_recurrences_tanh_is_within_a_few_ulp_and_keeps_nan_infinities_and_zeros(dtype: Any) -> None:
+    """issue #25: the recurrence kernels' vectorisable tanh (a rational approximation for
+    float32, argument halving for float64) against NumPy's, and exactly its special values."""
+    numba = pytest.importorskip("numba")
+    from shapegrad_backends import numba_recurrent
+
+    numba_kernels.available()
+    numba_recurrent._register()
+
+    @numba.njit
+    def apply(x: Any, out: Any) -> None:
+        for i in range(x.size):
+            out[i] = numba_recurrent._tanh(x[i])
+
+    info = np.finfo(dtype)
+    sweep = np.concatenate(
+        [np.linspace(-25, 25, 1_000_001), np.geomspace(1e-30, 25, 100_001), -np.geomspace(1e-30, 25, 100_001)]
+    ).astype(dtype)
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e6, -1e6, info.tiny, info.smallest_subnormal], dtype)
+    x = np.concatenate([sweep, special])
+    found = np.empty_like(x)
+    apply(x, found)
+    expected = np.tanh(x)
+    ulp = np.abs(found[: sweep.size] - expected[: sweep.size]) / np.spacing(np.abs(expected[: sweep.size]))
+    assert ulp.max() <= (6 if dtype == np.float32 else 8), f"{ulp.max()} ulp at {sweep[np.argmax(ulp)]}"
+    np.testing.assert_array_equal(found[sweep.size :], expected[sweep.size :])
+    assert np.signbit(found[-5])  # tanh(-0) = -0
