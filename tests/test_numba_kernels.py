@@ -519,28 +519,6 @@ def _recurrence_extremes(cell: str) -> Callable[[np.ndarray, np.ndarray], list[A
 
 
 # Every kernel numba_kernels builds, through the op, loss or optimizer that uses it.
-def _recurrence_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
-    """Each recurrent cell over a sequence of ``len(x)`` steps of one feature (at most 40: the
-    kernels' vector lanes run over the hidden units, and a weight gradient summed over a
-    thousand steps holding ±1e6 differs in float32 by its summation order alone), forward and
-    backward (hidden 3, both directions)."""
-    x, ordinary = x[:40], ordinary[:40]
-    found: list[Any] = []
-    for make in (
-        lambda: sg.nn.LSTM(1, 3, bidirectional=True, generator=sg.Generator(0)),
-        lambda: sg.nn.GRU(1, 3, bidirectional=True, generator=sg.Generator(0)),
-        lambda: sg.nn.RNN(1, 3, bidirectional=True, generator=sg.Generator(0)),
-        lambda: sg.nn.RNN(1, 3, bidirectional=True, nonlinearity="relu", generator=sg.Generator(0)),
-    ):
-        layer = make()
-        grads = layer.alloc_grads()
-        t = sg.tensor(x.reshape(1, -1, 1)).trace(grads, keep_grad=True)
-        out, _ = layer(t)
-        (out * sg.tensor(np.repeat(ordinary.reshape(1, -1, 1), 6, axis=2))).sum().backward()
-        found += [out.numpy(), grads[t].numpy(), *(g.numpy() for _, g in grads.items())]
-    return found
-
-
 KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "gelu_exact + backward": _gelu_case,
     "relu_backward": _relu_case,
@@ -549,7 +527,6 @@ KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "layer_norm + backward": _layer_norm_case,
     "max_pool2d + backward": _max_pool_case,
     "scatter_add_rows": _scatter_rows_case,
-    "lstm_sequence gru_sequence rnn_tanh_sequence rnn_relu_sequence + backward": _recurrence_case,
     "adam": _optimizer_extremes(lambda m: sg.optim.Adam(m, lr=0.01)),
     "sgd_momentum": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9)),
     "sgd_nesterov": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9, nesterov=True)),
