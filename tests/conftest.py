@@ -40,7 +40,14 @@ def pytest_configure(config: pytest.Config) -> None:
 # tests do not depend on the default backend (pyright, ruff, the example scripts and the
 # benchmark smoke runs start processes of their own). The command names tests/ alone, so the
 # docstrings' examples under shapegrad/ run once, in the first step.
-BACKEND_INDEPENDENT = ("test_typecheck.py", "test_lint.py", "test_examples.py", "test_benchmarks.py", "test_docs.py")
+BACKEND_INDEPENDENT = (
+    "test_typecheck.py",
+    "test_typing_speed.py",
+    "test_lint.py",
+    "test_examples.py",
+    "test_benchmarks.py",
+    "test_docs.py",
+)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
