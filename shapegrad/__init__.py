@@ -62,42 +62,58 @@ from ._errors import (
     TapeError,
     UnusedParameterError,
 )
+from ._function_ops import (
+    add,
+    concat,
+    div,
+    equal,
+    expand_dims,
+    flatten,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logsumexp,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mul,
+    not_equal,
+    permute,
+    pow,
+    reshape,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    var,
+    where,
+)
 from ._gradients import Gradients, backward
 from ._serialize import load, save
 from ._summary import Summary, summary
 from ._tensor import AnyTensor, Tensor
 from .ops.elementwise import (
     abs,
-    add,
     astype,
     clamp,
-    div,
-    equal,
     exp,
     gelu,
-    greater,
-    greater_equal,
     leaky_relu,
-    less,
-    less_equal,
     log,
-    maximum,
-    minimum,
-    mul,
     neg,
-    not_equal,
-    pow,
     relu,
     sigmoid,
     softplus,
     sqrt,
     square,
-    sub,
     tanh,
-    where,
 )
 from .ops.indexing import gather, take_along_axis
-from .ops.linalg import matmul
 from .ops.math import (
     arccos,
     arcsin,
@@ -136,17 +152,13 @@ from .ops.math import (
     trunc,
 )
 from .ops.normalization import layer_norm
-from .ops.reductions import log_softmax, logsumexp, max, mean, min, softmax, sum, var
+from .ops.reductions import (
+    log_softmax,
+    softmax,
+)
 from .ops.shape import (
     broadcast_to,
-    concat,
-    expand_dims,
-    flatten,
-    permute,
     repeat,
-    reshape,
-    squeeze,
-    stack,
     swapaxes,
 )
 from .ops.structure import (
@@ -172,7 +184,6 @@ from .ops.structure import (
     roll,
     sort,
     split,
-    std,
     tile,
     topk,
     tril,

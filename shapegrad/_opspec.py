@@ -1,9 +1,10 @@
 """The one table of shapegrad's typed op surface: what each op's overloads say.
 
-``_typegen`` turns this table into the ``@overload`` stacks of the method forms (on
-``Tensor``) and of the function forms (``sg.add``, ``sg.mean``, ...), between
-``# <generated: NAME>`` markers in the modules; ``tests/test_typegen.py`` fails when the
-modules are stale and checks that every op here exists at run time in each form it names.
+``_typegen`` turns this table into the ``@overload`` stacks of the method forms (the class
+``TensorOps`` in ``_tensor_ops.py``, which ``Tensor`` inherits) and of the function forms
+(``sg.add``, ``sg.mean``, ... in ``_function_ops.py``), two wholly generated modules;
+``tests/test_typegen.py`` fails when they are stale and checks that every op here exists at
+run time in each form it names.
 
 A row names the op, its shape rule (``kind``), its tape rule and where its forms live. The
 rules themselves (which broadcast patterns, which literal axes) are the tables below: they are

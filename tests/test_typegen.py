@@ -35,7 +35,7 @@ def test_the_generator_runs_as_a_script_in_check_mode() -> None:
 def _generated_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "shapegrad"
     copy.mkdir()
-    for module in {*_typegen.generated_blocks(), *_typegen.ALIASES, _typegen.METHODS_MODULE}:
+    for module in {*_typegen.ALIASES, _typegen.METHODS_MODULE, _typegen.FUNCTIONS_MODULE}:
         target = copy.joinpath(*module.split(".")).with_suffix(".py")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_typegen._path(module).read_text())
@@ -43,10 +43,21 @@ def _generated_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return copy
 
 
-def test_a_hand_edit_inside_a_block_is_seen_as_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    edited = _generated_copy(tmp_path, monkeypatch) / "ops" / "elementwise.py"
+def test_a_hand_edit_of_the_generated_functions_module_is_seen_as_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    edited = _generated_copy(tmp_path, monkeypatch) / "_function_ops.py"
     edited.write_text(edited.read_text().replace("def add(a: Tensor[T, *S, N]", "def add(a: Tensor[T, *S, K]", 1))
-    assert _typegen.check() == ["ops.elementwise"]
+    assert _typegen.check() == ["_function_ops"]
+
+
+def test_an_implementation_s_new_docstring_makes_the_generated_forms_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The generated function form copies its implementation's signature and docstring."""
+    edited = _generated_copy(tmp_path, monkeypatch) / "ops" / "elementwise.py"
+    edited.write_text(edited.read_text().replace("``a + b`` with broadcasting.", "``a + b``, broadcast.", 1))
+    assert "_function_ops" in _typegen.check()
 
 
 def test_a_hand_edit_of_the_generated_methods_module_is_seen_as_stale(
@@ -59,18 +70,22 @@ def test_a_hand_edit_of_the_generated_methods_module_is_seen_as_stale(
     assert _typegen.check() == ["_tensor_ops"]
 
 
-def test_the_tensor_class_holds_no_generated_code() -> None:
-    """The method forms live in the wholly generated _tensor_ops.py, which Tensor inherits;
-    _tensor.py is hand-written throughout."""
-    assert "<generated" not in (ROOT / "shapegrad" / "_tensor.py").read_text()
+def test_no_hand_written_module_holds_generated_code() -> None:
+    """The method forms live in the wholly generated _tensor_ops.py, which Tensor inherits,
+    and the function forms in _function_ops.py; every other module is hand-written."""
+    generated = {ROOT / "shapegrad" / "_tensor_ops.py", ROOT / "shapegrad" / "_function_ops.py"}
+    for path in (ROOT / "shapegrad").rglob("*.py"):
+        if path not in generated and path.name != "_typegen.py":
+            assert "# <generated" not in path.read_text(), path
     assert sg.Tensor.__mro__[1].__name__ == "TensorOps"
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)
 def test_every_op_in_the_table_has_its_typed_forms(op: Any) -> None:
     if op.module:
-        function = getattr(importlib.import_module(f"shapegrad.{op.module}"), op.name)
+        function = getattr(importlib.import_module("shapegrad._function_ops"), op.name)
         assert len(get_overloads(function)) >= 2, f"sg.{op.name} has no generated overloads"
+        assert callable(getattr(importlib.import_module(f"shapegrad.{op.module}"), op.name))  # the implementation
         assert getattr(sg, op.name, function) is function, f"sg.{op.name} is not the typed function"
     if op.method:
         method = getattr(sg.Tensor, op.method)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any
 
-from .._autodiff import NoTape, column_sums, wants_grad
+from .._autodiff import column_sums, wants_grad
 from .._backend import same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record
-from .._typevars import A, K, N, S, T
 
 __all__ = ["linear", "matmul"]
 
@@ -74,40 +73,6 @@ def _mismatch(a: AnyTensor, b: AnyTensor) -> ShapeError:
     return ShapeError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast")
 
 
-# <generated: matmul>
-# fmt: off
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[NoTape, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[NoTape, *S, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[NoTape, K]) -> Tensor[T, *S, N]: ...
-@overload
-def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, K]) -> Tensor[T, *S, N]: ...
-@overload
-def matmul(a: Tensor[T, *S, N, K], b: Tensor[T, K]) -> Tensor[T, *S, N]: ...
-@overload
-def matmul(a: Tensor[T, K], b: Tensor[NoTape, K, A]) -> Tensor[T, A]: ...
-@overload
-def matmul(a: Tensor[NoTape, K], b: Tensor[T, K, A]) -> Tensor[T, A]: ...
-@overload
-def matmul(a: Tensor[T, K], b: Tensor[T, K, A]) -> Tensor[T, A]: ...
-@overload
-def matmul(a: Tensor[T, K], b: Tensor[NoTape, K]) -> Tensor[T]: ...
-@overload
-def matmul(a: Tensor[NoTape, K], b: Tensor[T, K]) -> Tensor[T]: ...
-@overload
-def matmul(a: Tensor[T, K], b: Tensor[T, K]) -> Tensor[T]: ...
-# fmt: on
-# </generated>
 def matmul(a: AnyTensor, b: AnyTensor) -> Any:
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading dims broadcast.
 

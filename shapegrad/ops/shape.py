@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal as L, cast, overload
+from typing import Any, cast
 
 from .._autodiff import NoTape as NoTape
-from .._dims import Open, Prod
+from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record
-from .._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from .._typevars import N, S, T
 
 __all__ = [
     "broadcast_to",
@@ -30,20 +30,6 @@ def reshape_backward(xp: Any, g: Any, shape: tuple[int, ...]) -> tuple[Any, ...]
     return (xp.reshape(g, shape),)
 
 
-# <generated: reshape>
-# fmt: off
-@overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA]) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-@overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB]) -> Tensor[T, DA, DB]: ...
-@overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC]) -> Tensor[T, DA, DB, DC]: ...
-@overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC, DD]) -> Tensor[T, DA, DB, DC, DD]: ...
-@overload
-def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def reshape(x: Any, shape: Sequence[int]) -> Any:
     """The same values in ``shape`` (one entry may be -1). Sizes given as ``sg.Dim`` instances
     keep their classes in the result's type; plain ints give ``sg.Open`` dims (state them with
@@ -64,18 +50,6 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
     return record(out, reshape_backward, (x,), (tuple(data.shape),), x._backend)
 
 
-# <generated: flatten>
-# fmt: off
-@overload
-def flatten(x: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-@overload
-def flatten(x: Tensor[T, N, K, A]) -> Tensor[T, N, Prod[K, A]]: ...
-@overload
-def flatten(x: Tensor[T, N, K, A, C]) -> Tensor[T, N, Prod[K, A, C]]: ...
-@overload
-def flatten(x: Tensor[T, N, *S]) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-# fmt: on
-# </generated>
 def flatten(x: Any) -> Any:
     """Every axis after the first merged into one: ``(B, C, H, W)`` becomes
     ``(B, Prod[C, H, W])`` in the type. PyTorch: ``torch.flatten(x, 1)``."""
@@ -91,76 +65,6 @@ def permute_backward(xp: Any, g: Any, axes: tuple[int, ...]) -> tuple[Any, ...]:
     return (xp.permute_dims(g, tuple(inverse)),)
 
 
-# <generated: permute>
-# fmt: off
-@overload
-def permute(x: Tensor[T, N, K], axes: tuple[L[0], L[1]]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-@overload
-def permute(x: Tensor[T, N, K], axes: tuple[L[1], L[0]]) -> Tensor[T, K, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[0], L[1], L[2]]) -> Tensor[T, N, K, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[0], L[2], L[1]]) -> Tensor[T, N, A, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[1], L[0], L[2]]) -> Tensor[T, K, N, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[1], L[2], L[0]]) -> Tensor[T, K, A, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[2], L[0], L[1]]) -> Tensor[T, A, N, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A], axes: tuple[L[2], L[1], L[0]]) -> Tensor[T, A, K, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[1], L[2], L[3]]) -> Tensor[T, N, K, A, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[1], L[3], L[2]]) -> Tensor[T, N, K, C, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[2], L[1], L[3]]) -> Tensor[T, N, A, K, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[2], L[3], L[1]]) -> Tensor[T, N, A, C, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[3], L[1], L[2]]) -> Tensor[T, N, C, K, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[0], L[3], L[2], L[1]]) -> Tensor[T, N, C, A, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[0], L[2], L[3]]) -> Tensor[T, K, N, A, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[0], L[3], L[2]]) -> Tensor[T, K, N, C, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[2], L[0], L[3]]) -> Tensor[T, K, A, N, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[2], L[3], L[0]]) -> Tensor[T, K, A, C, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[3], L[0], L[2]]) -> Tensor[T, K, C, N, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[1], L[3], L[2], L[0]]) -> Tensor[T, K, C, A, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[0], L[1], L[3]]) -> Tensor[T, A, N, K, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[0], L[3], L[1]]) -> Tensor[T, A, N, C, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[1], L[0], L[3]]) -> Tensor[T, A, K, N, C]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[1], L[3], L[0]]) -> Tensor[T, A, K, C, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[3], L[0], L[1]]) -> Tensor[T, A, C, N, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[2], L[3], L[1], L[0]]) -> Tensor[T, A, C, K, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[0], L[1], L[2]]) -> Tensor[T, C, N, K, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[0], L[2], L[1]]) -> Tensor[T, C, N, A, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[1], L[0], L[2]]) -> Tensor[T, C, K, N, A]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[1], L[2], L[0]]) -> Tensor[T, C, K, A, N]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[2], L[0], L[1]]) -> Tensor[T, C, A, N, K]: ...
-@overload
-def permute(x: Tensor[T, N, K, A, C], axes: tuple[L[3], L[2], L[1], L[0]]) -> Tensor[T, C, A, K, N]: ...
-@overload
-def permute(x: Tensor[T, *S], axes: Sequence[int] | None) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def permute(x: Any, axes: Sequence[int] | None) -> Any:
     """Axes in the order ``axes`` gives (reversed when None). PyTorch: ``Tensor.permute``."""
     if axes and len(axes) == 1 and isinstance(axes[0], (tuple, list)):
@@ -190,22 +94,6 @@ def swap_last(x: Tensor[T, *S, N, Any]) -> Any:
     return swapaxes(x, -1, -2)
 
 
-# <generated: expand_dims>
-# fmt: off
-@overload
-def expand_dims(x: Tensor[T, *S], axis: L[0]) -> Tensor[T, L[1], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-@overload
-def expand_dims(x: Tensor[T, N, *S], axis: L[1]) -> Tensor[T, N, L[1], *S]: ...
-@overload
-def expand_dims(x: Tensor[T, N, K, *S], axis: L[2]) -> Tensor[T, N, K, L[1], *S]: ...
-@overload
-def expand_dims(x: Tensor[T, *S], axis: L[-1]) -> Tensor[T, *S, L[1]]: ...
-@overload
-def expand_dims(x: Tensor[T, *S, N], axis: L[-2]) -> Tensor[T, *S, L[1], N]: ...
-@overload
-def expand_dims(x: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def expand_dims(x: Any, axis: int) -> Any:
     """A new size-1 axis at ``axis``. PyTorch: ``torch.unsqueeze``."""
     shape = list(x.shape)
@@ -216,24 +104,6 @@ def expand_dims(x: Any, axis: int) -> Any:
     return reshape(x, shape)
 
 
-# <generated: squeeze>
-# fmt: off
-@overload
-def squeeze(x: Tensor[T, L[1], *S], axis: L[0]) -> Tensor[T, *S]: ...
-@overload
-def squeeze(x: Tensor[T, N, L[1], *S], axis: L[1]) -> Tensor[T, N, *S]: ...
-@overload
-def squeeze(x: Tensor[T, N, K, L[1], *S], axis: L[2]) -> Tensor[T, N, K, *S]: ...
-@overload
-def squeeze(x: Tensor[T, *S, L[1]], axis: L[-1]) -> Tensor[T, *S]: ...
-@overload
-def squeeze(x: Tensor[T, *S, L[1], N], axis: L[-2]) -> Tensor[T, *S, N]: ...
-@overload
-def squeeze(x: Tensor[T, *S], axis: None = None) -> Tensor[T, *tuple[Open, ...]]: ...
-@overload
-def squeeze(x: Tensor[T, *S], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def squeeze(x: Any, axis: int | None = None, *, any_axis: int | None = None) -> Any:
     """Size-1 axes removed (only ``axis`` when given). A literal axis is typed (and one that
     is not size 1 in the type is an error); a computed axis goes by keyword, ``any_axis=i``.
@@ -313,18 +183,6 @@ def concat_backward(xp: Any, g: Any, axis: int, bounds: tuple[int, ...]) -> tupl
     return tuple(parts)
 
 
-# <generated: concat>
-# fmt: off
-@overload
-def concat(tensors: Sequence[Tensor[T, Any, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
-@overload
-def concat(tensors: Sequence[Tensor[T, N, Any, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
-@overload
-def concat(tensors: Sequence[Tensor[T, *S, Any]], axis: L[-1]) -> Tensor[T, *S, Open]: ...
-@overload
-def concat(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def concat(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None) -> Any:
     """Tensors joined along an existing ``axis``: the other dims must agree (in the type, at a
     literal axis 0, 1 or -1), the joined size is ``sg.Open`` (state it with ``sg.cast``). A
@@ -357,18 +215,6 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None
     return record(out, concat_backward, tuple(tensors), (axis, tuple(bounds)), backend)
 
 
-# <generated: stack>
-# fmt: off
-@overload
-def stack(tensors: Sequence[Tensor[T, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
-@overload
-def stack(tensors: Sequence[Tensor[T, N, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
-@overload
-def stack(tensors: Sequence[Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, Open]: ...
-@overload
-def stack(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def stack(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None) -> Any:
     """Tensors of one shape joined along a new ``axis`` (typed at a literal 0, 1 or -1, where
     the new axis is ``sg.Open``; a computed axis goes by keyword, ``any_axis=i``).

@@ -11,14 +11,14 @@ PyTorch.
 
 from __future__ import annotations
 
-from typing import Any, Literal as L, overload
+from typing import Any
 
 from .._autodiff import NoTape
 from .._backend import same_backend
 from .._dims import Open
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
-from .._typevars import A, C, K, N, S, T
+from .._typevars import N, S, T
 from . import elementwise as ew, reductions as red, shape as shp
 from .indexing import getitem, take_along_axis
 
@@ -240,54 +240,6 @@ def masked_fill(x: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: fl
     return select(mask, value, x)
 
 
-# <generated: std>
-# fmt: off
-@overload
-def std(x: Tensor[T, *S], axis: None = None, keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T]: ...
-@overload
-def std(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-@overload
-def std(x: Tensor[T, *S, N], axis: L[-1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1]]: ...
-@overload
-def std(x: Tensor[T, N, *S], axis: L[0], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
-@overload
-def std(x: Tensor[T, N, *S], axis: L[0], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], *S]: ...
-@overload
-def std(x: Tensor[T, N, K, *S], axis: L[1], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, *S], axis: L[1], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, L[1], *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, *S], axis: L[2], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, *S], axis: L[2], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, L[1], *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, C, *S], axis: L[3], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, A, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, C, *S], axis: L[3], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, A, L[1], *S]: ...
-@overload
-def std(x: Tensor[T, *S, K, N], axis: L[-2], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S, N]: ...
-@overload
-def std(x: Tensor[T, *S, K, N], axis: L[-2], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1], N]: ...
-@overload
-def std(x: Tensor[T, N, K, A, *S], axis: tuple[L[1], L[2]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, *S], axis: tuple[L[1], L[2]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, L[1], L[1], *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, C, *S], axis: tuple[L[2], L[3]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, N, K, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, A, C, *S], axis: tuple[L[2], L[3]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, N, K, L[1], L[1], *S]: ...
-@overload
-def std(x: Tensor[T, *S, K, N], axis: tuple[L[-2], L[-1]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
-@overload
-def std(x: Tensor[T, *S, K, N], axis: tuple[L[-2], L[-1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, *S, L[1], L[1]]: ...
-@overload
-def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = False, correction: float = 0.0) -> Tensor[T, *S]: ...
-@overload
-def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
-@overload
-def std(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
-# fmt: on
-# </generated>
 def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
     """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
     PyTorch's default). d/dx_i = ``(x_i - mean) / ((n - correction) · std)``, and 0 where
