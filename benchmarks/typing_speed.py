@@ -11,6 +11,8 @@ less the time of an empty file (pyright's start-up and shapegrad's own modules).
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,9 +77,19 @@ def pyright_seconds(body: str, directory: Path, timeout: float = 900) -> tuple[f
         str(directory / "pyrightconfig.json"),
     ]
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, cwd=directory, check=False, timeout=timeout)
+    # Its own process group: the pyright command is a Python wrapper around Node, and a
+    # timeout must stop Node too (left running, an exponential check burns a core for hours).
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=directory, start_new_session=True
+    )
+    try:
+        stdout, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
     elapsed = time.perf_counter() - start
-    report = json.loads(result.stdout)
+    report = json.loads(stdout)
     return elapsed, report["summary"]["errorCount"]
 
 
