@@ -229,13 +229,12 @@ def version_of(tensor: Any) -> Version:
 
 def note_written(tensor: Any) -> None:
     """Record an in-place write into ``tensor``'s data (``__setitem__``, an optimizer update,
-    ``sg.load``, a broadcast): a backward pass through values saved before it raises."""
+    ``sg.load``, a broadcast): a backward pass through values saved before it raises.
+    A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one was
+    never saved and has no alias, so nothing can have read it."""
     version: Version | None = tensor._version
     if version is not None:
         version.value += 1
-    param = tensor._param
-    if param is not None:
-        param.version.value += 1
 
 
 def share_version(source: Any, alias: Any) -> None:

@@ -215,3 +215,13 @@ def test_a_tied_layer_delivers_its_gradient_to_every_gradients_that_holds_it(bac
     assert np.allclose(g_enc[shared.weight].numpy(), g_dec[shared.weight].numpy())
     sg.optim.Sgd(dec, lr=0.1).update(dec, g_dec)  # no "received no gradient"
     sg.optim.Sgd(enc, lr=0.1).update(enc, g_enc)
+
+
+def test_one_write_into_a_parameter_counts_once(numpy_backend: str) -> None:
+    """A parameter's write counter is its tensor's: one write reads as one."""
+    model = Line()
+    grads = model.alloc_grads()
+    loss = model(sg.ones(4, 2).trace(grads)).sum()
+    model.fc.weight[0, 0] = 5.0
+    with pytest.raises(sg.TapeError, match=r"parameter 'fc\.weight'.*version 0 when recorded, 1 now"):
+        loss.backward()
