@@ -15,6 +15,7 @@ Two wholly generated modules, nothing in them edited by hand:
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import sys
 from collections.abc import Callable, Iterator
@@ -314,16 +315,31 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     return lines
 
 
+def _definitions(module: str, name: str, table: str) -> tuple[list[ast.FunctionDef], ast.FunctionDef]:
+    """The overloads and the implementation of the top-level function ``name`` in ``module``,
+    read from its source (the generator runs without importing the package)."""
+    defs = _functions(_path(module).read_text()).get(name)
+    implementation = next((d for d in defs or () if not d.decorator_list), None)
+    if implementation is None:
+        raise SystemExit(f"_opspec.{table}: no implementation of {name!r} in shapegrad/{module}")
+    assert defs is not None
+    return [d for d in defs if any(ast.unparse(x) == "overload" for x in d.decorator_list)], implementation
+
+
+@functools.cache
+def _functions(source: str) -> dict[str, list[ast.FunctionDef]]:
+    # Parsed once per source text: every op of a module reads the same tree.
+    found: dict[str, list[ast.FunctionDef]] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            found.setdefault(node.name, []).append(node)
+    return found
+
+
 def signature_method_block(module: str, name: str, indent: str = "    ") -> list[str]:
     """The method form of a hand-typed op: each of its signatures (its overloads, or its one
-    definition) with ``self`` for the first parameter, and a body that calls the function.
-    Read from the module's source, so the generator runs without importing the package."""
-    tree = ast.parse(_path(module).read_text())
-    defs = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
-    if not defs:
-        raise SystemExit(f"_opspec.SIGNATURE_METHODS: no function {name!r} in shapegrad/{module}")
-    overloads = [d for d in defs if any(ast.unparse(x) == "overload" for x in d.decorator_list)]
-    implementation = next(d for d in defs if d not in overloads)
+    definition) with ``self`` for the first parameter, and a body that calls the function."""
+    overloads, implementation = _definitions(module, name, "SIGNATURE_METHODS")
     lines: list[str] = []
     for signature in overloads or [implementation]:
         params = _method_params(signature.args)
@@ -394,11 +410,7 @@ def function_form(op: OpSpec) -> list[str]:
     """``op``'s function form: its overloads, then an implementation with the signature and
     docstring of the untyped implementation in its module, which it calls."""
     assert op.module is not None
-    tree = ast.parse(_path(op.module).read_text())
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == op.name and not n.decorator_list]
-    if not defs:
-        raise SystemExit(f"_opspec.OPS: no implementation {op.name!r} in shapegrad/{op.module}")
-    implementation = defs[0]
+    _, implementation = _definitions(op.module, op.name, "OPS")
     params = ast.unparse(implementation.args)
     ret = ast.unparse(implementation.returns) if implementation.returns else "Any"
     doc = ast.get_docstring(implementation, clean=False) or ""
