@@ -116,10 +116,16 @@ def test_checks_off_leave_the_function_untouched() -> None:
         "assert not [m for m in sys.modules if m.split('.')[0] in ('jaxtyping', 'beartype')], 'imported'\n"
         "print('unchecked')\n"
     )
+    assert "unchecked" in _run_with_checks_off(code)
+
+
+def _run_with_checks_off(code: str) -> str:
+    """``code`` run by a fresh interpreter with ``SHAPEGRAD_CHECKS=0`` (read at import); its
+    standard output, once it has exited cleanly."""
     env = dict(os.environ, SHAPEGRAD_CHECKS="0")
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    assert "unchecked" in result.stdout
+    return result.stdout
 
 
 class _CountingTapeChecks:
@@ -340,7 +346,4 @@ def test_cast_refuses_a_contradicting_literal_size_with_checks_off() -> None:
         "        raise AssertionError(f'cast to {target} accepted')\n"
         "print('refused')\n"
     )
-    env = dict(os.environ, SHAPEGRAD_CHECKS="0")
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
-    assert "refused" in result.stdout
+    assert "refused" in _run_with_checks_off(code)
