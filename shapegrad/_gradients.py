@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from . import _device_checks, _hooks
@@ -204,6 +204,50 @@ class Gradients(Generic[M]):
         owner = self.model
         name = type(owner).__name__ if owner is not None else "free-standing"
         return f"Gradients({name}, {len(self._touched)}/{len(self._slots)} parameters received)"
+
+
+# -- the library's side of Gradients -------------------------------------------------------
+# What the optimizers, checkpoints and `distributed` read and change of a Gradients: its
+# layout, its buffers, which received a gradient, the consumed mark and the readiness hook.
+# Those modules go through these (reportPrivateUsage is on there); the engine goes through
+# the GradientSink protocol (_accept, _path_of, _recording_tape, _check_not_consumed).
+
+
+def layout(grads: Gradients[Any]) -> tuple[tuple[str, int, tuple[int, ...]], ...]:
+    """``(path, key, shape)`` of every parameter buffer, in the model's order."""
+    return grads._layout
+
+
+def buffers(grads: Gradients[Any]) -> Mapping[int, Any]:
+    """Each parameter key's gradient buffer (a backend array, written in place); a buffer
+    holds this step's gradient only where :func:`received_keys` has its key."""
+    return grads._slots
+
+
+def buffer_backend(grads: Gradients[Any], key: int) -> Backend:
+    """The backend of the buffer under ``key``."""
+    return grads._backends[key]
+
+
+def received_keys(grads: Gradients[Any]) -> AbstractSet[int]:
+    """The keys whose buffers received a gradient since the last ``zero()`` (a live view)."""
+    return grads._touched
+
+
+def mark_received(grads: Gradients[Any], key: int) -> None:
+    """Count the buffer under ``key`` as holding this step's gradient (an allreduce filled it)."""
+    grads._touched.add(key)
+
+
+def mark_consumed(grads: Gradients[Any], by: str) -> None:
+    """An optimizer update (``by``) used these gradients: no backward into them before ``zero()``."""
+    grads._mark_consumed(by)
+
+
+def on_ready(grads: Gradients[Any], callback: Callable[[int], None] | None) -> None:
+    """Call ``callback(key)`` each time a parameter's gradient for the running backward pass
+    is final in its buffer (None: stop)."""
+    grads._on_ready = callback
 
 
 @overload

@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """Checkpoints in safetensors format: model tensors and, optionally, optimizer state.
 
 Saving writes a temporary file beside the target and renames it over the target, so an
@@ -18,6 +19,7 @@ import numpy as np
 
 from ._autodiff import note_written
 from ._errors import CheckpointError
+from ._tensor import array_of, backend_of
 
 __all__ = ["load", "save"]
 
@@ -53,7 +55,7 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     metadata = {"format": "shapegrad", "version": "1", "model": type(model).__name__}
     if optimizer is not None:
         for name, array in optimizer.state_arrays().items():
-            tensors[_OPTIM + name] = np.ascontiguousarray(np.asarray(optimizer._slots[0].backend.to_numpy(array)))
+            tensors[_OPTIM + name] = np.ascontiguousarray(np.asarray(optimizer.state_backend().to_numpy(array)))
         metadata["optimizer"] = type(optimizer).__name__
         metadata["step_count"] = str(optimizer.step_count)
         metadata["slot_steps"] = json.dumps(optimizer.slot_steps())
@@ -194,13 +196,15 @@ def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], 
 def convert_for(targets: dict[str, Any], found: dict[str, np.ndarray[Any, Any]]) -> list[tuple[Any, Any]]:
     """``(tensor, array of its backend)`` for each target that ``found`` holds: every copy is
     made here, before :func:`write_all` changes the first tensor."""
-    return [(tensor, tensor._backend.asarray(found[name], None)) for name, tensor in targets.items() if name in found]
+    return [
+        (tensor, backend_of(tensor).asarray(found[name], None)) for name, tensor in targets.items() if name in found
+    ]
 
 
 def write_all(pairs: list[tuple[Any, Any]]) -> None:
     """Copy each converted array into its tensor, in place."""
     for tensor, data in pairs:
-        tensor._backend.copy_into(tensor._data, data)
+        backend_of(tensor).copy_into(array_of(tensor), data)
         note_written(tensor)  # a backward pass through the old values would now be wrong
 
 
@@ -229,7 +233,7 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
             )
         state = optimizer.state_arrays()
         _validate(
-            {k: np.asarray(optimizer._slots[0].backend.to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer"
+            {k: np.asarray(optimizer.state_backend().to_numpy(v)) for k, v in state.items()}, optim_found, "optimizer"
         )
         step_count = _count(metadata, "step_count", "0")
         slot_steps = _slot_steps(metadata, list(optimizer.slot_steps()), step_count)
@@ -237,7 +241,7 @@ def load(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     converted_model = convert_for(targets, model_found)
     converted_optim: dict[str, Any] = {}
     if optimizer is not None:
-        backend = optimizer._slots[0].backend
+        backend = optimizer.state_backend()
         converted_optim = {k: backend.asarray(v, None) for k, v in optim_found.items()}
     write_all(converted_model)
     if optimizer is not None:

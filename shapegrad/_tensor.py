@@ -515,7 +515,27 @@ def record(
     return result
 
 
-__all__ += ["record", "wrap"]
+# -- the library's view of a tensor ---------------------------------------------------------
+# The optimizers, checkpoints and `distributed` read a tensor's storage through these three,
+# not its underscore fields (reportPrivateUsage is on in those modules).
+
+
+def array_of(tensor: AnyTensor) -> Any:
+    """The backend array a tensor wraps (no copy): the storage an optimizer writes into."""
+    return tensor._data
+
+
+def backend_of(tensor: AnyTensor) -> Backend:
+    """The backend a tensor's array belongs to."""
+    return tensor._backend
+
+
+def parameter_info(tensor: AnyTensor) -> ParamInfo | None:
+    """What makes ``tensor`` a parameter (its gradient key, leaf, counter), or None."""
+    return tensor._param
+
+
+__all__ += ["array_of", "backend_of", "parameter_info", "record", "wrap"]
 
 # The op modules and _gradients import Tensor; importing them last keeps the cycle harmless.
 from . import _creation, _gradients  # noqa: E402

@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """Data-parallel training over MPI (mpi4py), one process per CPU socket, node or GPU.
 
 Every rank runs the same program on its shard of each batch; after ``backward`` the
@@ -39,9 +40,9 @@ from ._backend import Backend
 from ._dims import Open
 from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
 from ._errors import BackendError, CheckpointError, ShapegradError
-from ._gradients import Gradients
+from ._gradients import Gradients, buffer_backend, buffers, layout, mark_received, on_ready, received_keys
 from ._serialize import load as _load, save as _save
-from ._tensor import AnyTensor, Tensor, record
+from ._tensor import AnyTensor, Tensor, array_of, backend_of, parameter_info, record
 
 __all__ = ["Comm", "all_sum", "init", "load", "save"]
 
@@ -106,7 +107,7 @@ def _structure(model: Any) -> list[tuple[str, tuple[int, ...], str, bool]]:
     """(path, shape, dtype, trainable) of every parameter and buffer, in order."""
     rows: list[tuple[str, tuple[int, ...], str, bool]] = []
     for path, tensor in model.named_tensors():
-        info = tensor._param
+        info = parameter_info(tensor)
         rows.append((path, tuple(tensor.shape), tensor.backend_dtype_name(), bool(info and info.trainable)))
     return rows
 
@@ -191,10 +192,10 @@ class Comm:
         self._agree([list(row[:3]) + [row[3]] for row in _structure(model)], "the model's structure")
         tensors = [tensor for _, tensor in model.named_tensors()]
         for group in _by_dtype(tensors):
-            flat = _pack([t._data for t in group], group[0]._backend)
+            flat = _pack([array_of(t) for t in group], backend_of(group[0]))
             self.mpi.Bcast(flat, root=root)
             if self.rank != root:
-                _unpack(flat, [t._data for t in group], group[0]._backend)
+                _unpack(flat, [array_of(t) for t in group], backend_of(group[0]))
                 for tensor in group:
                     note_written(tensor)
 
@@ -236,20 +237,21 @@ class Comm:
                 gradients differ in parameters, shapes or dtypes, where some ranks state a
                 sample count and others do not, or where no rank has a sample.
         """
-        layout, slots = grads._layout, grads._slots
-        key = (layout, tuple(slots[slot].dtype for _, slot, _ in layout))
+        rows_of, slots = layout(grads), buffers(grads)
+        key = (rows_of, tuple(slots[slot].dtype for _, slot, _ in rows_of))
         if key not in self._checked_layouts:
             # The dtype is part of the layout: buffers of different dtypes would not even
             # have the same byte count in MPI ("Message truncated").
             rows = [
-                [path, list(shape), grads._backends[slot].dtype_name(slots[slot].dtype)] for path, slot, shape in layout
+                [path, list(shape), buffer_backend(grads, slot).dtype_name(slots[slot].dtype)]
+                for path, slot, shape in rows_of
             ]
             self._agree(rows, "the gradients' parameters (path, shape, dtype)")
             self._checked_layouts.add(key)
         count = self.samples
         if count is not None and count < 0:
             raise ShapegradError(f"allreduce_mean: comm.samples must be a count of at least 0, found {count}")
-        touched = grads._touched
+        touched = received_keys(grads)
         overlap = self._overlaps.get(id(grads))
         if overlap is not None and overlap.grads is not grads:
             overlap = None
@@ -257,12 +259,12 @@ class Comm:
             overlap.fix_weight(count)
             overlap.launch_rest()
         # One collective agrees both which parameters were used and every rank's count.
-        shared = np.zeros(len(layout) + self.size, dtype=np.int64)
-        shared[: len(layout)] = [slot in touched for _, slot, _ in layout]
-        shared[len(layout) + self.rank] = -1 if count is None else count
+        shared = np.zeros(len(rows_of) + self.size, dtype=np.int64)
+        shared[: len(rows_of)] = [slot in touched for _, slot, _ in rows_of]
+        shared[len(rows_of) + self.rank] = -1 if count is None else count
         if self.size > 1:
             self.mpi.Allreduce(self._mpi_in_place(), shared, op=_mpi().SUM)
-        counts = shared[len(layout) :].tolist()
+        counts = shared[len(rows_of) :].tolist()
         try:
             total = _total_samples(counts)
         except ShapegradError:
@@ -276,40 +278,19 @@ class Comm:
             # Equal counts weigh equally: the plain mean, as before counts were known.
             even = total is None or len(set(counts)) == 1
             weight, scale = (1.0, 1.0 / self.size) if even else (counts[self.rank] / total, 1.0)
-            buffers = [(slot, slots[slot], grads._backends[slot]) for _, slot, _ in layout]
-            for slot, buffer, backend in buffers:
+            entries = [(slot, slots[slot], buffer_backend(grads, slot)) for _, slot, _ in rows_of]
+            for slot, buffer, backend in entries:
                 if slot not in touched:
                     backend.copy_into(buffer, backend.xp.zeros_like(buffer))
-            for bucket in self._buckets(buffers):
+            for bucket in _buckets(entries, self.bucket_bytes):
                 self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2], scale, weight)
-        for (_, slot, _), used in zip(layout, shared[: len(layout)].tolist(), strict=True):
+        for (_, slot, _), used in zip(rows_of, shared[: len(rows_of)].tolist(), strict=True):
             if used:
-                touched.add(slot)
+                mark_received(grads, slot)
         return grads
 
     def _mpi_in_place(self) -> Any:
         return _mpi().IN_PLACE
-
-    def _buckets(self, buffers: Sequence[tuple[int, Any, Backend]]) -> list[list[tuple[int, Any, Backend]]]:
-        """Consecutive buffers of one dtype and backend, up to ``bucket_bytes`` each."""
-        buckets: list[list[tuple[int, Any, Backend]]] = []
-        size = 0
-        for entry in buffers:
-            _, buffer, backend = entry
-            last = buckets[-1] if buckets else None
-            nbytes = int(buffer.size) * int(buffer.dtype.itemsize)
-            if (
-                last is None
-                or size + nbytes > self.bucket_bytes
-                or last[0][1].dtype != buffer.dtype
-                or last[0][2] is not backend
-            ):
-                buckets.append([entry])
-                size = nbytes
-            else:
-                last.append(entry)
-                size += nbytes
-        return buckets
 
     def _allreduce_sum(self, arrays: list[Any], backend: Backend, scale: float = 1.0, weight: float = 1.0) -> None:
         """In place: each array times ``weight`` (this rank's), summed over the ranks, times
@@ -352,11 +333,12 @@ class _Overlap:
     def __init__(self, comm: Comm, grads: Gradients[Any]) -> None:
         self.comm, self.grads = comm, grads
         # Backward passes finish the last parameters first: buckets run over the reversed layout.
-        entries = [(slot, grads._slots[slot], grads._backends[slot]) for _, slot, _ in reversed(grads._layout)]
-        self.buckets = comm._buckets(entries)
+        slots = buffers(grads)
+        entries = [(slot, slots[slot], buffer_backend(grads, slot)) for _, slot, _ in reversed(layout(grads))]
+        self.buckets = _buckets(entries, comm.bucket_bytes)
         self.bucket_of = {slot: i for i, bucket in enumerate(self.buckets) for slot, _, _ in bucket}
         self._reset()
-        grads._on_ready = self.ready
+        on_ready(grads, self.ready)
 
     def _reset(self) -> None:
         self.waiting = [len(bucket) for bucket in self.buckets]
@@ -395,7 +377,7 @@ class _Overlap:
     def _launch(self, index: int) -> None:
         bucket = self.buckets[index]
         backend = bucket[0][2]
-        touched = self.grads._touched
+        touched = received_keys(self.grads)
         flat = _pack(
             [buffer if slot in touched else backend.xp.zeros_like(buffer) for slot, buffer, _ in bucket], backend
         )
@@ -454,10 +436,32 @@ def _weigh(flat: Any, weight: float) -> None:
         flat *= weight
 
 
+def _buckets(buffers: Sequence[tuple[int, Any, Backend]], bucket_bytes: int) -> list[list[tuple[int, Any, Backend]]]:
+    """Consecutive buffers of one dtype and backend, up to ``bucket_bytes`` each."""
+    buckets: list[list[tuple[int, Any, Backend]]] = []
+    size = 0
+    for entry in buffers:
+        _, buffer, backend = entry
+        last = buckets[-1] if buckets else None
+        nbytes = int(buffer.size) * int(buffer.dtype.itemsize)
+        if (
+            last is None
+            or size + nbytes > bucket_bytes
+            or last[0][1].dtype != buffer.dtype
+            or last[0][2] is not backend
+        ):
+            buckets.append([entry])
+            size = nbytes
+        else:
+            last.append(entry)
+            size += nbytes
+    return buckets
+
+
 def _by_dtype(tensors: Sequence[AnyTensor]) -> list[list[AnyTensor]]:
     groups: dict[tuple[int, str], list[AnyTensor]] = {}
     for tensor in tensors:
-        groups.setdefault((id(tensor._backend), tensor.backend_dtype_name()), []).append(tensor)
+        groups.setdefault((id(backend_of(tensor)), tensor.backend_dtype_name()), []).append(tensor)
     return list(groups.values())
 
 
@@ -531,8 +535,8 @@ def all_sum(x: Tensor[Any, *tuple[Any, ...]], comm: Comm) -> Tensor[Any, *tuple[
     backward pass) in the same order. ``SyncBatchNorm`` builds its global statistics on it.
     d/dx_r = Σ_s g_s, or Σ_s (n_s / n_r) g_s where ``comm.samples`` holds each rank's
     sample count n (what ``allreduce_mean``'s weighting by count needs to be exact)."""
-    backend = x._backend
-    return record(comm.sum_array(x._data, backend), all_sum_backward, (x,), (comm, backend), backend)
+    backend = backend_of(x)
+    return record(comm.sum_array(array_of(x), backend), all_sum_backward, (x,), (comm, backend), backend)
 
 
 # --------------------------------------------------------------------------- checkpoints

@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """Optimizers bound to one model's ``Gradients[M]``, gradient clipping and schedules."""
 
 from . import schedules

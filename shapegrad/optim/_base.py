@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """The optimizer base: checks that gradients belong to the model, then applies a rule."""
 
 from __future__ import annotations
@@ -8,14 +9,18 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 from .._autodiff import note_written
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
-from .._gradients import Gradients
+from .._gradients import Gradients, buffers, layout, mark_consumed, received_keys
+from .._tensor import array_of, backend_of, parameter_info
 from ..nn._module import Module
 from ._groups import Group, assign_groups
+
+if TYPE_CHECKING:
+    from .._backend import Backend
 
 M = TypeVar("M", bound=Module)
 
@@ -59,8 +64,14 @@ class _Slot:
 
 
 def _key(tensor: Any) -> int:
-    info = tensor._param
+    info = parameter_info(tensor)
     return -1 if info is None else info.key
+
+
+def _lost(param: Any) -> bool:
+    """The parameter's gradient was computed but went to no Gradients of its model."""
+    info = parameter_info(param)
+    return info is not None and bool(getattr(info.leaf, "lost", False))  # set on parameter leaves only
 
 
 def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
@@ -88,8 +99,8 @@ def _squared_norms(grads: Gradients[Any]) -> tuple[list[tuple[Any, Any]], dict[i
     buffers: list[tuple[Any, Any]] = []
     partial: dict[int, tuple[Any, Any]] = {}
     for _, grad in grads.items():
-        backend = grad._backend
-        data = grad._data
+        backend = backend_of(grad)
+        data = array_of(grad)
         square = _sum_of_squares(backend.xp, data)
         seen = partial.get(id(backend))
         partial[id(backend)] = (backend, square if seen is None else seen[1] + square)
@@ -184,10 +195,10 @@ class Optimizer(ABC, Generic[M]):
         self.step_count = 0
         self._slots: list[_Slot] = []
         for (path, param), index in zip(params, chosen, strict=True):
-            info = param._param
+            info = parameter_info(param)
             assert info is not None
-            backend = param._backend
-            data = param._data
+            backend = backend_of(param)
+            data = array_of(param)
             state_dtype = _state_dtype(backend.xp, data)
             wide = None if state_dtype == data.dtype else state_dtype
             hp = None if index is None else group_hp[index]  # None: the optimizer's own (no cycle through self)
@@ -243,19 +254,19 @@ class Optimizer(ABC, Generic[M]):
             )
         current = [(p, _key(t), t.shape) for p, t in model.named_parameters(trainable_only=True)]
         expected = [(s.path, s.key, tuple(s.param.shape)) for s in self._slots]
-        if current != expected or list(grads._layout) != expected:
+        if current != expected or list(layout(grads)) != expected:
             raise GradientsMismatchError(
                 "the model's trainable parameters changed since these Gradients or this optimizer "
                 "were made (a parameter replaced, frozen, unfrozen or reshaped); expected "
                 f"{[p for p, _, _ in expected]}, found {[p for p, _, _ in current]}. "
                 "Call model.alloc_grads() and build the optimizer again."
             )
-        touched = grads._touched
+        touched = received_keys(grads)
         missing = [s for s in self._slots if s.key not in touched]
         if not missing:
             return self._slots
         paths = [s.path for s in missing]
-        lost = [s.path for s in missing if getattr(s.param._param.leaf, "lost", False)]
+        lost = [s.path for s in missing if _lost(s.param)]
         if lost:
             raise UnusedParameterError(
                 paths,
@@ -297,10 +308,10 @@ class Optimizer(ABC, Generic[M]):
         rates = {id(hp): _rate(hp.lr, self.step_count) for hp in self._group_hp if hp.lr is not None}
         if self.clip_norm is not None:
             _clip_in_place(grads, self.clip_norm)
-        slots = grads._slots
+        slots = buffers(grads)
         for slot in active:
             slot.steps += 1
-            param, grad, backend, hp = slot.param._data, slots[slot.key], slot.backend, slot.hp
+            param, grad, backend, hp = array_of(slot.param), slots[slot.key], slot.backend, slot.hp
             rate = rates.get(id(hp), lr)
             if slot.wide_dtype is not None:
                 xp = backend.xp
@@ -311,9 +322,14 @@ class Optimizer(ABC, Generic[M]):
                 self._apply(backend, param, grad, slot.state, rate, slot.steps, hp)
             note_written(slot.param)
         self.step_count += 1
-        grads._mark_consumed(f"{type(self).__name__}.update")
+        mark_consumed(grads, f"{type(self).__name__}.update")
 
     # -- checkpoints --------------------------------------------------------------------------
+    def state_backend(self) -> Backend:
+        """The backend this optimizer's state arrays live on (its parameters')."""
+        backend: Backend = self._slots[0].backend
+        return backend
+
     def state_arrays(self) -> dict[str, Any]:
         """Every state array by name (``"<param path>.<state>"``)."""
         arrays: dict[str, Any] = {}

@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """Parameter groups: settings of an optimizer that differ for the parameters a group selects."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """The optimizers. Each docstring gives the update as math; state is updated in place.
 
 Each optimizer's settings are validated and set by its ``_configure``, once for its own

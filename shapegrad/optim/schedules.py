@@ -1,3 +1,4 @@
+# pyright: reportPrivateUsage=true
 """Learning-rate schedules: callables from the step number (0-based) to a rate.
 
 Pass one as an optimizer's ``lr``: ``sg.optim.Adam(model, lr=cosine(1e-3, total_steps=1000))``.
