@@ -23,30 +23,6 @@ from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
 from ._checking import cast, checked, checks_enabled
-from ._creation import (
-    Generator,
-    arange,
-    asarray,
-    eye,
-    from_dlpack,
-    from_numpy,
-    full,
-    full_like,
-    linspace,
-    multinomial,
-    ones,
-    ones_like,
-    rand,
-    rand_like,
-    randint,
-    randn,
-    randn_like,
-    randperm,
-    seed,
-    tensor,
-    zeros,
-    zeros_like,
-)
 from ._dims import Dim, Open, Prod
 from ._errors import (
     AnnotationError,
@@ -93,27 +69,51 @@ from ._function_ops import (
     var,
     where,
 )
-from ._gradients import Gradients, backward
+from ._gradients import Gradients
 from ._serialize import load, save
 from ._summary import Summary, summary
-from ._tensor import AnyTensor, Tensor
-from .ops.elementwise import (
-    abs,
-    astype,
-    clamp,
-    exp,
+from ._tensor import AnyTensor, Tensor, backward
+from .ops.activations import (
+    elu,
     gelu,
+    hardtanh,
     leaky_relu,
-    log,
-    neg,
+    log_sigmoid,
+    mish,
     relu,
+    selu,
     sigmoid,
+    silu,
     softplus,
-    sqrt,
-    square,
     tanh,
 )
-from .ops.indexing import gather, take_along_axis
+from .ops.creation import (
+    Generator,
+    arange,
+    asarray,
+    eye,
+    from_dlpack,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    multinomial,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .ops.elementwise import abs, astype, clamp, exp, log, neg, sqrt, square
+from .ops.indexing import diag, diagonal, gather, masked_fill, one_hot, take_along_axis, tril, triu
+from .ops.linalg import einsum
 from .ops.math import (
     arccos,
     arcsin,
@@ -122,74 +122,33 @@ from .ops.math import (
     ceil,
     cos,
     cosh,
-    elu,
     erf,
     erfc,
     expm1,
     floor,
-    hardtanh,
     isfinite,
     isinf,
     isnan,
     log1p,
     log2,
     log10,
-    log_sigmoid,
     logical_and,
     logical_not,
     logical_or,
     logical_xor,
-    mish,
     reciprocal,
     round,
     rsqrt,
-    selu,
     sign,
-    silu,
     sin,
     sinh,
     tan,
     trunc,
 )
 from .ops.normalization import layer_norm
-from .ops.reductions import (
-    log_softmax,
-    softmax,
-)
-from .ops.shape import (
-    broadcast_to,
-    repeat,
-    swapaxes,
-)
-from .ops.structure import (
-    all,
-    any,
-    argmax,
-    argmin,
-    argsort,
-    chunk,
-    count_nonzero,
-    cumprod,
-    cumsum,
-    diag,
-    diagonal,
-    einsum,
-    flip,
-    masked_fill,
-    narrow,
-    norm,
-    one_hot,
-    pad,
-    prod,
-    roll,
-    sort,
-    split,
-    tile,
-    topk,
-    tril,
-    triu,
-    unflatten,
-)
+from .ops.order import argmax, argmin, argsort, sort, topk
+from .ops.reductions import all, any, count_nonzero, cumprod, cumsum, log_softmax, norm, prod, softmax
+from .ops.shape import broadcast_to, chunk, flip, narrow, pad, repeat, roll, split, swapaxes, tile, unflatten
 
 __all__ = [
     "data",

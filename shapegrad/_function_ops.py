@@ -19,7 +19,6 @@ from .ops import (
     linalg as _linalg,
     reductions as _red,
     shape as _shape,
-    structure as _structure,
 )
 
 __all__ = [
@@ -1495,7 +1494,7 @@ def std(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, c
     """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
     PyTorch's default). d/dx_i = ``(x_i - mean) / ((n - correction) · std)``, and 0 where
     the std is 0 (a constant slice), as PyTorch. PyTorch: ``torch.std``."""
-    return _structure.std(x, axis, keepdims, correction)
+    return _red.std(x, axis, keepdims, correction)
 
 
 @overload

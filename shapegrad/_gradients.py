@@ -6,16 +6,15 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Generic, overload
 
-from . import _device_checks, _hooks
-from ._autodiff import Node, OwnedTape, Tape, run_backward
-from ._errors import ShapeError, TapeError
+from ._autodiff import Node, Tape
+from ._errors import TapeError
 from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
 
 if TYPE_CHECKING:
     from ._backend import Backend
 
-__all__ = ["Gradients", "backward"]
+__all__ = ["Gradients"]
 
 
 class Gradients(Generic[M]):
@@ -248,77 +247,3 @@ def on_ready(grads: Gradients[Any], callback: Callable[[int], None] | None) -> N
     """Call ``callback(key)`` each time a parameter's gradient for the running backward pass
     is final in its buffer (None: stop)."""
     grads._on_ready = callback
-
-
-@overload
-def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
-@overload
-def backward(
-    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
-) -> Gradients[M]: ...
-def backward(
-    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
-) -> Gradients[M]:
-    """One reverse pass from several outputs of one traced computation (rank 0 unless
-    ``seeds`` are given: the type says so too).
-
-    Rank-0 outputs are seeded with 1; give ``seeds`` (one per output, ``None`` for 1) for
-    outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one
-    pass. Returns the ``Gradients`` the outputs' tape delivers to.
-
-    One backward pass per output: a second from the same output raises ``TapeError`` (it
-    would add the same gradients again) unless either pass says ``retain=True``. Passes
-    from different outputs of one graph accumulate. A backward pass into a ``Gradients``
-    an optimizer update has used raises until ``grads.zero()``.
-
-    Examples:
-        >>> import shapegrad as sg
-        >>> grads = sg.Gradients()
-        >>> x = sg.tensor(3.0).trace(grads)
-        >>> _ = sg.backward(x * x, x * 2)
-        >>> grads[x].item()
-        8.0
-    """
-    _device_checks.flush()
-    if not outputs:
-        raise TapeError("backward expects at least one output, found none")
-    if seeds is not None and len(seeds) != len(outputs):
-        raise TapeError(f"backward got {len(outputs)} outputs but {len(seeds)} seeds; expected one seed per output")
-    roots = traced_roots(outputs, seeds)
-    hook = _hooks.anomaly
-    tape = run_backward(roots, None if hook is None else hook.backward, retain)
-    first: Any = tape.sinks[0]  # a Gradients: the only sink there is
-    return first
-
-
-def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
-    """Validate the outputs of a backward pass and pair each node with its seed."""
-    roots: list[tuple[Node, Any]] = []
-    for i, out in enumerate(outputs):
-        node = out._node
-        if node is None or node.tape is None:
-            raise TapeError(
-                f"backward expects traced outputs, found output {i} untraced; "
-                "trace an input with x.trace(grads) before the ops"
-            )
-        xp = out._backend.xp
-        data = out._data
-        if seeds is None or seeds[i] is None:
-            if data.ndim != 0:
-                raise TapeError(
-                    f"backward without a seed expects a rank-0 (scalar) output, found output {i} "
-                    f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
-                    "of that shape"
-                )
-            seed = xp.ones_like(data)
-        else:
-            raw = seeds[i]
-            seed = (
-                raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
-            )
-            if tuple(seed.shape) != tuple(data.shape):
-                raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
-            if seed.dtype != data.dtype:
-                seed = xp.astype(seed, data.dtype)
-        roots.append((node, seed))
-    return roots

@@ -26,6 +26,7 @@ from ._autodiff import (
     new_leaf_key,
     note_written,
     record_node,
+    run_backward,
     share_version,
     watch_result,
 )
@@ -380,7 +381,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         same output raises ``TapeError`` (the gradients would double) unless one of the calls
         passes ``retain=True``.
         """
-        run: Any = _gradients.backward  # the overloads above are the types
+        run: Any = backward  # the overloads below are the types
         return run(self, seeds=None if seed is None else (seed,), retain=retain)
 
     def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
@@ -515,6 +516,81 @@ def record(
     return result
 
 
+# -- the reverse pass's entry ----------------------------------------------------------------
+@overload
+def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
+@overload
+def backward(
+    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
+) -> Gradients[M]: ...
+def backward(
+    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
+) -> Gradients[M]:
+    """One reverse pass from several outputs of one traced computation (rank 0 unless
+    ``seeds`` are given: the type says so too).
+
+    Rank-0 outputs are seeded with 1; give ``seeds`` (one per output, ``None`` for 1) for
+    outputs of other shapes. Equivalent to ``backward`` of the sum of the outputs, in one
+    pass. Returns the ``Gradients`` the outputs' tape delivers to.
+
+    One backward pass per output: a second from the same output raises ``TapeError`` (it
+    would add the same gradients again) unless either pass says ``retain=True``. Passes
+    from different outputs of one graph accumulate. A backward pass into a ``Gradients``
+    an optimizer update has used raises until ``grads.zero()``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> grads = sg.Gradients()
+        >>> x = sg.tensor(3.0).trace(grads)
+        >>> _ = sg.backward(x * x, x * 2)
+        >>> grads[x].item()
+        8.0
+    """
+    _device_checks.flush()
+    if not outputs:
+        raise TapeError("backward expects at least one output, found none")
+    if seeds is not None and len(seeds) != len(outputs):
+        raise TapeError(f"backward got {len(outputs)} outputs but {len(seeds)} seeds; expected one seed per output")
+    roots = traced_roots(outputs, seeds)
+    hook = _hooks.anomaly
+    tape = run_backward(roots, None if hook is None else hook.backward, retain)
+    first: Any = tape.sinks[0]  # a Gradients: the only sink there is
+    return first
+
+
+def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
+    """Validate the outputs of a backward pass and pair each node with its seed."""
+    roots: list[tuple[Node, Any]] = []
+    for i, out in enumerate(outputs):
+        node = out._node
+        if node is None or node.tape is None:
+            raise TapeError(
+                f"backward expects traced outputs, found output {i} untraced; "
+                "trace an input with x.trace(grads) before the ops"
+            )
+        xp = out._backend.xp
+        data = out._data
+        if seeds is None or seeds[i] is None:
+            if data.ndim != 0:
+                raise TapeError(
+                    f"backward without a seed expects a rank-0 (scalar) output, found output {i} "
+                    f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
+                    "of that shape"
+                )
+            seed = xp.ones_like(data)
+        else:
+            raw = seeds[i]
+            seed = (
+                raw._data if isinstance(raw, Tensor) else out._backend.asarray(raw, out._backend.dtype_name(data.dtype))
+            )
+            if tuple(seed.shape) != tuple(data.shape):
+                raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
+            if seed.dtype != data.dtype:
+                seed = xp.astype(seed, data.dtype)
+        roots.append((node, seed))
+    return roots
+
+
 # -- the library's view of a tensor ---------------------------------------------------------
 # The optimizers, checkpoints and `distributed` read a tensor's storage through these three,
 # not its underscore fields (reportPrivateUsage is on in those modules).
@@ -535,27 +611,31 @@ def parameter_info(tensor: AnyTensor) -> ParamInfo | None:
     return tensor._param
 
 
-__all__ += ["array_of", "backend_of", "parameter_info", "record", "wrap"]
+__all__ += ["array_of", "backend_of", "backward", "parameter_info", "record", "traced_roots", "wrap"]
 
-# The op modules and _gradients import Tensor; importing them last keeps the cycle harmless.
-from . import _creation, _gradients  # noqa: E402
+# The op modules import Tensor; importing them last keeps the cycle harmless (the one cycle
+# there is: _tensor <-> ops, see shapegrad/ops/README.md).
 from .ops import (  # noqa: E402
+    activations as _act,
+    creation as _creation,
     elementwise as _ew,
     indexing as _index,
     linalg as _linalg,
     math as _math,
+    order as _order,
     reductions as _red,
     shape as _shape,
-    structure as _structure,
 )
 
 # Untyped handles on the function forms, for the generated method bodies (_tensor_ops.py):
 # their overloads are the types, and going through these costs nothing per operator call.
+# One per entry of _typegen.ALIASES (tests/test_typegen.py holds that).
 _tensor_ops._ew_any = _ew
-_tensor_ops._linalg_any = _linalg
-_tensor_ops._red_any = _red
-_tensor_ops._shape_any = _shape
-_tensor_ops._structure_any = _structure
-_tensor_ops._index_any = _index
+_tensor_ops._act_any = _act
 _tensor_ops._math_any = _math
+_tensor_ops._red_any = _red
+_tensor_ops._order_any = _order
+_tensor_ops._shape_any = _shape
+_tensor_ops._index_any = _index
+_tensor_ops._linalg_any = _linalg
 _tensor_ops._creation_any = _creation

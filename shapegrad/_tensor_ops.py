@@ -21,8 +21,8 @@ from ._dims import Open, Prod
 from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
-    from ._creation import Generator
     from ._tensor import Tensor
+    from .ops.creation import Generator
 
 __all__ = ["TensorOps"]
 
@@ -31,14 +31,14 @@ Dims = TypeVarTuple("Dims")
 
 # Bound by _tensor.py after the op modules import (they import Tensor).
 _ew_any: Any = None
-_linalg_any: Any = None
-_red_any: Any = None
-_shape_any: Any = None
-_structure_any: Any = None
-_index_any: Any = None
+_act_any: Any = None
 _math_any: Any = None
+_red_any: Any = None
+_order_any: Any = None
+_shape_any: Any = None
+_index_any: Any = None
+_linalg_any: Any = None
 _creation_any: Any = None
-
 
 class TensorOps(Generic[Tape_, *Dims]):
     """The op table's method forms, mixed into ``Tensor``."""
@@ -2161,7 +2161,7 @@ class TensorOps(Generic[Tape_, *Dims]):
     def std(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
     def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Any:
         """Standard deviation over ``axis`` (``sg.std``)."""
-        return _structure_any.std(self, axis, keepdims, correction)
+        return _red_any.std(self, axis, keepdims, correction)
 
     @overload
     def squeeze(self: Tensor[T, L[1], *S], axis: L[0]) -> Tensor[T, *S]: ...
@@ -2435,11 +2435,11 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def gelu(self: Tensor[T, *S], approximate: L['tanh', 'none'] = 'tanh') -> Tensor[T, *S]:
         """GELU. ``approximate="tanh"`` (the default here, fused on CuPy): ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``; ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``; the method form of ``sg.gelu``."""
-        return _ew_any.gelu(self, approximate)
+        return _act_any.gelu(self, approximate)
 
     def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
         """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``; the method form of ``sg.leaky_relu``."""
-        return _ew_any.leaky_relu(self, negative_slope)
+        return _act_any.leaky_relu(self, negative_slope)
 
     def log(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``; the method form of ``sg.log``."""
@@ -2451,15 +2451,15 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``; the method form of ``sg.relu``."""
-        return _ew_any.relu(self)
+        return _act_any.relu(self)
 
     def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``; the method form of ``sg.sigmoid``."""
-        return _ew_any.sigmoid(self)
+        return _act_any.sigmoid(self)
 
     def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x. d/dx = σ(x). PyTorch: ``F.softplus``; the method form of ``sg.softplus``."""
-        return _ew_any.softplus(self)
+        return _act_any.softplus(self)
 
     def sqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``; the method form of ``sg.sqrt``."""
@@ -2471,7 +2471,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``; the method form of ``sg.tanh``."""
-        return _ew_any.tanh(self)
+        return _act_any.tanh(self)
 
     def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
         """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
@@ -2507,7 +2507,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
         """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``. PyTorch: ``F.elu``; the method form of ``sg.elu``."""
-        return _math_any.elu(self, alpha)
+        return _act_any.elu(self, alpha)
 
     def erf(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """The error function. d/dx = 2/√π · e^(-x²). PyTorch: ``torch.erf``; the method form of ``sg.erf``."""
@@ -2527,7 +2527,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def hardtanh(self: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
         """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside. PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
-        return _math_any.hardtanh(self, min_val, max_val)
+        return _act_any.hardtanh(self, min_val, max_val)
 
     def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """Where ``x`` is neither NaN nor infinite (an untraced boolean tensor); the method form of ``sg.isfinite``."""
@@ -2555,7 +2555,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``; the method form of ``sg.log_sigmoid``."""
-        return _math_any.log_sigmoid(self)
+        return _act_any.log_sigmoid(self)
 
     def logical_and(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
         """Element-wise ``a and b`` of truth values (untraced booleans); the method form of ``sg.logical_and``."""
@@ -2575,7 +2575,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)). PyTorch: ``F.mish``; the method form of ``sg.mish``."""
-        return _math_any.mish(self)
+        return _act_any.mish(self)
 
     def reciprocal(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``1/x``. d/dx = -1/x². PyTorch: ``torch.reciprocal``; the method form of ``sg.reciprocal``."""
@@ -2591,7 +2591,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``; the method form of ``sg.selu``."""
-        return _math_any.selu(self)
+        return _act_any.selu(self)
 
     def sign(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """-1, 0 or 1. Its gradient is 0 (as PyTorch). PyTorch: ``torch.sign``; the method form of ``sg.sign``."""
@@ -2599,7 +2599,7 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``; the method form of ``sg.silu``."""
-        return _math_any.silu(self)
+        return _act_any.silu(self)
 
     def sin(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Sine. d/dx = cos x. PyTorch: ``torch.sin``; the method form of ``sg.sin``."""
@@ -2635,88 +2635,88 @@ class TensorOps(Generic[Tape_, *Dims]):
 
     def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
         """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
-        return _structure_any.argmax(self, axis, keepdims)
+        return _order_any.argmax(self, axis, keepdims)
 
     def argmin(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
         """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``; the method form of ``sg.argmin``."""
-        return _structure_any.argmin(self, axis, keepdims)
+        return _order_any.argmin(self, axis, keepdims)
 
     def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
         """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order; descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``; the method form of ``sg.argsort``."""
-        return _structure_any.argsort(self, axis, descending)
+        return _order_any.argsort(self, axis, descending)
 
     def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
         """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short). PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
-        return _structure_any.chunk(self, chunks, axis)
+        return _shape_any.chunk(self, chunks, axis)
 
     def count_nonzero(self: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
         """How many values along ``axis`` are non-zero (untraced integers); the method form of ``sg.count_nonzero``."""
-        return _structure_any.count_nonzero(self, axis)
+        return _red_any.count_nonzero(self, axis)
 
     def cumprod(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod``; the method form of ``sg.cumprod``."""
-        return _structure_any.cumprod(self, axis)
+        return _red_any.cumprod(self, axis)
 
     def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
-        return _structure_any.cumsum(self, axis)
+        return _red_any.cumsum(self, axis)
 
     def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
         """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
-        return _structure_any.diag(self)
+        return _index_any.diag(self)
 
     def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
         """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch: ``torch.diagonal(x, offset, -2, -1)``; the method form of ``sg.diagonal``."""
-        return _structure_any.diagonal(self, offset)
+        return _index_any.diagonal(self, offset)
 
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """The values in reverse order along ``axis``. d/dx: the gradient flipped back. PyTorch: ``torch.flip(x, (axis,))``; the method form of ``sg.flip``."""
-        return _structure_any.flip(self, axis)
+        return _shape_any.flip(self, axis)
 
     def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
         """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``; the method form of ``sg.masked_fill``."""
-        return _structure_any.masked_fill(self, mask, value)
+        return _index_any.masked_fill(self, mask, value)
 
     def narrow(self: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
         """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``; the method form of ``sg.narrow``."""
-        return _structure_any.narrow(self, axis, start, length)
+        return _shape_any.narrow(self, axis, start, length)
 
     def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
         """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|, ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``; the method form of ``sg.norm``."""
-        return _structure_any.norm(self, ord, axis, keepdims)
+        return _red_any.norm(self, ord, axis, keepdims)
 
     def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
         """The product over ``axis`` (all values when None), with exact gradients where values are 0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``; the method form of ``sg.prod``."""
-        return _structure_any.prod(self, axis, keepdims)
+        return _red_any.prod(self, axis, keepdims)
 
     def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
         """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll``; the method form of ``sg.roll``."""
-        return _structure_any.roll(self, shift, axis)
+        return _shape_any.roll(self, shift, axis)
 
     def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
         """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
-        return _structure_any.sort(self, axis, descending)
+        return _order_any.sort(self, axis, descending)
 
     def split(self: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
         """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``; the method form of ``sg.split``."""
-        return _structure_any.split(self, size_or_sizes, axis)
+        return _shape_any.split(self, size_or_sizes, axis)
 
     def tile(self: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
         """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps`` than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the gradient sums the copies; the method form of ``sg.tile``."""
-        return _structure_any.tile(self, reps)
+        return _shape_any.tile(self, reps)
 
     def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
         """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
-        return _structure_any.topk(self, k, axis)
+        return _order_any.topk(self, k, axis)
 
     def tril(self: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
         """The lower triangle of the last two axes (``j - i <= k``), zeros above: a causal mask is ``tril(ones(S, S))``. d/dx: the gradient's lower triangle. PyTorch: ``torch.tril``; the method form of ``sg.tril``."""
-        return _structure_any.tril(self, k)
+        return _index_any.tril(self, k)
 
     def triu(self: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
         """The upper triangle of the last two axes (``j - i >= k``), zeros below. PyTorch: ``torch.triu``; the method form of ``sg.triu``."""
-        return _structure_any.triu(self, k)
+        return _index_any.triu(self, k)
 
     def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
         """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``; the method form of ``sg.unflatten``."""
-        return _structure_any.unflatten(self, axis, sizes)
+        return _shape_any.unflatten(self, axis, sizes)

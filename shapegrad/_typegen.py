@@ -36,13 +36,14 @@ FUNCTIONS_MODULE = "_function_ops"
 # the op modules can import).
 ALIASES = {
     "ops.elementwise": "_ew",
-    "ops.linalg": "_linalg",
-    "ops.reductions": "_red",
-    "ops.shape": "_shape",
-    "ops.structure": "_structure",
-    "ops.indexing": "_index",
+    "ops.activations": "_act",
     "ops.math": "_math",
-    "_creation": "_creation",
+    "ops.reductions": "_red",
+    "ops.order": "_order",
+    "ops.shape": "_shape",
+    "ops.indexing": "_index",
+    "ops.linalg": "_linalg",
+    "ops.creation": "_creation",
 }
 
 # The tape of each operand and of the result, for a rule: traced if either operand is, one
@@ -474,8 +475,8 @@ from ._dims import Open, Prod
 from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
-    from ._creation import Generator
     from ._tensor import Tensor
+    from .ops.creation import Generator
 
 __all__ = ["TensorOps"]
 
@@ -483,15 +484,7 @@ Tape_ = TypeVar("Tape_")
 Dims = TypeVarTuple("Dims")
 
 # Bound by _tensor.py after the op modules import (they import Tensor).
-_ew_any: Any = None
-_linalg_any: Any = None
-_red_any: Any = None
-_shape_any: Any = None
-_structure_any: Any = None
-_index_any: Any = None
-_math_any: Any = None
-_creation_any: Any = None
-
+{handles}
 
 class TensorOps(Generic[Tape_, *Dims]):
     """The op table's method forms, mixed into ``Tensor``."""
@@ -515,7 +508,8 @@ def methods_module() -> str:
             methods += [*method_block(op, name=op.name), ""]
     for module, name in SIGNATURE_METHODS:
         methods += [*signature_method_block(module, name), ""]
-    return _METHODS_HEADER + "\n".join(methods[:-1]) + "\n"
+    handles = "".join(f"{alias}_any: Any = None\n" for alias in ALIASES.values())
+    return _METHODS_HEADER.replace("{handles}\n", handles) + "\n".join(methods[:-1]) + "\n"
 
 
 def _path(module: str) -> Path:

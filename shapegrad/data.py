@@ -17,9 +17,9 @@ from typing import Any, Protocol, cast
 import numpy as np
 
 from ._autodiff import NoTape
-from ._creation import Generator, default_generator, tensor
 from ._errors import ShapeError, ShapegradError
 from ._tensor import AnyTensor, Tensor
+from .ops.creation import Generator, default_generator, tensor
 
 __all__ = ["Batches", "batches"]
 

@@ -16,7 +16,7 @@ from ._device_checks import require_in_range
 from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
-from .ops.elementwise import require_float
+from .ops._toolkit import require_float
 
 __all__ = [
     "binary_cross_entropy",

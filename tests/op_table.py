@@ -1087,30 +1087,27 @@ def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = Non
 
 # --------------------------------------------------------------------------- the README's list
 _MODULE_TITLES = {
-    "elementwise": "arithmetic and activations",
+    "elementwise": "arithmetic and comparisons",
     "math": "element-wise math",
-    "reductions": "reductions and softmax",
-    "structure": "structure, order, index-valued",
-    "linalg": "matrix products",
-    "normalization": "normalization",
+    "activations": "activations",
+    "reductions": "reductions, scans and softmax",
+    "order": "order (sorting, index-valued)",
     "shape": "shape",
-    "indexing": "indexing",
+    "indexing": "indexing, masks, triangles",
+    "linalg": "matrix products, einsum",
+    "normalization": "normalization",
 }
 
 
 def readme_op_list() -> str:
     """The README's op list, made from this table: every public op with a row, by module."""
     import importlib
-    import pkgutil
 
     covered = {name for op in OPS for name in op.covers}
     lines = []
-    for info in pkgutil.iter_modules(sg.ops.__path__):
-        title = _MODULE_TITLES.get(info.name)
-        if title is None:
-            continue
-        names = sorted(n for n in importlib.import_module(f"shapegrad.ops.{info.name}").__all__ if n in covered)
-        lines.append(f"- {title} (`sg.ops.{info.name}`): " + " ".join(f"`{n}`" for n in names))
+    for module, title in _MODULE_TITLES.items():
+        names = sorted(n for n in importlib.import_module(f"shapegrad.ops.{module}").__all__ if n in covered)
+        lines.append(f"- {title} (`sg.ops.{module}`): " + " ".join(f"`{n}`" for n in names))
     return "\n".join(lines)
 
 

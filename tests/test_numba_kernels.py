@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import shapegrad as sg
-from shapegrad.ops.math import erf_values, gelu_exact_backward
+from shapegrad.ops.activations import gelu_exact_backward
+from shapegrad.ops.math import erf_values
 
 numba_kernels = pytest.importorskip("shapegrad_backends.numba_kernels")
 pytest.importorskip("numba")
@@ -140,7 +141,7 @@ def test_max_pool_kernel_takes_strided_input_and_propagates_nan() -> None:
 def test_relu_backward_kernel_matches_the_reference_selecting() -> None:
     """issue #24 item 4: an infinite or NaN g where x <= 0 (or x is NaN) gives 0, as
     PyTorch's threshold_backward, in the kernel as in the reference rule."""
-    from shapegrad.ops.elementwise import relu_backward
+    from shapegrad.ops.activations import relu_backward
 
     x = np.array([-1.0, 0.0, 2.0, np.nan, -3.0, 4.0, -2.0], dtype=np.float32)
     g = np.array([1.0, 2.0, 3.0, 4.0, np.inf, np.inf, np.nan], dtype=np.float32)

@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 from typing_extensions import TypeVar
 
-from .._creation import Generator
 from .._errors import ShapegradError
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
-from ..ops import elementwise as ew, math as math_ops
+from ..ops import activations as act
+from ..ops.creation import Generator
 from ._module import Layer
 
 __all__ = [
@@ -38,7 +38,7 @@ class ReLU(Layer[N, N], checked=False):
     """``max(x, 0)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.relu(x)
+        return act.relu(x)
 
 
 class GELU(Layer[N, N], checked=False):
@@ -49,56 +49,56 @@ class GELU(Layer[N, N], checked=False):
         self.approximate: Literal["tanh", "none"] = approximate
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.gelu(x, self.approximate)
+        return act.gelu(x, self.approximate)
 
 
 class Tanh(Layer[N, N], checked=False):
     """Hyperbolic tangent."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.tanh(x)
+        return act.tanh(x)
 
 
 class Sigmoid(Layer[N, N], checked=False):
     """Logistic sigmoid."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.sigmoid(x)
+        return act.sigmoid(x)
 
 
 class Softplus(Layer[N, N], checked=False):
     """``log(1 + e^x)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.softplus(x)
+        return act.softplus(x)
 
 
 class SiLU(Layer[N, N], checked=False):
     """``x · σ(x)`` (swish), as ``nn.SiLU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.silu(x)
+        return act.silu(x)
 
 
 class Mish(Layer[N, N], checked=False):
     """``x · tanh(softplus(x))``, as ``nn.Mish``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.mish(x)
+        return act.mish(x)
 
 
 class SELU(Layer[N, N], checked=False):
     """Self-normalising ELU, as ``nn.SELU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.selu(x)
+        return act.selu(x)
 
 
 class LogSigmoid(Layer[N, N], checked=False):
     """``log σ(x)``, computed stably, as ``nn.LogSigmoid``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.log_sigmoid(x)
+        return act.log_sigmoid(x)
 
 
 class ELU(Layer[N, N], checked=False):
@@ -108,7 +108,7 @@ class ELU(Layer[N, N], checked=False):
         self.alpha = alpha
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.elu(x, self.alpha)
+        return act.elu(x, self.alpha)
 
 
 class Hardtanh(Layer[N, N], checked=False):
@@ -118,7 +118,7 @@ class Hardtanh(Layer[N, N], checked=False):
         self.min_val, self.max_val = min_val, max_val
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return math_ops.hardtanh(x, self.min_val, self.max_val)
+        return act.hardtanh(x, self.min_val, self.max_val)
 
 
 class LeakyReLU(Layer[N, N], checked=False):
@@ -128,7 +128,7 @@ class LeakyReLU(Layer[N, N], checked=False):
         self.negative_slope = negative_slope
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
-        return ew.leaky_relu(x, self.negative_slope)
+        return act.leaky_relu(x, self.negative_slope)
 
 
 class Dropout(Layer[N, N], checked=False):
@@ -145,7 +145,7 @@ class Dropout(Layer[N, N], checked=False):
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         if not self.training or self.p == 0.0:
             return x
-        from .._creation import default_generator
+        from ..ops.creation import default_generator
 
         backend = x._backend
         gen = self._generator or default_generator(backend)

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, cast, overload
 
 from .._autodiff import NoTape
-from .._creation import Generator
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops import reductions
+from ..ops.creation import Generator
 from ..ops.elementwise import where
 from ..ops.shape import swap_last
 from ._activations import Dropout
@@ -125,7 +125,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
         allowed: AnyTensor | None = mask
         b, lq, _ = query.shape
         if causal:
-            from .._creation import arange
+            from ..ops.creation import arange
 
             lk = keys.shape[1]
             rows: AnyTensor = arange(lq, backend=query._backend).reshape(lq, 1)

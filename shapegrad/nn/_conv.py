@@ -9,12 +9,12 @@ import numpy as np
 from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
-from .._creation import Generator
 from .._dims import Open, Prod
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops.conv import conv2d as conv_op, fold, max_pool2d, unfold
+from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
 

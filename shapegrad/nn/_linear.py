@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from .._autodiff import NoTape
-from .._creation import Generator, default_generator
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
+from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
 from ._module import Layer, parameter
 

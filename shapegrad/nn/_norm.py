@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, TypeVar, overload
 
 from .._autodiff import NoTape
-from .._creation import ones, zeros
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
+from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
 from ._module import Layer, parameter
 

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from typing_extensions import TypeVar
 
-from .._creation import Generator
 from .._dims import Open, Prod
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
+from ..ops.creation import Generator
 from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes

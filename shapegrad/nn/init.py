@@ -26,10 +26,10 @@ from typing import Any, Literal
 import numpy as np
 
 from .._autodiff import note_written
-from .._creation import Generator, default_generator
 from .._errors import BackendError, DTypeError, HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S, T
+from ..ops.creation import Generator, default_generator
 
 __all__ = [
     "calculate_gain",

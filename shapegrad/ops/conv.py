@@ -17,8 +17,7 @@ from .._autodiff import row_sums, wants_grad
 from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
-from .elementwise import keep_where
-from .linalg import check_same_float
+from ._toolkit import check_same_float, keep_where
 
 __all__ = ["conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
 

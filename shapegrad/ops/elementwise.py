@@ -7,15 +7,13 @@ gradients back to each operand's shape, so the rules are written for equal shape
 from __future__ import annotations
 
 import math
-from typing import Any, Literal as L, cast
+from typing import Any, cast
 
-import numpy as np
-
-from .._autodiff import wants_grad
-from .._backend import as_backend_array, fused_kernel, same_backend
-from .._errors import DTypeError, ShapeError
+from .._backend import same_backend
+from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import S, T
+from ._toolkit import READS, binary, keep_where, operand, reads_table, require_float, shape_clash, unary
 
 __all__ = [
     "abs",
@@ -26,10 +24,8 @@ __all__ = [
     "div",
     "equal",
     "exp",
-    "gelu",
     "greater",
     "greater_equal",
-    "leaky_relu",
     "less",
     "less_equal",
     "log",
@@ -39,156 +35,11 @@ __all__ = [
     "neg",
     "not_equal",
     "pow",
-    "relu",
-    "sigmoid",
-    "softplus",
     "sqrt",
     "square",
     "sub",
-    "tanh",
     "where",
 ]
-
-Scalar = int | float
-
-_float_dtypes: dict[tuple[str, Any], bool] = {}
-
-
-def require_float(x: AnyTensor, op: str) -> None:
-    """Raise ``DTypeError`` unless ``x`` holds floating-point values."""
-    dtype = x._data.dtype
-    # Keyed by backend too: dtypes of two libraries must never be compared with each other.
-    key = (x._backend.name, dtype)
-    ok = _float_dtypes.get(key)
-    if ok is None:
-        ok = _float_dtypes[key] = x._backend.dtype_name(dtype).startswith("float")
-    if not ok:
-        raise DTypeError(
-            f"{op} expects a floating-point tensor, found dtype "
-            f"{x._backend.dtype_name(dtype)} with shape {x.shape}; convert it with .astype('float32')"
-        )
-
-
-def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
-    """The error for operands that do not broadcast, naming both shapes and the first clash."""
-    sa, sb = a.shape, b.shape
-    detail = ""
-    for i in range(1, min(len(sa), len(sb)) + 1):
-        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
-            detail = f"; axis {-i} is {sa[-i]} vs {sb[-i]}"
-            break
-    return ShapeError(
-        f"{op}: shapes {sa} and {sb} do not broadcast: expected equal sizes, or 1, at each trailing axis{detail}"
-    )
-
-
-# NumPy float dtype -> the integer type of its width, for keep_where's select.
-_SAME_WIDTH_INT = {np.dtype(f"float{8 * n}"): np.dtype(f"int{8 * n}") for n in (2, 4, 8)}
-
-
-def keep_where(xp: Any, mask: Any, values: Any) -> Any:
-    """``values`` where ``mask`` is true, else 0: a select, never a product with the mask.
-
-    A product would turn an infinite (or NaN) value at a masked-out place into NaN where
-    PyTorch, which selects, gives 0 (``sqrt(clamp(d2, min=0))`` at a slightly negative
-    ``d2`` sends ``inf`` into clamp's rule). NumPy's ``where`` with a mask that changes at
-    random runs some 20x slower than a product (3.6 ms against 0.18 ms for a million
-    float32: a branch per element), so for NumPy arrays the float's bit pattern is
-    multiplied, as an integer of its width, by the 0/1 mask: an exact select at the
-    speed of the product. Other arrays (CuPy's, where ``where``
-    is one fast kernel; strict Array-API ones) go through ``xp.where``.
-    """
-    if type(values) is np.ndarray:
-        bits = _SAME_WIDTH_INT.get(values.dtype)
-        if bits is not None:
-            return (values.view(bits) * mask.astype(bits)).view(values.dtype)  # int × int: as fast as float
-    return xp.where(mask, values, xp.zeros((), dtype=values.dtype))
-
-
-def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
-    """The other operand of a binary op with ``like``, as a Python number or a Tensor.
-
-    NumPy scalars and 0-d arrays become Python numbers (they do not promote a float32
-    tensor, as in PyTorch); arrays (NumPy's or the backend's) become untraced tensors on
-    ``like``'s backend, copied so that refilling the array later cannot change a gradient.
-    """
-    if isinstance(value, Tensor):
-        return cast(AnyTensor, value)
-    if type(value) in (int, float, bool):  # not NumPy's float64, a float subclass that promotes
-        return cast(Scalar, value)
-    backend = like._backend
-    ndim = getattr(value, "ndim", None)
-    if ndim == 0 and hasattr(value, "item") and not backend.is_array(value):
-        number = value.item()  # NumPy scalars and 0-d arrays: keep int as int, float as float
-        if isinstance(number, (int, float)):
-            return number
-        raise DTypeError(f"{op} expects a real number, found {number!r}")
-    if ndim is not None:  # arrays, and a device's 0-d arrays (no transfer to the host)
-        return wrap(as_backend_array(backend, value, None), backend)
-    raise DTypeError(
-        f"{op} expects a Tensor or a Python number, found {type(value).__name__} (NumPy arrays are accepted too)"
-    )
-
-
-class _Number:
-    """A number as an operand of a binary op, in the inputs the engine records: no node and
-    no parameter, so its gradient goes nowhere (and the rule, told by ``need``, does not
-    compute it). One instance serves every op: the value itself is in the saved values."""
-
-    __slots__ = ()
-    _data = _node = _param = _backend = None
-    shape = ()
-
-
-_NUMBER = _Number()
-
-
-def _binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
-    """One path for every binary op: tensor with tensor, or with a number on either side.
-    The number is a constant operand of the same rule, which gets ``need`` (whether each
-    side wants a gradient) and computes only those. ``forward`` is a function of the two
-    raw operands, or the name of the backend's function."""
-    # Written for speed (it runs for every arithmetic op): no cast() calls, a Python float
-    # taken as it is, same_backend's check inline.
-    left: Any = a
-    right: Any = b
-    if isinstance(a, Tensor):
-        if not isinstance(b, Tensor) and type(b) is not float:
-            right = operand(b, left, op)
-    elif isinstance(b, Tensor):
-        if type(a) is not float:
-            left = operand(a, right, op)
-    else:
-        raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
-    left_is_tensor, right_is_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
-    if left_is_tensor and right_is_tensor:
-        tensors: Any = (left, right)
-        backend = left._backend
-        if right._backend is not backend:
-            same_backend(left, right)  # raises, naming both
-        x, y = left._data, right._data
-    elif left_is_tensor:
-        tensors = (left, _NUMBER)
-        backend = left._backend
-        x, y = left._data, right
-    else:
-        tensors = (_NUMBER, right)
-        backend = right._backend
-        x, y = left, right._data
-    if forward.__class__ is str:
-        forward = getattr(backend.xp, forward)
-    try:
-        out = forward(x, y)
-    except ValueError:
-        raise shape_clash(op, left, right) from None
-    first, second = tensors
-    if first._node is None and second._node is None and first._param is None and second._param is None:
-        return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
-    need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
-    table = _READS.get(rule)
-    # Which operands' memory the rule reads, by what it is asked for (a number is never watched).
-    reads = None if table is None else table[need[0] + 2 * need[1] + 4 * left_is_tensor + 8 * right_is_tensor]
-    return record(out, rule, tensors, (x, y, out, need), backend, reads)
 
 
 def _reads_nothing(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
@@ -214,7 +65,7 @@ def _add(x: Any, y: Any) -> Any:
 
 def add(a: Any, b: Any) -> Any:
     """``a + b`` with broadcasting. d/da = 1, d/db = 1. PyTorch: ``torch.add``."""
-    return _binary("add", a, b, add_backward, _add)
+    return binary("add", a, b, add_backward, _add)
 
 
 def sub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
@@ -227,7 +78,7 @@ def _sub(x: Any, y: Any) -> Any:
 
 def sub(a: Any, b: Any) -> Any:
     """``a - b`` with broadcasting. d/da = 1, d/db = -1. PyTorch: ``torch.sub``."""
-    return _binary("sub", a, b, sub_backward, _sub)
+    return binary("sub", a, b, sub_backward, _sub)
 
 
 # --------------------------------------------------------------------------- mul, div
@@ -241,7 +92,7 @@ def _mul(x: Any, y: Any) -> Any:
 
 def mul(a: Any, b: Any) -> Any:
     """``a * b`` with broadcasting. d/da = b, d/db = a. PyTorch: ``torch.mul``."""
-    return _binary("mul", a, b, mul_backward, _mul)
+    return binary("mul", a, b, mul_backward, _mul)
 
 
 def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
@@ -255,7 +106,7 @@ def _div(x: Any, y: Any) -> Any:
 
 def div(a: Any, b: Any) -> Any:
     """``a / b`` with broadcasting. d/da = 1/b, d/db = -a/b². PyTorch: ``torch.div``."""
-    return _binary("div", a, b, div_backward, _div)
+    return binary("div", a, b, div_backward, _div)
 
 
 # --------------------------------------------------------------------------- pow
@@ -290,7 +141,7 @@ def _pow(x: Any, y: Any) -> Any:
 def pow(x: Any, exponent: Any) -> Any:
     """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1),
     d/dexponent = x^exponent · log x. PyTorch: ``torch.pow``."""
-    return _binary("pow", x, exponent, pow_backward, _pow)
+    return binary("pow", x, exponent, pow_backward, _pow)
 
 
 # --------------------------------------------------------------------------- maximum, minimum
@@ -305,17 +156,12 @@ def maximum_minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tu
 
 def maximum(a: Any, b: Any) -> Any:
     """Element-wise larger of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.maximum``."""
-    return _binary("maximum", a, b, maximum_minimum_backward, "maximum")
+    return binary("maximum", a, b, maximum_minimum_backward, "maximum")
 
 
 def minimum(a: Any, b: Any) -> Any:
     """Element-wise smaller of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.minimum``."""
-    return _binary("minimum", a, b, maximum_minimum_backward, "minimum")
-
-
-# --------------------------------------------------------------------------- unary
-def _unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    return record(out, rule, (x,), saved, x._backend)
+    return binary("minimum", a, b, maximum_minimum_backward, "minimum")
 
 
 def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
@@ -324,7 +170,7 @@ def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
 
 def neg(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``-x``. d/dx = -1. PyTorch: ``torch.neg``."""
-    return _unary(x, -x._data, neg_backward, ())
+    return unary(x, -x._data, neg_backward, ())
 
 
 def exp_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -335,7 +181,7 @@ def exp(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``."""
     require_float(x, "exp")
     y = x._backend.xp.exp(x._data)
-    return _unary(x, y, exp_backward, (y,))
+    return unary(x, y, exp_backward, (y,))
 
 
 def log_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
@@ -346,7 +192,7 @@ def log(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``."""
     require_float(x, "log")
     data = x._data
-    return _unary(x, x._backend.xp.log(data), log_backward, (data,))
+    return unary(x, x._backend.xp.log(data), log_backward, (data,))
 
 
 def square_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
@@ -356,7 +202,7 @@ def square_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 def square(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``x²``, one pass and no exponent. d/dx = 2x. PyTorch: ``torch.square``."""
     data = x._data
-    return _unary(x, data * data, square_backward, (data,))
+    return unary(x, data * data, square_backward, (data,))
 
 
 def sqrt_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -367,7 +213,7 @@ def sqrt(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``."""
     require_float(x, "sqrt")
     y = x._backend.xp.sqrt(x._data)
-    return _unary(x, y, sqrt_backward, (y,))
+    return unary(x, y, sqrt_backward, (y,))
 
 
 def abs_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
@@ -377,128 +223,13 @@ def abs_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 def abs(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``."""
     data = x._data
-    return _unary(x, x._backend.xp.abs(data), abs_backward, (data,))
+    return unary(x, x._backend.xp.abs(data), abs_backward, (data,))
 
 
 # Activations. A backend may fuse an activation's forward or gradient into one kernel: the
 # op asks for its forward by name (``fused_kernel``), and ``record`` binds the rule's kernel
 # (same name, same saved values) in the rule's place. The ``xp`` math below stays the
 # reference the fused kernels are tested against.
-
-
-def tanh_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
-    return (g * (1 - y * y),)
-
-
-def tanh(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``."""
-    require_float(x, "tanh")
-    backend = x._backend
-    y = backend.xp.tanh(x._data)
-    return _unary(x, y, tanh_backward, (y,))
-
-
-def sigmoid_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
-    return (g * y * (1 - y),)
-
-
-def stable_sigmoid(xp: Any, x: Any) -> Any:
-    """``1 / (1 + e^-x)`` with full relative precision on both sides: ``e^-|x|`` never
-    overflows, and for x < 0 the result is ``e^x / (1 + e^x)``, which keeps the tiny values
-    that ``1 - something`` (or ``(1 + tanh(x/2)) / 2``) would round to 0."""
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
-def sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for
-    negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``."""
-    require_float(x, "sigmoid")
-    backend = x._backend
-    forward = fused_kernel(backend, "sigmoid", x._data.dtype)
-    y = forward(x._data) if forward is not None else stable_sigmoid(backend.xp, x._data)
-    return _unary(x, y, sigmoid_backward, (y,))
-
-
-def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
-    return (keep_where(xp, x > 0, g),)
-
-
-def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
-    data = x._data
-    return _unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))
-
-
-def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:
-    return (g * (xp.astype(x > 0, g.dtype) * (1 - slope) + slope),)
-
-
-def leaky_relu(x: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
-    """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``."""
-    require_float(x, "leaky_relu")
-    data = x._data
-    backend = x._backend
-    forward = fused_kernel(backend, "leaky_relu", data.dtype)
-    if forward is not None:
-        out = forward(data, data.dtype.type(negative_slope))
-    else:
-        out = data * (backend.xp.astype(data > 0, data.dtype) * (1 - negative_slope) + negative_slope)
-    return _unary(x, out, leaky_relu_backward, (data, negative_slope))
-
-
-_GELU_C = math.sqrt(2.0 / math.pi)
-
-
-def gelu_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
-    # Beyond |x| = 10, tanh has saturated (1 - t² is exactly 0 in every float type), so
-    # clipping x there changes nothing but keeps x² finite in float16 (0 · inf would be NaN).
-    xc = xp.clip(x, -10.0, 10.0)
-    inner_grad = _GELU_C * (1 + 3 * 0.044715 * xc * xc)
-    return (g * (0.5 * (1 + t) + 0.5 * xc * (1 - t * t) * inner_grad),)
-
-
-def gelu(x: Tensor[T, *S], approximate: L["tanh", "none"] = "tanh") -> Tensor[T, *S]:
-    """GELU. ``approximate="tanh"`` (the default here, fused on CuPy):
-    ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``;
-    ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``."""
-    if approximate == "none":
-        from .math import gelu_exact
-
-        return gelu_exact(x)
-    if approximate != "tanh":
-        raise DTypeError(f"gelu: approximate must be 'tanh' or 'none', found {approximate!r}")
-    require_float(x, "gelu")
-    data = x._data
-    backend = x._backend
-    forward = fused_kernel(backend, "gelu", data.dtype)
-    if forward is not None:
-        out, t = forward(data)
-    else:
-        # tanh has saturated beyond |x| = 10; clipping there keeps x³ finite in float16.
-        xc = backend.xp.clip(data, -10.0, 10.0)
-        t = backend.xp.tanh(_GELU_C * (xc + 0.044715 * xc * xc * xc))
-        out = 0.5 * data * (1 + t)
-    return _unary(x, out, gelu_backward, (data, t))
-
-
-def softplus_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
-    return (g * stable_sigmoid(xp, x),)
-
-
-def softplus(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x.
-    d/dx = σ(x). PyTorch: ``F.softplus``."""
-    require_float(x, "softplus")
-    backend = x._backend
-    data = x._data
-    forward = fused_kernel(backend, "softplus", data.dtype)
-    if forward is not None:
-        out = forward(data)
-    else:
-        xp = backend.xp
-        out = xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data)))
-    return _unary(x, out, softplus_backward, (data,))
 
 
 def clamp_backward(xp: Any, g: Any, x: Any, low: Any, high: Any) -> tuple[Any, ...]:
@@ -515,7 +246,7 @@ def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) 
     PyTorch: ``torch.clamp``."""
     data = x._data
     out = x._backend.xp.clip(data, min, max)
-    return _unary(x, out, clamp_backward, (data, min, max))
+    return unary(x, out, clamp_backward, (data, min, max))
 
 
 def astype_backward(xp: Any, g: Any, dtype: Any) -> tuple[Any, ...]:
@@ -527,7 +258,7 @@ def astype(x: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
     backend = x._backend
     data = x._data
     out = backend.xp.astype(data, backend.dtype(dtype))
-    return _unary(x, out, astype_backward, (data.dtype,))
+    return unary(x, out, astype_backward, (data.dtype,))
 
 
 # --------------------------------------------------------------------------- selection
@@ -646,22 +377,11 @@ UFUNC_OPS: dict[str, Any] = {
 (``ndarray * t``, ``np.float64(2) < t``), mapped to the shapegrad op that keeps the tape."""
 
 
-# Which operands (and the result) each binary rule reads, by what it is asked for: the
-# engine counts writes into those alone (a write into an addend changes no gradient).
-# Rules not listed read everything they save.
-def _reads_table(reads: Any) -> tuple[tuple[bool, bool, bool], ...]:
-    """``reads`` for every (need, which sides are tensors), indexed as ``_binary`` does."""
-    table: list[tuple[bool, bool, bool]] = []
-    for index in range(16):
-        need = (bool(index & 1), bool(index & 2))
-        left_read, right_read, out_read = reads(need)
-        table.append((left_read and bool(index & 4), right_read and bool(index & 8), out_read))
-    return tuple(table)
-
-
-_READS: dict[Any, tuple[tuple[bool, bool, bool], ...]] = {
-    add_backward: _reads_table(_reads_nothing),
-    sub_backward: _reads_table(_reads_nothing),
-    mul_backward: _reads_table(_reads_the_other),
-    div_backward: _reads_table(_reads_for_div),
-}
+READS.update(
+    {
+        add_backward: reads_table(_reads_nothing),
+        sub_backward: reads_table(_reads_nothing),
+        mul_backward: reads_table(_reads_the_other),
+        div_backward: reads_table(_reads_for_div),
+    }
+)

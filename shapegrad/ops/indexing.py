@@ -6,15 +6,27 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._autodiff import wants_grad
+from .._autodiff import NoTape, wants_grad
 from .._backend import same_backend
 from .._device_checks import require_in_range
 from .._dims import Open
 from .._errors import DTypeError, ShapeError
-from .._tensor import AnyTensor, Tensor, record
+from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import K, N, S, T
+from . import elementwise as ew, shape as shp
+from ._toolkit import keep_where
 
-__all__ = ["gather", "getitem", "take_along_axis"]
+__all__ = [
+    "diag",
+    "diagonal",
+    "gather",
+    "getitem",
+    "masked_fill",
+    "one_hot",
+    "take_along_axis",
+    "tril",
+    "triu",
+]
 
 
 def _is_basic(index: tuple[Any, ...]) -> bool:
@@ -258,7 +270,7 @@ def update_at_backward(
 
 def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
     """``x.at[index].set(value)`` / ``.add(value)``: a new tensor, ``x`` unchanged."""
-    from .elementwise import _NUMBER, operand
+    from ._toolkit import NUMBER, operand
 
     backend = x._backend
     xp = backend.xp
@@ -278,5 +290,91 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         picked_shape = tuple(pick(backend, out, raw).shape)
         backend.scatter_add(out, raw, xp.broadcast_to(xp.asarray(v, dtype=out.dtype), picked_shape))
     need = (wants_grad(x), is_tensor and wants_grad(other))
-    inputs: Any = (x, other if is_tensor else _NUMBER)
+    inputs: Any = (x, other if is_tensor else NUMBER)
     return record(out, update_at_backward, inputs, (raw, basic, add, need, backend), backend)
+
+
+def _triangle_mask(xp: Any, rows: int, cols: int, k: int, lower: bool) -> Any:
+    i = xp.reshape(xp.arange(rows), (rows, 1))
+    j = xp.reshape(xp.arange(cols), (1, cols))
+    return (j - i <= k) if lower else (j - i >= k)
+
+
+def triangle_backward(xp: Any, g: Any, mask: Any) -> tuple[Any, ...]:
+    return (keep_where(xp, mask, g),)
+
+
+def _triangle(x: AnyTensor, k: int, lower: bool) -> Any:
+    if x.ndim < 2:
+        raise ShapeError(f"{'tril' if lower else 'triu'} expects a tensor of rank >= 2, found shape {x.shape}")
+    xp = x._backend.xp
+    mask = _triangle_mask(xp, x.shape[-2], x.shape[-1], k, lower)
+    return record(keep_where(xp, mask, x._data), triangle_backward, (x,), (mask,), x._backend)
+
+
+def tril(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
+    """The lower triangle of the last two axes (``j - i <= k``), zeros above: a causal mask
+    is ``tril(ones(S, S))``. d/dx: the gradient's lower triangle. PyTorch: ``torch.tril``."""
+    return _triangle(x, k, lower=True)
+
+
+def triu(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
+    """The upper triangle of the last two axes (``j - i >= k``), zeros below.
+    PyTorch: ``torch.triu``."""
+    return _triangle(x, k, lower=False)
+
+
+def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Open]:
+    """``labels (..)`` as ``(.., num_classes)`` rows of zeros with a 1 at each label
+    (untraced). PyTorch: ``F.one_hot`` (which gives integers)."""
+    name = labels.backend_dtype_name()
+    if not name.startswith(("int", "uint")):
+        raise DTypeError(f"one_hot expects integer labels, found dtype {name}")
+    from .._device_checks import require_in_range
+
+    backend = labels._backend
+    xp = backend.xp
+    require_in_range(backend, labels._data, 0, num_classes, f"one_hot: labels must lie in [0, {num_classes})")
+    hot = xp.expand_dims(labels._data, axis=-1) == xp.arange(num_classes)
+    return wrap(xp.astype(hot, backend.dtype(dtype)), backend)
+
+
+# --------------------------------------------------------------------------- composites
+def masked_fill(x: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
+    """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the
+    gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``."""
+    select: Any = ew.where  # the mask broadcasts against x, which where's typed stack does not say yet
+    return select(mask, value, x)
+
+
+def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
+    """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch:
+    ``torch.diagonal(x, offset, -2, -1)``."""
+    if x.ndim < 2:
+        raise ShapeError(f"diagonal expects a tensor of rank >= 2, found shape {x.shape}")
+    rows, cols = x.shape[-2], x.shape[-1]
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    # Picked, not summed from x times an identity mask (an infinite value off the diagonal,
+    # a causal mask's -inf, would make that sum NaN): in the flattened matrix the diagonal
+    # is every (cols + 1)-th value from x[0, offset] or x[-offset, 0].
+    start = offset if offset >= 0 else -offset * cols
+    flat = shp.reshape(x, (*x.shape[:-2], rows * cols))
+    return slice_along(flat, flat.ndim - 1, start, start + (length - 1) * (cols + 1) + 1, cols + 1)
+
+
+def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
+    """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
+    if v.ndim != 1:
+        raise ShapeError(f"diag expects a vector, found shape {v.shape}")
+    n = v.shape[0]
+    xp = v._backend.xp
+    on_diagonal = wrap(_triangle_mask(xp, n, n, 0, True) & _triangle_mask(xp, n, n, 0, False), v._backend)
+    column: AnyTensor = shp.expand_dims(v, -1)
+    select: Any = ew.where  # the (N, N) condition broadcasts the (N, 1) column
+    return select(on_diagonal, column, 0.0)  # selected, not column · eye: inf · 0 would be NaN
+
+
+def slice_along(x: AnyTensor, axis: int, start: int, stop: int, step: int = 1) -> Any:
+    """``x[..., start:stop:step, ...]`` at ``axis`` (recorded as indexing)."""
+    index: tuple[Any, ...] = (slice(None),) * axis + (slice(start, stop, step),)
+    return getitem(x, index)

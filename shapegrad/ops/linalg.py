@@ -6,10 +6,16 @@ from typing import Any
 
 from .._autodiff import column_sums, wants_grad
 from .._backend import same_backend
-from .._errors import DTypeError, ShapeError
+from .._dims import Open
+from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record
+from ._toolkit import check_same_float
 
-__all__ = ["linear", "matmul"]
+__all__ = [
+    "einsum",
+    "linear",
+    "matmul",
+]
 
 
 def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool) -> tuple[Any, ...]:
@@ -38,26 +44,6 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool)
     else:
         gb = xp.matmul(xp.matrix_transpose(a), g) if need_b else None
     return ga, gb
-
-
-def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str] = ("left", "right")) -> None:
-    """Refuse two floating-point operands of different precision in a product.
-
-    Element-wise ops promote (float32 with float64 gives float64, as in NumPy and PyTorch),
-    but a float64 batch meeting float32 weights in a matrix product is almost always data
-    that was not converted (scikit-learn and NumPy default to float64): promoting would make
-    the whole model run in float64, twice as slow, silently. PyTorch raises here too.
-    """
-    da, db = a._data.dtype, b._data.dtype
-    if da == db:
-        return
-    name_a, name_b = a._backend.dtype_name(da), b._backend.dtype_name(db)
-    if name_a.startswith("float") and name_b.startswith("float"):
-        raise DTypeError(
-            f"{op}: {names[0]} is {name_a} {a.shape} but {names[1]} is {name_b} {b.shape}; expected one "
-            f"floating dtype (shapegrad, like PyTorch, does not promote in products). Convert the data, "
-            f"e.g. x.astype({name_b!r})"
-        )
 
 
 def _mismatch(a: AnyTensor, b: AnyTensor) -> ShapeError:
@@ -137,3 +123,118 @@ def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> An
         inputs = (x, weight, bias)
     saved = (data, w, wants_grad(x), wants_grad(weight), bias is not None)
     return record(out, linear_backward, inputs, saved, backend)
+
+
+# --------------------------------------------------------------------------- einsum
+def _parse_einsum(spec: str, count: int) -> tuple[list[str], str]:
+    if "." in spec:
+        raise ShapeError(f"einsum: ellipsis ('...') is not supported, found {spec!r}; name every axis")
+    inputs, arrow, output = spec.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != count:
+        raise ShapeError(f"einsum: {spec!r} names {len(terms)} operands, found {count}")
+    if not arrow:  # NumPy's implicit output: letters used once, in order
+        output = "".join(sorted(c for c in set(inputs) if c.isalpha() and inputs.count(c) == 1))
+    for letter in output:
+        if letter not in inputs:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} names no axis of the operands ({inputs!r})")
+        if output.count(letter) > 1:
+            raise ShapeError(f"einsum {spec!r}: output letter {letter!r} appears {output.count(letter)} times")
+    for letter in inputs.replace(",", ""):
+        if not letter.isalpha():
+            raise ShapeError(f"einsum {spec!r}: subscripts are letters, found {letter!r}")
+    return terms, output
+
+
+def _distinct(term: str) -> str:
+    """The letters of ``term`` in order, each once: ``"iji"`` is ``"ij"``."""
+    return "".join(dict.fromkeys(term))
+
+
+def _undiagonal(backend: Any, grad: Any, term: str, shape: tuple[int, ...], used: str) -> Any:
+    """The gradient of an operand whose subscripts repeat a letter (``"ii"``), from the
+    gradient of its diagonal (over ``_distinct(term)``): placed on the diagonal, 0 off it.
+    Each repeat gets a fresh letter tied to the first by an identity matrix, so the
+    placement is one contraction (``"i,ij->ij"`` with ``eye``)."""
+    xp = backend.xp
+    fresh = (c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used)
+    full: list[str] = []
+    ties: list[str] = []
+    eyes: list[Any] = []
+    for axis, letter in enumerate(term):
+        if letter in term[:axis]:
+            other = next(fresh)
+            full.append(other)
+            ties.append(letter + other)
+            eyes.append(xp.eye(shape[axis], dtype=grad.dtype))
+        else:
+            full.append(letter)
+    return _contract(backend, ",".join([_distinct(term), *ties]) + "->" + "".join(full), [grad, *eyes])
+
+
+def einsum_backward(
+    xp: Any, g: Any, terms: list[str], output: str, arrays: tuple[Any, ...], backend: Any
+) -> tuple[Any, ...]:
+    grads: list[Any] = []
+    used = "".join(terms) + output
+    for k, term in enumerate(terms):
+        others = [(t, a) for i, (t, a) in enumerate(zip(terms, arrays, strict=True)) if i != k]
+        available = set(output).union(*[set(t) for t, _ in others])
+        distinct = _distinct(term)
+        kept = "".join(c for c in distinct if c in available)
+        spec = ",".join([output, *[t for t, _ in others]]) + "->" + kept
+        grad = _contract(backend, spec, [g, *[a for _, a in others]])
+        shape = tuple(arrays[k].shape[term.index(c)] for c in distinct)
+        if kept != distinct:  # letters only this operand had were summed away: their gradient is constant along them
+            grad = xp.broadcast_to(
+                xp.reshape(grad, tuple(n if c in kept else 1 for c, n in zip(distinct, shape, strict=True))), shape
+            )
+        if distinct != term:  # a repeated letter took a diagonal: its gradient lies on it
+            grad = _undiagonal(backend, grad, term, tuple(arrays[k].shape), used)
+        grads.append(grad)
+    return tuple(grads)
+
+
+def _contract(backend: Any, spec: str, arrays: list[Any]) -> Any:
+    xp = backend.xp
+    einsum_fn = getattr(xp, "einsum", None)
+    if einsum_fn is not None:
+        # NumPy's and CuPy's einsum choose the contraction order with opt_einsum's greedy path.
+        return einsum_fn(spec, *arrays, optimize="greedy")
+    import numpy as np  # a strict Array-API library has no einsum: contract on the host
+
+    host = np.einsum(spec, *[np.asarray(backend.to_numpy(a)) for a in arrays], optimize="greedy")
+    return backend.asarray(host, None)
+
+
+def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Open, ...]]:
+    """Einstein summation, ``einsum("bij,bjk->bik", a, b)``, differentiable in every operand.
+    Each letter must bind one size (else ``ShapeError`` naming the letter); the contraction
+    order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). A letter repeated
+    within one operand takes its diagonal (``"ii->"`` is the trace, ``"ii->i"`` the
+    diagonal); the output names each letter at most once. No ``...``. PyTorch:
+    ``torch.einsum``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> sg.einsum("ij,jk->ik", sg.ones(2, 3), sg.ones(3, 4)).shape
+        (2, 4)
+    """
+    if not operands:
+        raise ShapeError("einsum expects at least one operand")
+    terms, output = _parse_einsum(spec, len(operands))
+    backend = operands[0]._backend
+    sizes: dict[str, tuple[int, int]] = {}
+    for i, (term, operand) in enumerate(zip(terms, operands, strict=True)):
+        same_backend(operands[0], operand)
+        if len(term) != operand.ndim:
+            raise ShapeError(f"einsum: operand {i} has shape {operand.shape} but subscripts {term!r}")
+        for letter, size in zip(term, operand.shape, strict=True):
+            seen = sizes.setdefault(letter, (size, i))
+            if seen[0] != size:
+                raise ShapeError(
+                    f"einsum {spec!r}: letter {letter!r} is {seen[0]} in operand {seen[1]} but {size} in operand {i}"
+                )
+    arrays = tuple(o._data for o in operands)
+    out = _contract(backend, f"{','.join(terms)}->{output}", list(arrays))
+    return record(out, einsum_backward, operands, (terms, output, arrays, backend), backend)

@@ -16,41 +16,34 @@ from .._autodiff import NoTape
 from .._backend import fused_kernel, same_backend
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import S, T
-from .elementwise import _binary, _unary, keep_where, require_float, stable_sigmoid
+from ._toolkit import binary, require_float, unary
 
 __all__ = [
-    "erf",
-    "erfc",
-    "gelu_exact",
     "arccos",
     "arcsin",
     "arctan",
     "arctan2",
     "ceil",
-    "cosh",
     "cos",
-    "elu",
+    "cosh",
+    "erf",
+    "erfc",
     "expm1",
     "floor",
-    "hardtanh",
     "isfinite",
     "isinf",
     "isnan",
     "log10",
     "log1p",
     "log2",
-    "log_sigmoid",
     "logical_and",
     "logical_not",
     "logical_or",
     "logical_xor",
-    "mish",
     "reciprocal",
     "round",
     "rsqrt",
-    "selu",
     "sign",
-    "silu",
     "sin",
     "sinh",
     "tan",
@@ -62,7 +55,7 @@ def _float_unary(x: AnyTensor, name: str, rule: Any, *, save_result: bool) -> An
     require_float(x, name)
     data = x._data
     y = getattr(x._backend.xp, name)(data)
-    return _unary(x, y, rule, (y,) if save_result else (data,))
+    return unary(x, y, rule, (y,) if save_result else (data,))
 
 
 # --------------------------------------------------------------------------- trigonometry
@@ -128,7 +121,7 @@ def atan2_backward(xp: Any, g: Any, y: Any, x: Any, out: Any, need: tuple[bool, 
 def arctan2(y: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
     """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²).
     PyTorch: ``torch.atan2``."""
-    return _binary("arctan2", y, x, atan2_backward, "atan2")
+    return binary("arctan2", y, x, atan2_backward, "atan2")
 
 
 def sinh_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
@@ -194,7 +187,7 @@ def rsqrt(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``1/√x``. d/dx = -½ x^(-3/2). PyTorch: ``torch.rsqrt``."""
     require_float(x, "rsqrt")
     y = 1 / x._backend.xp.sqrt(x._data)
-    return _unary(x, y, rsqrt_backward, (y,))
+    return unary(x, y, rsqrt_backward, (y,))
 
 
 def reciprocal_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -205,7 +198,7 @@ def reciprocal(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``1/x``. d/dx = -1/x². PyTorch: ``torch.reciprocal``."""
     require_float(x, "reciprocal")
     y = 1 / x._data
-    return _unary(x, y, reciprocal_backward, (y,))
+    return unary(x, y, reciprocal_backward, (y,))
 
 
 # --------------------------------------------------------------------------- rounding
@@ -214,7 +207,7 @@ def piecewise_constant_backward(xp: Any, g: Any) -> tuple[Any, ...]:
 
 
 def _constant_pieces(x: AnyTensor, name: str) -> Any:
-    return _unary(x, getattr(x._backend.xp, name)(x._data), piecewise_constant_backward, ())
+    return unary(x, getattr(x._backend.xp, name)(x._data), piecewise_constant_backward, ())
 
 
 def sign(x: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -240,86 +233,6 @@ def round(x: Tensor[T, *S]) -> Tensor[T, *S]:
 def trunc(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """Round toward 0. Gradient 0. PyTorch: ``torch.trunc``."""
     return _constant_pieces(x, "trunc")
-
-
-# --------------------------------------------------------------------------- activations
-def silu_backward(xp: Any, g: Any, x: Any, s: Any) -> tuple[Any, ...]:
-    return (g * (s * (1 + x * (1 - s))),)
-
-
-def silu(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``."""
-    require_float(x, "silu")
-    data = x._data
-    s = stable_sigmoid(x._backend.xp, data)
-    return _unary(x, data * s, silu_backward, (data, s))
-
-
-def mish_backward(xp: Any, g: Any, x: Any, t: Any) -> tuple[Any, ...]:
-    return (g * (t + x * (1 - t * t) * stable_sigmoid(xp, x)),)
-
-
-def mish(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)).
-    PyTorch: ``F.mish``."""
-    require_float(x, "mish")
-    xp = x._backend.xp
-    data = x._data
-    t = xp.tanh(xp.maximum(data, 0.0) + xp.log1p(xp.exp(-xp.abs(data))))
-    return _unary(x, data * t, mish_backward, (data, t))
-
-
-def elu_backward(xp: Any, g: Any, x: Any, y: Any, alpha: float, scale: float) -> tuple[Any, ...]:
-    # Each branch selected after its product: at x = +inf the unused branch's factor
-    # y + alpha·scale is inf, which times a 0 mask would be NaN.
-    positive = x > 0
-    return (keep_where(xp, positive, g * scale) + keep_where(xp, ~positive, g * (y + alpha * scale)),)
-
-
-def _elu(x: AnyTensor, alpha: float, scale: float, name: str) -> Any:
-    require_float(x, name)
-    xp = x._backend.xp
-    data = x._data
-    negative = xp.minimum(data, 0.0)
-    y = scale * (xp.maximum(data, 0.0) + alpha * xp.expm1(negative))
-    return _unary(x, y, elu_backward, (data, y, alpha, scale))
-
-
-def elu(x: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
-    """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``.
-    PyTorch: ``F.elu``."""
-    return _elu(x, alpha, 1.0, "elu")
-
-
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def selu(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``."""
-    return _elu(x, _SELU_ALPHA, _SELU_SCALE, "selu")
-
-
-def hardtanh(x: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
-    """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside.
-    PyTorch: ``F.hardtanh``."""
-    from .elementwise import clamp
-
-    return clamp(x, min_val, max_val)
-
-
-def log_sigmoid_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
-    return (g * stable_sigmoid(xp, -x),)
-
-
-def log_sigmoid(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike
-    ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``."""
-    require_float(x, "log_sigmoid")
-    xp = x._backend.xp
-    data = x._data
-    y = xp.minimum(data, 0.0) - xp.log1p(xp.exp(-xp.abs(data)))
-    return _unary(x, y, log_sigmoid_backward, (data,))
 
 
 # --------------------------------------------------------------------------- boolean tests
@@ -423,7 +336,7 @@ def erf(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """The error function. d/dx = 2/√π · e^(-x²). PyTorch: ``torch.erf``."""
     require_float(x, "erf")
     data = x._data
-    return _unary(x, erf_values(x._backend.xp, data, x._backend), erf_backward, (data,))
+    return unary(x, erf_values(x._backend.xp, data, x._backend), erf_backward, (data,))
 
 
 def erfc_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
@@ -437,27 +350,4 @@ def erfc(x: Tensor[T, *S]) -> Tensor[T, *S]:
     xp = x._backend.xp
     data = x._data
     upper = _erfc_nonnegative(xp, xp.abs(data))
-    return _unary(x, xp.where(data < 0, 2.0 - upper, upper), erfc_backward, (data,))
-
-
-def gelu_exact_backward(xp: Any, g: Any, x: Any, cdf: Any, density: Any) -> tuple[Any, ...]:
-    # cdf: Φ(x), and density: exp(-x²/2), when the forward pass saved them (else computed
-    # here; a fused forward kernel keeps only x, its backward kernel recomputes both).
-    if cdf is None:
-        cdf = 0.5 * (1.0 + erf_values(xp, x / math.sqrt(2.0)))
-    if density is None:
-        density = xp.exp(-0.5 * x * x)
-    return (g * (cdf + x * density / math.sqrt(2.0 * math.pi)),)
-
-
-def gelu_exact(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """Exact GELU, ``x · Φ(x) = ½ x (1 + erf(x/√2))``: PyTorch's default ``F.gelu``.
-    d/dx = Φ(x) + x φ(x)."""
-    require_float(x, "gelu")
-    data = x._data
-    kernel = fused_kernel(x._backend, "gelu_exact", data.dtype)
-    if kernel is not None:  # one pass (a kernel may keep Φ and the density, or neither)
-        out, cdf, density = kernel(data)
-        return _unary(x, out, gelu_exact_backward, (data, cdf, density))
-    cdf = 0.5 * (1.0 + erf_values(x._backend.xp, data / math.sqrt(2.0), x._backend))
-    return _unary(x, data * cdf, gelu_exact_backward, (data, cdf, None))
+    return unary(x, xp.where(data < 0, 2.0 - upper, upper), erfc_backward, (data,))

@@ -14,7 +14,7 @@ from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import N, S, T
-from .elementwise import require_float
+from ._toolkit import require_float
 
 __all__ = ["layer_norm"]
 

@@ -25,8 +25,7 @@ from typing import Any
 from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
-from .elementwise import keep_where, require_float, stable_sigmoid
-from .linalg import check_same_float
+from ._toolkit import check_same_float, keep_where, require_float, stable_sigmoid
 
 __all__ = ["CELL_GATES", "recurrence"]
 

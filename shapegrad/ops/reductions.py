@@ -8,11 +8,31 @@ from typing import Any
 
 from .._autodiff import NoTape as NoTape
 from .._backend import fused_kernel, same_backend
-from .._tensor import AnyTensor, Tensor, record
+from .._dims import Open
+from .._errors import ShapeError
+from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import S, T
-from .elementwise import require_float, shape_clash
+from . import elementwise as ew
+from ._toolkit import checked_axis, keep_where, require_float, shape_clash
 
-__all__ = ["log_softmax", "logsumexp", "max", "mean", "min", "softmax", "sum", "var"]
+__all__ = [
+    "all",
+    "any",
+    "count_nonzero",
+    "cumprod",
+    "cumsum",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "norm",
+    "prod",
+    "softmax",
+    "std",
+    "sum",
+    "var",
+]
 
 
 def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
@@ -32,7 +52,7 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
 
 def _over_empty(data: Any, axes: tuple[int, ...]) -> bool:
     """Whether a reduction over ``axes`` reduces an axis of size 0 (no values at all)."""
-    return any(data.shape[a] == 0 for a in axes)
+    return builtins.any(data.shape[a] == 0 for a in axes)
 
 
 def _restore(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -91,7 +111,7 @@ def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, 
 
     data = x._data
     axes = normalize_axes(axis, data.ndim)
-    if any(data.shape[a] == 0 for a in axes):
+    if builtins.any(data.shape[a] == 0 for a in axes):
         raise ShapeError(f"{name} over an empty axis of shape {tuple(data.shape)} has no value")
     out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)
     return record(out, max_min_backward, (x,), (data, out, axes, keepdims), x._backend)
@@ -226,3 +246,155 @@ def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
         shifted = data - xp.max(data, axis=axis, keepdims=True)
         y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
     return record(y, log_softmax_backward, (x,), (y, axis), x._backend)
+
+
+def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
+    """Σ_{j>=i} a_j along ``axis``: a cumulative sum from the other end."""
+    return xp.flip(xp.cumulative_sum(xp.flip(a, axis=axis), axis=axis), axis=axis)
+
+
+def cumsum_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
+    # out_j = Σ_{i<=j} x_i, so d/dx_i = Σ_{j>=i} g_j: a cumulative sum from the other end.
+    return (_reverse_cumsum(xp, g, axis),)
+
+
+def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``."""
+    a = checked_axis(x, axis)
+    return record(x._backend.xp.cumulative_sum(x._data, axis=a), cumsum_backward, (x,), (a,), x._backend)
+
+
+def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+    """Whether any value along ``axis`` is true (non-zero); untraced booleans."""
+    xp = x._backend.xp
+    return wrap(xp.any(x._data, axis=None if axis is None else checked_axis(x, axis), keepdims=keepdims), x._backend)
+
+
+def all(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+    """Whether every value along ``axis`` is true (non-zero); untraced booleans."""
+    xp = x._backend.xp
+    return wrap(xp.all(x._data, axis=None if axis is None else checked_axis(x, axis), keepdims=keepdims), x._backend)
+
+
+def count_nonzero(x: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
+    """How many values along ``axis`` are non-zero (untraced integers)."""
+    xp = x._backend.xp
+    nonzero = xp.astype(xp.astype(x._data, xp.bool), xp.int64)  # true where non-zero, any dtype
+    return wrap(xp.sum(nonzero, axis=None if axis is None else checked_axis(x, axis)), x._backend)
+
+
+def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
+    """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
+    PyTorch's default). d/dx_i = ``(x_i - mean) / ((n - correction) · std)``, and 0 where
+    the std is 0 (a constant slice), as PyTorch. PyTorch: ``torch.std``."""
+    require_float(x, "std")
+    xp = x._backend.xp
+    data = x._data
+    axes = normalize_axes(axis, data.ndim)
+    count = 1
+    for a in axes:
+        count *= data.shape[a]
+    centred = data - xp.mean(data, axis=axes, keepdims=True)
+    squared = xp.mean(centred * centred, axis=axes, keepdims=keepdims)
+    # As var (and PyTorch): NaN when there are no more values than the correction.
+    denominator = count - correction if count > correction else float("nan")
+    if correction:
+        squared = squared * (count / denominator)
+    out = xp.sqrt(squared)
+    return record(out, std_backward, (x,), (centred, out, axes, keepdims, denominator), x._backend)
+
+
+def _root_derivative(
+    xp: Any, g: Any, root: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool, scale: float
+) -> Any:
+    """``g / (scale · root)`` back on ``shape``, and 0 where ``root`` is 0: the derivative of
+    the square root of a sum of squares that is 0 (there the chain rule's ``inf · 0`` is
+    NaN; PyTorch gives 0)."""
+    root = _restore(xp, root, shape, axes, keepdims)
+    nonzero = root != 0
+    safe = xp.where(nonzero, root, xp.ones_like(root))  # on the reduced shape: cheap
+    return keep_where(xp, nonzero, _restore(xp, g, shape, axes, keepdims) / (scale * safe))
+
+
+def std_backward(
+    xp: Any, g: Any, centred: Any, out: Any, axes: tuple[int, ...], keepdims: bool, denominator: float
+) -> tuple[Any, ...]:
+    return (centred * _root_derivative(xp, g, out, tuple(centred.shape), axes, keepdims, denominator),)
+
+
+def norm2_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], keepdims: bool) -> tuple[Any, ...]:
+    return (x * _root_derivative(xp, g, out, tuple(x.shape), axes, keepdims, 1.0),)
+
+
+def norm(
+    x: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Open, ...]]:
+    """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
+    ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero
+    vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``."""
+    if ord == 2:
+        xp = x._backend.xp
+        data = x._data
+        axes = normalize_axes(axis, data.ndim)
+        out = xp.sqrt(xp.sum(data * data, axis=axes, keepdims=keepdims))
+        return record(out, norm2_backward, (x,), (data, out, axes, keepdims), x._backend)
+    if ord == 1:
+        return sum(ew.abs(x), axis, keepdims)
+    if ord == float("inf"):
+        return max(ew.abs(x), axis, keepdims)
+    raise ShapeError(f"norm supports ord 1, 2 and inf, found {ord!r}")
+
+
+# --------------------------------------------------------------------------- product
+def prod_backward(
+    xp: Any, g: Any, x: Any, axes: tuple[int, ...], keepdims: bool, out_nonzero: Any, zeros: Any
+) -> tuple[Any, ...]:
+    # d/dx_i Π x = Π_{j≠i} x_j: the product over x_i where no factor is 0; with one zero, the
+    # product of the others at that zero and 0 elsewhere; with two or more, 0 (as PyTorch).
+    shape = tuple(x.shape)
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    if not keepdims:
+        g = xp.reshape(g, kept)
+    is_zero = x == 0
+    safe = xp.where(is_zero, xp.ones_like(x), x)
+    none_zero = g * out_nonzero / safe
+    one_zero = xp.where(is_zero, g * out_nonzero, xp.zeros_like(x))
+    return (xp.where(zeros == 0, none_zero, xp.where(zeros == 1, one_zero, xp.zeros_like(x))),)
+
+
+def prod(
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+) -> Tensor[T, *tuple[Open, ...]]:
+    """The product over ``axis`` (all values when None), with exact gradients where values are
+    0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``."""
+    xp = x._backend.xp
+    data = x._data
+    axes = normalize_axes(axis, data.ndim)
+    out = xp.prod(data, axis=axes, keepdims=keepdims)
+    is_zero = data == 0
+    out_nonzero = xp.prod(xp.where(is_zero, xp.ones_like(data), data), axis=axes, keepdims=True)
+    zeros = xp.sum(xp.astype(is_zero, xp.int64), axis=axes, keepdims=True)
+    return record(out, prod_backward, (x,), (data, axes, keepdims, out_nonzero, zeros), x._backend)
+
+
+def cumprod_backward(xp: Any, g: Any, x: Any, out: Any, axis: int) -> tuple[Any, ...]:
+    # d out_j / d x_i = Π_{k<=j, k≠i} x_k. Before the first zero of a slice this is
+    # out_j / x_i; at the first zero it is the running product with that zero taken as 1;
+    # after it, 0 (every such product holds the first zero). Exact with zeros, as PyTorch.
+    is_zero = x == 0
+    zeros_so_far = xp.cumulative_sum(xp.astype(is_zero, xp.int64), axis=axis)
+    first_zero = is_zero & (zeros_so_far == 1)
+    before = zeros_so_far == 0
+    safe = xp.where(is_zero, xp.ones_like(x), x)
+    simple = _reverse_cumsum(xp, g * out, axis) / safe
+    without_first_zero = xp.cumulative_prod(xp.where(first_zero, xp.ones_like(x), x), axis=axis)
+    at_zero = _reverse_cumsum(xp, g * xp.where(before, xp.zeros_like(x), without_first_zero), axis)
+    return (xp.where(before, simple, xp.where(first_zero, at_zero, xp.zeros_like(x))),)
+
+
+def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    """Running products along ``axis``, with exact gradients where values are 0.
+    PyTorch: ``torch.cumprod``."""
+    a = checked_axis(x, axis)
+    out = x._backend.xp.cumulative_prod(x._data, axis=a)
+    return record(out, cumprod_backward, (x,), (x._data, out, a), x._backend)

@@ -9,20 +9,30 @@ from typing import Any, cast
 from .._autodiff import NoTape as NoTape
 from .._dims import Open
 from .._errors import ShapeError
-from .._tensor import Tensor, record
+from .._tensor import Tensor, record, wrap
 from .._typevars import N, S, T
+from . import indexing as ix
+from ._toolkit import checked_axis
 
 __all__ = [
     "broadcast_to",
+    "chunk",
     "concat",
     "expand_dims",
     "flatten",
+    "flip",
+    "narrow",
+    "pad",
     "permute",
     "repeat",
     "reshape",
+    "roll",
+    "split",
     "squeeze",
     "stack",
     "swapaxes",
+    "tile",
+    "unflatten",
 ]
 
 
@@ -228,3 +238,126 @@ def stack(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None)
         if t.shape != shape:
             raise ShapeError(f"stack: tensor {i} has shape {t.shape}, expected {shape} like tensor 0")
     return concat([expand_dims(t, axis) for t in tensors], any_axis=axis)
+
+
+# --------------------------------------------------------------------------- primitives
+def flip_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
+    return (xp.flip(g, axis=axis),)
+
+
+def flip(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    """The values in reverse order along ``axis``. d/dx: the gradient flipped back.
+    PyTorch: ``torch.flip(x, (axis,))``."""
+    a = checked_axis(x, axis)
+    return record(x._backend.xp.flip(x._data, axis=a), flip_backward, (x,), (a,), x._backend)
+
+
+def roll_backward(xp: Any, g: Any, shift: int, axis: int) -> tuple[Any, ...]:
+    return (xp.roll(g, -shift, axis=axis),)
+
+
+def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
+    """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back.
+    PyTorch: ``torch.roll``."""
+    a = checked_axis(x, axis)
+    return record(x._backend.xp.roll(x._data, shift, axis=a), roll_backward, (x,), (shift, a), x._backend)
+
+
+# --------------------------------------------------------------------------- pieces (composite)
+
+
+def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
+    """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``."""
+    a = checked_axis(x, axis)
+    if start < 0 or length < 0 or start + length > x.shape[a]:
+        raise ShapeError(f"narrow: [{start}, {start + length}) does not fit axis {a} of size {x.shape[a]}")
+    return ix.slice_along(x, a, start, start + length)
+
+
+def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+    """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given
+    sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``."""
+    a = checked_axis(x, axis)
+    n = x.shape[a]
+    if isinstance(size_or_sizes, int):
+        if size_or_sizes < 1:
+            raise ShapeError(f"split expects a piece size of at least 1, found {size_or_sizes}")
+        sizes = [min(size_or_sizes, n - start) for start in range(0, n, size_or_sizes)]
+    else:
+        sizes = list(size_or_sizes)
+        if sum(sizes) != n:
+            raise ShapeError(f"split: sizes {sizes} add up to {sum(sizes)}, expected axis {a}'s size {n}")
+    pieces: list[Any] = []
+    start = 0
+    for size in sizes:
+        pieces.append(ix.slice_along(x, a, start, start + size))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+    """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
+    axis is short). PyTorch: ``torch.chunk``."""
+    if not isinstance(chunks, int) or chunks < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- untyped callers
+        raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
+    n = x.shape[checked_axis(x, axis)]
+    return split(x, max(1, -(-n // chunks)), axis)
+
+
+def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
+    """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``."""
+    a = checked_axis(x, axis)
+    shape = x.shape
+    return reshape(x, (*shape[:a], *sizes, *shape[a + 1 :]))
+
+
+def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
+    """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps``
+    than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the
+    gradient sums the copies."""
+    return repeat(x, (1,) * (x.ndim - len(reps)) + tuple(reps))
+
+
+def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]:
+    """``x`` padded by ``widths`` (NumPy's: one ``(before, after)`` pair per axis, or one pair
+    for every axis): with ``value`` (``"constant"``), the edge value (``"replicate"``) or the
+    values mirrored at the edge (``"reflect"``). Differentiable. PyTorch: ``F.pad``."""
+    pairs = [tuple(w) for w in widths] if isinstance(widths[0], (tuple, list)) else [tuple(widths)] * x.ndim
+    if len(pairs) != x.ndim:
+        raise ShapeError(f"pad expects one (before, after) pair per axis ({x.ndim}), found {len(pairs)}")
+    if mode not in ("constant", "replicate", "reflect"):
+        raise ShapeError(f"pad mode must be 'constant', 'replicate' or 'reflect', found {mode!r}")
+    out: Any = x
+    for axis, (before, after) in enumerate(pairs):
+        if before == 0 and after == 0:
+            continue
+        n = out.shape[axis]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise ShapeError(
+                f"reflect padding of {before, after} needs more than that many values on axis {axis} ({n})"
+            )
+        parts: list[Any] = []
+        for width, at_start in ((before, True), (after, False)):
+            if width == 0:
+                parts.append(None)
+                continue
+            if mode == "constant":
+                shape = list(out.shape)
+                shape[axis] = width
+                xp = out._backend.xp
+                parts.append(wrap(xp.full(tuple(shape), value, dtype=out.dtype), out._backend))
+            elif mode == "replicate":
+                edge = ix.slice_along(out, axis, 0, 1) if at_start else ix.slice_along(out, axis, n - 1, n)
+                shape = list(out.shape)
+                shape[axis] = width
+                parts.append(broadcast_to(edge, tuple(shape)))
+            else:
+                mirror = (
+                    ix.slice_along(out, axis, 1, width + 1)
+                    if at_start
+                    else ix.slice_along(out, axis, n - 1 - width, n - 1)
+                )
+                parts.append(flip(mirror, axis))
+        pieces = [p for p in (parts[0], out, parts[1]) if p is not None]
+        out = concat(pieces, any_axis=axis)
+    return out

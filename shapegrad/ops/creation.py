@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
-from ._autodiff import NoTape
-from ._backend import Backend, active_backend, as_backend_array, get_backend
-from ._dims import Open
-from ._errors import BackendError, DTypeError, HyperparameterError, ShapeError
-from ._tensor import Tensor, wrap
-from ._typevars import A, B, C, D, N, S
+from .._autodiff import NoTape
+from .._backend import Backend, active_backend, as_backend_array, get_backend
+from .._dims import Open
+from .._errors import BackendError, DTypeError, HyperparameterError, ShapeError
+from .._tensor import Tensor, wrap
+from .._typevars import A, B, C, D, N, S
 
 __all__ = [
     "Generator",

@@ -1,0 +1,91 @@
+"""Order: sorting, ``topk``, ``argmax``/``argmin`` (index-valued results are untraced)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._autodiff import NoTape
+from .._dims import Open
+from .._errors import ShapeError
+from .._tensor import AnyTensor, Tensor, wrap
+from .._typevars import S, T
+from . import shape as shp
+from ._toolkit import checked_axis
+from .indexing import take_along_axis
+
+__all__ = [
+    "argmax",
+    "argmin",
+    "argsort",
+    "sort",
+    "topk",
+]
+
+
+# --------------------------------------------------------------------------- index-valued
+def _index_result(x: AnyTensor, name: str, axis: int | None, keepdims: bool) -> Any:
+    xp = x._backend.xp
+    data = x._data
+    if axis is None:
+        out = getattr(xp, name)(xp.reshape(data, (-1,)))
+        return wrap(xp.reshape(out, (1,) * x.ndim) if keepdims else out, x._backend)
+    return wrap(getattr(xp, name)(data, axis=checked_axis(x, axis), keepdims=keepdims), x._backend)
+
+
+def argmax(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+    """Where the largest value is along ``axis`` (over all values, flattened, when None):
+    an untraced integer tensor. PyTorch: ``torch.argmax``."""
+    return _index_result(x, "argmax", axis, keepdims)
+
+
+def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+    """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``."""
+    return _index_result(x, "argmin", axis, keepdims)
+
+
+def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
+    """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order;
+    descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``."""
+    xp = x._backend.xp
+    a = checked_axis(x, axis)
+    data = x._data
+    if data.dtype == xp.bool:  # the array API sorts numbers only
+        data = xp.astype(data, xp.uint8)
+    if not descending:
+        return wrap(xp.argsort(data, axis=a, stable=True), x._backend)
+    # The ascending order of the reversed axis, reversed: descending, with equal values in
+    # their first order. Not an ascending sort of -x, which is wrong for unsigned 0 (and
+    # int64's minimum, its own negation), refused for booleans, and puts NaN last.
+    backwards = xp.argsort(xp.flip(data, axis=a), axis=a, stable=True)
+    return wrap((data.shape[a] - 1) - xp.flip(backwards, axis=a), x._backend)
+
+
+def _to_last(x: AnyTensor, axis: int) -> tuple[Any, int]:
+    """``x`` with ``axis`` moved last (a differentiable swap), and that axis's index."""
+    a = checked_axis(x, axis)
+    last = x.ndim - 1
+    return (x if a == last else shp.swapaxes(x, a, last)), a
+
+
+def _from_last(y: Any, a: int) -> Any:
+    last = y.ndim - 1
+    return y if a == last else shp.swapaxes(y, a, last)
+
+
+def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
+    """The values sorted along ``axis``; differentiable (each value's gradient goes back to
+    where it came from). PyTorch: ``torch.sort(x, axis).values``."""
+    moved, a = _to_last(x, axis)
+    return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
+
+
+def topk(
+    x: Tensor[T, *S], k: int, axis: int = -1
+) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
+    """The ``k`` largest values along ``axis``, largest first, and their indices; the
+    values are differentiable. PyTorch: ``torch.topk(x, k, axis)``."""
+    moved, a = _to_last(x, axis)
+    if not 0 <= k <= moved.shape[-1]:
+        raise ShapeError(f"topk: k={k} is out of range for an axis of size {moved.shape[-1]}")
+    indices: Any = argsort(moved, -1, descending=True)[..., :k]
+    return _from_last(take_along_axis(moved, indices), a), _from_last(indices, a)
