@@ -17,10 +17,12 @@ Dims are written as in an annotation: ``*S`` the untouched dims, ``N``/``K``/``A
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "BROADCAST",
+    "HAND_KINDS",
+    "NOT_OPS",
     "NO_METHOD",
     "SIGNATURE_METHODS",
     "GETITEM",
@@ -47,7 +49,15 @@ Kind = Literal[
     "concat",
     "stack",
     "where",
+    # Typed by the op's own signature, written with the function in its module (the kind says
+    # what that signature must state; tests/test_typegen.py holds it):
+    "unary",  # one tensor in, the same shape and tape out (``sin``, ``relu``, ``softmax``)
+    "untraced",  # a NoTape result: index-valued, boolean, sampled (``argmax``, ``isnan``)
+    "shaped",  # a shape rule of its own (``topk``, ``split``, ``einsum``, ``layer_norm``)
+    "creation",  # a new tensor from sizes, data or another tensor's shape (``zeros``, ``tensor``)
+    "loss",  # a loss function of ``sg.losses`` (``cross_entropy``)
 ]
+HAND_KINDS: tuple[Kind, ...] = ("unary", "untraced", "shaped", "creation", "loss")
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,11 @@ class OpSpec:
         doc: the method form's docstring.
         named: the op also has a method named like its function (``x.add(y)`` beside
             ``x + y``), as PyTorch's tensors do.
+        no_method: why the op has no method form (``method`` is None), as PyTorch decides
+            its ``variants``.
+        hand_method: why the method is written by hand in ``_tensor.py`` instead of generated
+            (its signature or meaning differs from the function's).
+        top_level: the function form is also ``sg.<name>`` (False: only in its module).
     """
 
     name: str
@@ -79,6 +94,9 @@ class OpSpec:
     extra: tuple[str, ...] = field(default=())
     doc: str = ""
     named: bool = False
+    no_method: str = ""
+    hand_method: str = ""
+    top_level: bool = True
 
 
 # Broadcasting the way models are written: (left dims, right dims, result dims). Every binary
@@ -156,7 +174,7 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (f"tuple[EllipsisType, {_TO}]", "*S, N", "*S, Open"),
 )
 
-OPS: tuple[OpSpec, ...] = (
+_TABLE_OPS: tuple[OpSpec, ...] = (
     OpSpec("add", "binary", "join", "ops.elementwise", "__add__", "__radd__", ("a", "b"), doc="``a + b``", named=True),
     OpSpec("sub", "binary", "join", "ops.elementwise", "__sub__", "__rsub__", ("a", "b"), doc="``a - b``", named=True),
     OpSpec("mul", "binary", "join", "ops.elementwise", "__mul__", "__rmul__", ("a", "b"), doc="``a * b``", named=True),
@@ -202,11 +220,30 @@ OPS: tuple[OpSpec, ...] = (
         doc="``a >= b``",
         named=True,
     ),
-    OpSpec("equal", "compare", "untraced", "ops.elementwise", "__eq__", None, ("a", "b"), doc="``a == b``"),
+    OpSpec(
+        "equal",
+        "compare",
+        "untraced",
+        "ops.elementwise",
+        "__eq__",
+        None,
+        ("a", "b"),
+        doc="``a == b``",
+        no_method="PyTorch's Tensor.equal is whole-tensor equality (a bool); x == y is the element-wise form",
+    ),
     OpSpec(
         "not_equal", "compare", "untraced", "ops.elementwise", "__ne__", None, ("a", "b"), doc="``a != b``", named=True
     ),
-    OpSpec("where", "where", "join", "ops.elementwise", None, None, ("cond", "a", "b")),
+    OpSpec(
+        "where",
+        "where",
+        "join",
+        "ops.elementwise",
+        None,
+        None,
+        ("cond", "a", "b"),
+        no_method="PyTorch's x.where(condition, y) puts the condition second: sg.where(condition, x, y) only",
+    ),
     OpSpec("matmul", "matmul", "join", "ops.linalg", "__matmul__", None, ("a", "b"), doc="Matrix product", named=True),
     OpSpec("sum", "reduce", "keep", "ops.reductions", "sum", doc="Sum over ``axis`` (all axes when None)"),
     OpSpec("mean", "reduce", "keep", "ops.reductions", "mean", doc="Mean over ``axis`` (all axes when None)"),
@@ -242,109 +279,141 @@ OPS: tuple[OpSpec, ...] = (
     ),
     OpSpec("flatten", "flatten", "keep", "ops.shape", "flatten", doc="Every axis after the first merged into one"),
     OpSpec("getitem", "getitem", "keep", None, "__getitem__", doc="Indexing and slicing"),
-    OpSpec("concat", "concat", "join", "ops.shape", None, params=("tensors", "axis")),
-    OpSpec("stack", "stack", "join", "ops.shape", None, params=("tensors", "axis")),
+    OpSpec(
+        "concat",
+        "concat",
+        "join",
+        "ops.shape",
+        None,
+        params=("tensors", "axis"),
+        no_method="takes a sequence of tensors",
+    ),
+    OpSpec(
+        "stack", "stack", "join", "ops.shape", None, params=("tensors", "axis"), no_method="takes a sequence of tensors"
+    ),
 )
 
 
-# Hand-typed ops (their one signature is written with the function, in its module) whose method
-# form is generated from that signature: ``x.topk(3)`` is ``sg.topk(x, 3)``, typed alike. The rule
-# (tests/test_typegen.py holds it both ways): every public function whose first parameter is a
-# tensor has a method, here, in the table, or by hand in ``_tensor.py``, unless ``NO_METHOD``
-# says why not.
-SIGNATURE_METHODS: tuple[tuple[str, str], ...] = (
-    ("ops.creation", "multinomial"),
-    ("ops.elementwise", "abs"),
-    ("ops.elementwise", "astype"),
-    ("ops.elementwise", "clamp"),
-    ("ops.elementwise", "exp"),
-    ("ops.activations", "gelu"),
-    ("ops.activations", "leaky_relu"),
-    ("ops.elementwise", "log"),
-    ("ops.elementwise", "neg"),
-    ("ops.activations", "relu"),
-    ("ops.activations", "sigmoid"),
-    ("ops.activations", "softplus"),
-    ("ops.elementwise", "sqrt"),
-    ("ops.elementwise", "square"),
-    ("ops.activations", "tanh"),
-    ("ops.indexing", "gather"),
-    ("ops.math", "arccos"),
-    ("ops.math", "arcsin"),
-    ("ops.math", "arctan"),
-    ("ops.math", "arctan2"),
-    ("ops.math", "ceil"),
-    ("ops.math", "cos"),
-    ("ops.math", "cosh"),
-    ("ops.activations", "elu"),
-    ("ops.math", "erf"),
-    ("ops.math", "erfc"),
-    ("ops.math", "expm1"),
-    ("ops.math", "floor"),
-    ("ops.activations", "hardtanh"),
-    ("ops.math", "isfinite"),
-    ("ops.math", "isinf"),
-    ("ops.math", "isnan"),
-    ("ops.math", "log10"),
-    ("ops.math", "log1p"),
-    ("ops.math", "log2"),
-    ("ops.activations", "log_sigmoid"),
-    ("ops.math", "logical_and"),
-    ("ops.math", "logical_not"),
-    ("ops.math", "logical_or"),
-    ("ops.math", "logical_xor"),
-    ("ops.activations", "mish"),
-    ("ops.math", "reciprocal"),
-    ("ops.math", "round"),
-    ("ops.math", "rsqrt"),
-    ("ops.activations", "selu"),
-    ("ops.math", "sign"),
-    ("ops.activations", "silu"),
-    ("ops.math", "sin"),
-    ("ops.math", "sinh"),
-    ("ops.math", "tan"),
-    ("ops.math", "trunc"),
-    ("ops.reductions", "log_softmax"),
-    ("ops.reductions", "softmax"),
-    ("ops.shape", "repeat"),
-    ("ops.shape", "swapaxes"),
-    ("ops.order", "argmax"),
-    ("ops.order", "argmin"),
-    ("ops.order", "argsort"),
-    ("ops.shape", "chunk"),
-    ("ops.reductions", "count_nonzero"),
-    ("ops.reductions", "cumprod"),
-    ("ops.reductions", "cumsum"),
-    ("ops.indexing", "diag"),
-    ("ops.indexing", "diagonal"),
-    ("ops.shape", "flip"),
-    ("ops.indexing", "masked_fill"),
-    ("ops.shape", "narrow"),
-    ("ops.reductions", "norm"),
-    ("ops.reductions", "prod"),
-    ("ops.shape", "roll"),
-    ("ops.order", "sort"),
-    ("ops.shape", "split"),
-    ("ops.shape", "tile"),
-    ("ops.order", "topk"),
-    ("ops.indexing", "tril"),
-    ("ops.indexing", "triu"),
-    ("ops.shape", "unflatten"),
+# Hand-typed ops: each a row of its own, typed by its function's signature. Their method forms
+# are generated from that signature (``x.topk(3)`` is ``sg.topk(x, 3)``, typed alike); the rule
+# (tests/test_typegen.py holds it both ways): every public function of a tensor has a method
+# unless its row says why not.
+_TAPE: dict[Kind, TapeRule] = {
+    "unary": "keep",
+    "untraced": "untraced",
+    "shaped": "keep",
+    "creation": "untraced",
+    "loss": "join",
+}
+_CREATION = "creation from sizes or data: there is no tensor to call it on"
+_LIKE = "creation"
+
+
+def _hand(kind: Kind, module: str, names: str, tape: TapeRule | None = None, **fields: Any) -> tuple[OpSpec, ...]:
+    """One row per name: the op typed by its own signature in ``module``, with its method
+    (unless ``no_method`` says why not)."""
+    method = not fields.get("no_method")
+    return tuple(
+        OpSpec(name, kind, tape or _TAPE[kind], module, name if method else None, **fields) for name in names.split()
+    )
+
+
+OPS: tuple[OpSpec, ...] = (
+    *_TABLE_OPS,
+    *_hand("unary", "ops.elementwise", "abs astype clamp exp log neg sqrt square"),
+    *_hand("shaped", "ops.math", "arctan2", "join"),
+    *_hand(
+        "unary",
+        "ops.math",
+        "arccos arcsin arctan ceil cos cosh erf erfc expm1 floor log10 log1p log2 reciprocal round rsqrt sign sin "
+        "sinh tan trunc",
+    ),
+    *_hand("untraced", "ops.math", "isfinite isinf isnan logical_and logical_not logical_or logical_xor"),
+    *_hand(
+        "unary",
+        "ops.activations",
+        "elu gelu hardtanh leaky_relu log_sigmoid mish relu selu sigmoid silu softplus tanh",
+    ),
+    *_hand(
+        "unary",
+        "ops.activations",
+        "gelu_exact",
+        no_method="gelu(approximate='none')'s implementation",
+        top_level=False,
+    ),
+    *_hand("unary", "ops.reductions", "cumprod cumsum log_softmax softmax"),
+    *_hand("shaped", "ops.reductions", "norm prod"),
+    *_hand("untraced", "ops.reductions", "count_nonzero"),
+    *_hand(
+        "untraced",
+        "ops.reductions",
+        "all any",
+        hand_method="x.any()/x.all() answer a Python bool (if x.any(): ...); sg.any(x, axis) is the reduction",
+    ),
+    *_hand("untraced", "ops.order", "argmax argmin argsort"),
+    *_hand("shaped", "ops.order", "sort topk"),
+    *_hand("shaped", "ops.shape", "chunk flip narrow repeat roll split swapaxes tile unflatten"),
+    *_hand("shaped", "ops.shape", "broadcast_to", hand_method="x.broadcast_to(2, 3) takes the sizes as arguments"),
+    *_hand("shaped", "ops.shape", "pad", no_method="PyTorch's is F.pad, not a Tensor method"),
+    *_hand("unary", "ops.indexing", "tril triu"),
+    *_hand("shaped", "ops.indexing", "diag diagonal gather masked_fill"),
+    *_hand(
+        "shaped",
+        "ops.indexing",
+        "take_along_axis",
+        hand_method="the method is typed for the last axis, where the function takes any",
+    ),
+    *_hand("untraced", "ops.indexing", "one_hot", no_method="PyTorch's is F.one_hot, not a Tensor method"),
+    *_hand("shaped", "ops.linalg", "einsum", "join", no_method="takes a spec string, then the operands"),
+    *_hand("shaped", "ops.linalg", "linear", "join", no_method="sg.nn.Linear's op", top_level=False),
+    *_hand(
+        "shaped",
+        "ops.normalization",
+        "layer_norm",
+        "join",
+        no_method="a layer's function form (sg.nn.LayerNorm); PyTorch has no Tensor method either",
+    ),
+    *_hand("untraced", "ops.creation", "multinomial"),
+    *_hand(
+        "creation",
+        "ops.creation",
+        "arange asarray eye from_dlpack from_numpy full linspace ones rand randint randn randperm tensor zeros",
+        no_method=_CREATION,
+    ),
+    *_hand("creation", "ops.creation", "full_like ones_like rand_like randn_like zeros_like", no_method=_LIKE),
+    *_hand(
+        "loss",
+        "losses",
+        "binary_cross_entropy binary_cross_entropy_with_logits cross_entropy huber kl_div mae mse nll_loss smooth_l1",
+        no_method="PyTorch's losses are functions (F.cross_entropy), not Tensor methods",
+        top_level=False,
+    ),
 )
 
-# Public functions of a tensor that have no method form, and why.
-NO_METHOD: dict[str, str] = {
-    "equal": "PyTorch's Tensor.equal is whole-tensor equality (a bool); x == y is the element-wise form",
-    "where": "PyTorch's x.where(condition, y) puts the condition second: sg.where(condition, x, y) only",
-    "concat": "takes a sequence of tensors",
-    "stack": "takes a sequence of tensors",
+# Public names of the op modules that are no op of the user's, and why (the parity test
+# accepts these and nothing else without a row).
+NOT_OPS: dict[str, str] = {
     "cast": "a statement about a type, not an op",
-    "full_like": "creation",
-    "ones_like": "creation",
-    "zeros_like": "creation",
-    "rand_like": "creation",
-    "randn_like": "creation",
-    "layer_norm": "a layer's function form (sg.nn.LayerNorm); PyTorch has no Tensor method either",
-    "pad": "PyTorch's is F.pad, not a Tensor method",
-    "one_hot": "PyTorch's is F.one_hot, not a Tensor method",
+    "compare": "the comparison operators' shared entry point (<, <=, ==, ...)",
+    "to_backend": "moves a tensor between backends: Tensor.to",
+    "conv_output_size": "arithmetic on sizes, no tensor",
+    "fold": "im2col's adjoint, the convolution layers' op",
+    "unfold": "im2col, the convolution layers' op",
+    "max_pool2d": "the MaxPool2d layer's op",
+    "conv2d": "the Conv2d layer's op",
+    "recurrence": "the recurrent layers' op",
+    "CELL_GATES": "a constant of the recurrent layers (gate blocks per cell)",
+    "Generator": "the random source of the creation ops",
+    "seed": "seeds the default random source",
+}
+
+# Derived views the generator and the tests read.
+SIGNATURE_METHODS: tuple[tuple[str, str], ...] = tuple(
+    (op.module, op.name)
+    for op in OPS
+    if op.kind in HAND_KINDS and op.method and not op.hand_method and op.module is not None
+)
+NO_METHOD: dict[str, str] = {
+    **{op.name: op.no_method for op in OPS if op.no_method},
+    "cast": NOT_OPS["cast"],
 }

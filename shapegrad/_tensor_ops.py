@@ -2409,14 +2409,6 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Indexing and slicing."""
         return _index_any.getitem(self, index)
 
-    @overload
-    def multinomial(self: Tensor[Any, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, Open]: ...
-    @overload
-    def multinomial(self: Tensor[Any, B, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, B, Open]: ...
-    def multinomial(self: Any, num_samples: Any, replacement: Any = False, *, generator: Any = None) -> Any:
-        """``num_samples`` category indices (int64) drawn from the weights ``probs`` — a vector, or one row per distribution — with or without replacement. Weights need not sum to 1 (they are normalized); they must be finite and non-negative with a positive sum, and without replacement at least ``num_samples`` must be positive. Untraced. Draws come from ``generator`` (seed it for reproducibility). PyTorch: ``torch.multinomial``; the method form of ``sg.multinomial``."""
-        return _creation_any.multinomial(self, num_samples, replacement, generator=generator)
-
     def abs(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``|x|``. d/dx = sign(x) (0 at 0, as PyTorch). PyTorch: ``torch.abs``; the method form of ``sg.abs``."""
         return _ew_any.abs(self)
@@ -2433,14 +2425,6 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``; the method form of ``sg.exp``."""
         return _ew_any.exp(self)
 
-    def gelu(self: Tensor[T, *S], approximate: L['tanh', 'none'] = 'tanh') -> Tensor[T, *S]:
-        """GELU. ``approximate="tanh"`` (the default here, fused on CuPy): ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``; ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``; the method form of ``sg.gelu``."""
-        return _act_any.gelu(self, approximate)
-
-    def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
-        """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``; the method form of ``sg.leaky_relu``."""
-        return _act_any.leaky_relu(self, negative_slope)
-
     def log(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Natural logarithm. d/dx = 1/x. PyTorch: ``torch.log``; the method form of ``sg.log``."""
         return _ew_any.log(self)
@@ -2448,18 +2432,6 @@ class TensorOps(Generic[Tape_, *Dims]):
     def neg(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``-x``. d/dx = -1. PyTorch: ``torch.neg``; the method form of ``sg.neg``."""
         return _ew_any.neg(self)
-
-    def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``; the method form of ``sg.relu``."""
-        return _act_any.relu(self)
-
-    def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``; the method form of ``sg.sigmoid``."""
-        return _act_any.sigmoid(self)
-
-    def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x. d/dx = σ(x). PyTorch: ``F.softplus``; the method form of ``sg.softplus``."""
-        return _act_any.softplus(self)
 
     def sqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Square root. d/dx = 1 / (2 sqrt(x)). PyTorch: ``torch.sqrt``; the method form of ``sg.sqrt``."""
@@ -2469,13 +2441,9 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``x²``, one pass and no exponent. d/dx = 2x. PyTorch: ``torch.square``; the method form of ``sg.square``."""
         return _ew_any.square(self)
 
-    def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``; the method form of ``sg.tanh``."""
-        return _act_any.tanh(self)
-
-    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
-        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
-        return _index_any.gather(self, indices)
+    def arctan2(self: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
+        """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²). PyTorch: ``torch.atan2``; the method form of ``sg.arctan2``."""
+        return _math_any.arctan2(self, x)
 
     def arccos(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Inverse cosine on [-1, 1]. d/dx = -1/√(1 - x²). PyTorch: ``torch.acos``; the method form of ``sg.arccos``."""
@@ -2489,10 +2457,6 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Inverse tangent. d/dx = 1/(1 + x²). PyTorch: ``torch.atan``; the method form of ``sg.arctan``."""
         return _math_any.arctan(self)
 
-    def arctan2(self: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
-        """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²). PyTorch: ``torch.atan2``; the method form of ``sg.arctan2``."""
-        return _math_any.arctan2(self, x)
-
     def ceil(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Round up. Gradient 0. PyTorch: ``torch.ceil``; the method form of ``sg.ceil``."""
         return _math_any.ceil(self)
@@ -2504,10 +2468,6 @@ class TensorOps(Generic[Tape_, *Dims]):
     def cosh(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Hyperbolic cosine. d/dx = sinh x. PyTorch: ``torch.cosh``; the method form of ``sg.cosh``."""
         return _math_any.cosh(self)
-
-    def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
-        """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``. PyTorch: ``F.elu``; the method form of ``sg.elu``."""
-        return _act_any.elu(self, alpha)
 
     def erf(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """The error function. d/dx = 2/√π · e^(-x²). PyTorch: ``torch.erf``; the method form of ``sg.erf``."""
@@ -2525,22 +2485,6 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Round down. Gradient 0. PyTorch: ``torch.floor``; the method form of ``sg.floor``."""
         return _math_any.floor(self)
 
-    def hardtanh(self: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
-        """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside. PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
-        return _act_any.hardtanh(self, min_val, max_val)
-
-    def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Where ``x`` is neither NaN nor infinite (an untraced boolean tensor); the method form of ``sg.isfinite``."""
-        return _math_any.isfinite(self)
-
-    def isinf(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Where ``x`` is ±inf (an untraced boolean tensor); the method form of ``sg.isinf``."""
-        return _math_any.isinf(self)
-
-    def isnan(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Where ``x`` is NaN (an untraced boolean tensor); the method form of ``sg.isnan``."""
-        return _math_any.isnan(self)
-
     def log10(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Base-10 logarithm. d/dx = 1/(x ln 10). PyTorch: ``torch.log10``; the method form of ``sg.log10``."""
         return _math_any.log10(self)
@@ -2552,30 +2496,6 @@ class TensorOps(Generic[Tape_, *Dims]):
     def log2(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Base-2 logarithm. d/dx = 1/(x ln 2). PyTorch: ``torch.log2``; the method form of ``sg.log2``."""
         return _math_any.log2(self)
-
-    def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``; the method form of ``sg.log_sigmoid``."""
-        return _act_any.log_sigmoid(self)
-
-    def logical_and(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Element-wise ``a and b`` of truth values (untraced booleans); the method form of ``sg.logical_and``."""
-        return _math_any.logical_and(self, b)
-
-    def logical_not(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Element-wise ``not x`` of truth values (untraced booleans); the method form of ``sg.logical_not``."""
-        return _math_any.logical_not(self)
-
-    def logical_or(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Element-wise ``a or b`` of truth values (untraced booleans); the method form of ``sg.logical_or``."""
-        return _math_any.logical_or(self, b)
-
-    def logical_xor(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
-        """Element-wise ``a != b`` of truth values (untraced booleans); the method form of ``sg.logical_xor``."""
-        return _math_any.logical_xor(self, b)
-
-    def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)). PyTorch: ``F.mish``; the method form of ``sg.mish``."""
-        return _act_any.mish(self)
 
     def reciprocal(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``1/x``. d/dx = -1/x². PyTorch: ``torch.reciprocal``; the method form of ``sg.reciprocal``."""
@@ -2589,17 +2509,9 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``1/√x``. d/dx = -½ x^(-3/2). PyTorch: ``torch.rsqrt``; the method form of ``sg.rsqrt``."""
         return _math_any.rsqrt(self)
 
-    def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``; the method form of ``sg.selu``."""
-        return _act_any.selu(self)
-
     def sign(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """-1, 0 or 1. Its gradient is 0 (as PyTorch). PyTorch: ``torch.sign``; the method form of ``sg.sign``."""
         return _math_any.sign(self)
-
-    def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``; the method form of ``sg.silu``."""
-        return _act_any.silu(self)
 
     def sin(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """Sine. d/dx = cos x. PyTorch: ``torch.sin``; the method form of ``sg.sin``."""
@@ -2617,6 +2529,90 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Round toward 0. Gradient 0. PyTorch: ``torch.trunc``; the method form of ``sg.trunc``."""
         return _math_any.trunc(self)
 
+    def isfinite(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is neither NaN nor infinite (an untraced boolean tensor); the method form of ``sg.isfinite``."""
+        return _math_any.isfinite(self)
+
+    def isinf(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is ±inf (an untraced boolean tensor); the method form of ``sg.isinf``."""
+        return _math_any.isinf(self)
+
+    def isnan(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Where ``x`` is NaN (an untraced boolean tensor); the method form of ``sg.isnan``."""
+        return _math_any.isnan(self)
+
+    def logical_and(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Element-wise ``a and b`` of truth values (untraced booleans); the method form of ``sg.logical_and``."""
+        return _math_any.logical_and(self, b)
+
+    def logical_not(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Element-wise ``not x`` of truth values (untraced booleans); the method form of ``sg.logical_not``."""
+        return _math_any.logical_not(self)
+
+    def logical_or(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Element-wise ``a or b`` of truth values (untraced booleans); the method form of ``sg.logical_or``."""
+        return _math_any.logical_or(self, b)
+
+    def logical_xor(self: Tensor[Any, *S], b: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """Element-wise ``a != b`` of truth values (untraced booleans); the method form of ``sg.logical_xor``."""
+        return _math_any.logical_xor(self, b)
+
+    def elu(self: Tensor[T, *S], alpha: float = 1.0) -> Tensor[T, *S]:
+        """``x`` where x > 0, else ``alpha (e^x - 1)``. d/dx = 1 or ``alpha e^x``. PyTorch: ``F.elu``; the method form of ``sg.elu``."""
+        return _act_any.elu(self, alpha)
+
+    def gelu(self: Tensor[T, *S], approximate: L['tanh', 'none'] = 'tanh') -> Tensor[T, *S]:
+        """GELU. ``approximate="tanh"`` (the default here, fused on CuPy): ``0.5 x (1 + tanh(√(2/π)(x + 0.044715 x³)))``, PyTorch's ``F.gelu(x, approximate="tanh")``; ``approximate="none"``: the exact ``x Φ(x)``, PyTorch's default ``F.gelu(x)``; the method form of ``sg.gelu``."""
+        return _act_any.gelu(self, approximate)
+
+    def hardtanh(self: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
+        """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside. PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
+        return _act_any.hardtanh(self, min_val, max_val)
+
+    def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
+        """``x`` where x > 0, else ``negative_slope · x``. PyTorch: ``F.leaky_relu``; the method form of ``sg.leaky_relu``."""
+        return _act_any.leaky_relu(self, negative_slope)
+
+    def log_sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log σ(x) = -softplus(-x)``, finite and precise for any x (unlike ``log(sigmoid(x))``). d/dx = σ(-x). PyTorch: ``F.logsigmoid``; the method form of ``sg.log_sigmoid``."""
+        return _act_any.log_sigmoid(self)
+
+    def mish(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x · tanh(softplus(x))``. d/dx = t + x(1 - t²)σ(x) with t = tanh(softplus(x)). PyTorch: ``F.mish``; the method form of ``sg.mish``."""
+        return _act_any.mish(self)
+
+    def relu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``; the method form of ``sg.relu``."""
+        return _act_any.relu(self)
+
+    def selu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``scale · elu(x, alpha)`` with the self-normalising constants. PyTorch: ``F.selu``; the method form of ``sg.selu``."""
+        return _act_any.selu(self)
+
+    def sigmoid(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``1 / (1 + e^-x)``, computed without overflow and with full relative precision for negative x (see :func:`stable_sigmoid`). d/dx = σ(x)(1 - σ(x)). PyTorch: ``torch.sigmoid``; the method form of ``sg.sigmoid``."""
+        return _act_any.sigmoid(self)
+
+    def silu(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``x · σ(x)`` (swish). d/dx = σ(x)(1 + x(1 - σ(x))). PyTorch: ``F.silu``; the method form of ``sg.silu``."""
+        return _act_any.silu(self)
+
+    def softplus(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """``log(1 + e^x)`` as ``max(x, 0) + log1p(e^-|x|)``, finite for any x. d/dx = σ(x). PyTorch: ``F.softplus``; the method form of ``sg.softplus``."""
+        return _act_any.softplus(self)
+
+    def tanh(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``; the method form of ``sg.tanh``."""
+        return _act_any.tanh(self)
+
+    def cumprod(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod``; the method form of ``sg.cumprod``."""
+        return _red_any.cumprod(self, axis)
+
+    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+        """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
+        return _red_any.cumsum(self, axis)
+
     def log_softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
         """``x - logsumexp(x)`` along ``axis``, finite at any logits. d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``; the method form of ``sg.log_softmax``."""
         return _red_any.log_softmax(self, axis)
@@ -2625,13 +2621,17 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in float16, its most negative value), so a row masked throughout is uniform. ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op. d/dx: ``scale · y · (g - sum(g · y))``, zero where masked. PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``; the method form of ``sg.softmax``."""
         return _red_any.softmax(self, axis, scale=scale, mask=mask)
 
-    def repeat(self: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
-        """``x`` repeated ``reps[i]`` times along each axis; extra leading ``reps`` add new axes in front. Fewer ``reps`` than axes or a negative one is a ``ShapeError``, as in PyTorch (``sg.tile`` pads short ``reps`` with ones instead). The gradient sums the copies. PyTorch: ``Tensor.repeat`` (``x.repeat(2, 3)`` and ``sg.repeat(x, (2, 3))`` alike); the method form of ``sg.repeat``."""
-        return _shape_any.repeat(self, *reps)
+    def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
+        """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|, ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``; the method form of ``sg.norm``."""
+        return _red_any.norm(self, ord, axis, keepdims)
 
-    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
-        """Two axes exchanged. PyTorch: ``torch.swapaxes``; the method form of ``sg.swapaxes``."""
-        return _shape_any.swapaxes(self, axis1, axis2)
+    def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
+        """The product over ``axis`` (all values when None), with exact gradients where values are 0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``; the method form of ``sg.prod``."""
+        return _red_any.prod(self, axis, keepdims)
+
+    def count_nonzero(self: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
+        """How many values along ``axis`` are non-zero (untraced integers); the method form of ``sg.count_nonzero``."""
+        return _red_any.count_nonzero(self, axis)
 
     def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
         """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
@@ -2645,69 +2645,49 @@ class TensorOps(Generic[Tape_, *Dims]):
         """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order; descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``; the method form of ``sg.argsort``."""
         return _order_any.argsort(self, axis, descending)
 
+    def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
+        """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
+        return _order_any.sort(self, axis, descending)
+
+    def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
+        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
+        return _order_any.topk(self, k, axis)
+
     def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
         """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short). PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
         return _shape_any.chunk(self, chunks, axis)
-
-    def count_nonzero(self: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
-        """How many values along ``axis`` are non-zero (untraced integers); the method form of ``sg.count_nonzero``."""
-        return _red_any.count_nonzero(self, axis)
-
-    def cumprod(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
-        """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod``; the method form of ``sg.cumprod``."""
-        return _red_any.cumprod(self, axis)
-
-    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
-        """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
-        return _red_any.cumsum(self, axis)
-
-    def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
-        """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
-        return _index_any.diag(self)
-
-    def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
-        """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch: ``torch.diagonal(x, offset, -2, -1)``; the method form of ``sg.diagonal``."""
-        return _index_any.diagonal(self, offset)
 
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
         """The values in reverse order along ``axis``. d/dx: the gradient flipped back. PyTorch: ``torch.flip(x, (axis,))``; the method form of ``sg.flip``."""
         return _shape_any.flip(self, axis)
 
-    def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
-        """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``; the method form of ``sg.masked_fill``."""
-        return _index_any.masked_fill(self, mask, value)
-
     def narrow(self: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
         """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``; the method form of ``sg.narrow``."""
         return _shape_any.narrow(self, axis, start, length)
 
-    def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
-        """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|, ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``; the method form of ``sg.norm``."""
-        return _red_any.norm(self, ord, axis, keepdims)
-
-    def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
-        """The product over ``axis`` (all values when None), with exact gradients where values are 0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``; the method form of ``sg.prod``."""
-        return _red_any.prod(self, axis, keepdims)
+    def repeat(self: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
+        """``x`` repeated ``reps[i]`` times along each axis; extra leading ``reps`` add new axes in front. Fewer ``reps`` than axes or a negative one is a ``ShapeError``, as in PyTorch (``sg.tile`` pads short ``reps`` with ones instead). The gradient sums the copies. PyTorch: ``Tensor.repeat`` (``x.repeat(2, 3)`` and ``sg.repeat(x, (2, 3))`` alike); the method form of ``sg.repeat``."""
+        return _shape_any.repeat(self, *reps)
 
     def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
         """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll``; the method form of ``sg.roll``."""
         return _shape_any.roll(self, shift, axis)
 
-    def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
-        """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
-        return _order_any.sort(self, axis, descending)
-
     def split(self: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
         """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``; the method form of ``sg.split``."""
         return _shape_any.split(self, size_or_sizes, axis)
+
+    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
+        """Two axes exchanged. PyTorch: ``torch.swapaxes``; the method form of ``sg.swapaxes``."""
+        return _shape_any.swapaxes(self, axis1, axis2)
 
     def tile(self: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
         """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps`` than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the gradient sums the copies; the method form of ``sg.tile``."""
         return _shape_any.tile(self, reps)
 
-    def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
-        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
-        return _order_any.topk(self, k, axis)
+    def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
+        """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``; the method form of ``sg.unflatten``."""
+        return _shape_any.unflatten(self, axis, sizes)
 
     def tril(self: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
         """The lower triangle of the last two axes (``j - i <= k``), zeros above: a causal mask is ``tril(ones(S, S))``. d/dx: the gradient's lower triangle. PyTorch: ``torch.tril``; the method form of ``sg.tril``."""
@@ -2717,6 +2697,26 @@ class TensorOps(Generic[Tape_, *Dims]):
         """The upper triangle of the last two axes (``j - i >= k``), zeros below. PyTorch: ``torch.triu``; the method form of ``sg.triu``."""
         return _index_any.triu(self, k)
 
-    def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
-        """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``; the method form of ``sg.unflatten``."""
-        return _shape_any.unflatten(self, axis, sizes)
+    def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
+        """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
+        return _index_any.diag(self)
+
+    def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
+        """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch: ``torch.diagonal(x, offset, -2, -1)``; the method form of ``sg.diagonal``."""
+        return _index_any.diagonal(self, offset)
+
+    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
+        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
+        return _index_any.gather(self, indices)
+
+    def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
+        """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``; the method form of ``sg.masked_fill``."""
+        return _index_any.masked_fill(self, mask, value)
+
+    @overload
+    def multinomial(self: Tensor[Any, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, Open]: ...
+    @overload
+    def multinomial(self: Tensor[Any, B, N], num_samples: int, replacement: bool = False, *, generator: Generator | None = None) -> Tensor[NoTape, B, Open]: ...
+    def multinomial(self: Any, num_samples: Any, replacement: Any = False, *, generator: Any = None) -> Any:
+        """``num_samples`` category indices (int64) drawn from the weights ``probs`` — a vector, or one row per distribution — with or without replacement. Weights need not sum to 1 (they are normalized); they must be finite and non-negative with a positive sum, and without replacement at least ``num_samples`` must be positive. Untraced. Draws come from ``generator`` (seed it for reproducibility). PyTorch: ``torch.multinomial``; the method form of ``sg.multinomial``."""
+        return _creation_any.multinomial(self, num_samples, replacement, generator=generator)

@@ -17,15 +17,16 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 if __package__:
-    from ._opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
+    from ._opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
 else:  # run as a script (python shapegrad/_typegen.py): works while the package cannot import
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _opspec import BROADCAST, GETITEM, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
+    from _opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
 
 __all__ = ["check", "functions_module", "main", "methods_module", "write"]
 
@@ -440,14 +441,29 @@ from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 '''
 
 
+def _natural(name: str) -> list[str | int]:
+    """The order isort gives import members: digit runs compared as numbers (log2 < log10)."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def functions_module() -> str:
-    """The whole text of ``_function_ops.py``."""
-    ops = [op for op in OPS if op.module]
-    modules = sorted({op.module for op in ops if op.module})
+    """The whole text of ``_function_ops.py``: the table's overloaded function forms, then the
+    hand-typed ops re-exported from their modules, and ``__all__``: every op that is
+    ``sg.<name>`` (``shapegrad/__init__.py`` exports it from here)."""
+    typed = [op for op in OPS if op.module and op.kind not in HAND_KINDS]
+    hand = [op for op in OPS if op.module and op.kind in HAND_KINDS and op.top_level]
+    modules = sorted({op.module for op in typed if op.module})
     imports = "".join(f"    {m.removeprefix('ops.')} as {ALIASES[m]},\n" for m in modules)
-    text = _FUNCTIONS_HEADER + f"from .ops import (\n{imports})\n\n__all__ = [\n"
-    text += "".join(f'    "{op.name}",\n' for op in ops) + "]\n"
-    for op in ops:
+    text = _FUNCTIONS_HEADER + f"from .ops import (\n{imports})\n"
+    by_module: dict[str, list[str]] = {}
+    for op in hand:
+        assert op.module is not None
+        by_module.setdefault(op.module, []).append(op.name)
+    for module in sorted(by_module):
+        names = "".join(f"    {name} as {name},\n" for name in sorted(by_module[module], key=_natural))
+        text += f"from .{module} import (\n{names})\n"
+    text += "\n__all__ = [\n" + "".join(f'    "{op.name}",\n' for op in [*typed, *hand]) + "]\n"
+    for op in typed:
         text += "\n\n" + "\n".join(function_form(op)) + "\n"
     return text
 
@@ -502,6 +518,8 @@ def methods_module() -> str:
     """The whole text of ``_tensor_ops.py``."""
     methods: list[str] = []
     for op in OPS:
+        if op.kind in HAND_KINDS:
+            continue  # below, from their signatures
         if op.method:
             methods += [*method_block(op), ""]
         if op.named:

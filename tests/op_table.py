@@ -1044,20 +1044,14 @@ OPS: list[OpInfo] = [
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "op names must be unique"
 
-# Public functions of shapegrad.ops that are not ops with a table row, and why.
+# Rows of the op table (shapegrad/_opspec.py) checked elsewhere than here, and why.
 NOT_OPS = {
-    "compare": "the comparison operators' shared entry point (<, <=, ==, ...); untraced, tested directly",
     **{
         name: "a comparison's function form (untraced, no gradient); test_typegen.py checks it against its operator"
         for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
     },
-    "to_backend": "moves a tensor between backends (Tensor.to); tested in test_backends.py",
-    "conv_output_size": "arithmetic on sizes, no tensor",
-    "fold": "im2col's adjoint, used by the convolution layers; checked through them (test_layers, the oracle)",
-    "unfold": "im2col, used by the convolution layers; checked through them (test_layers, the oracle)",
-    "max_pool2d": "the MaxPool2d layer's op; checked through the layer (test_layers, the oracle)",
-    "recurrence": "the recurrent layers' op; checked through them (test_recurrent: PyTorch and finite differences)",
-    "CELL_GATES": "a constant of the recurrent layers (gate blocks per cell), no op",
+    "multinomial": "sampled: tests/test_sampling.py checks its distribution against PyTorch's",
+    "transpose": "the method x.transpose(...), permute's spelling (its row covers permute)",
 }
 
 
@@ -1087,27 +1081,37 @@ def draw(op: OpInfo, seed: int, shapes: tuple[tuple[int, ...], ...] | None = Non
 
 # --------------------------------------------------------------------------- the README's list
 _MODULE_TITLES = {
-    "elementwise": "arithmetic and comparisons",
-    "math": "element-wise math",
-    "activations": "activations",
-    "reductions": "reductions, scans and softmax",
-    "order": "order (sorting, index-valued)",
-    "shape": "shape",
-    "indexing": "indexing, masks, triangles",
-    "linalg": "matrix products, einsum",
-    "normalization": "normalization",
+    "ops.elementwise": "arithmetic and comparisons",
+    "ops.math": "element-wise math",
+    "ops.activations": "activations",
+    "ops.reductions": "reductions, scans and softmax",
+    "ops.order": "order (sorting, index-valued)",
+    "ops.shape": "shape",
+    "ops.indexing": "indexing, masks, triangles",
+    "ops.linalg": "matrix products, einsum",
+    "ops.normalization": "normalization",
+    "ops.creation": "creation and sampling",
+    "losses": "losses",
 }
 
 
-def readme_op_list() -> str:
-    """The README's op list, made from this table: every public op with a row, by module."""
-    import importlib
+# Where the README lists the method-only rows (``x[...]``, ``x.transpose()``).
+_METHOD_ONLY_HOME = {"getitem": "ops.indexing", "transpose": "ops.shape"}
 
-    covered = {name for op in OPS for name in op.covers}
+
+def readme_op_list() -> str:
+    """The README's op list, made from the op table (shapegrad/_opspec.py): every op, by module."""
+    from shapegrad._opspec import OPS as SPEC_OPS
+
+    by_module: dict[str, set[str]] = {}
+    for op in SPEC_OPS:
+        module = op.module or _METHOD_ONLY_HOME[op.name]
+        by_module.setdefault(module, set()).add(op.name)
     lines = []
     for module, title in _MODULE_TITLES.items():
-        names = sorted(n for n in importlib.import_module(f"shapegrad.ops.{module}").__all__ if n in covered)
-        lines.append(f"- {title} (`sg.ops.{module}`): " + " ".join(f"`{n}`" for n in names))
+        names = sorted(by_module.pop(module))
+        lines.append(f"- {title} (`sg.{module}`): " + " ".join(f"`{n}`" for n in names))
+    assert not by_module, f"modules without a title in the README's list: {sorted(by_module)}"
     return "\n".join(lines)
 
 
