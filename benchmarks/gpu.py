@@ -54,9 +54,9 @@ class Composed:
         return None
 
 
-# The op table's rows with a fused CuPy kernel (tests/op_table.py, shared with the tests).
+# The op table's rows with a fused CuPy kernel (tests/support/op_table.py, shared with the tests).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from op_table import OPS  # noqa: E402
+from support.op_table import OPS  # noqa: E402
 
 ACTIVATIONS: dict[str, Any] = {op.name: op.fn for op in OPS if op.kernel}
 

@@ -7,8 +7,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import emulated_cupy
 import pytest
+from support import emulated_cupy
 
 import shapegrad as sg
 from shapegrad_backends.cupy_backend import CupyBackend

@@ -33,8 +33,8 @@ def test_declared_versions_are_the_ones_the_code_needs() -> None:
 
 
 def test_a_training_step_synchronises_with_the_device_once() -> None:
-    import emulated_cupy
     from conftest import emulated_cupy_backend
+    from support import emulated_cupy
 
     with sg.use_backend(emulated_cupy_backend()):
         model = _TokenModel()
@@ -53,7 +53,7 @@ def test_a_training_step_synchronises_with_the_device_once() -> None:
 
 
 def test_the_emulation_refuses_what_cupy_refuses() -> None:
-    import emulated_cupy
+    from support import emulated_cupy
 
     cp = emulated_cupy.make_module()
     device = cp.asarray(np.arange(3.0))

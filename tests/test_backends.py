@@ -110,8 +110,8 @@ def test_moving_between_backends_keeps_gradients() -> None:
 
 
 def test_moving_to_and_from_the_cupy_backend_keeps_gradients() -> None:
-    import emulated_cupy
     from conftest import emulated_cupy_backend
+    from support import emulated_cupy
 
     device = emulated_cupy_backend()
     grads = sg.Gradients()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tiny_models import Line
+from support.tiny_models import Line
 
 import shapegrad as sg
 from shapegrad import nn

@@ -14,12 +14,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import emulated_cupy
 import numpy as np
-import nvrtc
 import pytest
 from conftest import emulated_cupy_backend
-from op_table import OPS
+from support import emulated_cupy, nvrtc
+from support.op_table import OPS
 
 import shapegrad as sg
 from shapegrad_backends.cupy_backend import CupyBackend

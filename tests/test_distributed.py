@@ -20,7 +20,7 @@ pytest.importorskip("mpi4py", reason="the distributed tests need mpi4py: pip ins
 MPIEXEC = shutil.which("mpiexec", path=str(Path(sys.executable).parent)) or shutil.which("mpiexec")
 if MPIEXEC is None:
     pytest.skip("no mpiexec found (pip install mpich)", allow_module_level=True)
-WORKER = Path(__file__).with_name("mpi_worker.py")
+WORKER = Path(__file__).parent / "support" / "mpi_worker.py"
 
 
 def _job(ranks: int, scenario: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:

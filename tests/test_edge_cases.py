@@ -14,7 +14,7 @@ from typing import Any, Literal as L
 
 import numpy as np
 import pytest
-from tiny_models import Decoder, Encoder
+from support.tiny_models import Decoder, Encoder
 
 import shapegrad as sg
 from shapegrad import nn

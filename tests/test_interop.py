@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gradcheck import assert_gradients_match
+from support.gradcheck import assert_gradients_match
 
 import shapegrad as sg
 

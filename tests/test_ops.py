@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import assert_gradients_match
-from op_table import NOT_OPS, OPS, OpInfo, draw
+from support.gradcheck import assert_gradients_match
+from support.op_table import NOT_OPS, OPS, OpInfo, draw
 
 import shapegrad as sg
 from shapegrad._opspec import NOT_OPS as INTERNAL, OPS as SPEC_OPS
@@ -47,7 +47,7 @@ def _public_ops() -> set[str]:
 def test_every_public_op_has_a_row_in_the_op_table() -> None:
     covered = {name for op in OPS for name in op.covers}
     missing = sorted(_public_ops() - covered - set(NOT_OPS))
-    assert not missing, f"public ops without a row in tests/op_table.py: {missing}"
+    assert not missing, f"public ops without a row in tests/support/op_table.py: {missing}"
     stale = sorted((covered | set(NOT_OPS)) - _public_ops() - set(INTERNAL))  # internal ops may have rows too
     assert not stale, f"op table names that are no public op: {stale}"
 
@@ -79,13 +79,13 @@ def test_iterating_a_tensor_yields_its_rows(numpy_backend: str) -> None:
 
 
 def test_the_readme_op_list_is_the_op_table_s() -> None:
-    """Regenerate with ``python tests/op_table.py --write``."""
+    """Regenerate with ``python tests/support/op_table.py --write``."""
     from pathlib import Path
 
-    from op_table import readme_op_list
+    from support.op_table import readme_op_list
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
-    assert readme_op_list() in readme, "README's op list is stale: python tests/op_table.py --write"
+    assert readme_op_list() in readme, "README's op list is stale: python tests/support/op_table.py --write"
 
 
 @pytest.mark.parametrize("values", [[2.0, 0.0, 3.0, 0.0, 5.0], [0.0, 2.0, 3.0], [2.0, 3.0, 0.0]], ids=str)

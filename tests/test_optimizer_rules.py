@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from tiny_models import Decoder, Encoder, Line
+from support.tiny_models import Decoder, Encoder, Line
 
 import shapegrad as sg
 from shapegrad import nn
@@ -183,8 +183,8 @@ def test_float16_adam_keeps_float32_state_and_stays_finite(numpy_backend: str) -
 
 
 def test_adam_makes_no_scratch_buffer_where_a_fused_kernel_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    import emulated_cupy
     from conftest import emulated_cupy_backend
+    from support import emulated_cupy
 
     made: list[tuple[int, ...]] = []
     original = emulated_cupy.make_module().empty_like

@@ -8,7 +8,7 @@ from typing import Any, Literal as L
 import numpy as np
 import pytest
 import torch
-from gradcheck import assert_gradients_match
+from support.gradcheck import assert_gradients_match
 
 import shapegrad as sg
 from shapegrad import nn

@@ -10,7 +10,7 @@ from typing import Any, Literal as L
 
 import numpy as np
 import pytest
-from op_table import OPS
+from support.op_table import OPS
 
 import shapegrad as sg
 

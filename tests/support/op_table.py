@@ -1120,9 +1120,9 @@ if __name__ == "__main__":
     import sys
     from pathlib import Path
 
-    readme = Path(__file__).parents[1] / "README.md"
+    readme = Path(__file__).parents[2] / "README.md"
     text = readme.read_text()
-    block = f"<!-- op list: made by `python tests/op_table.py --write` -->\n{readme_op_list()}\n<!-- end of op list -->"
+    block = f"<!-- op list: made by `python tests/support/op_table.py --write` -->\n{readme_op_list()}\n<!-- end of op list -->"
     new = re.sub(r"<!-- op list: .*?<!-- end of op list -->", lambda _: block, text, flags=re.S)
     if "--write" in sys.argv:
         readme.write_text(new)
