@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal as L
 
-import layer_reference as ref
 import numpy as np
 import pytest
+from support import layer_reference as ref
 
 import shapegrad as sg
 from shapegrad import nn
