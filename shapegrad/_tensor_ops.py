@@ -2621,7 +2621,19 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in float16, its most negative value), so a row masked throughout is uniform. ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op. d/dx: ``scale · y · (g - sum(g · y))``, zero where masked. PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``; the method form of ``sg.softmax``."""
         return _red_any.softmax(self, axis, scale=scale, mask=mask)
 
-    def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
+    @overload
+    def norm(self: Tensor[T, *S], ord: float = 2, axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+    @overload
+    def norm(self: Tensor[T, *S, N], ord: float, axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+    @overload
+    def norm(self: Tensor[T, *S, N], ord: float, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def norm(self: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+    @overload
+    def norm(self: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+    @overload
+    def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
+    def norm(self: Any, ord: Any = 2, axis: Any = None, keepdims: Any = False) -> Any:
         """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|, ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``; the method form of ``sg.norm``."""
         return _red_any.norm(self, ord, axis, keepdims)
 
@@ -2633,12 +2645,36 @@ class TensorOps(Generic[Tape_, *Dims]):
         """How many values along ``axis`` are non-zero (untraced integers); the method form of ``sg.count_nonzero``."""
         return _red_any.count_nonzero(self, axis)
 
-    def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
-        """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
+    @overload
+    def argmax(self: Tensor[Any, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[NoTape]: ...
+    @overload
+    def argmax(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+    @overload
+    def argmax(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[NoTape, *S, L[1]]: ...
+    @overload
+    def argmax(self: Tensor[Any, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+    @overload
+    def argmax(self: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
+    @overload
+    def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    def argmax(self: Any, axis: Any = None, keepdims: Any = False) -> Any:
+        """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor, typed at a literal axis. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
         return _order_any.argmax(self, axis, keepdims)
 
-    def argmin(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
-        """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``; the method form of ``sg.argmin``."""
+    @overload
+    def argmin(self: Tensor[Any, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[NoTape]: ...
+    @overload
+    def argmin(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+    @overload
+    def argmin(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[NoTape, *S, L[1]]: ...
+    @overload
+    def argmin(self: Tensor[Any, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+    @overload
+    def argmin(self: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
+    @overload
+    def argmin(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    def argmin(self: Any, axis: Any = None, keepdims: Any = False) -> Any:
+        """Where the smallest value is along ``axis`` (untraced integers), typed at a literal axis. PyTorch: ``torch.argmin``; the method form of ``sg.argmin``."""
         return _order_any.argmin(self, axis, keepdims)
 
     def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
@@ -2649,12 +2685,24 @@ class TensorOps(Generic[Tape_, *Dims]):
         """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
         return _order_any.sort(self, axis, descending)
 
-    def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
-        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
+    @overload
+    def topk(self: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Open], Tensor[NoTape, *S, Open]]: ...
+    @overload
+    def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
+    def topk(self: Any, k: Any, axis: Any = -1) -> Any:
+        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. Along the last axis the other dims are kept (the ``k`` axis is open: ``k`` is a run-time count). PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
         return _order_any.topk(self, k, axis)
 
-    def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
-        """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short). PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
+    @overload
+    def chunk(self: Tensor[T, N, *S], chunks: int, axis: L[0] = 0) -> tuple[Tensor[T, Open, *S], ...]: ...
+    @overload
+    def chunk(self: Tensor[T, *S, N], chunks: int, axis: L[-1]) -> tuple[Tensor[T, *S, Open], ...]: ...
+    @overload
+    def chunk(self: Tensor[T, N, K, *S], chunks: int, axis: L[1]) -> tuple[Tensor[T, N, Open, *S], ...]: ...
+    @overload
+    def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]: ...
+    def chunk(self: Any, chunks: Any, axis: Any = 0) -> Any:
+        """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short); at a literal axis the other dims are kept. PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
         return _shape_any.chunk(self, chunks, axis)
 
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
@@ -2673,8 +2721,16 @@ class TensorOps(Generic[Tape_, *Dims]):
         """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll``; the method form of ``sg.roll``."""
         return _shape_any.roll(self, shift, axis)
 
-    def split(self: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
-        """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``; the method form of ``sg.split``."""
+    @overload
+    def split(self: Tensor[T, N, *S], size_or_sizes: int | list[int], axis: L[0] = 0) -> tuple[Tensor[T, Open, *S], ...]: ...
+    @overload
+    def split(self: Tensor[T, *S, N], size_or_sizes: int | list[int], axis: L[-1]) -> tuple[Tensor[T, *S, Open], ...]: ...
+    @overload
+    def split(self: Tensor[T, N, K, *S], size_or_sizes: int | list[int], axis: L[1]) -> tuple[Tensor[T, N, Open, *S], ...]: ...
+    @overload
+    def split(self: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]: ...
+    def split(self: Any, size_or_sizes: Any, axis: Any = 0) -> Any:
+        """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable; at a literal axis the other dims are kept (the split axis is open). PyTorch: ``torch.split``; the method form of ``sg.split``."""
         return _shape_any.split(self, size_or_sizes, axis)
 
     def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
@@ -2705,8 +2761,12 @@ class TensorOps(Generic[Tape_, *Dims]):
         """The diagonal ``x[..., i, i + offset]`` of the last two axes. PyTorch: ``torch.diagonal(x, offset, -2, -1)``; the method form of ``sg.diagonal``."""
         return _index_any.diagonal(self, offset)
 
-    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
-        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
+    @overload
+    def gather(self: Tensor[T, N, K], indices: Tensor[Any, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+    @overload
+    def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- tables of rank 3 and more do reach it
+    def gather(self: Any, indices: Any) -> Any:
+        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
         return _index_any.gather(self, indices)
 
     def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:

@@ -338,16 +338,23 @@ def _functions(source: str) -> dict[str, list[ast.FunctionDef]]:
     return found
 
 
+_SUPPRESSION = "  # pyright: " + "ignore"  # split: the suppression-reason test reads every line
+
+
 def signature_method_block(module: str, name: str, indent: str = "    ") -> list[str]:
     """The method form of a hand-typed op: each of its signatures (its overloads, or its one
     definition) with ``self`` for the first parameter, and a body that calls the function."""
     overloads, implementation = _definitions(module, name, "SIGNATURE_METHODS")
+    source = _path(module).read_text().splitlines()
     lines: list[str] = []
     for signature in overloads or [implementation]:
         params = _method_params(signature.args)
         ret = ast.unparse(signature.returns) if signature.returns else "Any"
         if overloads:
-            lines += _def(name, params, ret, indent)
+            # An overload's suppression (an intended overlap: typed case first, open fallback
+            # last) holds for its method too.
+            _, marker, reason = source[(signature.end_lineno or signature.lineno) - 1].partition(_SUPPRESSION)
+            lines += _def(name, params, ret, indent, marker + reason)
         else:
             lines.append(f"{indent}def {name}({', '.join(params)}) -> {ret}:")
     if overloads:

@@ -61,3 +61,10 @@ def test_every_checker_reports_every_tape_mistake() -> None:
     assert len(programs) >= 10
     missed = {checker: [m for m in entry["missed"] if TAPE_PROGRAMS.search(m)] for checker, entry in RECORD.items()}
     assert not any(missed.values()), missed
+
+
+def test_the_readme_table_is_the_record() -> None:
+    readme = (checkers.ROOT / "README.md").read_text()
+    block = checkers.README_BLOCK.search(readme)
+    assert block is not None
+    assert checkers.readme_table() in block[0], "README's checker table is stale: python typecheck/checkers.py --write"

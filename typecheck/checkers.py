@@ -158,10 +158,40 @@ def table(scores: list[Score]) -> str:
     return "\n".join(lines)
 
 
+PYRIGHT_ROW = "| pyright 1.1.414 (strict, the reference) | {marks}/{marks} | 0/{clean} |"
+README_BLOCK = re.compile(
+    r"(<!-- checker table: python typecheck/checkers.py --write -->\n).*?(<!-- end of checker table -->)", re.S
+)
+
+
+def readme_table() -> str:
+    """The README's table, from the record and the corpus (no checker runs)."""
+    passing, failing = corpus()
+    marks = sum(len(marked_lines(p)) for p in failing)
+    lines = [
+        "| checker | marked mistakes reported | correct files with errors |",
+        "| --- | ---: | ---: |",
+        PYRIGHT_ROW.format(marks=marks, clean=len(passing)),
+    ]
+    names = {"mypy": "mypy", "pyrefly": "Pyrefly", "ty": "ty"}
+    for checker, entry in recorded().items():
+        lines.append(
+            f"| {names[checker]} {entry['version']} | {marks - len(entry['missed'])}/{marks} "
+            f"| {len(entry['noisy'])}/{len(passing)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_readme() -> None:
+    readme = ROOT / "README.md"
+    readme.write_text(README_BLOCK.sub(lambda m: m[1] + readme_table() + m[2], readme.read_text()))
+
+
 def main() -> None:
     scores = [run(c) for c in COMMANDS]
     if "--write" in sys.argv:
         write(scores)
+        write_readme()
     print(table(scores))
     for s in scores:
         if s.missed:

@@ -9,7 +9,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 from .._autodiff import NoTape
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
-from .._typevars import B, T
+from .._typevars import B, S, T
 from ..ops import reductions
 from ..ops.creation import Generator
 from ..ops.elementwise import where
@@ -26,19 +26,28 @@ Lq = TypeVar("Lq")
 Lk = TypeVar("Lk")
 
 
+Dv = TypeVar("Dv")
+
+
 def scaled_dot_product_attention(
-    q: AnyTensor, k: AnyTensor, v: AnyTensor, mask: AnyTensor | None = None, dropout: Callable[[Any], Any] | None = None
-) -> Any:
-    """``softmax(q @ kᵀ / √d) @ v`` over the last two axes; ``mask`` is boolean, ``True``
-    where attention is allowed; ``dropout`` applies to the attention weights. PyTorch:
-    ``F.scaled_dot_product_attention`` (whose boolean mask means the same)."""
+    q: Tensor[T, *S, Lq, D],
+    k: Tensor[T, *S, Lk, D],
+    v: Tensor[T, *S, Lk, Dv],
+    mask: Tensor[Any, *tuple[Any, ...]] | None = None,
+    dropout: Callable[[Any], Any] | None = None,
+) -> Tensor[T, *S, Lq, Dv]:
+    """``softmax(q @ kᵀ / √d) @ v`` over the last two axes: ``(..., Lq, D)`` queries and
+    ``(..., Lk, D)`` keys give ``(..., Lq, Dv)`` from ``(..., Lk, Dv)`` values (typed so);
+    ``mask`` is boolean, ``True`` where attention is allowed; ``dropout`` applies to the
+    attention weights. PyTorch: ``F.scaled_dot_product_attention`` (whose boolean mask means
+    the same)."""
     keys_t: AnyTensor = swap_last(k)
     products: AnyTensor = q @ keys_t
     # Scaling, masking and softmax as one op (one pass each way instead of three).
     weights: AnyTensor = reductions.softmax(products, -1, scale=1.0 / math.sqrt(q.shape[-1]), mask=mask)
     if dropout is not None:
         weights = dropout(weights)
-    out: AnyTensor = weights @ v
+    out: Any = weights @ v
     return out
 
 

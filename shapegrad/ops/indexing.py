@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -192,9 +192,14 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     return record(out, take_along_axis_backward, (x, indices), saved, backend)
 
 
-def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]:
+@overload
+def gather(x: Tensor[T, N, K], indices: Tensor[Any, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+@overload
+def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- tables of rank 3 and more do reach it
+def gather(x: Any, indices: Any) -> Any:
     """Rows of the first axis picked by integer ``indices``: the result's shape is
-    ``indices.shape + x.shape[1:]`` (an embedding lookup). PyTorch: ``F.embedding``."""
+    ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2).
+    PyTorch: ``F.embedding``."""
     return _gather(x, indices, negative=False)
 
 

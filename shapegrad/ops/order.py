@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal as L, overload
 
 from .._autodiff import NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
-from .._typevars import S, T
+from .._typevars import K, N, S, T
 from . import shape as shp
 from ._toolkit import checked_axis
 from .indexing import take_along_axis
@@ -32,14 +32,44 @@ def _index_result(x: AnyTensor, name: str, axis: int | None, keepdims: bool) -> 
     return wrap(getattr(xp, name)(data, axis=checked_axis(x, axis), keepdims=keepdims), x._backend)
 
 
-def argmax(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+@overload
+def argmax(x: Tensor[Any, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[NoTape]: ...
+@overload
+def argmax(x: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+@overload
+def argmax(x: Tensor[Any, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[NoTape, *S, L[1]]: ...
+@overload
+def argmax(x: Tensor[Any, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+@overload
+def argmax(x: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
+@overload
+def argmax(
+    x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+def argmax(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     """Where the largest value is along ``axis`` (over all values, flattened, when None):
-    an untraced integer tensor. PyTorch: ``torch.argmax``."""
+    an untraced integer tensor, typed at a literal axis. PyTorch: ``torch.argmax``."""
     return _index_result(x, "argmax", axis, keepdims)
 
 
-def argmin(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
-    """Where the smallest value is along ``axis`` (untraced integers). PyTorch: ``torch.argmin``."""
+# The same overloads as argmax: an index reduction's shape rule.
+@overload
+def argmin(x: Tensor[Any, *S], axis: None = None, keepdims: L[False] = False) -> Tensor[NoTape]: ...
+@overload
+def argmin(x: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+@overload
+def argmin(x: Tensor[Any, *S, N], axis: L[-1], keepdims: L[True]) -> Tensor[NoTape, *S, L[1]]: ...
+@overload
+def argmin(x: Tensor[Any, N, *S], axis: L[0], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+@overload
+def argmin(x: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
+@overload
+def argmin(
+    x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+def argmin(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Where the smallest value is along ``axis`` (untraced integers), typed at a literal
+    axis. PyTorch: ``torch.argmin``."""
     return _index_result(x, "argmin", axis, keepdims)
 
 
@@ -79,11 +109,16 @@ def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T
     return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
 
 
+@overload
+def topk(x: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Open], Tensor[NoTape, *S, Open]]: ...
+@overload
 def topk(
     x: Tensor[T, *S], k: int, axis: int = -1
-) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]:
+) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
+def topk(x: Any, k: int, axis: int = -1) -> Any:
     """The ``k`` largest values along ``axis``, largest first, and their indices; the
-    values are differentiable. PyTorch: ``torch.topk(x, k, axis)``."""
+    values are differentiable. Along the last axis the other dims are kept (the ``k`` axis
+    is open: ``k`` is a run-time count). PyTorch: ``torch.topk(x, k, axis)``."""
     moved, a = _to_last(x, axis)
     if not 0 <= k <= moved.shape[-1]:
         raise ShapeError(f"topk: k={k} is out of range for an axis of size {moved.shape[-1]}")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any
+from typing import Any, Literal as L, overload
 
 from .._autodiff import NoTape as NoTape
 from .._backend import fused_kernel, same_backend
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
-from .._typevars import S, T
+from .._typevars import N, S, T
 from . import elementwise as ew
 from ._toolkit import checked_axis, keep_where, require_float, shape_clash
 
@@ -326,9 +326,21 @@ def norm2_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], kee
     return (x * _root_derivative(xp, g, out, tuple(x.shape), axes, keepdims, 1.0),)
 
 
+@overload
+def norm(x: Tensor[T, *S], ord: float = 2, axis: None = None, keepdims: L[False] = False) -> Tensor[T]: ...
+@overload
+def norm(x: Tensor[T, *S, N], ord: float, axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+@overload
+def norm(x: Tensor[T, *S, N], ord: float, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
+def norm(x: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[False] = False) -> Tensor[T, *S]: ...
+@overload
+def norm(x: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
+@overload
 def norm(
     x: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
-) -> Tensor[T, *tuple[Open, ...]]:
+) -> Tensor[T, *tuple[Open, ...]]: ...
+def norm(x: Any, ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
     """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
     ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero
     vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``."""

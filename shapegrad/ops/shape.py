@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, Literal as L, cast, overload
 
 from .._autodiff import NoTape as NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
-from .._typevars import N, S, T
+from .._typevars import K, N, S, T
 from . import indexing as ix
 from ._toolkit import checked_axis
 
@@ -274,9 +274,20 @@ def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *t
     return ix.slice_along(x, a, start, start + length)
 
 
-def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+@overload
+def split(x: Tensor[T, N, *S], size_or_sizes: int | list[int], axis: L[0] = 0) -> tuple[Tensor[T, Open, *S], ...]: ...
+@overload
+def split(x: Tensor[T, *S, N], size_or_sizes: int | list[int], axis: L[-1]) -> tuple[Tensor[T, *S, Open], ...]: ...
+@overload
+def split(x: Tensor[T, N, K, *S], size_or_sizes: int | list[int], axis: L[1]) -> tuple[Tensor[T, N, Open, *S], ...]: ...
+@overload
+def split(
+    x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0
+) -> tuple[Tensor[T, *tuple[Any, ...]], ...]: ...
+def split(x: Any, size_or_sizes: int | list[int], axis: int = 0) -> Any:
     """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given
-    sizes (which must add up to the axis). Each piece is differentiable. PyTorch: ``torch.split``."""
+    sizes (which must add up to the axis). Each piece is differentiable; at a literal axis
+    the other dims are kept (the split axis is open). PyTorch: ``torch.split``."""
     a = checked_axis(x, axis)
     n = x.shape[a]
     if isinstance(size_or_sizes, int):
@@ -295,9 +306,17 @@ def split(x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tu
     return tuple(pieces)
 
 
-def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]:
+@overload
+def chunk(x: Tensor[T, N, *S], chunks: int, axis: L[0] = 0) -> tuple[Tensor[T, Open, *S], ...]: ...
+@overload
+def chunk(x: Tensor[T, *S, N], chunks: int, axis: L[-1]) -> tuple[Tensor[T, *S, Open], ...]: ...
+@overload
+def chunk(x: Tensor[T, N, K, *S], chunks: int, axis: L[1]) -> tuple[Tensor[T, N, Open, *S], ...]: ...
+@overload
+def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Any, ...]], ...]: ...
+def chunk(x: Any, chunks: int, axis: int = 0) -> Any:
     """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
-    axis is short). PyTorch: ``torch.chunk``."""
+    axis is short); at a literal axis the other dims are kept. PyTorch: ``torch.chunk``."""
     if not isinstance(chunks, int) or chunks < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- untyped callers
         raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
     n = x.shape[checked_axis(x, axis)]
