@@ -47,7 +47,7 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._dims import Dim, Open, Prod
+from ._dims import Dim, Half, Open, Prod, Sum, Twice
 from ._errors import (
     AnnotationError,
     BackendError,
@@ -270,6 +270,9 @@ __all__ = [
     "Dim",
     "Open",
     "Prod",
+    "Sum",
+    "Half",
+    "Twice",
     "Generator",
     "Gradients",
     "GradientsMismatchError",

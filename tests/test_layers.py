@@ -284,6 +284,23 @@ def test_layer_sizes_come_from_the_type_or_arguments(numpy_backend: str) -> None
         nn.Linear[L[3], L[5]](4, 5)
 
 
+def test_a_plain_int_size_beside_a_literal_type_argument_is_checked(numpy_backend: str) -> None:
+    # Statically a plain int is accepted beside a literal type argument (LayerNorm[L[64]](n_embd),
+    # sizes from a config object); at run time it must agree, and the error names both sizes.
+    n_embd = 64
+    assert nn.LayerNorm[L[64]](n_embd).weight is not None
+    assert nn.Linear[L[64], L[256]](n_embd, 4 * n_embd).weight.shape == (64, 256)
+    with pytest.raises(sg.ShapeError, match=r"normalized_size=48 contradicts the type's 64"):
+        nn.LayerNorm[L[64]](48)
+    with pytest.raises(sg.ShapeError, match=r"out_channels=16 contradicts the type's 8"):
+        nn.Conv2d[L[3], L[8]](3, in_channels=3, out_channels=16)
+
+    class Hidden(sg.Dim): ...
+
+    with pytest.raises(sg.ShapeError, match=r"write Hidden\(64\)"):  # a Dim type argument takes a Dim
+        nn.Linear[Hidden, L[2]](64, 2)
+
+
 def test_initialisation_matches_pytorch_bounds(numpy_backend: str) -> None:
     layer = nn.Linear[L[100], L[50]](generator=sg.Generator(0))
     assert np.abs(layer.weight.numpy()).max() <= 0.1
@@ -317,3 +334,38 @@ def test_named_parameters_have_dotted_paths_and_freeze(numpy_backend: str) -> No
     assert net.alloc_grads().parameter_paths() == names[4:]
     with pytest.raises(sg.ShapegradError, match="no parameter or sub-module at 'decoder'"):
         net.freeze("decoder")
+
+
+def test_modules_yields_each_module_once_for_an_init_loop(numpy_backend: str) -> None:
+    shared = nn.Linear[L[4], L[4]]()
+    model = nn.Sequential(nn.Linear[L[2], L[4]](), nn.ReLU(), shared, shared, nn.LayerNorm[L[4]]())
+    assert [type(m).__name__ for m in model.modules()] == [
+        "Sequential",
+        "Linear[2, 4]",
+        "ReLU",
+        "Linear[4, 4]",
+        "LayerNorm[4]",
+    ]
+    for m in model.modules():  # PyTorch's GPT-style initialisation loop
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    assert float(np.abs(shared.weight.numpy()).max()) < 0.2
+    assert shared.bias is not None and not shared.bias.numpy().any()
+
+
+def test_batchnorm2d_after_a_convolution_in_a_sequential(numpy_backend: str) -> None:
+    block = nn.Sequential(nn.Conv2d[L[3], L[8]](3, padding=1), nn.BatchNorm2d[L[8]](), nn.ReLU(), nn.MaxPool2d(2))
+    out = block(sg.randn(2, 3, 8, 8))
+    assert out.shape == (2, 8, 4, 4)
+    assert [name for name, _ in block.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+
+
+def test_size_arithmetic_of_literals_is_the_number() -> None:
+    assert sg._dims.literal_size(sg.Sum[L[64], L[32]]) == 96
+    assert sg._dims.literal_size(sg.Half[L[7]]) == 3  # floor, as PyTorch's pooling by 2
+    assert sg._dims.literal_size(sg.Twice[sg.Half[L[9]]]) == 8
+    assert sg._dims.literal_size(sg.Prod[L[2], sg.Sum[L[1], L[2]]]) == 6
+    assert sg._dims.literal_size(sg.Sum[L[1], sg.Open]) is None
+    assert nn.Linear[sg.Sum[L[3], L[2]], L[4]]().weight.shape == (5, 4)

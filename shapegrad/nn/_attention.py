@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, cast, overload
+
+from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
 from .._creation import Generator
+from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
@@ -21,7 +24,7 @@ from ._norm import LayerNorm
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderBlock", "scaled_dot_product_attention"]
 
-D = TypeVar("D")
+D = TypeVar("D", default=Open)  # embed_dim given as a plain int: Open
 Lq = TypeVar("Lq")
 Lk = TypeVar("Lk")
 
@@ -42,7 +45,7 @@ def scaled_dot_product_attention(
     return out
 
 
-class MultiHeadAttention(Layer[D, D], checked=False):
+class MultiHeadAttention(Layer[D, D, D], checked=False):
     """Attention with ``num_heads`` heads over ``D`` features, as ``nn.MultiheadAttention``
     with ``batch_first=True``.
 
@@ -54,7 +57,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
     def __init__(
         self,
         num_heads: int,
-        embed_dim: D | None = None,
+        embed_dim: D | int | None = None,
         *,
         dropout: float = 0.0,
         bias: bool = True,
@@ -142,7 +145,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
         return self.out_proj(merged)
 
 
-class TransformerEncoderBlock(Layer[D, D], checked=False):
+class TransformerEncoderBlock(Layer[D, D, D], checked=False):
     """Pre-norm transformer encoder block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``
     with a GELU feed-forward of ``ff_dim`` hidden units (as
     ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``;
@@ -152,7 +155,7 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         self,
         num_heads: int,
         ff_dim: int,
-        embed_dim: D | None = None,
+        embed_dim: D | int | None = None,
         *,
         dropout: float = 0.0,
         generator: Generator | None = None,

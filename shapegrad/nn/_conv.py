@@ -31,8 +31,9 @@ __all__ = [
     "conv2d",
 ]
 
-I = TypeVar("I")
-O = TypeVar("O")
+# Channels given as plain ints (in_channels=c) leave these unsolved: Open, never int.
+I = TypeVar("I", default=Open)
+O = TypeVar("O", default=Open)
 C = TypeVar("C", default=Any)  # pooling and Flatten built without a type argument: Any, not Unknown
 # Defaults, because they follow C (which has one) in the methods of the pooling layers.
 H = TypeVar("H", default=Any)
@@ -78,7 +79,7 @@ def _conv_parameters(
     return weight, uniform_parameter((out_channels,), bound, generator, dtype) if bias else None
 
 
-class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
+class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
     Args:
@@ -106,8 +107,8 @@ class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
         dilation: Size = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -157,8 +158,8 @@ class SameConv2d(Conv2d[I, O], checked=False):
         dilation: Size = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -184,7 +185,7 @@ class SameConv2d(Conv2d[I, O], checked=False):
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
+class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
     over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
 
@@ -196,8 +197,8 @@ class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
         dilation: int = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -225,7 +226,7 @@ class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
         return out.reshape(b, self.out_channels, out.shape[3])  # pyright: ignore[reportReturnType] -- the length is computed
 
 
-class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
+class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input),
     from ``I`` to ``O`` channels; upsamples by ``stride``.
 
@@ -241,8 +242,8 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
         output_padding: Size = 0,
         dilation: Size = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -287,7 +288,7 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
         return out
 
 
-class _Pool2d(Layer[Chan[C], Chan[C]], checked=False):
+class _Pool2d(Layer[Chan[C], Chan[C], C], checked=False):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride) if stride is not None else self.kernel_size
@@ -311,14 +312,14 @@ class AvgPool2d(_Pool2d, checked=False):
         return cols.mean(2)
 
 
-class GlobalAvgPool2d(Layer[Chan[C], C], checked=False):
+class GlobalAvgPool2d(Layer[Chan[C], C, C], checked=False):
     """Mean over height and width: ``(B, C, H, W) -> (B, C)`` (channels become features)."""
 
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.mean((2, 3))
 
 
-class GlobalMaxPool2d(Layer[Chan[C], C], checked=False):
+class GlobalMaxPool2d(Layer[Chan[C], C, C], checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:

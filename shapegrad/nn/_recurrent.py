@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 from typing_extensions import TypeVar
 
 from .._creation import Generator
-from .._dims import Open, Prod
+from .._dims import Open, Prod, literal_size
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
@@ -22,7 +22,7 @@ from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
 from ._linear import uniform_parameter
-from ._module import Layer, _literal_size
+from ._module import Layer
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -45,7 +45,7 @@ Final = Tensor[T, Open, Batch, H]
 """A final state, ``(num_layers · directions, B, H)``, on the input's tape."""
 
 
-class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
+class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     """What RNN, LSTM and GRU share: the parameters, the checks and the loop over layers."""
 
     _cell: str
@@ -116,7 +116,7 @@ class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
         directions = 2 if bidirectional else 1
         width = directions * self.hidden_size
         args = self._type_args
-        declared = _literal_size(args[2]) if len(args) > 2 else (1 if len(args) == 2 else None)
+        declared = literal_size(args[2]) if len(args) > 2 else (1 if len(args) == 2 else None)
         if declared is not None and declared != directions:
             raise ShapeError(
                 f"{name}: the type says {declared} direction(s), found bidirectional={bidirectional}; "
