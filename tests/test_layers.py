@@ -369,3 +369,24 @@ def test_size_arithmetic_of_literals_is_the_number() -> None:
     assert sg._dims.literal_size(sg.Prod[L[2], sg.Sum[L[1], L[2]]]) == 6
     assert sg._dims.literal_size(sg.Sum[L[1], sg.Open]) is None
     assert nn.Linear[sg.Sum[L[3], L[2]], L[4]]().weight.shape == (5, 4)
+
+
+def test_a_doubling_transposed_convolution_is_checked_when_built(numpy_backend: str) -> None:
+    x = sg.randn(1, 4, 5, 7)
+    for kernel, padding in ((4, 1), (2, 0)):
+        up = nn.ConvTranspose2d[L[4], L[2], nn.Doubles](kernel, 2, padding)
+        assert up(x).shape == (1, 2, 10, 14)
+    Up = sg.Tensor[sg.NoTape, L[1], L[2], sg.Twice[L[5]], sg.Twice[L[7]]]
+    assert sg.cast(nn.ConvTranspose2d[L[4], L[2], nn.Doubles](4, 2, 1)(x), Up).shape == (1, 2, 10, 14)
+    with pytest.raises(sg.ShapeError, match=r"the type says Doubles .* kernel_size=\(3, 3\), stride=\(2, 2\)"):
+        nn.ConvTranspose2d[L[4], L[2], nn.Doubles](3, 2, 1)  # 2n - 1
+    with pytest.raises(sg.ShapeError, match="the type says Doubles"):
+        nn.ConvTranspose2d[L[4], L[2], nn.Doubles](4, 1, 1)
+    assert nn.ConvTranspose2d[L[4], L[2]](3, 2, 1)(x).shape == (1, 2, 9, 13)  # no rule: any sizes
+
+
+def test_pooling_by_two_floors_odd_sizes_as_its_half_type_says(numpy_backend: str) -> None:
+    x = sg.randn(1, 3, 7, 6)
+    Pooled = sg.Tensor[sg.NoTape, L[1], L[3], sg.Half[L[7]], sg.Half[L[6]]]
+    for pool in (nn.MaxPool2d(2), nn.AvgPool2d(2)):
+        assert sg.cast(pool(x), Pooled).shape == (1, 3, 3, 3)  # as torch.nn.MaxPool2d(2): floor
