@@ -6,6 +6,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, overload
 
+from typing_extensions import deprecated
+
 from . import _device_checks, _hooks
 from ._autodiff import Node, OwnedTape, Tape, run_backward
 from ._errors import ShapeError, TapeError
@@ -212,6 +214,12 @@ def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[
 def backward(
     *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
 ) -> Gradients[M]: ...
+@overload
+@deprecated(  # last: only an output of rank > 0 without seeds gets here (pyright: a literal text)
+    "sg.backward() without seeds starts from rank-0 outputs (losses): reduce each one first "
+    "(.sum(), .mean()), or pass seeds=[...], one gradient per output (None for a rank-0 one)"
+)
+def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], retain: bool = False) -> Gradients[M]: ...
 def backward(
     *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
 ) -> Gradients[M]:

@@ -38,11 +38,9 @@ _H = TypeVar("_H")
 Batch = TypeVar("Batch")
 Steps = TypeVar("Steps")
 
-State = Tensor[Any, Any, Batch, H]
-"""An initial state, ``(num_layers · directions, B, H)`` as PyTorch's ``h_0``."""
-Pair = tuple[State[Batch, H], State[Batch, H]]
-Final = Tensor[T, Open, Batch, H]
-"""A final state, ``(num_layers · directions, B, H)``, on the input's tape."""
+# The signatures below spell out their states (no aliases), so that pyright's messages print
+# the dims: an initial state ``Tensor[Any, Any, Batch, H]`` is ``(num_layers · directions, B,
+# H)`` as PyTorch's ``h_0``; a final one ``Tensor[T, Open, Batch, H]``, on the input's tape.
 
 
 class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
@@ -189,12 +187,16 @@ class _OneState(_Recurrent[I, H, D], checked=False):
 
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, _H], Final[T, Batch, _H]]: ...
+        self: _OneState[_I, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, _I],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Final[T, Batch, _H]]: ...
+        self: _OneState[_I, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, _I],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, Open, Batch, _H]]: ...
     def __call__(self, x: Any, h_0: Any = None) -> Any:
         out, (h_n,) = self._run(x, None if h_0 is None else (h_0,), 1)
         return out, h_n
@@ -316,12 +318,18 @@ class LSTM(_Recurrent[I, H, D], checked=False):
 
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+        self: LSTM[_I, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, _I],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+        self: LSTM[_I, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, _I],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[
+        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]
+    ]: ...
     def __call__(self, x: Any, state: Any = None) -> Any:
         pair = cast(tuple[Any, ...], state) if isinstance(state, tuple) else None
         if state is not None and (pair is None or len(pair) != 2):
