@@ -36,7 +36,8 @@ class Dim(int):
 
 class Open(Dim):
     """A size the type system could not compute: the result of ``reshape`` to ints, a
-    convolution's spatial sizes, ``concat``'s joined axis, a bounded slice, ``sg.tensor`` of data.
+    convolution's spatial sizes, the joined axis of a ``concat`` of a list, a bounded slice,
+    ``sg.tensor`` of data, a layer's size given as a plain int (``Linear(n, m)``).
 
     An open dim flows through later ops (``Tensor[T, Batch, Open] + bias`` is typed) but is
     not assignable to ``L[784]`` or to a named dim: leave it with :func:`shapegrad.cast`,
