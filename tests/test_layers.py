@@ -390,3 +390,17 @@ def test_pooling_by_two_floors_odd_sizes_as_its_half_type_says(numpy_backend: st
     Pooled = sg.Tensor[sg.NoTape, L[1], L[3], sg.Half[L[7]], sg.Half[L[6]]]
     for pool in (nn.MaxPool2d(2), nn.AvgPool2d(2)):
         assert sg.cast(pool(x), Pooled).shape == (1, 3, 3, 3)  # as torch.nn.MaxPool2d(2): floor
+
+
+def test_sequential_overloads_chain_every_length_up_to_16() -> None:
+    # The stack is written out (pyright has no variadic chain): each length's overload must
+    # chain its layers X0 -> X1 -> ... -> Xk, and only the deprecated last one takes more.
+    from typing import get_overloads
+
+    *typed, longer = get_overloads(nn.Sequential.__init__)
+    assert len(typed) == 16
+    for k, overload in enumerate(typed, 1):
+        annotations = overload.__annotations__
+        assert annotations["self"] == f"Sequential[X0, X{k}]"
+        assert [annotations[f"l{i + 1}"] for i in range(k)] == [f"Layer[X{i}, X{i + 1}]" for i in range(k)]
+    assert longer.__annotations__["more"] == "Layer[Any, Any]" and "up to 16 layers" in longer.__deprecated__
