@@ -404,3 +404,12 @@ def test_sequential_overloads_chain_every_length_up_to_16() -> None:
         assert annotations["self"] == f"Sequential[X0, X{k}]"
         assert [annotations[f"l{i + 1}"] for i in range(k)] == [f"Layer[X{i}, X{i + 1}]" for i in range(k)]
     assert longer.__annotations__["more"] == "Layer[Any, Any]" and "up to 16 layers" in longer.__deprecated__
+
+
+def test_layers_of_plain_int_sizes_check_their_input_at_run_time(numpy_backend: str) -> None:
+    # Statically Linear(3, 4) and LayerNorm(3) are Open-sized and take any last axis; the
+    # run time refuses one that does not fit their weights, naming both sizes.
+    with pytest.raises(sg.ShapeError, match=r"has 5 features .* expects 3"):
+        nn.Linear(3, 4)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"weight of shape \(3,\) for input \(2, 5\)"):
+        nn.LayerNorm(3)(sg.ones(2, 5))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from typing_extensions import TypeVar
@@ -12,7 +12,7 @@ from .._autodiff import NoTape
 from .._creation import Generator, default_generator
 from .._dims import Open
 from .._tensor import Tensor, wrap
-from .._typevars import S, T
+from .._typevars import K, S, T
 from ..ops.linalg import linear
 from ._module import Layer, parameter
 
@@ -79,8 +79,14 @@ class Linear(Layer[I, O, I, O], checked=False):
         """PyTorch's ``weight`` is ``(out, in)``: transposed into ours."""
         return np.ascontiguousarray(array.T) if name == "weight" and array.ndim == 2 else array
 
-    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
-        # One fused op (see ops.linalg.linear); its dims are stated by this signature.
+    # A layer built from plain ints (Linear(n_embd, vocab): Linear[Open, ...]) does not know
+    # its input size: it takes any last axis, which the run time checks against its weight.
+    @overload
+    def __call__(self: Linear[Open, K], x: Tensor[T, *S, Any]) -> Tensor[T, *S, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]: ...
+    def __call__(self, x: Any) -> Any:
+        # One fused op (see ops.linalg.linear); its dims are stated by the signatures above.
         return linear(x, self.weight, self.bias)
 
 

@@ -53,7 +53,13 @@ class LayerNorm(Layer[N, N, N], checked=False):
             self.weight = _state(parameter(ones(self.normalized_size, dtype=dtype)))
             self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
 
-    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
+    # Built from a plain int (LayerNorm(n_embd): LayerNorm[Open]), it takes and keeps any last
+    # axis; the run time checks it against the weight.
+    @overload
+    def __call__(self: LayerNorm[Open], x: Tensor[T, *S, K]) -> Tensor[T, *S, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+    def __call__(self, x: Any) -> Any:
         return layer_norm(x, self.weight, self.bias, self.eps)
 
 

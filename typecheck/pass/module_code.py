@@ -59,6 +59,18 @@ class TinyLM(nn.Module):
         return self.lm_head(self.ln_f(self.block(self.wte(ids))))
 
 
+class UntypedBlock(nn.Module):
+    """The same block written with plain sizes: its layers' sizes are Open; they take typed
+    input (checked against their weights at run time) and give an open width."""
+
+    def __init__(self, config: Config) -> None:
+        self.ln = nn.LayerNorm(config.n_embd)
+        self.fc = nn.Linear(config.n_embd, 4 * config.n_embd)
+
+    def __call__(self, x: Tensor[T, Batch, Seq, L[64]]) -> Tensor[T, Batch, Seq, sg.Open]:
+        return self.fc(self.ln(x)).gelu()
+
+
 def untyped_sizes(config: Config) -> None:
     # Without type arguments, plain ints give open sizes (never int, never Unknown).
     assert_type(nn.Linear(config.n_embd, config.vocab_size), nn.Linear[sg.Open, sg.Open])
@@ -118,6 +130,8 @@ def main() -> None:
     logits = model(sg.cast(ids, Tensor[NoTape, Batch, Seq]))
     assert logits.shape == (2, 8, 65)
     untyped_sizes(Config())
+    hidden = UntypedBlock(Config())(sg.cast(sg.randn(2, 8, 64), Tensor[NoTape, Batch, Seq, L[64]]))
+    assert hidden.shape == (2, 8, 256)
     generator, discriminator = dcgan()
     noise: Tensor[NoTape, Batch, L[16], L[1], L[1]] = sg.randn(Batch(2), 16, 1, 1)
     fake = generator(noise)
