@@ -23,7 +23,7 @@ from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
 from ._checking import cast, checked, checks_enabled
-from ._dims import Dim, Open, Prod
+from ._dims import Dim, Half, Open, Prod, Sum, Twice
 from ._errors import (
     AnnotationError,
     BackendError,
@@ -65,6 +65,7 @@ __all__: list[str] = [
     "Generator",
     "get_backend",
     "Gradients",
+    "Half",
     "GradientsMismatchError",
     "HyperparameterError",
     "load",
@@ -82,11 +83,13 @@ __all__: list[str] = [
     "set_backend",
     "ShapeError",
     "ShapegradError",
+    "Sum",
     "summary",
     "Summary",
     "TapeError",
     "Tensor",
     "UnusedParameterError",
+    "Twice",
     "use_backend",
 ]
 # Every op that is sg.<name>: the function forms of the op table (shapegrad/_opspec.py).

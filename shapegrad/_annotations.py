@@ -9,14 +9,13 @@ picks the array type jaxtyping checks first: untraced, traced, or either.
 from __future__ import annotations
 
 import functools
-import math
 import typing
-from typing import Any, Literal, TypeVar, TypeVarTuple, cast, get_args, get_origin
+from typing import Any, TypeVar, TypeVarTuple, cast, get_args, get_origin
 
 from jaxtyping import Shaped
 
 from ._autodiff import NoTape, OwnedTape
-from ._dims import Dim, Open, Prod
+from ._dims import Dim, Half, Open, Prod, Sum, Twice, literal_size
 
 __all__ = ["tensor_annotation"]
 
@@ -80,15 +79,12 @@ def _tape_check(param: Any) -> type:
 
 def _dim_name(param: Any) -> str:
     origin = get_origin(param)
-    if origin is Literal:
-        (size,) = get_args(param)
-        return str(int(size))
-    if param is Open:
-        return "_"  # a size the type could not compute: unchecked here, stated by sg.cast
-    if origin is Prod:
-        sizes = [_dim_name(p) for p in get_args(param)]
-        if all(s.isdigit() for s in sizes):
-            return str(math.prod(int(s) for s in sizes))
+    size = literal_size(param)  # L[784], and size arithmetic of literals (Half[L[7]] is 3)
+    if size is not None:
+        return str(size)
+    if param is Open or origin in (Prod, Sum, Half, Twice):
+        # A size the type could not compute, or arithmetic over a symbolic size: unchecked
+        # here (stated by sg.cast, or checked where the size is a number).
         return "_"
     if isinstance(param, type) and issubclass(param, Dim):
         return param.__name__

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, cast as typing_cast
 
 from . import _hooks
+from ._dims import literal_size
 from ._errors import AnnotationError, ShapeError
 from ._tensor import Tensor
 from ._typevars import S, T
@@ -347,14 +348,14 @@ def _literal_sizes_fit(x: Tensor[Any, *tuple[Any, ...]], to: Any) -> None:
     """Refuse a cast whose target's rank or literal sizes contradict ``x``'s shape (``to`` is
     the plain generic alias ``Tensor[tape, *dims]`` that checks-off mode builds)."""
     dims = typing.get_args(to)[1:]
-    if not all(isinstance(d, type) or typing.get_origin(d) is typing.Literal for d in dims):
+    if not all(isinstance(d, type) or literal_size(d) is not None for d in dims):
         return  # a TypeVar, a variadic or a starred dim: no fixed rank to compare
     shape = tuple(x.shape)
     if len(dims) != len(shape):
         raise ShapeError(f"cast to {to!r} failed: expected rank {len(dims)}, found shape {shape}")
     for axis, (dim, size) in enumerate(zip(dims, shape, strict=True)):
-        if typing.get_origin(dim) is typing.Literal and typing.get_args(dim)[0] != size:
-            expected = typing.get_args(dim)[0]
+        expected = literal_size(dim)  # L[784], or Sum/Prod/Half/Twice of literals
+        if expected is not None and expected != size:
             raise ShapeError(
                 f"cast to {to!r} failed: axis {axis} expected size {expected}, found {size} (shape {shape})"
             )

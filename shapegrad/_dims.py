@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Generic
+import math
+from collections.abc import Callable
+from typing import Any, Generic, Literal, get_args, get_origin
 
-from typing_extensions import TypeVarTuple
+from typing_extensions import TypeVar, TypeVarTuple
 
-__all__ = ["Dim", "Open", "Prod"]
+__all__ = ["Dim", "Half", "Open", "Prod", "Sum", "Twice", "literal_size"]
 
 _Sizes = TypeVarTuple("_Sizes")
+_A = TypeVar("_A")
+_B = TypeVar("_B")
 
 
 class Dim(int):
@@ -32,7 +36,8 @@ class Dim(int):
 
 class Open(Dim):
     """A size the type system could not compute: the result of ``reshape`` to ints, a
-    convolution's spatial sizes, ``concat``'s joined axis, a bounded slice, ``sg.tensor`` of data.
+    convolution's spatial sizes, the joined axis of a ``concat`` of a list, a bounded slice,
+    ``sg.tensor`` of data, a layer's size given as a plain int (``Linear(n, m)``).
 
     An open dim flows through later ops (``Tensor[T, Batch, Open] + bias`` is typed) but is
     not assignable to ``L[784]`` or to a named dim: leave it with :func:`shapegrad.cast`,
@@ -54,3 +59,48 @@ class Prod(Generic[*_Sizes]):
     (``Tensor[T, B, Prod[C, H, W]]``). A ``Linear[Prod[C, H, W], O]`` takes it as it is;
     there is no arithmetic, so ``Prod[L[28], L[28]]`` is not ``L[784]`` (use ``sg.cast``).
     At run time a product of literal sizes is checked as their product."""
+
+
+class Sum(Generic[_A, _B]):
+    """The sum of the sizes ``_A`` and ``_B``: what a two-way ``concat`` of a tuple makes of
+    the joined axis (``sg.concat((x, skip), axis=1)`` of ``(B, A, H, W)`` and ``(B, C, H, W)``
+    is ``Tensor[T, B, Sum[A, C], H, W]``). A ``Linear[Sum[A, B], O]`` or a
+    ``Conv2d[Sum[A, C], O]`` takes it as it is; there is no arithmetic, so
+    ``Sum[L[64], L[32]]`` is not ``L[96]`` (use ``sg.cast``). At run time a sum of literal
+    sizes is checked as the number."""
+
+
+class Half(Generic[_A]):
+    """Half the size ``_A``, rounded down (PyTorch's pooling by 2 floors: 7 -> 3): what
+    ``MaxPool2d(2)`` and ``AvgPool2d(2)`` make of the height and width. At run time
+    ``Half[L[7]]`` is checked as 3."""
+
+
+class Twice(Generic[_A]):
+    """Twice the size ``_A``: what an up-sampling ``ConvTranspose2d[I, O, Twice]`` (stride 2,
+    ``2·padding = dilation·(kernel - 1) + output_padding - 1``, such as kernel 4, stride 2,
+    padding 1) makes of the height and width. At run time ``Twice[L[7]]`` is checked as 14."""
+
+
+_ARITHMETIC: dict[Any, Callable[[list[int]], int]] = {
+    Prod: math.prod,
+    Sum: sum,
+    Half: lambda sizes: sizes[0] // 2,
+    Twice: lambda sizes: sizes[0] * 2,
+}
+
+
+def literal_size(arg: Any) -> int | None:
+    """The number a size type stands for, where it is made of literals: ``L[784]``,
+    ``Prod[L[16], L[7], L[7]]`` (784), ``Sum[L[64], L[32]]`` (96), ``Half[L[7]]`` (3, floor
+    as PyTorch's pooling), ``Twice[L[7]]`` (14); ``None`` for anything else (a named or open
+    dim, arithmetic over one). The run-time checks compare sizes through it."""
+    origin = get_origin(arg)
+    if origin is Literal:
+        (size,) = get_args(arg)
+        return int(size)
+    rule = _ARITHMETIC.get(origin)
+    if rule is None:
+        return None
+    sizes = [n for part in get_args(arg) if (n := literal_size(part)) is not None]
+    return rule(sizes) if len(sizes) == len(get_args(arg)) else None

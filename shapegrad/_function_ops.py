@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Literal as L, overload
 
 from ._autodiff import NoTape
-from ._dims import Open, Prod
+from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 from .ops import (
@@ -1867,6 +1867,12 @@ def flatten(x: Any) -> Any:
 
 
 @overload
+def concat(tensors: tuple[Tensor[T, A, *S], Tensor[T, K, *S]], axis: L[0] = 0) -> Tensor[T, Sum[A, K], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def concat(tensors: tuple[Tensor[T, N, A, *S], Tensor[T, N, K, *S]], axis: L[1]) -> Tensor[T, N, Sum[A, K], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def concat(tensors: tuple[Tensor[T, *S, A], Tensor[T, *S, K]], axis: L[-1]) -> Tensor[T, *S, Sum[A, K]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
 def concat(tensors: Sequence[Tensor[T, Any, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
 @overload
 def concat(tensors: Sequence[Tensor[T, N, Any, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
@@ -1881,6 +1887,12 @@ def concat(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None) ->
     return _shape.concat(tensors, axis, any_axis=any_axis)
 
 
+@overload
+def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[0] = 0) -> Tensor[T, L[2], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def stack(tensors: tuple[Tensor[T, N, *S], Tensor[T, N, *S]], axis: L[1]) -> Tensor[T, N, L[2], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, L[2]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
 def stack(tensors: Sequence[Tensor[T, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
 @overload

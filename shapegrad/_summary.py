@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any, Literal, ParamSpec, TypeVar, TypeVarTuple, cast, get_args, get_origin
 
 from ._checking import _resolved_signature
-from ._dims import Dim, Open, Prod
+from ._dims import Dim, Open, literal_size
 from ._errors import ShapegradError
 from ._tensor import AnyTensor, Tensor
-from .nn._module import Layer, Module
+from .nn._module import Layer, Module, _is_module
 
 __all__ = ["Summary", "SummaryRow", "summary"]
 
@@ -153,7 +153,7 @@ def summary(model: Callable[P, object], /, *inputs: P.args, **kwargs: P.kwargs) 
         Total parameters: 58 (trainable 58, frozen 0)
     """
     forward = model  # as called; ``model`` below is narrowed to Module
-    if not isinstance(model, Module):
+    if not _is_module(model):
         raise ShapegradError(f"sg.summary expects a Module, found {type(model).__name__}")
     root: Module = model
     modules = _unique_modules(root)
@@ -490,11 +490,7 @@ def _param_token(param: Any) -> _Token:
         return ("vars", inner) if isinstance(inner, TypeVarTuple) else ("anys", None)
     if type(cast(object, param)).__name__ == "_UnpackGenericAlias":
         return ("anys", None)
-    return ("size", None) if origin is Prod and _literal_sized(param) else ("any", None)
-
-
-def _literal_sized(prod: Any) -> bool:
-    return all(get_origin(p) is Literal for p in get_args(prod))
+    return ("size", None) if literal_size(param) is not None else ("any", None)  # Prod/Sum/Half of literals
 
 
 def _string_token(dim: str) -> _Token:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, cast, overload
 
 import numpy as np
+from typing_extensions import deprecated
 
 from . import _device_checks, _hooks, _tensor_ops
 from ._autodiff import (
@@ -372,6 +373,14 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def backward(self: Tensor[OwnedTape[M]], *, retain: bool = False) -> Gradients[M]: ...
     @overload
     def backward(self: Tensor[OwnedTape[M], *S], seed: Any, *, retain: bool = False) -> Gradients[M]: ...
+    # Last: only a traced tensor of rank > 0 without a seed gets here, and reads our text
+    # instead of a bare "Argument missing for parameter seed" (strict mode reports it).
+    @overload
+    @deprecated(
+        "backward() without a seed starts from a rank-0 tensor (a loss): reduce this one first "
+        "(.sum(), .mean()), or pass seed=, the gradient of a scalar with respect to it"
+    )
+    def backward(self: Tensor[OwnedTape[M], *S], *, retain: bool = False) -> Gradients[M]: ...
     def backward(self, seed: Any = None, *, retain: bool = False) -> Any:
         """Reverse pass from this rank-0 tensor (any rank with a ``seed``, the gradient of
         some scalar with respect to this tensor); returns the ``Gradients`` it fills.
@@ -523,6 +532,12 @@ def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[
 def backward(
     *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
 ) -> Gradients[M]: ...
+@overload
+@deprecated(  # last: only an output of rank > 0 without seeds gets here (pyright: a literal text)
+    "sg.backward() without seeds starts from rank-0 outputs (losses): reduce each one first "
+    "(.sum(), .mean()), or pass seeds=[...], one gradient per output (None for a rank-0 one)"
+)
+def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], retain: bool = False) -> Gradients[M]: ...
 def backward(
     *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
 ) -> Gradients[M]:

@@ -198,20 +198,37 @@ _STACK = (
 )
 
 
-def _joined(rules: tuple[tuple[str, str, str], ...]) -> Iterator[Sig]:
-    default = " = 0"
-    for axis, each, result in rules:
-        yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{default}"], tensor("T", result)
-        default = ""
+# A pair given as a tuple, ``sg.concat((x, skip), axis=1)``: the sizes are known one by one,
+# so the joined one is their Sum (U-Net skips, [sin, cos] embeddings) and a stack's new axis
+# is 2. (axis, the first tensor's dims, the second's, the result's). A list has no length in
+# its type: it takes the open rules above.
+_CONCAT_PAIRS = (
+    ("L[0]", "A, *S", "K, *S", "Sum[A, K], *S"),
+    ("L[1]", "N, A, *S", "N, K, *S", "N, Sum[A, K], *S"),
+    ("L[-1]", "*S, A", "*S, K", "*S, Sum[A, K]"),
+)
+_STACK_PAIRS = (
+    ("L[0]", "*S", "*S", "L[2], *S"),
+    ("L[1]", "N, *S", "N, *S", "N, L[2], *S"),
+    ("L[-1]", "*S", "*S", "*S, L[2]"),
+)
+
+
+def _joined(pairs: tuple[tuple[str, str, str, str], ...], rules: tuple[tuple[str, str, str], ...]) -> Iterator[Sig]:
+    for i, (axis, first, second, result) in enumerate(pairs):
+        pair = f"tuple[{tensor('T', first)}, {tensor('T', second)}]"
+        yield pair, [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
+    for i, (axis, each, result) in enumerate(rules):
+        yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
     yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
 
 
 def concat(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    return _joined(_CONCAT)
+    return _joined(_CONCAT_PAIRS, _CONCAT)
 
 
 def stack(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    return _joined(_STACK)
+    return _joined(_STACK_PAIRS, _STACK)
 
 
 def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -266,7 +283,8 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
 # Overloads pyright flags as overlapping on purpose: a typed literal axis beside the open
-# fallback (a call that matches both gets the typed one), and flatten's rank-2 case beside
+# fallback (a call that matches both gets the typed one), a tuple pair beside any sequence
+# (concat, stack), and flatten's rank-2 case beside
 # its open fallback (pyright misreads the TypeVarTuple there as covering rank 2).
 _OVERLAP = "  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last"
 _OVERLAPPING: dict[str, set[int]] = {
@@ -277,6 +295,8 @@ _OVERLAPPING: dict[str, set[int]] = {
     "transpose": {0},
     "reshape": {0},
     "getitem": {0},
+    "concat": {0, 1, 2},  # a tuple pair (Sum) beside the open rules for any sequence
+    "stack": {0, 1, 2},
 }
 
 
@@ -442,7 +462,7 @@ from collections.abc import Sequence
 from typing import Any, Literal as L, overload
 
 from ._autodiff import NoTape
-from ._dims import Open, Prod
+from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 '''

@@ -23,8 +23,6 @@ from .ops.creation import Generator, default_generator, tensor
 
 __all__ = ["Batches", "batches"]
 
-Batch = tuple[Tensor[NoTape, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]
-
 
 class Shard(Protocol):
     """What sharding needs of a communicator (``shapegrad.distributed.Comm``)."""
@@ -118,7 +116,9 @@ class Batches:
             )
         return agreed
 
-    def __iter__(self) -> Iterator[Batch]:
+    # Spelt out rather than aliased: pyright's messages print an alias's name, and "Batch"
+    # is what users call their batch dim.
+    def __iter__(self) -> Iterator[tuple[Tensor[NoTape, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]]:
         order = self._order()
         step = self.batch_size * self.size
         for k in range(len(self)):

@@ -284,6 +284,23 @@ def test_layer_sizes_come_from_the_type_or_arguments(numpy_backend: str) -> None
         nn.Linear[L[3], L[5]](4, 5)
 
 
+def test_a_plain_int_size_beside_a_literal_type_argument_is_checked(numpy_backend: str) -> None:
+    # Statically a plain int is accepted beside a literal type argument (LayerNorm[L[64]](n_embd),
+    # sizes from a config object); at run time it must agree, and the error names both sizes.
+    n_embd = 64
+    assert nn.LayerNorm[L[64]](n_embd).weight is not None
+    assert nn.Linear[L[64], L[256]](n_embd, 4 * n_embd).weight.shape == (64, 256)
+    with pytest.raises(sg.ShapeError, match=r"normalized_size=48 contradicts the type's 64"):
+        nn.LayerNorm[L[64]](48)
+    with pytest.raises(sg.ShapeError, match=r"out_channels=16 contradicts the type's 8"):
+        nn.Conv2d[L[3], L[8]](3, in_channels=3, out_channels=16)
+
+    class Hidden(sg.Dim): ...
+
+    with pytest.raises(sg.ShapeError, match=r"write Hidden\(64\)"):  # a Dim type argument takes a Dim
+        nn.Linear[Hidden, L[2]](64, 2)
+
+
 def test_initialisation_matches_pytorch_bounds(numpy_backend: str) -> None:
     layer = nn.Linear[L[100], L[50]](generator=sg.Generator(0))
     assert np.abs(layer.weight.numpy()).max() <= 0.1
@@ -317,3 +334,82 @@ def test_named_parameters_have_dotted_paths_and_freeze(numpy_backend: str) -> No
     assert net.alloc_grads().parameter_paths() == names[4:]
     with pytest.raises(sg.ShapegradError, match="no parameter or sub-module at 'decoder'"):
         net.freeze("decoder")
+
+
+def test_modules_yields_each_module_once_for_an_init_loop(numpy_backend: str) -> None:
+    shared = nn.Linear[L[4], L[4]]()
+    model = nn.Sequential(nn.Linear[L[2], L[4]](), nn.ReLU(), shared, shared, nn.LayerNorm[L[4]]())
+    assert [type(m).__name__ for m in model.modules()] == [
+        "Sequential",
+        "Linear[2, 4]",
+        "ReLU",
+        "Linear[4, 4]",
+        "LayerNorm[4]",
+    ]
+    for m in model.modules():  # PyTorch's GPT-style initialisation loop
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, std=0.02)
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+    assert float(np.abs(shared.weight.numpy()).max()) < 0.2
+    assert shared.bias is not None and not shared.bias.numpy().any()
+
+
+def test_batchnorm2d_after_a_convolution_in_a_sequential(numpy_backend: str) -> None:
+    block = nn.Sequential(nn.Conv2d[L[3], L[8]](3, padding=1), nn.BatchNorm2d[L[8]](), nn.ReLU(), nn.MaxPool2d(2))
+    out = block(sg.randn(2, 3, 8, 8))
+    assert out.shape == (2, 8, 4, 4)
+    assert [name for name, _ in block.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+
+
+def test_size_arithmetic_of_literals_is_the_number() -> None:
+    assert sg._dims.literal_size(sg.Sum[L[64], L[32]]) == 96
+    assert sg._dims.literal_size(sg.Half[L[7]]) == 3  # floor, as PyTorch's pooling by 2
+    assert sg._dims.literal_size(sg.Twice[sg.Half[L[9]]]) == 8
+    assert sg._dims.literal_size(sg.Prod[L[2], sg.Sum[L[1], L[2]]]) == 6
+    assert sg._dims.literal_size(sg.Sum[L[1], sg.Open]) is None
+    assert nn.Linear[sg.Sum[L[3], L[2]], L[4]]().weight.shape == (5, 4)
+
+
+def test_a_doubling_transposed_convolution_is_checked_when_built(numpy_backend: str) -> None:
+    x = sg.randn(1, 4, 5, 7)
+    for kernel, padding in ((4, 1), (2, 0)):
+        up = nn.ConvTranspose2d[L[4], L[2], nn.Doubles](kernel, 2, padding)
+        assert up(x).shape == (1, 2, 10, 14)
+    Up = sg.Tensor[sg.NoTape, L[1], L[2], sg.Twice[L[5]], sg.Twice[L[7]]]
+    assert sg.cast(nn.ConvTranspose2d[L[4], L[2], nn.Doubles](4, 2, 1)(x), Up).shape == (1, 2, 10, 14)
+    with pytest.raises(sg.ShapeError, match=r"the type says Doubles .* kernel_size=\(3, 3\), stride=\(2, 2\)"):
+        nn.ConvTranspose2d[L[4], L[2], nn.Doubles](3, 2, 1)  # 2n - 1
+    with pytest.raises(sg.ShapeError, match="the type says Doubles"):
+        nn.ConvTranspose2d[L[4], L[2], nn.Doubles](4, 1, 1)
+    assert nn.ConvTranspose2d[L[4], L[2]](3, 2, 1)(x).shape == (1, 2, 9, 13)  # no rule: any sizes
+
+
+def test_pooling_by_two_floors_odd_sizes_as_its_half_type_says(numpy_backend: str) -> None:
+    x = sg.randn(1, 3, 7, 6)
+    Pooled = sg.Tensor[sg.NoTape, L[1], L[3], sg.Half[L[7]], sg.Half[L[6]]]
+    for pool in (nn.MaxPool2d(2), nn.AvgPool2d(2)):
+        assert sg.cast(pool(x), Pooled).shape == (1, 3, 3, 3)  # as torch.nn.MaxPool2d(2): floor
+
+
+def test_sequential_overloads_chain_every_length_up_to_16() -> None:
+    # The stack is written out (pyright has no variadic chain): each length's overload must
+    # chain its layers X0 -> X1 -> ... -> Xk, and only the deprecated last one takes more.
+    from typing import get_overloads
+
+    *typed, longer = get_overloads(nn.Sequential.__init__)
+    assert len(typed) == 16
+    for k, overload in enumerate(typed, 1):
+        annotations = overload.__annotations__
+        assert annotations["self"] == f"Sequential[X0, X{k}]"
+        assert [annotations[f"l{i + 1}"] for i in range(k)] == [f"Layer[X{i}, X{i + 1}]" for i in range(k)]
+    assert longer.__annotations__["more"] == "Layer[Any, Any]" and "up to 16 layers" in longer.__deprecated__
+
+
+def test_layers_of_plain_int_sizes_check_their_input_at_run_time(numpy_backend: str) -> None:
+    # Statically Linear(3, 4) and LayerNorm(3) are Open-sized and take any last axis; the
+    # run time refuses one that does not fit their weights, naming both sizes.
+    with pytest.raises(sg.ShapeError, match=r"has 5 features .* expects 3"):
+        nn.Linear(3, 4)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"weight of shape \(3,\) for input \(2, 5\)"):
+        nn.LayerNorm(3)(sg.ones(2, 5))

@@ -216,6 +216,20 @@ def test_prod_and_open_dims_at_run_time() -> None:
     assert sg.cast(sg.ones(2, 5), sg.Tensor[sg.NoTape, L[2], sg.Open]).shape == (2, 5)
 
 
+def test_sum_half_and_twice_dims_are_checked_as_numbers_at_run_time() -> None:
+    from typing import Literal as L
+
+    Joined = sg.Tensor[sg.NoTape, L[2], sg.Sum[L[3], L[4]]]
+    pair = sg.concat((sg.ones(2, 3), sg.ones(2, 4)), axis=-1)  # typed Sum[L[3], L[4]]
+    assert sg.cast(pair, Joined).shape == (2, 7)
+    with pytest.raises(Exception, match="7"):
+        sg.cast(sg.ones(2, 6), Joined)
+    Pooled = sg.Tensor[sg.NoTape, L[1], L[1], sg.Half[L[7]], sg.Twice[L[3]]]
+    assert sg.cast(sg.ones(1, 1, 3, 6), Pooled).shape == (1, 1, 3, 6)  # 7 // 2, as PyTorch floors
+    with pytest.raises(Exception, match="3"):
+        sg.cast(sg.ones(1, 1, 4, 6), Pooled)
+
+
 def test_a_plain_int_for_a_dim_sized_layer_is_refused() -> None:
     class Hidden(sg.Dim): ...
 

@@ -7,8 +7,10 @@ pyright (strict) is the reference: tests/test_typecheck.py holds it to every mar
 checkers are held to their recorded results (tests/test_checkers.py): a mark one of them
 caught and misses now, or a correct program it newly reports, fails the test and names the
 program; so does a mark it now catches (record it: the table in the README is made from the
-record). Each checker runs once over the whole corpus, in its default mode, from the
-repository root, with the project's virtual environment; only errors count.
+record). Each checker runs once over the whole corpus, in its default mode with calls of
+deprecated overloads as errors (shapegrad states some mistakes as ``@deprecated`` overloads,
+which pyright's strict mode reports), from the repository root, with the project's virtual
+environment; only errors count.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ COMMANDS: dict[str, list[str]] = {
         "--no-color-output",
         "--follow-imports=silent",
         "--cache-dir=/dev/null",
+        "--enable-error-code=deprecated",
     ],
     "pyrefly": [
         str(BIN / "pyrefly"),
@@ -51,8 +54,21 @@ COMMANDS: dict[str, list[str]] = {
         ".",
         "--output-format",
         "min-text",
+        "--error",
+        "deprecated",
     ],
-    "ty": [str(BIN / "ty"), "check", "--python", PYTHON, "--extra-search-path", ".", "--output-format", "concise"],
+    "ty": [
+        str(BIN / "ty"),
+        "check",
+        "--python",
+        PYTHON,
+        "--extra-search-path",
+        ".",
+        "--output-format",
+        "concise",
+        "--error",
+        "deprecated",
+    ],
 }
 # An error line of each checker: its file and line.
 ERROR_LINE = {

@@ -34,14 +34,14 @@ __all__ = [
 N = TypeVar("N", default=Any)
 
 
-class ReLU(Layer[N, N], checked=False):
+class ReLU(Layer[N, N, N], checked=False):
     """``max(x, 0)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.relu(x)
 
 
-class GELU(Layer[N, N], checked=False):
+class GELU(Layer[N, N, N], checked=False):
     """GELU: the tanh approximation by default, exact with ``approximate="none"`` (PyTorch's
     ``nn.GELU()`` default)."""
 
@@ -52,56 +52,56 @@ class GELU(Layer[N, N], checked=False):
         return act.gelu(x, self.approximate)
 
 
-class Tanh(Layer[N, N], checked=False):
+class Tanh(Layer[N, N, N], checked=False):
     """Hyperbolic tangent."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.tanh(x)
 
 
-class Sigmoid(Layer[N, N], checked=False):
+class Sigmoid(Layer[N, N, N], checked=False):
     """Logistic sigmoid."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.sigmoid(x)
 
 
-class Softplus(Layer[N, N], checked=False):
+class Softplus(Layer[N, N, N], checked=False):
     """``log(1 + e^x)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.softplus(x)
 
 
-class SiLU(Layer[N, N], checked=False):
+class SiLU(Layer[N, N, N], checked=False):
     """``x · σ(x)`` (swish), as ``nn.SiLU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.silu(x)
 
 
-class Mish(Layer[N, N], checked=False):
+class Mish(Layer[N, N, N], checked=False):
     """``x · tanh(softplus(x))``, as ``nn.Mish``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.mish(x)
 
 
-class SELU(Layer[N, N], checked=False):
+class SELU(Layer[N, N, N], checked=False):
     """Self-normalising ELU, as ``nn.SELU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.selu(x)
 
 
-class LogSigmoid(Layer[N, N], checked=False):
+class LogSigmoid(Layer[N, N, N], checked=False):
     """``log σ(x)``, computed stably, as ``nn.LogSigmoid``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.log_sigmoid(x)
 
 
-class ELU(Layer[N, N], checked=False):
+class ELU(Layer[N, N, N], checked=False):
     """``x`` where positive, ``alpha (e^x - 1)`` elsewhere, as ``nn.ELU``."""
 
     def __init__(self, alpha: float = 1.0) -> None:
@@ -111,7 +111,7 @@ class ELU(Layer[N, N], checked=False):
         return act.elu(x, self.alpha)
 
 
-class Hardtanh(Layer[N, N], checked=False):
+class Hardtanh(Layer[N, N, N], checked=False):
     """``x`` clipped to ``[min_val, max_val]``, as ``nn.Hardtanh``."""
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0) -> None:
@@ -121,7 +121,7 @@ class Hardtanh(Layer[N, N], checked=False):
         return act.hardtanh(x, self.min_val, self.max_val)
 
 
-class LeakyReLU(Layer[N, N], checked=False):
+class LeakyReLU(Layer[N, N, N], checked=False):
     """``x`` where positive, ``negative_slope · x`` elsewhere."""
 
     def __init__(self, negative_slope: float = 0.01) -> None:
@@ -131,7 +131,7 @@ class LeakyReLU(Layer[N, N], checked=False):
         return act.leaky_relu(x, self.negative_slope)
 
 
-class Dropout(Layer[N, N], checked=False):
+class Dropout(Layer[N, N, N], checked=False):
     """In training mode, zero each value with probability ``p`` and scale the rest by
     ``1/(1-p)``; in eval mode, the identity. The mask comes from ``generator`` (seedable).
     """

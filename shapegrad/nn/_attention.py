@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import Any, Literal, cast, overload
+
+from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
+from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, S, T
@@ -21,17 +24,18 @@ from ._norm import LayerNorm
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderBlock", "scaled_dot_product_attention"]
 
-D = TypeVar("D")
+D = TypeVar("D", default=Open)  # embed_dim given as a plain int: Open
 Lq = TypeVar("Lq")
 Lk = TypeVar("Lk")
 
 
+Dk = TypeVar("Dk")
 Dv = TypeVar("Dv")
 
 
 def scaled_dot_product_attention(
-    q: Tensor[T, *S, Lq, D],
-    k: Tensor[T, *S, Lk, D],
+    q: Tensor[T, *S, Lq, Dk],
+    k: Tensor[T, *S, Lk, Dk],
     v: Tensor[T, *S, Lk, Dv],
     mask: Tensor[Any, *tuple[Any, ...]] | None = None,
     dropout: Callable[[Any], Any] | None = None,
@@ -51,7 +55,7 @@ def scaled_dot_product_attention(
     return out
 
 
-class MultiHeadAttention(Layer[D, D], checked=False):
+class MultiHeadAttention(Layer[D, D, D], checked=False):
     """Attention with ``num_heads`` heads over ``D`` features, as ``nn.MultiheadAttention``
     with ``batch_first=True``.
 
@@ -63,7 +67,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
     def __init__(
         self,
         num_heads: int,
-        embed_dim: D | None = None,
+        embed_dim: D | int | None = None,
         *,
         dropout: float = 0.0,
         bias: bool = True,
@@ -151,7 +155,7 @@ class MultiHeadAttention(Layer[D, D], checked=False):
         return self.out_proj(merged)
 
 
-class TransformerEncoderBlock(Layer[D, D], checked=False):
+class TransformerEncoderBlock(Layer[D, D, D], checked=False):
     """Pre-norm transformer encoder block: ``x + attn(ln(x))``, then ``x + mlp(ln(x))``
     with a GELU feed-forward of ``ff_dim`` hidden units (as
     ``nn.TransformerEncoderLayer(norm_first=True, activation="gelu", batch_first=True)``;
@@ -161,7 +165,7 @@ class TransformerEncoderBlock(Layer[D, D], checked=False):
         self,
         num_heads: int,
         ff_dim: int,
-        embed_dim: D | None = None,
+        embed_dim: D | int | None = None,
         *,
         dropout: float = 0.0,
         generator: Generator | None = None,

@@ -3,24 +3,46 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
+
+from typing_extensions import deprecated
 
 from .._dims import Open
 from .._errors import ShapegradError
 from .._tensor import Tensor
-from .._typevars import A, B, C, D, E, F, G, H, I, J, K, N, O, S, T
+from .._typevars import B, C, E, F, H, I, K, N, O, S, T
 from ._module import Chan, Layer
 
 __all__ = ["Residual", "Sequential"]
 
+# The sizes between the layers of a chain (Sequential's overloads): X0 in, X{k} after layer k.
+X0 = TypeVar("X0")
+X1 = TypeVar("X1")
+X2 = TypeVar("X2")
+X3 = TypeVar("X3")
+X4 = TypeVar("X4")
+X5 = TypeVar("X5")
+X6 = TypeVar("X6")
+X7 = TypeVar("X7")
+X8 = TypeVar("X8")
+X9 = TypeVar("X9")
+X10 = TypeVar("X10")
+X11 = TypeVar("X11")
+X12 = TypeVar("X12")
+X13 = TypeVar("X13")
+X14 = TypeVar("X14")
+X15 = TypeVar("X15")
+X16 = TypeVar("X16")
 
-class Sequential(Layer[I, O], checked=False):
+
+class Sequential(Layer[I, O, I, O], checked=False):
     """Layers applied in order; its type is the chain's ``Layer[first in, last out]``.
 
-    Construction is typed for chains of up to 8 layers: a 784→128 layer followed by a
-    100→10 layer is a pyright error. (There is deliberately no catch-all overload, which
-    would swallow every mismatch; nest Sequentials for longer chains.) Parameters are
-    named by position: ``"0.weight"``, ``"2.bias"``.
+    Construction is typed for chains of up to 16 layers: a 784→128 layer followed by a
+    100→10 layer is a pyright error. (There is deliberately no catch-all overload for
+    shorter chains, which would swallow every mismatch; a longer chain is refused with a
+    message that says to nest Sequentials.) Parameters are named by position:
+    ``"0.weight"``, ``"2.bias"``.
 
     Examples:
         >>> from typing import Literal as L
@@ -32,54 +54,227 @@ class Sequential(Layer[I, O], checked=False):
     """
 
     @overload
-    def __init__(self: Sequential[A, B], l1: Layer[A, B], /) -> None: ...
+    def __init__(self: Sequential[X0, X1], l1: Layer[X0, X1], /) -> None: ...
     @overload
-    def __init__(self: Sequential[A, C], l1: Layer[A, B], l2: Layer[B, C], /) -> None: ...
+    def __init__(self: Sequential[X0, X2], l1: Layer[X0, X1], l2: Layer[X1, X2], /) -> None: ...
     @overload
-    def __init__(self: Sequential[A, D], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], /) -> None: ...
+    def __init__(self: Sequential[X0, X3], l1: Layer[X0, X1], l2: Layer[X1, X2], l3: Layer[X2, X3], /) -> None: ...
     @overload
     def __init__(
-        self: Sequential[A, E], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], /
+        self: Sequential[X0, X4], l1: Layer[X0, X1], l2: Layer[X1, X2], l3: Layer[X2, X3], l4: Layer[X3, X4], /
     ) -> None: ...
     @overload
     def __init__(
-        self: Sequential[A, F], l1: Layer[A, B], l2: Layer[B, C], l3: Layer[C, D], l4: Layer[D, E], l5: Layer[E, F], /
-    ) -> None: ...
-    @overload
-    def __init__(
-        self: Sequential[A, G],
-        l1: Layer[A, B],
-        l2: Layer[B, C],
-        l3: Layer[C, D],
-        l4: Layer[D, E],
-        l5: Layer[E, F],
-        l6: Layer[F, G],
+        self: Sequential[X0, X5],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
         /,
     ) -> None: ...
     @overload
     def __init__(
-        self: Sequential[A, H],
-        l1: Layer[A, B],
-        l2: Layer[B, C],
-        l3: Layer[C, D],
-        l4: Layer[D, E],
-        l5: Layer[E, F],
-        l6: Layer[F, G],
-        l7: Layer[G, H],
+        self: Sequential[X0, X6],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
         /,
     ) -> None: ...
     @overload
     def __init__(
-        self: Sequential[A, J],
-        l1: Layer[A, B],
-        l2: Layer[B, C],
-        l3: Layer[C, D],
-        l4: Layer[D, E],
-        l5: Layer[E, F],
-        l6: Layer[F, G],
-        l7: Layer[G, H],
-        l8: Layer[H, J],
+        self: Sequential[X0, X7],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
         /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X8],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X9],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X10],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X11],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X12],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        l12: Layer[X11, X12],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X13],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        l12: Layer[X11, X12],
+        l13: Layer[X12, X13],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X14],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        l12: Layer[X11, X12],
+        l13: Layer[X12, X13],
+        l14: Layer[X13, X14],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X15],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        l12: Layer[X11, X12],
+        l13: Layer[X12, X13],
+        l14: Layer[X13, X14],
+        l15: Layer[X14, X15],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X16],
+        l1: Layer[X0, X1],
+        l2: Layer[X1, X2],
+        l3: Layer[X2, X3],
+        l4: Layer[X3, X4],
+        l5: Layer[X4, X5],
+        l6: Layer[X5, X6],
+        l7: Layer[X6, X7],
+        l8: Layer[X7, X8],
+        l9: Layer[X8, X9],
+        l10: Layer[X9, X10],
+        l11: Layer[X10, X11],
+        l12: Layer[X11, X12],
+        l13: Layer[X12, X13],
+        l14: Layer[X13, X14],
+        l15: Layer[X14, X15],
+        l16: Layer[X15, X16],
+        /,
+    ) -> None: ...
+    @overload
+    @deprecated(
+        "Sequential is typed for chains of up to 16 layers: nest them "
+        "(Sequential(Sequential(l1, ..., l8), Sequential(l9, ...))), which also names the parameters by block"
+    )
+    def __init__(
+        self: Sequential[Any, Any],
+        l1: Layer[Any, Any],
+        l2: Layer[Any, Any],
+        l3: Layer[Any, Any],
+        l4: Layer[Any, Any],
+        l5: Layer[Any, Any],
+        l6: Layer[Any, Any],
+        l7: Layer[Any, Any],
+        l8: Layer[Any, Any],
+        l9: Layer[Any, Any],
+        l10: Layer[Any, Any],
+        l11: Layer[Any, Any],
+        l12: Layer[Any, Any],
+        l13: Layer[Any, Any],
+        l14: Layer[Any, Any],
+        l15: Layer[Any, Any],
+        l16: Layer[Any, Any],
+        l17: Layer[Any, Any],
+        /,
+        *more: Layer[Any, Any],
     ) -> None: ...
     def __init__(self, *layers: Layer[Any, Any]) -> None:
         if not layers:
@@ -113,7 +308,7 @@ class Sequential(Layer[I, O], checked=False):
         return y
 
 
-class Residual(Layer[N, N], checked=False):
+class Residual(Layer[N, N, N], checked=False):
     """``x + inner(x)``: a shape-preserving layer with a skip connection."""
 
     def __init__(self, inner: Layer[N, N]) -> None:

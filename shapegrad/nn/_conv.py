@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any, overload
+from typing import Any, Generic, Literal, overload
 
 import numpy as np
 from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
-from .._dims import Open, Prod
+from .._dims import Half, Open, Prod, Twice
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
@@ -23,16 +23,20 @@ __all__ = [
     "Conv1d",
     "Conv2d",
     "ConvTranspose2d",
+    "Doubles",
     "Flatten",
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
+    "Halves",
     "MaxPool2d",
     "SameConv2d",
+    "SizeRule",
     "conv2d",
 ]
 
-I = TypeVar("I")
-O = TypeVar("O")
+# Channels given as plain ints (in_channels=c) leave these unsolved: Open, never int.
+I = TypeVar("I", default=Open)
+O = TypeVar("O", default=Open)
 C = TypeVar("C", default=Any)  # pooling and Flatten built without a type argument: Any, not Unknown
 # Defaults, because they follow C (which has one) in the methods of the pooling layers.
 H = TypeVar("H", default=Any)
@@ -40,6 +44,7 @@ W = TypeVar("W", default=Any)
 # The channels of a call, bound from the input (a pooling layer built without a type
 # argument is MaxPool2d[Any]; its calls still keep the input's channels).
 Ch = TypeVar("Ch", default=Any)
+Co = TypeVar("Co")  # a transposed convolution's output channels, in a self annotation
 N = TypeVar("N")
 
 Size = int | tuple[int, int]
@@ -78,7 +83,31 @@ def _conv_parameters(
     return weight, uniform_parameter((out_channels,), bound, generator, dtype) if bias else None
 
 
-class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
+class SizeRule:
+    """How a layer makes its output's height and width, in its type (``MaxPool2d[Halves]``).
+    This base rule: computed at run time, typed ``sg.Open``. A layer with a more precise rule
+    is also one with this rule, so ``pool: MaxPool2d = MaxPool2d(2)`` is accepted. Never
+    instantiated."""
+
+
+class Halves(SizeRule):
+    """The rule of a pooling layer built with a literal ``kernel_size=2`` (stride 2, no
+    padding): ``MaxPool2d(2)`` is a ``MaxPool2d[Halves]``, whose call types the height and
+    width as ``Half[H]``, ``Half[W]`` (floor, as PyTorch)."""
+
+
+class Doubles(SizeRule):
+    """The rule of an up-sampling ``ConvTranspose2d[I, O, Doubles]``: stride 2 and
+    ``2·padding = dilation·(kernel - 1) + output_padding - 1`` (kernel 4 with padding 1, or
+    kernel 2 with padding 0), so each spatial size doubles: ``Twice[H]``. Checked when the
+    layer is built."""
+
+
+# A layer's size rule; covariant, so that a layer with a precise rule is also the plain one.
+R = TypeVar("R", covariant=True, default=SizeRule)
+
+
+class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
 
     Args:
@@ -106,8 +135,8 @@ class Conv2d(Layer[Chan[I], Chan[O]], checked=False):
         dilation: Size = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -157,8 +186,8 @@ class SameConv2d(Conv2d[I, O], checked=False):
         dilation: Size = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -184,7 +213,7 @@ class SameConv2d(Conv2d[I, O], checked=False):
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
-class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
+class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
     over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
 
@@ -196,8 +225,8 @@ class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
         dilation: int = 1,
         groups: int = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -225,11 +254,14 @@ class Conv1d(Layer[Chan[I], Chan[O]], checked=False):
         return out.reshape(b, self.out_channels, out.shape[3])  # pyright: ignore[reportReturnType] -- the length is computed
 
 
-class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
+class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=False):
     """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input),
     from ``I`` to ``O`` channels; upsamples by ``stride``.
 
-    Output size per axis: ``(n - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``.
+    Output size per axis: ``(n - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1``,
+    typed ``sg.Open``; a third type argument :class:`Doubles` (``ConvTranspose2d[L[64],
+    L[32], Doubles](4, 2, 1)``, DCGAN's and U-Net's up-sampling) types it ``Twice[H]``,
+    ``Twice[W]``, and the layer refuses arguments that do not double every size.
     Weight layout ``(I, O, kh, kw)``, as PyTorch. ``groups`` is 1.
     """
 
@@ -241,8 +273,8 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
         output_padding: Size = 0,
         dilation: Size = 1,
         *,
-        in_channels: I | None = None,
-        out_channels: O | None = None,
+        in_channels: I | int | None = None,
+        out_channels: O | int | None = None,
         bias: bool = True,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -255,6 +287,22 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
             raise ShapeError(
                 f"ConvTranspose2d: output_padding {self.output_padding} must be smaller than stride or dilation"
             )
+        if len(self._type_args) > 2 and self._type_args[2] is Doubles:
+            # 2n for every n: stride 2, and the size's constant part (the formula above at
+            # n = 0, plus the stride) zero.
+            rest = tuple(
+                -2 * p + d * (k - 1) + op + 1 - s
+                for s, p, d, k, op in zip(
+                    self.stride, self.padding, self.dilation, self.kernel_size, self.output_padding, strict=True
+                )
+            )
+            if self.stride != (2, 2) or rest != (0, 0):
+                raise ShapeError(
+                    f"{type(self).__name__}: the type says Doubles (each size twice), but kernel_size="
+                    f"{self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+                    f"output_padding={self.output_padding} give (n - 1)·{self.stride[0]} + {rest[0] + self.stride[0]}; "
+                    "expected stride 2 with kernel 4 and padding 1, or kernel 2 and padding 0"
+                )
         fan_in = self.out_channels * self.kernel_size[0] * self.kernel_size[1]
         bound = 1.0 / math.sqrt(fan_in)
         shape = (self.in_channels, self.out_channels, *self.kernel_size)
@@ -263,7 +311,13 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
             uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
         )
 
-    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]:
+    @overload
+    def __call__(
+        self: ConvTranspose2d[N, Co, Doubles], x: Tensor[T, B, N, H, W]
+    ) -> Tensor[T, B, Co, Twice[H], Twice[W]]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
         if x.ndim != 4 or x.shape[1] != self.in_channels:  # else a reshape of the weight fails
             raise ShapeError(
                 f"ConvTranspose2d({self.in_channels}, {self.out_channels}) expects input (batch, "
@@ -287,38 +341,76 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O]], checked=False):
         return out
 
 
-class _Pool2d(Layer[Chan[C], Chan[C]], checked=False):
+class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride) if stride is not None else self.kernel_size
         self.padding = _pair(padding)
 
 
-class MaxPool2d(_Pool2d, checked=False):
+class MaxPool2d(_Pool2d[R], checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
-    Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient."""
+    Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient.
 
-    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]:
+    ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
+    (rounded down, as PyTorch: 7 -> 3); other sizes give ``sg.Open``."""
+
+    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open.
+    # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
+    @overload
+    def __init__(
+        self: MaxPool2d[Halves], kernel_size: Literal[2], stride: Literal[2] | None = None, padding: Literal[0] = 0
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: MaxPool2d[SizeRule], kernel_size: Size, stride: Size | None = None, padding: Size = 0
+    ) -> None: ...
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
+
+    @overload
+    def __call__(self: MaxPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-class AvgPool2d(_Pool2d, checked=False):
+class AvgPool2d(_Pool2d[R], checked=False):
     """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
-    (PyTorch's ``count_include_pad=True``)."""
+    (PyTorch's ``count_include_pad=True``). ``AvgPool2d(2)`` halves the typed height and
+    width as ``MaxPool2d(2)`` does."""
 
-    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]:
+    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open.
+    # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
+    @overload
+    def __init__(
+        self: AvgPool2d[Halves], kernel_size: Literal[2], stride: Literal[2] | None = None, padding: Literal[0] = 0
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: AvgPool2d[SizeRule], kernel_size: Size, stride: Size | None = None, padding: Size = 0
+    ) -> None: ...
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
+        super().__init__(kernel_size, stride, padding)
+
+    @overload
+    def __call__(self: AvgPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
         return cols.mean(2)
 
 
-class GlobalAvgPool2d(Layer[Chan[C], C], checked=False):
+class GlobalAvgPool2d(Layer[Chan[C], C, C], checked=False):
     """Mean over height and width: ``(B, C, H, W) -> (B, C)`` (channels become features)."""
 
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.mean((2, 3))
 
 
-class GlobalMaxPool2d(Layer[Chan[C], C], checked=False):
+class GlobalMaxPool2d(Layer[Chan[C], C, C], checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:

@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 import math
-from typing import Any, TypeVar
+from typing import Any, overload
 
 import numpy as np
+from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
+from .._dims import Open
 from .._tensor import Tensor, wrap
-from .._typevars import S, T
+from .._typevars import K, S, T
 from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
 from ._module import Layer, parameter
 
 __all__ = ["Embedding", "Linear", "uniform_parameter"]
 
-I = TypeVar("I")
-O = TypeVar("O")
-V = TypeVar("V")
-D = TypeVar("D")
+# Sizes given as plain ints (Linear(n_embd, 4 * n_embd)) leave these unsolved: Open, the
+# size the type could not compute, never int (which matches no dim) nor Unknown.
+I = TypeVar("I", default=Open)
+O = TypeVar("O", default=Open)
+V = TypeVar("V", default=Open)
+D = TypeVar("D", default=Open)
 
 
 def uniform_parameter(shape: tuple[int, ...], bound: float, generator: Generator | None, dtype: str) -> Any:
@@ -28,12 +32,15 @@ def uniform_parameter(shape: tuple[int, ...], bound: float, generator: Generator
     return parameter(wrap(gen.uniform(shape, -bound, bound, dtype=dtype), gen.backend))
 
 
-class Linear(Layer[I, O], checked=False):
+class Linear(Layer[I, O, I, O], checked=False):
     """``y = x @ weight + bias``, mapping the last axis from ``I`` to ``O`` features.
 
     Args:
-        in_features: the input size ``I``, only when it is not a ``Literal`` type argument.
-        out_features: the output size ``O``, only when it is not a ``Literal`` type argument.
+        in_features: the input size ``I``: needed when it is not a ``Literal`` type argument;
+            given with one (``Linear[L[64], L[256]](n_embd, 4 * n_embd)``), it must agree
+            (a ``ShapeError`` names both). Plain ints without type arguments make the
+            sizes ``Open``; ``sg.Dim`` instances keep their class.
+        out_features: the output size ``O``, as ``in_features``.
         bias: whether to add a learned bias.
         generator: the source of the initial values (``U(±1/√in)``, as PyTorch).
         dtype: the parameters' dtype.
@@ -51,8 +58,8 @@ class Linear(Layer[I, O], checked=False):
 
     def __init__(
         self,
-        in_features: I | None = None,
-        out_features: O | None = None,
+        in_features: I | int | None = None,
+        out_features: O | int | None = None,
         *,
         bias: bool = True,
         generator: Generator | None = None,
@@ -72,12 +79,18 @@ class Linear(Layer[I, O], checked=False):
         """PyTorch's ``weight`` is ``(out, in)``: transposed into ours."""
         return np.ascontiguousarray(array.T) if name == "weight" and array.ndim == 2 else array
 
-    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]:
-        # One fused op (see ops.linalg.linear); its dims are stated by this signature.
+    # A layer built from plain ints (Linear(n_embd, vocab): Linear[Open, ...]) does not know
+    # its input size: it takes any last axis, which the run time checks against its weight.
+    @overload
+    def __call__(self: Linear[Open, K], x: Tensor[T, *S, Any]) -> Tensor[T, *S, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]: ...
+    def __call__(self, x: Any) -> Any:
+        # One fused op (see ops.linalg.linear); its dims are stated by the signatures above.
         return linear(x, self.weight, self.bias)
 
 
-class Embedding(Layer[V, D], checked=False):
+class Embedding(Layer[V, D, V, D], checked=False):
     """A table of ``V`` learned ``D``-vectors, looked up by integer ids.
 
     Trace the ids (``ids.trace(grads)``) to put the lookup on a tape: integer tensors carry
@@ -93,8 +106,8 @@ class Embedding(Layer[V, D], checked=False):
 
     def __init__(
         self,
-        num_embeddings: V | None = None,
-        embedding_dim: D | None = None,
+        num_embeddings: V | int | None = None,
+        embedding_dim: D | int | None = None,
         *,
         generator: Generator | None = None,
         dtype: str = "float32",

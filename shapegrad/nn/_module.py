@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import copy
 import functools
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Self, TypeVar, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
 
 import numpy as np
+from typing_extensions import TypeIs, TypeVar
 
 from .._autodiff import ParamInfo, make_parameter
 from .._checking import checked as checked_function, checks_enabled
-from .._dims import Dim, Prod
+from .._dims import Dim, literal_size
 from .._errors import DTypeError, ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
@@ -25,6 +25,13 @@ __all__ = ["Layer", "Module", "parameter"]
 
 I = TypeVar("I")
 O = TypeVar("O")
+# A module's own type arguments (a layer's sizes, Linear[I, O] -> Module[I, O]), so that
+# ``isinstance(m, Linear)`` on a ``Module`` narrows to ``Linear[Any, Any]``: pyright infers
+# the narrowed class's arguments from the declared type's (it never uses TypeVar defaults
+# there), so they must appear unwrapped in a base. The defaults make a bare ``Module``
+# (a model subclass, an annotation) ``Module[Any, Any]``.
+Own0 = TypeVar("Own0", default=Any)
+Own1 = TypeVar("Own1", default=Any)
 
 
 def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any, *S]:
@@ -54,7 +61,7 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
     return tensor
 
 
-class Module:
+class Module(Generic[Own0, Own1]):
     """Base of every model and layer.
 
     Subclass it, assign parameters (``sg.nn.parameter``), layers and lists or dicts of
@@ -149,11 +156,27 @@ class Module:
         """The number of scalar parameters."""
         return sum(t.size for t in self.parameters(trainable_only=trainable_only))
 
+    def modules(self) -> Iterator[Module]:
+        """This module and every sub-module, each once (PyTorch's ``modules()``), as
+        ``named_modules()`` without the paths.
+
+        Examples:
+            >>> import shapegrad as sg
+            >>> mlp = sg.nn.Sequential(sg.nn.Linear(3, 4), sg.nn.ReLU(), sg.nn.Linear(4, 1))
+            >>> [type(m).__name__ for m in mlp.modules()]
+            ['Sequential', 'Linear', 'ReLU', 'Linear']
+        """
+        seen: set[int] = set()
+        for _, module in self.named_modules():
+            if id(module) not in seen:
+                seen.add(id(module))
+                yield module
+
     def named_modules(self) -> Iterator[tuple[str, Module]]:
         """``(dotted path, module)`` for this module (path ``""``) and every sub-module."""
         yield "", self
         for path, value in self._walk(""):
-            if isinstance(value, Module):
+            if _is_module(value):
                 yield path, value
 
     def _select(self, paths: tuple[str, ...]) -> list[AnyTensor]:
@@ -257,7 +280,7 @@ class Module:
                 return
             seen.add(id(module))
             for _, value in module._walk(""):
-                if isinstance(value, Module) and id(value) not in seen:
+                if _is_module(value) and id(value) not in seen:
                     visit(value)
             fn(module)
 
@@ -316,13 +339,19 @@ class Module:
         return clone
 
     def __repr__(self) -> str:
-        children = [f"  {n}: {type(v).__name__}" for n, v in self.named_children() if isinstance(v, Module)]
+        children = [f"  {n}: {type(v).__name__}" for n, v in self.named_children() if _is_module(v)]
         body = "\n" + "\n".join(children) + "\n" if children else ""
         return f"{type(self).__name__}({body})"
 
 
+def _is_module(value: object) -> TypeIs[Module]:
+    """``isinstance(value, Module)``, narrowing to ``Module[Any, Any]`` (a plain ``isinstance``
+    of an ``Any`` value gives ``Module[Unknown, Unknown]``)."""
+    return isinstance(value, Module)
+
+
 def _walk_value(path: str, value: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Module):
+    if _is_module(value):
         yield path, value
         yield from value._walk(path + ".")
     elif isinstance(value, Tensor):
@@ -341,17 +370,6 @@ def _param_info(tensor: AnyTensor) -> ParamInfo:
     return info
 
 
-def _literal_size(arg: Any) -> int | None:
-    origin = get_origin(arg)
-    if origin is Literal:
-        (size,) = get_args(arg)
-        return int(size)
-    if origin is Prod:  # Linear[Prod[L[16], L[7], L[7]], ...] takes 784 features
-        sizes = [n for part in get_args(arg) if (n := _literal_size(part)) is not None]
-        return math.prod(sizes) if len(sizes) == len(get_args(arg)) else None
-    return None
-
-
 class Chan(Generic[I]):
     """The kind of a layer's size that counts an image's channels (axis 1 of ``(B, C, H, W)``),
     as opposed to features (the last axis): ``Conv2d[L[1], L[8]]`` is a
@@ -360,12 +378,16 @@ class Chan(Generic[I]):
     whose channels drift. Never instantiated."""
 
 
-class Layer(Module, Generic[I, O]):
+class Layer(Module[Own0, Own1], Generic[I, O, Own0, Own1]):
     """A module mapping feature size ``I`` to ``O`` (Linear's in and out features, a
     convolution's channels); ``Sequential`` chains layers whose sizes agree.
 
     ``Linear[L[784], L[128]]()`` is both the static type and, at run time, where the layer
     learns its sizes; sizes that are ``sg.Dim`` classes are given as arguments instead.
+    The last two type arguments are the layer's own (``Linear[I, O]`` is a
+    ``Layer[I, O, I, O]``, ``Conv2d[I, O]`` a ``Layer[Chan[I], Chan[O], I, O]``): they are
+    what ``isinstance`` narrowing reads (see :class:`Module`); written as ``Layer[I, O]``
+    they are ``Any``.
     """
 
     _type_args: ClassVar[tuple[Any, ...]] = ()
@@ -377,7 +399,7 @@ class Layer(Module, Generic[I, O]):
     @classmethod
     def _size_arg(cls, index: int, given: Any, name: str) -> int:
         type_arg = cls._type_args[index] if index < len(cls._type_args) else None
-        from_type = _literal_size(type_arg)
+        from_type = literal_size(type_arg)
         if (
             given is not None
             and isinstance(type_arg, type)
@@ -402,7 +424,5 @@ class Layer(Module, Generic[I, O]):
 
 @functools.cache
 def _sized(cls: type[Layer[Any, Any]], args: tuple[Any, ...]) -> type[Layer[Any, Any]]:
-    names = ", ".join(
-        str(_literal_size(a) if _literal_size(a) is not None else getattr(a, "__name__", a)) for a in args
-    )
+    names = ", ".join(str(literal_size(a) if literal_size(a) is not None else getattr(a, "__name__", a)) for a in args)
     return type(f"{cls.__name__}[{names}]", (cls,), {"_type_args": args, "__module__": cls.__module__})

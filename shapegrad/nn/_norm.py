@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, overload
+
+from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
+from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
 from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
-from ._module import Layer, parameter
+from ._module import Chan, Layer, parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
-N = TypeVar("N")
-C = TypeVar("C")
+# Sizes given as plain ints (LayerNorm(n_embd)) leave these unsolved: Open, never int.
+N = TypeVar("N", default=Open)
+C = TypeVar("C", default=Open)
+# The kind of the size a batch norm keeps: features (C) for BatchNorm1d, channels (Chan[C])
+# for BatchNorm2d, so that Sequential takes a BatchNorm2d after a convolution.
+K_ = TypeVar("K_")
 
 
 def _state(tensor: AnyTensor) -> Any:
@@ -23,7 +30,7 @@ def _state(tensor: AnyTensor) -> Any:
     return tensor
 
 
-class LayerNorm(Layer[N, N], checked=False):
+class LayerNorm(Layer[N, N, N], checked=False):
     """Normalize the last axis to mean 0 and variance 1, then scale and shift.
 
     ``y = (x - mean) / sqrt(var + eps) · weight + bias``, with the biased variance, as
@@ -32,7 +39,7 @@ class LayerNorm(Layer[N, N], checked=False):
 
     def __init__(
         self,
-        normalized_size: N | None = None,
+        normalized_size: N | int | None = None,
         *,
         eps: float = 1e-5,
         elementwise_affine: bool = True,
@@ -46,16 +53,22 @@ class LayerNorm(Layer[N, N], checked=False):
             self.weight = _state(parameter(ones(self.normalized_size, dtype=dtype)))
             self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
 
-    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]:
+    # Built from a plain int (LayerNorm(n_embd): LayerNorm[Open]), it takes and keeps any last
+    # axis; the run time checks it against the weight.
+    @overload
+    def __call__(self: LayerNorm[Open], x: Tensor[T, *S, K]) -> Tensor[T, *S, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+    def __call__(self, x: Any) -> Any:
         return layer_norm(x, self.weight, self.bias, self.eps)
 
 
-class _BatchNorm(Layer[C, C], checked=False):
+class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
     _spatial_ranks: tuple[int, ...] = ()
 
     def __init__(
         self,
-        num_features: C | None = None,
+        num_features: C | int | None = None,
         *,
         eps: float = 1e-5,
         momentum: float = 0.1,
@@ -121,7 +134,7 @@ class _BatchNorm(Layer[C, C], checked=False):
         backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
 
 
-class BatchNorm1d(_BatchNorm[C], checked=False):
+class BatchNorm1d(_BatchNorm[C, C], checked=False):
     """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
 
     In training mode it normalizes with the batch's statistics and updates
@@ -138,7 +151,7 @@ class BatchNorm1d(_BatchNorm[C], checked=False):
         return self._normalize(x)
 
 
-class BatchNorm2d(_BatchNorm[C], checked=False):
+class BatchNorm2d(_BatchNorm[Chan[C], C], checked=False):
     """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
 
     _spatial_ranks = (2,)
@@ -147,12 +160,12 @@ class BatchNorm2d(_BatchNorm[C], checked=False):
         return self._normalize(x)
 
 
-class _SyncBatchNorm(_BatchNorm[C], checked=False):
+class _SyncBatchNorm(_BatchNorm[K_, C], checked=False):
     """Batch statistics over the global batch: every rank's samples (``comm``)."""
 
     def __init__(
         self,
-        num_features: C | None = None,
+        num_features: C | int | None = None,
         *,
         comm: Any,
         eps: float = 1e-5,
@@ -175,12 +188,12 @@ class _SyncBatchNorm(_BatchNorm[C], checked=False):
         return total * (1.0 / count)
 
 
-class SyncBatchNorm1d(_SyncBatchNorm[C], BatchNorm1d[C], checked=False):
+class SyncBatchNorm1d(_SyncBatchNorm[C, C], BatchNorm1d[C], checked=False):
     """``BatchNorm1d`` whose training statistics are over the global batch of every rank of
     ``comm`` (``shapegrad.distributed.init()``), as ``nn.SyncBatchNorm``; every rank must
     call it. In eval mode it is ``BatchNorm1d``."""
 
 
-class SyncBatchNorm2d(_SyncBatchNorm[C], BatchNorm2d[C], checked=False):
+class SyncBatchNorm2d(_SyncBatchNorm[Chan[C], C], BatchNorm2d[C], checked=False):
     """``BatchNorm2d`` with global-batch statistics over ``comm``'s ranks (see
     :class:`SyncBatchNorm1d`)."""

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 
 from typing_extensions import TypeVar
 
-from .._dims import Open, Prod
+from .._dims import Open, Prod, literal_size
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
@@ -22,7 +22,7 @@ from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
 from ._linear import uniform_parameter
-from ._module import Layer, _literal_size
+from ._module import Layer
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -38,14 +38,12 @@ _H = TypeVar("_H")
 Batch = TypeVar("Batch")
 Steps = TypeVar("Steps")
 
-State = Tensor[Any, Any, Batch, H]
-"""An initial state, ``(num_layers · directions, B, H)`` as PyTorch's ``h_0``."""
-Pair = tuple[State[Batch, H], State[Batch, H]]
-Final = Tensor[T, Open, Batch, H]
-"""A final state, ``(num_layers · directions, B, H)``, on the input's tape."""
+# The signatures below spell out their states (no aliases), so that pyright's messages print
+# the dims: an initial state ``Tensor[Any, Any, Batch, H]`` is ``(num_layers · directions, B,
+# H)`` as PyTorch's ``h_0``; a final one ``Tensor[T, Open, Batch, H]``, on the input's tape.
 
 
-class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
+class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     """What RNN, LSTM and GRU share: the parameters, the checks and the loop over layers."""
 
     _cell: str
@@ -116,7 +114,7 @@ class _Recurrent(Layer[I, H], Generic[I, H, D], checked=False):
         directions = 2 if bidirectional else 1
         width = directions * self.hidden_size
         args = self._type_args
-        declared = _literal_size(args[2]) if len(args) > 2 else (1 if len(args) == 2 else None)
+        declared = literal_size(args[2]) if len(args) > 2 else (1 if len(args) == 2 else None)
         if declared is not None and declared != directions:
             raise ShapeError(
                 f"{name}: the type says {declared} direction(s), found bidirectional={bidirectional}; "
@@ -189,12 +187,16 @@ class _OneState(_Recurrent[I, H, D], checked=False):
 
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, _H], Final[T, Batch, _H]]: ...
+        self: _OneState[_I, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, _I],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], h_0: State[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Final[T, Batch, _H]]: ...
+        self: _OneState[_I, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, _I],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, Open, Batch, _H]]: ...
     def __call__(self, x: Any, h_0: Any = None) -> Any:
         out, (h_n,) = self._run(x, None if h_0 is None else (h_0,), 1)
         return out, h_n
@@ -316,12 +318,18 @@ class LSTM(_Recurrent[I, H, D], checked=False):
 
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[1]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+        self: LSTM[_I, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, _I],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[2]], x: Tensor[T, Batch, Steps, _I], state: Pair[Batch, _H] | None = None
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Final[T, Batch, _H], Final[T, Batch, _H]]]: ...
+        self: LSTM[_I, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, _I],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[
+        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]
+    ]: ...
     def __call__(self, x: Any, state: Any = None) -> Any:
         pair = cast(tuple[Any, ...], state) if isinstance(state, tuple) else None
         if state is not None and (pair is None or len(pair) != 2):

@@ -23,4 +23,4 @@ def main() -> None:
     grads = sg.Gradients()
     x: Tensor[OwnedTape[None], Batch] = sg.ones(Batch(3)).trace(grads)
     loss = (x * x).sum()
-    sg.backward(loss, x * 2)  # E
+    sg.backward(loss, x * 2)  # E: sg.backward() without seeds starts from rank-0 outputs

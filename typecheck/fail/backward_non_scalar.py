@@ -17,4 +17,4 @@ class Batch(sg.Dim): ...
 def main() -> None:
     grads = sg.Gradients()
     x = sg.ones(3).trace(grads)
-    (x * 2.0).backward()  # E: Argument missing for parameter "seed"
+    (x * 2.0).backward()  # E: backward() without a seed starts from a rank-0 tensor (a loss)

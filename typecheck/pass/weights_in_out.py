@@ -2,7 +2,7 @@
 from_torch, sg.nn.init through Module.apply, and Module.to(dtype=...): each keeps the
 model's own type, and the layers' typed weights stay typed."""
 
-from typing import Any, Literal as L, TypeVar, assert_type, cast
+from typing import Literal as L, TypeVar, assert_type
 
 import numpy as np
 
@@ -28,11 +28,10 @@ class Classifier(Module):
 
 def reset(module: Module) -> None:
     if isinstance(module, Linear):
-        # isinstance cannot know the sizes (pyright: Linear[Unknown, Unknown]); any will do.
-        layer = cast(Linear[Any, Any], module)
-        init.kaiming_uniform_(layer.weight, nonlinearity="relu", generator=sg.Generator(0))
-        if layer.bias is not None:
-            init.zeros_(layer.bias)
+        # isinstance cannot know the sizes: the layer is Linear[Any, Any], typed enough here.
+        init.kaiming_uniform_(module.weight, nonlinearity="relu", generator=sg.Generator(0))
+        if module.bias is not None:
+            init.zeros_(module.bias)
 
 
 def main() -> None:
@@ -48,7 +47,9 @@ def main() -> None:
 
     # A PyTorch state_dict (torch tensors, or the arrays of a safetensors file it wrote):
     # PyTorch's Linear weight is (out, in); from_torch transposes it into ours.
-    torch_state = {name: array.T if name.endswith("weight") and array.ndim == 2 else array for name, array in state.items()}
+    torch_state = {
+        name: array.T if name.endswith("weight") and array.ndim == 2 else array for name, array in state.items()
+    }
     result = sg.nn.from_torch(other, torch_state)
     unexpected: list[str] = result.unexpected_keys
 
