@@ -1,0 +1,130 @@
+"""A convolution's window gathering (im2col) and its adjoint (col2im) for the NumPy backend,
+registered in ``numba_kernels``; ``shapegrad.ops.conv`` keeps the reference (strided slices
+stacked, and added back one window offset at a time), which the tests compare these with.
+
+The layout is channels-last: an image ``(B, H, W, C)`` (any strides: a ``(B, C, H, W)``
+tensor's ``permute_dims(x, (0, 2, 3, 1))``) and columns ``(B·Ho·Wo, G, kh·kw·C/G)``, a row per
+output pixel, each group's taps ``(kh, kw, C/G)`` in a row. One pass writes each row from the
+image (a tap's channels are a contiguous run there), zeros where a tap falls in the padding;
+the reference takes ``kh·kw`` strided copies and a stack, and ``kh·kw`` read-modify-write
+passes over the whole padded image for the adjoint, where this adds each row into the image
+once, the pixel's neighbourhood still in cache.
+
+- ``im2col(image, kernel, stride, padding, dilation, groups, out) -> cols``, contiguous.
+- ``col2im(cols, batch, size, kernel, stride, padding, dilation, out) -> image``
+  ``(B, H, W, C)``, contiguous; ``cols`` any strides.
+
+float32 and float64.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__ = ["builders"]
+
+Pair = tuple[int, int]
+
+
+def _gather(x: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups: int, out: Any, cols: Any) -> None:
+    # x: the padded image (B, Hp, Wp, C) flat (`shape`); cols (B·Ho·Wo, G, kh·kw·Cg) flat.
+    # Flat indices: numba's multi-axis views cost more per tap than a three-channel tap's
+    # copy. With one group and no dilation across the width, a window row's kw taps are one
+    # run of kw·C values in both arrays.
+    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w) = kernel, stride, dilation, out
+    batch, height, width, channels = shape
+    cg = channels // groups
+    row = kh * kw * cg
+    runs = groups == 1 and dw == 1
+    n = 0
+    for b in range(batch):
+        for i in range(out_h):
+            for j in range(out_w):
+                for di in range(kh):
+                    line = ((b * height + i * sh + di * dh) * width + j * sw) * channels
+                    if runs:
+                        target = n + di * kw * cg
+                        for c in range(kw * cg):
+                            cols[target + c] = x[line + c]
+                        continue
+                    for dj in range(kw):
+                        source = line + dj * dw * channels
+                        target = n + (di * kw + dj) * cg
+                        for g in range(groups):
+                            for c in range(cg):
+                                cols[target + g * row + c] = x[source + g * cg + c]
+                n += groups * row
+
+
+def _scatter(cols: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups: int, out: Any, image: Any) -> None:
+    # The adjoint of _gather: each row added into the (zeroed, padded) image once.
+    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w) = kernel, stride, dilation, out
+    batch, height, width, channels = shape
+    cg = channels // groups
+    row = kh * kw * cg
+    runs = groups == 1 and dw == 1
+    n = 0
+    for b in range(batch):
+        for i in range(out_h):
+            for j in range(out_w):
+                for di in range(kh):
+                    line = ((b * height + i * sh + di * dh) * width + j * sw) * channels
+                    if runs:
+                        source = n + di * kw * cg
+                        for c in range(kw * cg):
+                            image[line + c] += cols[source + c]
+                        continue
+                    for dj in range(kw):
+                        target = line + dj * dw * channels
+                        source = n + (di * kw + dj) * cg
+                        for g in range(groups):
+                            for c in range(cg):
+                                image[target + g * cg + c] += cols[source + g * row + c]
+                n += groups * row
+
+
+def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+    """The kernels' builders by name, compiled with ``jit(fn, **flags)`` on first use."""
+
+    def im2col() -> Callable[..., Any]:
+        gather = jit(_gather, **flags)
+
+        def im2col(
+            image: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int, out: Pair
+        ) -> Any:
+            # A padded contiguous copy first (a ninth of what the columns take): the loop then
+            # has no bounds test, and a tap's channels are one contiguous run.
+            b, h, w, c = image.shape
+            if padding != (0, 0) or not image.flags.c_contiguous:
+                full = np.zeros((b, h + 2 * padding[0], w + 2 * padding[1], c), dtype=image.dtype)
+                full[:, padding[0] : padding[0] + h, padding[1] : padding[1] + w, :] = image
+                image = full
+            width = kernel[0] * kernel[1] * (c // groups)
+            cols = np.empty((b * out[0] * out[1], groups, width), dtype=image.dtype)
+            gather(image.reshape(-1), kernel, stride, dilation, image.shape, groups, out, cols.reshape(-1))
+            return cols
+
+        return im2col
+
+    def col2im() -> Callable[..., Any]:
+        scatter = jit(_scatter, **flags)
+
+        def col2im(
+            cols: Any, batch: int, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+        ) -> Any:
+            groups, width = cols.shape[1], cols.shape[2]
+            c = groups * width // (kernel[0] * kernel[1])
+            h, w = size[0] + 2 * padding[0], size[1] + 2 * padding[1]
+            image = np.zeros((batch, h, w, c), dtype=cols.dtype)
+            flat = np.ascontiguousarray(cols).reshape(-1)
+            scatter(flat, kernel, stride, dilation, image.shape, groups, out, image.reshape(-1))
+            if padding != (0, 0):  # the padding's share dropped: a view of the image inside it
+                image = image[:, padding[0] : padding[0] + size[0], padding[1] : padding[1] + size[1], :]
+            return image
+
+        return col2im
+
+    return {"im2col": im2col, "col2im": col2im}
