@@ -10,7 +10,9 @@ the reference takes ``kh·kw`` strided copies and a stack, and ``kh·kw`` read-m
 passes over the whole padded image for the adjoint, where this adds each row into the image
 once, the pixel's neighbourhood still in cache.
 
-- ``im2col(image, kernel, stride, padding, dilation, groups, out) -> cols``, contiguous.
+- ``im2col(image, kernel, stride, padding, dilation, groups, out, ones=False) -> cols``,
+  contiguous; with ``ones`` (one group only) each row ends in a 1, the column a bias
+  joins the matrix product by (its gradient then comes out of the weight's product too).
 - ``col2im(cols, batch, size, kernel, stride, padding, dilation, out) -> image``
   ``(B, H, W, C)``, contiguous; ``cols`` any strides.
 
@@ -29,8 +31,11 @@ __all__ = ["builders"]
 Pair = tuple[int, int]
 
 
-def _gather(x: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups: int, out: Any, cols: Any) -> None:
-    # x: the padded image (B, Hp, Wp, C) flat (`shape`); cols (B·Ho·Wo, G, kh·kw·Cg) flat.
+def _gather(
+    x: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups: int, out: Any, ones: bool, cols: Any
+) -> None:
+    # x: the padded image (B, Hp, Wp, C) flat (`shape`); cols (B·Ho·Wo, G, kh·kw·Cg) flat,
+    # with `ones` (one group) a last column of ones, the bias's in the matrix product.
     # Flat indices: numba's multi-axis views cost more per tap than a three-channel tap's
     # copy. With one group and no dilation across the width, a window row's kw taps are one
     # run of kw·C values in both arrays.
@@ -57,6 +62,9 @@ def _gather(x: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups:
                             for c in range(cg):
                                 cols[target + g * row + c] = x[source + g * cg + c]
                 n += groups * row
+                if ones:
+                    cols[n] = 1
+                    n += 1
 
 
 def _scatter(cols: Any, kernel: Any, stride: Any, dilation: Any, shape: Any, groups: int, out: Any, image: Any) -> None:
@@ -93,7 +101,14 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
         gather = jit(_gather, **flags)
 
         def im2col(
-            image: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int, out: Pair
+            image: Any,
+            kernel: Pair,
+            stride: Pair,
+            padding: Pair,
+            dilation: Pair,
+            groups: int,
+            out: Pair,
+            ones: bool = False,
         ) -> Any:
             # A padded contiguous copy first (a ninth of what the columns take): the loop then
             # has no bounds test, and a tap's channels are one contiguous run.
@@ -102,9 +117,9 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
                 full = np.zeros((b, h + 2 * padding[0], w + 2 * padding[1], c), dtype=image.dtype)
                 full[:, padding[0] : padding[0] + h, padding[1] : padding[1] + w, :] = image
                 image = full
-            width = kernel[0] * kernel[1] * (c // groups)
+            width = kernel[0] * kernel[1] * (c // groups) + (1 if ones else 0)
             cols = np.empty((b * out[0] * out[1], groups, width), dtype=image.dtype)
-            gather(image.reshape(-1), kernel, stride, dilation, image.shape, groups, out, cols.reshape(-1))
+            gather(image.reshape(-1), kernel, stride, dilation, image.shape, groups, out, ones, cols.reshape(-1))
             return cols
 
         return im2col

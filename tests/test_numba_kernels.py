@@ -202,6 +202,49 @@ def test_window_kernels_match_the_reference_gathering_and_its_adjoint(
     np.testing.assert_allclose(back, reference, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
 
 
+def test_im2col_appends_the_biass_column_of_ones() -> None:
+    from shapegrad.ops import conv
+
+    image = np.random.default_rng(7).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    args = ((3, 3), (1, 1), (1, 1), (1, 1), 1, (5, 6))
+    plain = numba_kernels.kernel("im2col", np.float32)(image, *args)
+    with_ones = numba_kernels.kernel("im2col", np.float32)(image, *args, True)
+    np.testing.assert_array_equal(with_ones[:, :, :-1], conv._gather_windows(np, image, *args))
+    np.testing.assert_array_equal(with_ones[:, :, :-1], plain)
+    np.testing.assert_array_equal(with_ones[:, :, -1], 1)
+
+
+@pytest.mark.parametrize("weight_trained", [True, False])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_through_the_kernels_matches_the_reference_bias_gradient_included(
+    groups: int, weight_trained: bool
+) -> None:
+    """The bias rides in the product with one group (a column of ones), its gradient the
+    weight product's last row, or a column sum when the weight is frozen."""
+    from shapegrad.ops import conv
+
+    rng = np.random.default_rng(8)
+    x_np = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w_np = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
+    b_np = rng.standard_normal(6).astype(np.float32)
+    g_np = rng.standard_normal((2, 6, 4, 3)).astype(np.float32)
+
+    def run() -> list[np.ndarray]:
+        grads = sg.Gradients()
+        x, b = sg.tensor(x_np).trace(grads), sg.tensor(b_np).trace(grads)
+        w = sg.tensor(w_np).trace(grads) if weight_trained else sg.tensor(w_np)
+        y = conv.conv2d(x, w, b, (2, 2), (1, 1), (1, 1), groups)
+        (y * sg.tensor(g_np)).sum().backward()
+        return [y.numpy(), grads[x].numpy(), grads[b].numpy()] + ([grads[w].numpy()] if weight_trained else [])
+
+    found = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv, "fused_kernel", lambda *_: None)
+        expected = run()
+    for f, e in zip(found, expected, strict=True):
+        np.testing.assert_allclose(f, e, rtol=1e-5, atol=1e-5)
+
+
 def test_a_convolutions_result_is_channels_last_and_pooling_keeps_it() -> None:
     """conv2d's result is its (B·Ho·Wo, O) matrix product viewed as (B, O, Ho, Wo): the next
     element-wise op, pooling and convolution read it without a transposing copy."""

@@ -218,12 +218,14 @@ def conv2d_backward(
     out_ch, group_in, kh, kw = weight_shape
     b, _, ho, wo = g.shape
     rows = xp.reshape(xp.permute_dims(g, (0, 2, 3, 1)), (b * ho * wo, out_ch))
-    gw = None
+    gw = gb = None
     if need_w:  # Σ over pixels of window ⊗ g, per group: (G, k, N) @ (G, N, O/G)
         # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
         # (a small output, the long sum over pixels in the operands' slow axis), measured.
         if groups == 1:
             taps = xp.matmul(xp.matrix_transpose(cols[:, 0, :]), rows)
+            if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
+                gb, taps = taps[k, :], taps[:k, :]
         else:
             taps = xp.matmul(xp.matrix_transpose(xp.permute_dims(cols, (1, 0, 2))), _per_group(xp, rows, groups))
         # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
@@ -241,7 +243,7 @@ def conv2d_backward(
         gx = xp.permute_dims(image, (0, 3, 1, 2))
     if not has_bias:
         return gx, gw
-    return gx, gw, column_sums(xp, rows)
+    return gx, gw, column_sums(xp, rows) if gb is None else gb
 
 
 def conv2d(
@@ -261,7 +263,8 @@ def conv2d(
     ``(O, kh·kw·C)`` kernel covers the whole batch, and the result is that ``(B·Ho·Wo, O)``
     product itself, viewed as ``(B, O, Ho, Wo)`` (element-wise ops and pooling keep the
     layout, and the next convolution's view of it is contiguous). The bias is added to it in
-    place. Backward: ``gW = gᵀ·cols``, ``gb`` a sum over each output channel's column,
+    place, or, where numba gathers the windows (one group), joins the product as a column of
+    ones. Backward: ``gW = colsᵀ·g``, ``gb`` a sum over each output channel's column,
     ``gx`` the columns ``g·W`` summed back into the image (skipped for an input that only
     carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
     compiled pass each (``backends/numba_conv.py``).
@@ -279,16 +282,26 @@ def conv2d(
     b = data.shape[0]
     image = xp.permute_dims(data, (0, 2, 3, 1))
     im2col = fused_kernel(backend, "im2col", data.dtype)
+    # With the compiled gathering and one group the bias rides in the product: each window
+    # ends in a 1 and the kernel in the bias, so no pass over the result adds it (the first
+    # layer's result is the largest array of a CNN), and the backward pass's product for the
+    # weight gives the bias's gradient as its last row.
+    ones = im2col is not None and bias is not None and groups == 1
     if im2col is not None:
-        cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out)
+        cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out, ones)
     else:
         cols = _gather_windows(xp, image, (kh, kw), stride, padding, dilation, groups, out)
     # The kernel's taps in the columns' order, (G, O/G, kh·kw·C/G): a small copy.
     kernel = xp.reshape(xp.permute_dims(weight._data, (0, 2, 3, 1)), (groups, out_ch // groups, -1))
-    product = _grouped_product(xp, cols, xp.matrix_transpose(kernel), groups)  # (B·Ho·Wo, O)
+    taps = xp.matrix_transpose(kernel)
+    if ones:
+        assert bias is not None
+        taps = xp.concat([taps, xp.reshape(bias._data, (1, 1, out_ch))], axis=1)
+    product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
-        product += bias._data
+        if not ones:
+            product += bias._data
         inputs = (x, weight, bias)
     result = xp.permute_dims(xp.reshape(product, (b, *out, out_ch)), (0, 3, 1, 2))
     size = (data.shape[2], data.shape[3])
