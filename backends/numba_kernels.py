@@ -48,6 +48,8 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
 - ``lstm_sequence``, ``gru_sequence``, ``rnn_tanh_sequence``, ``rnn_relu_sequence`` and
   their ``_backward``: one layer-direction of a recurrent layer over the whole sequence
   (``backends/numba_recurrent.py``); float32 and float64.
+- ``im2col`` and ``col2im``: a convolution's window gathering and its adjoint, channels-last
+  (``backends/numba_conv.py``); float32 and float64.
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from . import numba_recurrent
+from . import numba_conv, numba_recurrent
 
 __all__ = ["ERF_P", "ERF_Q", "available", "kernel"]
 
@@ -186,7 +188,7 @@ def _register_helpers() -> None:
     global _registered
     if not _registered:
         extending = importlib.import_module("numba.extending")
-        for helper in (_gelu_cdf, _gaussian_density, _winner_before_nan):
+        for helper in (_gelu_cdf, _gaussian_density, _winner_before_nan, _window_max, _max_of_four):
             extending.register_jitable(helper)
         _registered = True
 
@@ -237,37 +239,53 @@ def _winner_before_nan(plane: Any, top: int, left: int, kh: int, kw: int) -> int
     return winner
 
 
-def _pool_windows(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index: Any) -> None:
-    # Per window of the (padded) input, in row-major order: the first strict maximum wins
+def _window_max(plane: Any, top: int, left: int, kh: int, kw: int) -> tuple[Any, int]:
+    # One window of the (padded) input, in row-major order: the first strict maximum wins
     # (as the reference's running `window > result`); a window with a NaN gives NaN. Selects
     # and a flag rather than branches: which cell wins is data, and a mispredicted branch
     # per cell costs more than the rest of the loop (a NaN, rare, takes one).
+    best = plane[top, left]
+    winner = 0
+    nan = False
+    for di in range(kh):
+        for dj in range(kw):
+            v = plane[top + di, left + dj]
+            larger = v > best
+            nan |= v != v
+            winner = di * kw + dj if larger else winner
+            best = v if larger else best
+    if nan:
+        return np.nan, _winner_before_nan(plane, top, left, kh, kw)
+    return best, winner
+
+
+def _pool_windows(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index: Any) -> None:
     batch, channels = x.shape[0], x.shape[1]
     out_h, out_w = values.shape[2], values.shape[3]
     for b in range(batch):
         for c in range(channels):
             plane = x[b, c]
             for i in range(out_h):
-                top = i * sh
                 for j in range(out_w):
-                    left = j * sw
-                    best = plane[top, left]
-                    winner = 0
-                    nan = False
-                    for di in range(kh):
-                        for dj in range(kw):
-                            v = plane[top + di, left + dj]
-                            larger = v > best
-                            nan |= v != v
-                            winner = di * kw + dj if larger else winner
-                            best = v if larger else best
-                    if nan:
-                        best, winner = np.nan, _winner_before_nan(plane, top, left, kh, kw)
-                    values[b, c, i, j] = best
-                    index[b, c, i, j] = winner
+                    values[b, c, i, j], index[b, c, i, j] = _window_max(plane, i * sh, j * sw, kh, kw)
+
+
+def _pool_windows_last(x: Any, kh: int, kw: int, sh: int, sw: int, values: Any, index: Any) -> None:
+    # Channels-last (B, H, W, C) arrays: each window's channels together, where the planes
+    # of a (B, C, H, W) loop would be strided by C.
+    batch, channels = x.shape[0], x.shape[3]
+    out_h, out_w = values.shape[1], values.shape[2]
+    for b in range(batch):
+        image = x[b]
+        for i in range(out_h):
+            for j in range(out_w):
+                best, winners = values[b, i, j], index[b, i, j]
+                for c in range(channels):
+                    best[c], winners[c] = _window_max(image[:, :, c], i * sh, j * sw, kh, kw)
 
 
 def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: int, grad: Any) -> None:
+    # Any layout: the arrays come as (B, C, ·, ·) or as channels-last (B, ·, ·, C) views.
     batch, channels, height, width = grad.shape
     out_h, out_w = g.shape[2], g.shape[3]
     for b in range(batch):
@@ -281,10 +299,25 @@ def _pool_scatter(g: Any, index: Any, kw: int, sh: int, sw: int, ph: int, pw: in
                         grad[b, c, r, s] += g[b, c, i, j]
 
 
+def _max_of_four(p: Any, q: Any, r: Any, s: Any) -> tuple[Any, int]:
+    # A 2×2 window unrolled (the general loop's run-time window sizes keep LLVM from it):
+    # the same first-maximum and NaN rules, the winner's freeze at a NaN as flags
+    # (unrolled, they cost nothing measurable).
+    best, winner = p, 0
+    nan = p != p
+    larger = (q > best) & (not nan)
+    winner, best = (1, q) if larger else (winner, best)
+    nan |= q != q
+    larger = (r > best) & (not nan)
+    winner, best = (2, r) if larger else (winner, best)
+    nan |= r != r
+    larger = (s > best) & (not nan)
+    winner, best = (3, s) if larger else (winner, best)
+    nan |= s != s
+    return (best if not nan else np.nan), winner
+
+
 def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
-    # The common 2×2, stride 2 pooling with its four cells unrolled (the general loop's
-    # run-time window sizes keep LLVM from it): the same first-maximum and NaN rules, the
-    # winner's freeze at a NaN as flags (unrolled, they cost nothing measurable).
     batch, channels = x.shape[0], x.shape[1]
     out_h, out_w = values.shape[2], values.shape[3]
     for b in range(batch):
@@ -294,20 +327,23 @@ def _pool2x2_windows(x: Any, values: Any, index: Any) -> None:
                 top, bottom = plane[2 * i], plane[2 * i + 1]
                 best_row, index_row = values[b, c, i], index[b, c, i]
                 for j in range(out_w):
-                    p, q, r, s = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
-                    best, winner = p, 0
-                    nan = p != p
-                    larger = (q > best) & (not nan)
-                    winner, best = (1, q) if larger else (winner, best)
-                    nan |= q != q
-                    larger = (r > best) & (not nan)
-                    winner, best = (2, r) if larger else (winner, best)
-                    nan |= r != r
-                    larger = (s > best) & (not nan)
-                    winner, best = (3, s) if larger else (winner, best)
-                    nan |= s != s
-                    best_row[j] = best if not nan else np.nan
-                    index_row[j] = winner
+                    best_row[j], index_row[j] = _max_of_four(
+                        top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
+                    )
+
+
+def _pool2x2_windows_last(x: Any, values: Any, index: Any) -> None:
+    # Channels-last: the four pixels' channel runs are contiguous, the inner loop over them.
+    batch, channels = x.shape[0], x.shape[3]
+    out_h, out_w = values.shape[1], values.shape[2]
+    for b in range(batch):
+        for i in range(out_h):
+            top, bottom = x[b, 2 * i], x[b, 2 * i + 1]
+            for j in range(out_w):
+                p, q, r, s = top[2 * j], top[2 * j + 1], bottom[2 * j], bottom[2 * j + 1]
+                best, winners = values[b, i, j], index[b, i, j]
+                for c in range(channels):
+                    best[c], winners[c] = _max_of_four(p[c], q[c], r[c], s[c])
 
 
 def _pool2x2_scatter(g: Any, index: Any, grad: Any) -> None:
@@ -323,29 +359,62 @@ def _pool2x2_scatter(g: Any, index: Any, grad: Any) -> None:
                     plane[2 * i + (k >> 1), 2 * j + (k & 1)] = g_plane[i, j]
 
 
+def _pool2x2_scatter_last(g: Any, index: Any, grad: Any) -> None:
+    # Channels-last (B, ·, ·, C) views of the same arrays.
+    out_h, out_w, channels = g.shape[1], g.shape[2], g.shape[3]
+    for b in range(g.shape[0]):
+        for i in range(out_h):
+            for j in range(out_w):
+                source, winners = g[b, i, j], index[b, i, j]
+                for c in range(channels):
+                    k = winners[c]
+                    grad[b, 2 * i + (k >> 1), 2 * j + (k & 1), c] = source[c]
+
+
+def _channels_last(a: Any) -> bool:
+    """Whether a ``(B, C, H, W)`` array lies in memory as ``(B, H, W, C)``, as a convolution's
+    result does (``shapegrad.ops.conv.conv2d``): the pooling loops then run over its
+    channels-last view."""
+    return a.shape[1] > 1 and a.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
 Pair = tuple[int, int]
 _TWO_BY_TWO = ((2, 2), (2, 2), (0, 0))  # kernel, stride, padding
 
 
 def _max_pool2d() -> Callable[..., Any]:
     _register_helpers()
-    windows = _jit(_pool_windows)
-    two_by_two = _jit(_pool2x2_windows)
+    windows, two_by_two = _jit(_pool_windows), _jit(_pool2x2_windows)
+    windows_last, two_by_two_last = _jit(_pool_windows_last), _jit(_pool2x2_windows_last)
 
     def max_pool2d(x: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair) -> tuple[Any, Any]:
+        b, c, h, w = x.shape
+        last = _channels_last(x)
+        # The results in the input's layout (a convolution's channels-last stays so).
+        shape = (b, *out, c) if last else (b, c, *out)
+        code = np.int8 if kernel[0] * kernel[1] < 128 else np.int32
+        values, index = np.empty(shape, dtype=x.dtype), np.empty(shape, dtype=code)
         if (kernel, stride, padding) == _TWO_BY_TWO:
-            values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
-            index = np.empty(values.shape, dtype=np.int8)
-            two_by_two(x, values, index)
-            return values, index
-        if padding != (0, 0):  # padding counts as -inf: a copy, so the loop has no bounds test
-            b, c, h, w = x.shape
-            full = np.full((b, c, h + 2 * padding[0], w + 2 * padding[1]), -np.inf, dtype=x.dtype)
-            full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
-            x = full
-        values = np.empty((*x.shape[:2], *out), dtype=x.dtype)
-        index = np.empty(values.shape, dtype=np.int8 if kernel[0] * kernel[1] < 128 else np.int32)
-        windows(x, *kernel, *stride, values, index)
+            if last:
+                two_by_two_last(x.transpose(0, 2, 3, 1), values, index)
+            else:
+                two_by_two(x, values, index)
+        else:
+            if last:
+                x = x.transpose(0, 2, 3, 1)
+            if padding != (0, 0):  # padding counts as -inf: a copy, so the loop has no bounds test
+                rows, cols = (1, 2) if last else (2, 3)
+                full_shape = list(x.shape)
+                full_shape[rows] += 2 * padding[0]
+                full_shape[cols] += 2 * padding[1]
+                full = np.full(full_shape, -np.inf, dtype=x.dtype)
+                inside = [slice(None)] * 4
+                inside[rows], inside[cols] = slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w)
+                full[tuple(inside)] = x
+                x = full
+            (windows_last if last else windows)(x, *kernel, *stride, values, index)
+        if last:
+            return values.transpose(0, 3, 1, 2), index.transpose(0, 3, 1, 2)
         return values, index
 
     return max_pool2d
@@ -353,18 +422,27 @@ def _max_pool2d() -> Callable[..., Any]:
 
 def _max_pool2d_backward() -> Callable[..., Any]:
     scatter = _jit(_pool_scatter)
-    two_by_two = _jit(_pool2x2_scatter)
+    two_by_two, two_by_two_last = _jit(_pool2x2_scatter), _jit(_pool2x2_scatter_last)
 
     def max_pool2d_backward(
         g: Any, index: Any, padded: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
     ) -> Any:
         # The reference rule's saved values: `padded` is the input's shape with the padding.
+        b, c = g.shape[0], g.shape[1]
         size = (padded[2] - 2 * padding[0], padded[3] - 2 * padding[1])
-        grad = np.zeros((*g.shape[:2], *size), dtype=g.dtype)
-        if (kernel, stride, padding) == _TWO_BY_TWO:
-            two_by_two(g, index, grad)
-        else:
+        last = _channels_last(index)  # the forward's input was channels-last: so is its gradient
+        grad = (
+            np.zeros((b, *size, c), dtype=g.dtype).transpose(0, 3, 1, 2)
+            if last
+            else np.zeros((b, c, *size), dtype=g.dtype)
+        )
+        if (kernel, stride, padding) != _TWO_BY_TWO:
             scatter(g, index, kernel[1], *stride, *padding, grad)
+        elif last:
+            views = (a.transpose(0, 2, 3, 1) for a in (g, index, grad))
+            two_by_two_last(*views)
+        else:
+            two_by_two(g, index, grad)
         return grad
 
     return max_pool2d_backward
@@ -747,6 +825,8 @@ def _layer_norm_backward() -> Callable[..., Any]:
 
 # The recurrences (RNN, LSTM, GRU over a whole sequence), in their own module.
 _recurrent_builders = numba_recurrent.builders(_jit, _LOOP_FLAGS)
+# A convolution's window gathering and its adjoint, in their own module.
+_conv_builders = numba_conv.builders(_jit, _LOOP_FLAGS)
 
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
@@ -765,6 +845,7 @@ _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "sgd_momentum": _sgd(_sgd_momentum_loop),
     "sgd_nesterov": _sgd(_sgd_nesterov_loop),
     **_recurrent_builders,
+    **_conv_builders,
 }
 # Loops compiled per argument type (float32 and float64) rather than float32 ufuncs.
 _ANY_FLOAT = {
@@ -775,6 +856,7 @@ _ANY_FLOAT = {
     "sgd_momentum",
     "sgd_nesterov",
     *_recurrent_builders,
+    *_conv_builders,
 }
 
 

@@ -24,6 +24,26 @@ def _t(array: Any) -> Any:
     return torch.tensor(np.asarray(array.numpy()))
 
 
+def copy_encoder_block(mine: Any, block: Any) -> None:
+    """A shapegrad ``TransformerEncoderBlock``'s weights into a PyTorch
+    ``TransformerEncoderLayer(norm_first=True, batch_first=True)``."""
+    import torch
+
+    attention = mine.attention
+    with torch.no_grad():
+        block.self_attn.in_proj_weight.copy_(torch.cat([_t(getattr(attention, f"{n}_proj").weight).T for n in "qkv"]))
+        block.self_attn.in_proj_bias.copy_(torch.cat([_t(getattr(attention, f"{n}_proj").bias) for n in "qkv"]))
+        block.self_attn.out_proj.weight.copy_(_t(attention.out_proj.weight).T)
+        block.self_attn.out_proj.bias.copy_(_t(attention.out_proj.bias))
+        for torch_norm, our_norm in ((block.norm1, mine.norm1), (block.norm2, mine.norm2)):
+            torch_norm.weight.copy_(_t(our_norm.weight))
+            torch_norm.bias.copy_(_t(our_norm.bias))
+        block.linear1.weight.copy_(_t(mine.ff_in.weight).T)
+        block.linear1.bias.copy_(_t(mine.ff_in.bias))
+        block.linear2.weight.copy_(_t(mine.ff_out.weight).T)
+        block.linear2.bias.copy_(_t(mine.ff_out.bias))
+
+
 def torch_gpt(ours: gpt.GPT) -> Any:
     """A ``torch.nn.Module`` with ``ours``'s weights, computing the same function."""
     import torch
@@ -60,20 +80,7 @@ def torch_gpt(ours: gpt.GPT) -> Any:
         theirs.tokens.weight.copy_(_t(ours.tokens.weight))
         theirs.positions.copy_(_t(ours.positions))
         for mine, block in zip(ours.blocks, theirs.blocks, strict=True):
-            attention = mine.attention
-            block.self_attn.in_proj_weight.copy_(
-                torch.cat([_t(getattr(attention, f"{n}_proj").weight).T for n in "qkv"])
-            )
-            block.self_attn.in_proj_bias.copy_(torch.cat([_t(getattr(attention, f"{n}_proj").bias) for n in "qkv"]))
-            block.self_attn.out_proj.weight.copy_(_t(attention.out_proj.weight).T)
-            block.self_attn.out_proj.bias.copy_(_t(attention.out_proj.bias))
-            for torch_norm, our_norm in ((block.norm1, mine.norm1), (block.norm2, mine.norm2)):
-                torch_norm.weight.copy_(_t(our_norm.weight))
-                torch_norm.bias.copy_(_t(our_norm.bias))
-            block.linear1.weight.copy_(_t(mine.ff_in.weight).T)
-            block.linear1.bias.copy_(_t(mine.ff_in.bias))
-            block.linear2.weight.copy_(_t(mine.ff_out.weight).T)
-            block.linear2.bias.copy_(_t(mine.ff_out.bias))
+            copy_encoder_block(mine, block)
         theirs.norm.weight.copy_(_t(ours.norm.weight))
         theirs.norm.bias.copy_(_t(ours.norm.bias))
     return theirs

@@ -11,7 +11,12 @@ fast wrong answer cannot pass. JAX (the optional ``jax`` extra) runs in the one-
 section only. ``XLA_FLAGS`` alone did not keep jax 0.10 on one core (1.8 cores busy,
 measured), so that section runs with the whole process pinned to one core
 (``sched_setaffinity``), every framework alike. The BLAS floor is the MLP step's FLOPs at the
-sgemm rate measured in the same section.
+sgemm rate measured in the same section. The workloads of issue #26 (``workloads.py``: a
+CIFAR-shaped CNN, a hand-written GRU cell, a tiny ViT, a wide MLP, greedy decoding) run in
+the one-thread section against PyTorch eager and ``torch.compile`` (inductor, timed in its
+steady state after the compile; skipped in ``--quick``, whose point is speed).
+
+    python benchmarks/run.py --workloads-only    # that table alone, one thread
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402
+import workloads  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
 from shapegrad import nn  # noqa: E402
@@ -438,6 +444,41 @@ def bench_memory(steps: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
+# workload, shapegrad, PyTorch eager, torch.compile, BLAS floor (seconds); why no compile column
+WorkloadRow = tuple[str, float, float | None, float | None, float | None, str | None]
+
+
+def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[WorkloadRow], list[str]]:
+    """Issue #26's workloads at the pinned thread count, each checked against its PyTorch
+    twin first (``workloads.py``); the rows and notes (compile times, reasons)."""
+    rows: list[WorkloadRow] = []
+    notes: list[str] = []
+    for w in workloads.build_all(with_compile=not quick, sgemm_rate=sgemm_rate()):
+        contenders: dict[str, Callable[[], Any]] = {"shapegrad": w.ours}
+        if w.eager is not None:
+            contenders["torch"] = w.eager
+        reason = w.compiled if isinstance(w.compiled, str) else None
+        if not isinstance(w.compiled, str):
+            contenders["torch.compile"] = w.compiled
+        t = compare(contenders, number, repeat)
+        rows.append((w.name, t["shapegrad"], t.get("torch"), t.get("torch.compile"), w.floor, reason))
+        notes += w.notes
+    return rows, notes
+
+
+def workload_table(rows: list[WorkloadRow]) -> list[str]:
+    out = [
+        "| workload | shapegrad | PyTorch eager | torch.compile | BLAS floor | ÷ eager | ÷ compile | ÷ floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, ours, eager, compiled, floor, _ in rows:
+        out.append(
+            f"| {name} | {us(ours)} | {us(eager)} | {us(compiled)} | {us(floor)} | {ratio(ours, eager)} | "
+            f"{ratio(ours, compiled)} | {ratio(ours, floor)} |"
+        )
+    return out
+
+
 def ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}" if a is not None and b else "–"
 
@@ -534,13 +575,42 @@ def table(runs: list[list[Row]]) -> list[str]:
     return out
 
 
+def emit_workloads(emit: Callable[[str], None], quick: bool) -> None:
+    """Issue #26's workloads at one thread, as a table and its notes."""
+    emit()
+    emit("## Workloads of issue #26, 1 thread")
+    emit()
+    if not have_torch():
+        emit("skipped: PyTorch is absent (each workload is checked against its PyTorch twin)")
+        return
+    # The steps take 10-200 ms: few per round; in --quick one per round, three rounds.
+    number, repeat = (1, 3) if quick else (3, 12)
+    with pin_threads(1):
+        rows, notes = bench_workloads(quick, number, repeat)
+    emit(
+        "each checked first: the same losses over its first steps as PyTorch from the same weights "
+        "(decoding: the same tokens); torch.compile compiles the model (the optimizer eager) and is "
+        "timed after its compile"
+    )
+    emit()
+    for line in workload_table(rows):
+        emit(line)
+    reasons = sorted({reason for *_, reason in rows if reason is not None})
+    emit()
+    for line in [f"torch.compile column: {reason}" for reason in reasons] + notes:
+        emit(f"- {line}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a few iterations (CI)")
     parser.add_argument("--threads", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--runs", type=int, default=1, help="whole runs; the tables report the median of them")
     parser.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
+    parser.add_argument("--workloads-only", action="store_true", help="issue #26's workloads alone, one thread")
     args = parser.parse_args()
+    if args.workloads_only and args.write:
+        parser.error("--write rewrites RESULTS.md from a whole run: not with --workloads-only")
     n_ops, n_step, repeat = (50, 3, 3) if args.quick else (2000, 30, 7)
     lines: list[str] = []
 
@@ -575,6 +645,10 @@ def main() -> None:
         os.environ["XLA_FLAGS"] = peers.XLA_ONE_THREAD
         os.sched_setaffinity(0, {min(all_cores)})
     emit("JAX: " + (jax_missing or "jax jit, in the one-thread section only (the process pinned to one core)"))
+    if args.workloads_only:
+        emit_workloads(emit, args.quick)
+        os.sched_setaffinity(0, all_cores)
+        return
     losses = check_same_loss(5 if args.quick else 20)
     emit("same initialisation, same batches, final loss: " + ", ".join(f"{k} {v:.6f}" for k, v in losses.items()))
     for threads in sorted(args.threads):  # one thread first: the pinned section
@@ -604,6 +678,8 @@ def main() -> None:
         emit()
         for line in batch_table(batch_runs):
             emit(line)
+        if threads == 1:
+            emit_workloads(emit, args.quick)
         os.sched_setaffinity(0, all_cores)
     steps = 20 if args.quick else 200
     memory = bench_memory(steps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import itertools
 import subprocess
 import sys
@@ -47,9 +48,14 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
         "first step",
         "further steps",
         "whole process",
+        "Workloads of issue #26",
     )
     for case in cases:
         assert case in result.stdout
+    if importlib.util.find_spec("torch") is not None:  # each workload is checked against its twin
+        workloads = ("CIFAR CNN", "GRU cell", "tiny ViT", "wide MLP 1024", "greedy decoding")
+        for case in (*workloads, "torch.compile column: skipped in --quick"):
+            assert case in result.stdout
 
 
 @pytest.mark.parametrize("n", range(1, 8))

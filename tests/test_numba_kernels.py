@@ -138,6 +138,126 @@ def test_max_pool_kernel_takes_strided_input_and_propagates_nan() -> None:
     assert np.isnan(values[1, 2, 2, 3]) and np.isnan(values).sum() == 1
 
 
+@pytest.mark.parametrize(("kernel", "stride", "padding"), POOLS)
+def test_max_pool_kernels_keep_a_convolutions_channels_last_layout(kernel, stride, padding) -> None:
+    """A (B, C, H, W) input laid out as (B, H, W, C), as conv2d's result is: the same values,
+    winners and gradient as the reference, and results laid out channels-last too."""
+    from shapegrad.ops import conv
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(-2, 3, (3, 9, 8, 5)).astype(np.float32).transpose(0, 3, 1, 2)  # ties included
+    x[1, 2, 4, 3] = np.nan
+    reference = _reference_pool(np.ascontiguousarray(x), kernel, stride, padding)
+    out = (reference.shape[2], reference.shape[3])
+    values, index = numba_kernels.kernel("max_pool2d", np.float32)(x, kernel, stride, padding, out)
+    np.testing.assert_array_equal(values, reference.numpy())
+    expected_index, padded_shape = reference._node.saved[0], reference._node.saved[1]
+    np.testing.assert_array_equal(index, expected_index)
+    g = rng.standard_normal(values.shape).astype(np.float32)
+    found = numba_kernels.kernel("max_pool2d_backward", np.float32)(
+        g, index, padded_shape, kernel, stride, padding, out
+    )
+    (expected,) = conv.max_pool2d_backward(np, g, expected_index, padded_shape, kernel, stride, padding, out)
+    np.testing.assert_allclose(found, expected, rtol=1e-6, atol=1e-6)
+    for array in (values, index, found):
+        assert array.transpose(0, 2, 3, 1).flags.c_contiguous
+
+
+WINDOWS = [  # kernel, stride, padding, dilation, groups
+    ((3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((3, 2), (2, 1), (0, 2), (1, 1), 1),
+    ((2, 3), (1, 2), (1, 0), (2, 1), 2),
+    ((3, 3), (2, 2), (2, 1), (1, 2), 4),
+    ((1, 1), (1, 1), (0, 0), (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize(("kernel", "stride", "padding", "dilation", "groups"), WINDOWS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_window_kernels_match_the_reference_gathering_and_its_adjoint(
+    kernel, stride, padding, dilation, groups, dtype, channels_last
+) -> None:
+    """The convolution's im2col and col2im (backends/numba_conv.py) against conv.py's
+    strided slices: the same columns, bit for bit, and the same image summed back."""
+    from shapegrad.ops import conv
+
+    rng = np.random.default_rng(5)
+    b, c, h, w = 2, 4, 9, 8
+    x = rng.standard_normal((b, h, w, c) if channels_last else (b, c, h, w)).astype(dtype)
+    image = x if channels_last else x.transpose(0, 2, 3, 1)  # strided: the kernel copies it
+    out = conv._windows_fitting((h, w), kernel, stride, padding, dilation)
+    found = numba_kernels.kernel("im2col", dtype)(image, kernel, stride, padding, dilation, groups, out)
+    expected = conv._gather_windows(np, image, kernel, stride, padding, dilation, groups, out)
+    assert found.dtype == dtype and found.shape == expected.shape == (
+        b * out[0] * out[1],
+        groups,
+        kernel[0] * kernel[1] * c // groups,
+    )
+    np.testing.assert_array_equal(found, expected)
+    cols = rng.standard_normal(expected.shape).astype(dtype)
+    strided = np.concatenate([cols, cols], axis=2)[:, :, : cols.shape[2]]  # any strides taken
+    back = numba_kernels.kernel("col2im", dtype)(strided, b, (h, w), kernel, stride, padding, dilation, out)
+    reference = conv._scatter_windows(np, cols, b, (h, w), kernel, stride, padding, dilation, out)
+    assert back.shape == (b, h, w, c) and back.dtype == dtype
+    np.testing.assert_allclose(back, reference, rtol=1e-6 if dtype == np.float32 else 1e-12, atol=1e-6)
+
+
+def test_im2col_appends_the_biass_column_of_ones() -> None:
+    from shapegrad.ops import conv
+
+    image = np.random.default_rng(7).standard_normal((2, 5, 6, 3)).astype(np.float32)
+    args = ((3, 3), (1, 1), (1, 1), (1, 1), 1, (5, 6))
+    plain = numba_kernels.kernel("im2col", np.float32)(image, *args)
+    with_ones = numba_kernels.kernel("im2col", np.float32)(image, *args, True)
+    np.testing.assert_array_equal(with_ones[:, :, :-1], conv._gather_windows(np, image, *args))
+    np.testing.assert_array_equal(with_ones[:, :, :-1], plain)
+    np.testing.assert_array_equal(with_ones[:, :, -1], 1)
+
+
+@pytest.mark.parametrize("weight_trained", [True, False])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_through_the_kernels_matches_the_reference_bias_gradient_included(
+    groups: int, weight_trained: bool
+) -> None:
+    """The bias rides in the product with one group (a column of ones), its gradient the
+    weight product's last row, or a column sum when the weight is frozen."""
+    from shapegrad.ops import conv
+
+    rng = np.random.default_rng(8)
+    x_np = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w_np = rng.standard_normal((6, 4 // groups, 3, 3)).astype(np.float32)
+    b_np = rng.standard_normal(6).astype(np.float32)
+    g_np = rng.standard_normal((2, 6, 4, 3)).astype(np.float32)
+
+    def run() -> list[np.ndarray]:
+        grads = sg.Gradients()
+        x, b = sg.tensor(x_np).trace(grads), sg.tensor(b_np).trace(grads)
+        w = sg.tensor(w_np).trace(grads) if weight_trained else sg.tensor(w_np)
+        y = conv.conv2d(x, w, b, (2, 2), (1, 1), (1, 1), groups)
+        (y * sg.tensor(g_np)).sum().backward()
+        return [y.numpy(), grads[x].numpy(), grads[b].numpy()] + ([grads[w].numpy()] if weight_trained else [])
+
+    found = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv, "fused_kernel", lambda *_: None)
+        expected = run()
+    for f, e in zip(found, expected, strict=True):
+        np.testing.assert_allclose(f, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_convolutions_result_is_channels_last_and_pooling_keeps_it() -> None:
+    """conv2d's result is its (B·Ho·Wo, O) matrix product viewed as (B, O, Ho, Wo): the next
+    element-wise op, pooling and convolution read it without a transposing copy."""
+    rng = np.random.default_rng(6)
+    x = sg.tensor(rng.standard_normal((2, 3, 8, 8)).astype(np.float32))
+    w = sg.tensor(rng.standard_normal((5, 3, 3, 3)).astype(np.float32))
+    y = sg.nn.conv2d(x, w, padding=1).relu()
+    pooled = sg.nn.MaxPool2d(2)(y)
+    for t in (y, pooled):
+        assert t.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
+
+
 def test_relu_backward_kernel_matches_the_reference_selecting() -> None:
     """issue #24 item 4: an infinite or NaN g where x <= 0 (or x is NaN) gives 0, as
     PyTorch's threshold_backward, in the kernel as in the reference rule."""
@@ -448,6 +568,26 @@ def _max_pool_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     return found
 
 
+def _conv_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    from shapegrad.ops.conv import conv2d
+
+    found: list[Any] = []
+    # (1, 2, 3, n): the extremes in the middle row of the first channel, a window's taps over
+    # them; then in the result's gradient, which col2im sums back.
+    image = np.stack([np.stack([ordinary, x, ordinary[::-1]]), np.stack([ordinary[::-1], ordinary, x])])[None]
+    weight = np.linspace(-1, 1, 2 * 2 * 3 * 3, dtype=np.float32).reshape(2, 2, 3, 3)
+    for groups, weight_shape in ((1, (2, 2, 3, 3)), (2, (2, 1, 3, 3))):
+        for spiked, given in ((image, ordinary), (np.resize(ordinary, image.shape), x)):
+            grads = sg.Gradients()
+            t = sg.tensor(spiked.astype(np.float32)).trace(grads)
+            k = sg.tensor(np.resize(weight, weight_shape)).trace(grads)
+            y = conv2d(t, k, None, (1, 1), (1, 1), (1, 1), groups)
+            g = np.resize(np.concatenate([given, ordinary]), y.shape).astype(np.float32)
+            (y * sg.tensor(g)).sum().backward()
+            found += [y.numpy(), grads[t].numpy()]
+    return found
+
+
 def _scatter_rows_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     grads = sg.Gradients()
     table = sg.tensor(np.stack([ordinary] * 4)).trace(grads)
@@ -527,6 +667,7 @@ KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "cross_entropy + backward": _cross_entropy_case,
     "layer_norm + backward": _layer_norm_case,
     "max_pool2d + backward": _max_pool_case,
+    "im2col col2im": _conv_case,
     "scatter_add_rows": _scatter_rows_case,
     "adam": _optimizer_extremes(lambda m: sg.optim.Adam(m, lr=0.01)),
     "sgd_momentum": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._autodiff import row_sums, wants_grad
+from .._autodiff import column_sums, wants_grad
 from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
 from .._tensor import AnyTensor, record
@@ -133,6 +133,69 @@ def _conv_geometry(x: AnyTensor, weight: AnyTensor, groups: int, stride: Pair, p
     return _windows_fitting((x.shape[2], x.shape[3]), (kh, kw), stride, padding, dilation)
 
 
+def _tap_slices(i: int, j: int, stride: Pair, dilation: Pair, out: Pair) -> tuple[Any, ...]:
+    # The (B, Ho, Wo, C) pixels that tap (i, j) of every window reads, channels-last.
+    rows, cols = _window_slices(i, j, stride, dilation, out)[2:]
+    return (slice(None), rows, cols, slice(None))
+
+
+def _gather_windows(
+    xp: Any, image: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, groups: int, out: Pair
+) -> Any:
+    """The reference im2col, channels-last: ``image (B, H, W, C)`` to columns
+    ``(B·Ho·Wo, G, kh·kw·C/G)``, a row per output pixel (``backends/numba_conv.py`` gathers
+    the same in one pass)."""
+    b, h, w, c = image.shape
+    if padding != (0, 0):
+        full = xp.zeros((b, h + 2 * padding[0], w + 2 * padding[1], c), dtype=image.dtype)
+        full[:, padding[0] : padding[0] + h, padding[1] : padding[1] + w, :] = image
+        image = full
+    taps = [image[_tap_slices(i, j, stride, dilation, out)] for i in range(kernel[0]) for j in range(kernel[1])]
+    windows = xp.stack(taps, axis=3)  # (B, Ho, Wo, kh·kw, C)
+    n, k = b * out[0] * out[1], kernel[0] * kernel[1]
+    if groups == 1:
+        return xp.reshape(windows, (n, 1, k * c))
+    grouped = xp.permute_dims(xp.reshape(windows, (n, k, groups, c // groups)), (0, 2, 1, 3))
+    return xp.reshape(grouped, (n, groups, k * (c // groups)))
+
+
+def _scatter_windows(
+    xp: Any, cols: Any, batch: int, size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair
+) -> Any:
+    """The adjoint of :func:`_gather_windows`: columns ``(B·Ho·Wo, G, kh·kw·C/G)`` summed back
+    into an image ``(B, H, W, C)``."""
+    groups, k = cols.shape[1], kernel[0] * kernel[1]
+    per_group = cols.shape[2] // k
+    c = groups * per_group
+    windows = xp.reshape(cols, (batch, out[0], out[1], groups, k, per_group))
+    h, w = size
+    full = xp.zeros((batch, h + 2 * padding[0], w + 2 * padding[1], c), dtype=cols.dtype)
+    tap = 0
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            full[_tap_slices(i, j, stride, dilation, out)] += xp.reshape(
+                windows[:, :, :, :, tap, :], (batch, out[0], out[1], c)
+            )
+            tap += 1
+    if padding != (0, 0):
+        full = full[:, padding[0] : padding[0] + h, padding[1] : padding[1] + w, :]
+    return full
+
+
+def _per_group(xp: Any, m: Any, groups: int) -> Any:
+    """``(rows, G·n)`` as ``(G, rows, n)``: a view, each group's block a strided matrix."""
+    return xp.permute_dims(xp.reshape(m, (m.shape[0], groups, -1)), (1, 0, 2))
+
+
+def _grouped_product(xp: Any, a: Any, b: Any, groups: int) -> Any:
+    """``a (rows, G, k) @ b (G, k, n)`` per group, as ``(rows, G·n)``: one matrix product
+    for one group, else a batched one and a copy into the rows' layout."""
+    if groups == 1:
+        return xp.matmul(a[:, 0, :], b[0, ...])
+    product = xp.matmul(xp.permute_dims(a, (1, 0, 2)), b)  # (G, rows, n)
+    return xp.reshape(xp.permute_dims(product, (1, 0, 2)), (a.shape[0], -1))
+
+
 def conv2d_backward(
     xp: Any,
     g: Any,
@@ -143,24 +206,43 @@ def conv2d_backward(
     stride: Pair,
     padding: Pair,
     dilation: Pair,
+    col2im: Any,
     need_x: bool,
     need_w: bool,
     has_bias: bool,
 ) -> tuple[Any, ...]:
-    # g (B, O, Ho, Wo) as the (groups, O/groups, B·Ho·Wo) product the forward pass made.
-    groups, per_group, _ = kernel.shape
-    out_ch, _, kh, kw = weight_shape
+    # g (B, O, Ho, Wo) as the (B·Ho·Wo, O) product the forward pass made: its own memory
+    # when g is channels-last, as the forward's result and its element-wise successors are.
+    groups, per_group, k = kernel.shape
+    out_ch, group_in, kh, kw = weight_shape
     b, _, ho, wo = g.shape
-    rows = xp.reshape(xp.permute_dims(g, (1, 0, 2, 3)), (groups, per_group, b * ho * wo))
-    gw = xp.reshape(xp.matmul(rows, xp.matrix_transpose(cols)), weight_shape) if need_w else None
+    rows = xp.reshape(xp.permute_dims(g, (0, 2, 3, 1)), (b * ho * wo, out_ch))
+    gw = gb = None
+    if need_w:  # Σ over pixels of window ⊗ g, per group: (G, k, N) @ (G, N, O/G)
+        # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
+        # (a small output, the long sum over pixels in the operands' slow axis), measured.
+        if groups == 1:
+            taps = xp.matmul(xp.matrix_transpose(cols[:, 0, :]), rows)
+            if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
+                gb, taps = taps[k, :], taps[:k, :]
+        else:
+            taps = xp.matmul(xp.matrix_transpose(xp.permute_dims(cols, (1, 0, 2))), _per_group(xp, rows, groups))
+        # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
+        taps = xp.reshape(taps, (groups, kh, kw, group_in, per_group))
+        gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
     gx = None
     if need_x:  # skipped for an input that only carries the tape (a network's first layer)
-        gcols = xp.reshape(xp.matmul(xp.matrix_transpose(kernel), rows), (-1, kh * kw, b, ho, wo))
-        image = _col2im(xp, gcols, size, (kh, kw), stride, padding, dilation, (ho, wo), window_axis=1)
-        gx = xp.permute_dims(image, (1, 0, 2, 3))
+        grouped_rows = xp.reshape(rows, (rows.shape[0], groups, per_group))
+        gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (rows.shape[0], groups, k))
+        out = (ho, wo)
+        if col2im is not None:
+            image = col2im(gcols, b, size, (kh, kw), stride, padding, dilation, out)
+        else:
+            image = _scatter_windows(xp, gcols, b, size, (kh, kw), stride, padding, dilation, out)
+        gx = xp.permute_dims(image, (0, 3, 1, 2))
     if not has_bias:
         return gx, gw
-    return gx, gw, row_sums(xp, xp.reshape(rows, (out_ch, -1)))
+    return gx, gw, column_sums(xp, rows) if gb is None else gb
 
 
 def conv2d(
@@ -175,34 +257,56 @@ def conv2d(
     """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``,
     plus ``bias (O,)``: ``(B, O, Ho, Wo)``. PyTorch: ``F.conv2d``.
 
-    The windows of the ``(C, B, H, W)`` view are gathered once as ``(C·kh·kw, B·Ho·Wo)``
-    columns (per group), so one matrix product covers the whole batch; the bias is added to
-    it in place. Backward: ``gW = g·colsᵀ``, ``gb`` a sum over each output channel's row,
-    ``gx`` the columns ``Wᵀ·g`` folded back (skipped for an input that only carries the tape).
+    Channels-last inside: the windows of the ``(B, H, W, C)`` view are gathered once as
+    ``(B·Ho·Wo, kh·kw·C)`` rows (per group), so one matrix product with the
+    ``(O, kh·kw·C)`` kernel covers the whole batch, and the result is that ``(B·Ho·Wo, O)``
+    product itself, viewed as ``(B, O, Ho, Wo)`` (element-wise ops and pooling keep the
+    layout, and the next convolution's view of it is contiguous). The bias is added to it in
+    place, or, where numba gathers the windows (one group), joins the product as a column of
+    ones. Backward: ``gW = colsᵀ·g``, ``gb`` a sum over each output channel's column,
+    ``gx`` the columns ``g·W`` summed back into the image (skipped for an input that only
+    carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
+    compiled pass each (``backends/numba_conv.py``).
     """
     backend = same_backend(x, weight)
     if bias is not None:
         same_backend(x, bias)
     check_same_float("conv2d", x, weight, ("input", "weight"))
     out = _conv_geometry(x, weight, groups, stride, padding, dilation)
-    out_ch, group_in, kh, kw = weight.shape
+    out_ch, _, kh, kw = weight.shape
     if bias is not None and tuple(bias.shape) != (out_ch,):
         raise ShapeError(f"conv2d: bias of shape {bias.shape} for weight {weight.shape}; expected ({out_ch},)")
     xp = backend.xp
     data = x._data
     b = data.shape[0]
-    windows = _im2col(xp, xp.permute_dims(data, (1, 0, 2, 3)), (kh, kw), stride, padding, dilation, out, 1)
-    cols = xp.reshape(windows, (groups, group_in * kh * kw, b * out[0] * out[1]))
-    kernel = xp.reshape(weight._data, (groups, out_ch // groups, group_in * kh * kw))
-    product = xp.reshape(xp.matmul(kernel, cols), (out_ch, b * out[0] * out[1]))
+    image = xp.permute_dims(data, (0, 2, 3, 1))
+    im2col = fused_kernel(backend, "im2col", data.dtype)
+    # With the compiled gathering and one group the bias rides in the product: each window
+    # ends in a 1 and the kernel in the bias, so no pass over the result adds it (the first
+    # layer's result is the largest array of a CNN), and the backward pass's product for the
+    # weight gives the bias's gradient as its last row.
+    ones = im2col is not None and bias is not None and groups == 1
+    if im2col is not None:
+        cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out, ones)
+    else:
+        cols = _gather_windows(xp, image, (kh, kw), stride, padding, dilation, groups, out)
+    # The kernel's taps in the columns' order, (G, O/G, kh·kw·C/G): a small copy.
+    kernel = xp.reshape(xp.permute_dims(weight._data, (0, 2, 3, 1)), (groups, out_ch // groups, -1))
+    taps = xp.matrix_transpose(kernel)
+    if ones:
+        assert bias is not None
+        taps = xp.concat([taps, xp.reshape(bias._data, (1, 1, out_ch))], axis=1)
+    product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
-        product += xp.reshape(bias._data, (out_ch, 1))
+        if not ones:
+            product += bias._data
         inputs = (x, weight, bias)
-    result = xp.permute_dims(xp.reshape(product, (out_ch, b, *out)), (1, 0, 2, 3))
+    result = xp.permute_dims(xp.reshape(product, (b, *out, out_ch)), (0, 3, 1, 2))
     size = (data.shape[2], data.shape[3])
     need = (wants_grad(x), wants_grad(weight), bias is not None)
-    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, *need)
+    col2im = fused_kernel(backend, "col2im", data.dtype) if need[0] else None
+    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, *need)
     return record(result, conv2d_backward, inputs, saved, backend)
 
 
