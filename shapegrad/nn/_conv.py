@@ -350,7 +350,7 @@ class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
 
 class MaxPool2d(_Pool2d[R], checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
-    Padding counts as ``-inf``, as PyTorch. Tied maxima share the gradient.
+    Padding counts as ``-inf``, as PyTorch. Of tied maxima the first gets the gradient, as PyTorch.
 
     ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
     (rounded down, as PyTorch: 7 -> 3); other sizes give ``sg.Open``."""
