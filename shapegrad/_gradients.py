@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, overload
+from typing import TYPE_CHECKING, Any, Generic, Never, overload
+
+from typing_extensions import deprecated
 
 from . import _device_checks, _hooks
-from ._autodiff import Node, OwnedTape, Tape, run_backward
+from ._autodiff import Node, NoTape, OwnedTape, Tape, run_backward
 from ._errors import ShapeError, TapeError
 from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
@@ -206,6 +208,12 @@ class Gradients(Generic[M]):
         return f"Gradients({name}, {len(self._touched)}/{len(self._slots)} parameters received)"
 
 
+# First: untraced outputs (the bottom tape) fit the overloads below; strict mode reports this one.
+@overload
+@deprecated("backward() of untraced tensors: trace an input first (x.trace(grads)) so that ops record a tape")
+def backward(
+    *outputs: Tensor[NoTape, *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
+) -> Never: ...
 @overload
 def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
 @overload
