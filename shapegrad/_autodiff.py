@@ -21,7 +21,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Never, Protocol, TypeAlias
 
 from ._errors import TapeError
 from ._typevars import M
@@ -29,8 +29,24 @@ from ._typevars import M
 __all__ = ["NoTape", "OwnedTape", "make_parameter", "record_node", "run_backward", "wants_grad"]
 
 
-class NoTape:
-    """Type-level marker: the tensor is not traced; ops on it record nothing."""
+if TYPE_CHECKING:
+    # For pyright the untraced tape is the bottom type: ``Tensor`` is covariant in its tape,
+    # so an untraced tensor fits wherever a traced one (or a tape TypeVar ``T``) is asked
+    # for, and an op typed with one ``T`` for both operands joins untraced with traced (an
+    # RNN's zero state with a traced input) in one overload. Only ``Never`` is below a
+    # TypeVar: a class, even ``OwnedTape[Never]``, would turn ``x + w`` inside a function
+    # generic over ``T`` into ``Tensor[T | NoTape, ...]``. Traced stays refused where
+    # ``NoTape`` is declared (no tape is a subtype of ``Never``).
+    NoTape: TypeAlias = Never
+else:
+
+    class NoTape:
+        """Type-level marker: the tensor is not traced; ops on it record nothing.
+
+        To pyright, ``NoTape`` is ``Never``, the bottom tape (untraced tensors print as
+        ``Tensor[Never, ...]`` in its messages); at run time, this class, which a
+        ``Tensor[NoTape, ...]`` annotation checks for.
+        """
 
 
 class OwnedTape(Generic[M]):

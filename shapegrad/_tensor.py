@@ -1,14 +1,14 @@
 """The typed tensor: an array of one backend, plus the tape node that produced it.
 
-``Tensor[Tape, *Dims]`` is what pyright checks (the tape first, then the dims, all
-invariant); at run time the same subscription builds a jaxtyping check of those dims (see
+``Tensor[Tape, *Dims]`` is what pyright checks (the tape first, covariant with ``NoTape``
+as its bottom, then the dims, invariant); at run time the same subscription builds a jaxtyping check of those dims (see
 ``_annotations``), or, with ``SHAPEGRAD_CHECKS=0``, a plain generic alias.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeAlias, TypeVar, TypeVarTuple, cast, overload
 
 import numpy as np
 from typing_extensions import deprecated
@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AnyTensor", "Tensor"]
 
-Tape_ = TypeVar("Tape_")
+# Covariant: an untraced tensor (``NoTape``, the bottom tape) is a tensor of any tape.
+Tape_ = TypeVar("Tape_", covariant=True)
 _REPR_VALUES = 16  # repr shows the values of tensors this small
 Dims = TypeVarTuple("Dims")
 
@@ -369,6 +370,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
         share_version(self, detached)
         return detached
 
+    # First: an untraced tensor (the bottom tape) fits every overload below, so it is caught
+    # here, and strict mode reports the deprecation as an error (it raises TapeError).
+    @overload
+    @deprecated("backward() of an untraced tensor: trace an input first (x.trace(grads)) so that ops record a tape")
+    def backward(self: Tensor[NoTape, *S], seed: Any = None, *, retain: bool = False) -> Never: ...
     @overload
     def backward(self: Tensor[OwnedTape[M]], *, retain: bool = False) -> Gradients[M]: ...
     @overload
@@ -526,6 +532,12 @@ def record(
 
 
 # -- the reverse pass's entry ----------------------------------------------------------------
+# First: untraced outputs (the bottom tape) fit the overloads below; strict mode reports this one.
+@overload
+@deprecated("backward() of untraced tensors: trace an input first (x.trace(grads)) so that ops record a tape")
+def backward(
+    *outputs: Tensor[NoTape, *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
+) -> Never: ...
 @overload
 def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
 @overload

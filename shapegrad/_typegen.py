@@ -19,7 +19,7 @@ import functools
 import itertools
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 if __package__:
@@ -47,9 +47,15 @@ ALIASES = {
     "ops.creation": "_creation",
 }
 
-# The tape of each operand and of the result, for a rule: traced if either operand is, one
-# tape only (OwnedTape[A] with OwnedTape[B] matches no overload: an error).
-JOIN = (("T", "NoTape", "T"), ("NoTape", "T", "T"), ("T", "T", "T"))
+# One tape variable for every operand and the result: ``Tensor`` is covariant in its tape and
+# ``NoTape`` is its bottom, so an untraced operand joins a traced one without an overload per
+# combination. Two models' tapes join into a union (``OwnedTape[A] | OwnedTape[B]``), which
+# ``backward()`` and every declared tape refuse. One case pyright does not solve: an untraced
+# operand first and a caller's tape variable second (``sg.sub(w, x)`` inside a function
+# generic over ``T``: ``T`` solved to ``Never`` is not widened to that ``T``). Each rule ends
+# with a copy of its patterns for that case (``UNTRACED_FIRST``), after every other overload,
+# so a call that matches earlier never tries them.
+UNTRACED_FIRST = "NoTape"
 Sig = tuple[str, list[str], str]  # (type of the first operand, the other parameters, result)
 OPEN_DIMS = "*tuple[Open, ...]"
 
@@ -60,20 +66,40 @@ def tensor(tape: str, dims: str) -> str:
 
 
 # --------------------------------------------------------------------------- shape rules
+def _broadcast(form: str) -> tuple[tuple[str, str, str, str], ...]:
+    """The table's patterns in the order ``form`` tries them. An operator evaluates its
+    operands once, whatever the order, and puts "same shape" first: it is the one an open rank
+    (``Tensor[Any, *tuple[Any, ...]]``) matches without ``Unknown`` dims (pyright splits an
+    unbounded tuple into ``*S, N`` as ``*tuple[Unknown, ...], Any``). A function form keeps
+    the table's order, the bias first, for nesting."""
+    if form == "function":
+        return BROADCAST
+    return tuple(sorted(BROADCAST, key=lambda p: p[1] != p[2]))
+
+
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    for _, left, right, result in BROADCAST:
-        for tl, tr, tres in JOIN:
-            a, b = tensor(tl, left), tensor(tr, right)
-            if left == right == "*S":  # a Python number on either side, as NumPy
-                if tl == "T":
-                    b += " | float"
-                elif form == "function":
-                    a += " | float"
-            yield a, [f"{other}: {b}"], tensor(tres, result)
+    for _, left, right, result in _broadcast(form):
+        b = tensor("T", right)
+        if left == right == "*S":  # a Python number on either side, as NumPy
+            b += " | float"
+        yield tensor("T", left), [f"{other}: {b}"], tensor("T", result)
+        if left == right == "*S" and form == "function":
+            yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
+    yield from _untraced_first(((left, right, result) for _, left, right, result in BROADCAST), other)
+
+
+def _untraced_first(patterns: Iterable[tuple[str, str, str]], other: str) -> Iterator[Sig]:
+    """The patterns again with an untraced first operand (see ``UNTRACED_FIRST``), the
+    same-shape one (``*S`` with ``*S``) last: when nothing matches, pyright's detail describes
+    the last overload that failed on the second operand, and that one compares the shapes
+    dim by dim."""
+    ordered = sorted(patterns, key=lambda p: p[0] == p[1] == "*S")
+    for left, right, result in ordered:
+        yield tensor(UNTRACED_FIRST, left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
 
 
 def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    for _, left, right, result in BROADCAST:
+    for _, left, right, result in _broadcast(form):
         a, b = tensor("Any", left), tensor("Any", right)
         if left == right == "*S":
             b += " | float"
@@ -91,8 +117,8 @@ def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         ("K", "K", ""),  # dot product
     )
     for left, right, result in patterns:
-        for tl, tr, tres in JOIN:
-            yield tensor(tl, left), [f"{other}: {tensor(tr, right)}"], tensor(tres, result)
+        yield tensor("T", left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
+    yield from _untraced_first(patterns, other)
 
 
 def reduce(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -232,22 +258,26 @@ def stack(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
 
 
 def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    # (mask dims, branch dims): a mask of the branches' shape, or one that broadcasts over
-    # their leading dims (a causal (S, S) mask against (B, S, S) or (B, H, S, S) scores).
+    # (mask dims, branch dims): a mask of the branches' shape first (the common case, and a
+    # nested branch is evaluated once per overload tried), or one that broadcasts over their
+    # leading dims (a causal (S, S) mask against (B, S, S) or (B, H, S, S) scores).
     masks = (
+        ("*S", "*S"),
         ("*S", "A, *S"),
         ("*S", "A, K, *S"),
         ("A, L[1], *S", "A, N, *S"),
         ("A, L[1], L[1], *S", "A, K, N, *S"),
-        ("*S", "*S"),  # last: its mismatch is the one pyright describes
     )
-    yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
-    branches = (("T", "float", "T"), ("float", "T", "T"), *JOIN)
     for mask, dims in masks:
-        for ta, tb, tres in branches:
-            a = "float" if ta == "float" else tensor(ta, dims)
-            b = "float" if tb == "float" else tensor(tb, dims)
-            yield tensor("Any", mask), [f"a: {a}", f"b: {b}"], tensor(tres, dims)
+        # Two tensor branches, or a number for either.
+        branch = tensor("T", dims)
+        for a, b in ((branch, branch), (branch, "float"), ("float", branch)):
+            yield tensor("Any", mask), [f"a: {a}", f"b: {b}"], branch
+    yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
+    # Last, the same-shape mask last of all: its mismatch is the one pyright describes.
+    for mask, dims in (*masks[1:], masks[0]):
+        untraced = tensor(UNTRACED_FIRST, dims)
+        yield tensor("Any", mask), [f"a: {untraced}", f"b: {tensor('T', dims)}"], tensor("T", dims)
 
 
 RENDERERS: dict[str, Callable[[OpSpec, str, str], Iterator[Sig]]] = {
@@ -304,7 +334,17 @@ def _def(name: str, params: list[str], ret: str, indent: str, suffix: str = "") 
     return [f"{indent}@overload", f"{indent}def {name}({', '.join(params)}) -> {ret}: ...{suffix}"]
 
 
-def _suffix(op: OpSpec, index: int) -> str:
+# Pyright calls the untraced-first copies unreachable (``Never`` fits any ``T``), though its
+# solver reaches them for a caller's tape variable (see ``UNTRACED_FIRST``).
+_UNTRACED_OVERLAP = (
+    "  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable"
+)
+
+
+def _suffix(op: OpSpec, index: int, first: str, rest: list[str]) -> str:
+    operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
+    if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join":
+        return _UNTRACED_OVERLAP
     return _OVERLAP if index in _OVERLAPPING.get(op.kind, set()) else ""
 
 
@@ -315,7 +355,7 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     name = name or op.method
     lines: list[str] = []
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
-        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i))
+        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i, first, rest))
     impl_params, call = _METHOD_IMPL[op.kind]
     impl_params += "".join(f", {p}" for p in op.extra)
     extra_args = "".join(f", {p.split(':')[0]}" for p in op.extra)
@@ -431,7 +471,7 @@ def function_block(op: OpSpec) -> list[str]:
     first_name, *others = op.params
     other = others[0] if others else "other"
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, other, "function")):
-        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i))
+        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i, first, rest))
     return lines
 
 
@@ -523,7 +563,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TensorOps"]
 
-Tape_ = TypeVar("Tape_")
+Tape_ = TypeVar("Tape_", covariant=True)
 Dims = TypeVarTuple("Dims")
 
 # Bound by _tensor.py after the op modules import (they import Tensor).

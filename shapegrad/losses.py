@@ -50,8 +50,6 @@ def _same_shape(name: str, pred: AnyTensor, target: AnyTensor) -> None:
 
 
 @overload
-def mse(pred: Tensor[T, *S], target: Tensor[NoTape, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
-@overload
 def mse(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
 @overload
 def mse(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
@@ -62,8 +60,6 @@ def mse(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> An
     return _reduce(diff * diff, reduction)
 
 
-@overload
-def mae(pred: Tensor[T, *S], target: Tensor[NoTape, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
 @overload
 def mae(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
 @overload

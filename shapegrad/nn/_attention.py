@@ -93,7 +93,9 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         return split.permute(0, 2, 1, 3)
 
     # The result's tape follows query, key and value as a binary op's follows its operands:
-    # an untraced query over traced memory (cross-attention) gives a traced result.
+    # one T (the tape is covariant, untraced its bottom), so an untraced query over traced
+    # memory (cross-attention) gives a traced result. The last overload is the case pyright
+    # does not solve with one T: an untraced query with memory of a caller's tape variable.
     @overload
     def __call__(
         self, query: Tensor[T, B, Lq, D], *, mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
@@ -102,24 +104,15 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
     def __call__(
         self,
         query: Tensor[T, B, Lq, D],
-        key: Tensor[NoTape, B, Lk, D],
-        value: Tensor[NoTape, B, Lk, D],
-        mask: Tensor[NoTape, Lq, Lk] | None = None,
-        causal: bool = False,
-    ) -> Tensor[T, B, Lq, D]: ...
-    @overload
-    def __call__(
-        self,
-        query: Tensor[NoTape, B, Lq, D],
         key: Tensor[T, B, Lk, D],
         value: Tensor[T, B, Lk, D],
         mask: Tensor[NoTape, Lq, Lk] | None = None,
         causal: bool = False,
     ) -> Tensor[T, B, Lq, D]: ...
     @overload
-    def __call__(
+    def __call__(  # pyright: ignore[reportOverlappingOverload] -- reached for memory of a caller's tape variable
         self,
-        query: Tensor[T, B, Lq, D],
+        query: Tensor[NoTape, B, Lq, D],
         key: Tensor[T, B, Lk, D],
         value: Tensor[T, B, Lk, D],
         mask: Tensor[NoTape, Lq, Lk] | None = None,

@@ -121,4 +121,4 @@ class Embedding(Layer[V, D, V, D], checked=False):
     def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
         from ..ops.indexing import gather
 
-        return gather(self.weight, ids)  # pyright: ignore[reportReturnType] -- gather's dims are open
+        return gather(self.weight, ids)

@@ -193,9 +193,11 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
 
 
 @overload
-def gather(x: Tensor[T, N, K], indices: Tensor[Any, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+def gather(x: Tensor[T, N, K], indices: Tensor[T, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case first, the open fallback last
+@overload  # an untraced table with a caller's traced ids (pyright does not join the two under one T)
+def gather(x: Tensor[NoTape, N, K], indices: Tensor[T, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- reached, for a generic T
 @overload
-def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- tables of rank 3 and more do reach it
+def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
 def gather(x: Any, indices: Any) -> Any:
     """Rows of the first axis picked by integer ``indices``: the result's shape is
     ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2).

@@ -16,4 +16,4 @@ class Batch(sg.Dim): ...
 
 def main() -> None:
     x: Tensor[NoTape, L[3]] = sg.ones(3)
-    x.sum().backward()  # E: Cannot access attribute "backward"
+    x.sum().backward()  # E: backward() of an untraced tensor
