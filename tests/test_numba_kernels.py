@@ -246,9 +246,10 @@ def test_conv2d_through_the_kernels_matches_the_reference_bias_gradient_included
         np.testing.assert_allclose(f, e, rtol=1e-5, atol=1e-5)
 
 
-def test_a_convolutions_result_is_channels_last_and_pooling_keeps_it() -> None:
+def test_a_convolutions_result_is_channels_last_and_pooling_keeps_it(numpy_backend: str) -> None:
     """conv2d's result is its (B·Ho·Wo, O) matrix product viewed as (B, O, Ho, Wo): the next
-    element-wise op, pooling and convolution read it without a transposing copy."""
+    element-wise op, pooling and convolution read it without a transposing copy. (A layout
+    of the NumPy backend's arrays: another backend's .numpy() is a host copy.)"""
     rng = np.random.default_rng(6)
     x = sg.tensor(rng.standard_normal((2, 3, 8, 8)).astype(np.float32))
     w = sg.tensor(rng.standard_normal((5, 3, 3, 3)).astype(np.float32))
