@@ -377,10 +377,10 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     return lines
 
 
-def _definitions(module: str, name: str, table: str) -> tuple[list[ast.FunctionDef], ast.FunctionDef]:
+def _definitions(source: str, module: str, name: str, table: str) -> tuple[list[ast.FunctionDef], ast.FunctionDef]:
     """The overloads and the implementation of the top-level function ``name`` in ``module``,
-    read from its source (the generator runs without importing the package)."""
-    defs = _functions(_path(module).read_text()).get(name)
+    read from its ``source`` (the generator runs without importing the package)."""
+    defs = _functions(source).get(name)
     implementation = next((d for d in defs or () if not d.decorator_list), None)
     if implementation is None:
         raise SystemExit(f"_opspec.{table}: no implementation of {name!r} in shapegrad/{module}")
@@ -404,8 +404,9 @@ _SUPPRESSION = "  # pyright: " + "ignore"  # split: the suppression-reason test 
 def signature_method_block(module: str, name: str, indent: str = "    ") -> list[str]:
     """The method form of a hand-typed op: each of its signatures (its overloads, or its one
     definition) with ``self`` for the first parameter, and a body that calls the function."""
-    overloads, implementation = _definitions(module, name, "SIGNATURE_METHODS")
-    source = _path(module).read_text().splitlines()
+    source = _path(module).read_text()
+    overloads, implementation = _definitions(source, module, name, "SIGNATURE_METHODS")
+    lines_of_source = source.splitlines()
     lines: list[str] = []
     for signature in overloads or [implementation]:
         params = _method_params(signature.args)
@@ -413,7 +414,7 @@ def signature_method_block(module: str, name: str, indent: str = "    ") -> list
         if overloads:
             # An overload's suppression (an intended overlap: typed case first, open fallback
             # last) holds for its method too.
-            _, marker, reason = source[(signature.end_lineno or signature.lineno) - 1].partition(_SUPPRESSION)
+            _, marker, reason = lines_of_source[(signature.end_lineno or signature.lineno) - 1].partition(_SUPPRESSION)
             lines += _def(name, params, ret, indent, marker + reason)
         else:
             lines.append(f"{indent}def {name}({', '.join(params)}) -> {ret}:")
@@ -479,7 +480,7 @@ def function_form(op: OpSpec) -> list[str]:
     """``op``'s function form: its overloads, then an implementation with the signature and
     docstring of the untyped implementation in its module, which it calls."""
     assert op.module is not None
-    _, implementation = _definitions(op.module, op.name, "OPS")
+    _, implementation = _definitions(_path(op.module).read_text(), op.module, op.name, "OPS")
     params = ast.unparse(implementation.args)
     ret = ast.unparse(implementation.returns) if implementation.returns else "Any"
     doc = ast.get_docstring(implementation, clean=False) or ""
