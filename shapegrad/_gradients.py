@@ -115,10 +115,6 @@ class Gradients(Generic[M]):
                 "batches, run their backward passes before one update)."
             )
 
-    def _mark_consumed(self, by: str) -> None:
-        """An optimizer update used these gradients: no backward into them before ``zero()``."""
-        self._consumed = by
-
     # -- the user's side -----------------------------------------------------------------
     def _lookup(self, tensor: AnyTensor) -> Any:
         param = tensor._param
@@ -240,7 +236,7 @@ def mark_received(grads: Gradients[Any], key: int) -> None:
 
 def mark_consumed(grads: Gradients[Any], by: str) -> None:
     """An optimizer update (``by``) used these gradients: no backward into them before ``zero()``."""
-    grads._mark_consumed(by)
+    grads._consumed = by
 
 
 def on_ready(grads: Gradients[Any], callback: Callable[[int], None] | None) -> None:
