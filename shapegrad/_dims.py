@@ -8,7 +8,7 @@ from typing import Any, Generic, Literal, get_args, get_origin
 
 from typing_extensions import TypeVar, TypeVarTuple
 
-__all__ = ["Dim", "Half", "Open", "Prod", "Sum", "Twice", "literal_size"]
+__all__ = ["Dim", "Half", "LiteralSize", "Open", "Prod", "Sum", "Twice", "literal_size"]
 
 _Sizes = TypeVarTuple("_Sizes")
 _A = TypeVar("_A")
@@ -52,6 +52,90 @@ class Open(Dim):
     """
 
     __slots__ = ()
+
+
+# The int literals a creation call keeps as sizes. Pyright widens a literal to ``int`` when it
+# solves a TypeVar from it, except when the TypeVar's bound is a union of literals; checking a
+# plain ``int`` against that bound costs time in proportion to the union's length, so it holds
+# the sizes models are written with (0-32, the powers of two, the classic widths and
+# vocabularies), not every int. Another literal, or an int variable, gives an ``Open`` dim.
+LiteralSize = Literal[
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+    18,
+    19,
+    20,
+    21,
+    22,
+    23,
+    24,
+    25,
+    26,
+    27,
+    28,
+    29,
+    30,
+    31,
+    32,
+    40,
+    48,
+    56,
+    64,
+    65,
+    80,
+    84,
+    96,
+    100,
+    112,
+    120,
+    128,
+    160,
+    192,
+    200,
+    224,
+    256,
+    320,
+    384,
+    400,
+    448,
+    500,
+    512,
+    640,
+    768,
+    784,
+    1000,
+    1024,
+    1280,
+    1536,
+    2048,
+    3072,
+    3136,
+    4096,
+    8192,
+    9216,
+    16384,
+    32000,
+    32768,
+    50257,
+    50304,
+    65536,
+]
 
 
 class Prod(Generic[*_Sizes]):

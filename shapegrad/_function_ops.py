@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal as L, overload
 
+from typing_extensions import deprecated
+
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
@@ -319,6 +321,20 @@ def add(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T,
 @overload
 def add(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def add(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def add(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def add(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def add(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def add(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def add(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def add(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -350,6 +366,20 @@ def add(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S]: .
 def add(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def add(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def add(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def add(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def add(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def add(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def add(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def add(a: Any, b: Any) -> Any:
@@ -394,6 +424,20 @@ def sub(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T,
 @overload
 def sub(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def sub(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def sub(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def sub(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def sub(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def sub(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def sub(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -425,6 +469,20 @@ def sub(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S]: .
 def sub(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def sub(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def sub(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def sub(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def sub(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def sub(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def sub(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def sub(a: Any, b: Any) -> Any:
@@ -469,6 +527,20 @@ def mul(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T,
 @overload
 def mul(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def mul(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def mul(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def mul(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def mul(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def mul(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def mul(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -500,6 +572,20 @@ def mul(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S]: .
 def mul(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def mul(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def mul(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def mul(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def mul(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def mul(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def mul(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def mul(a: Any, b: Any) -> Any:
@@ -544,6 +630,20 @@ def div(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T,
 @overload
 def div(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def div(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def div(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def div(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def div(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def div(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def div(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def div(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -575,6 +675,20 @@ def div(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S]: .
 def div(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def div(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def div(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def div(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def div(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def div(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def div(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def div(a: Any, b: Any) -> Any:
@@ -619,6 +733,20 @@ def pow(x: Tensor[T, A, K, N, *S], exponent: Tensor[T, A, L[1], L[1], *S]) -> Te
 @overload
 def pow(x: Tensor[T, A, L[1], L[1], *S], exponent: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def pow(x: Tensor[T, *S, A, L[1]], exponent: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def pow(x: Tensor[T, *S, L[1], N], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def pow(x: Tensor[T, *S, A, L[1]], exponent: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def pow(x: Tensor[T, *S, L[1]], exponent: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def pow(x: Tensor[T, A], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def pow(x: Tensor[T, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -650,6 +778,20 @@ def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, A, K, *S]) -> Tensor[T, A, K,
 def pow(x: Tensor[NoTape, A, K, N, *S], exponent: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, A, L[1], L[1], *S], exponent: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def pow(x: Tensor[NoTape, *S, A, L[1]], exponent: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def pow(x: Tensor[NoTape, *S, L[1], N], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def pow(x: Tensor[NoTape, *S, A, L[1]], exponent: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def pow(x: Tensor[NoTape, *S, L[1]], exponent: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def pow(x: Tensor[NoTape, A], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def pow(x: Tensor[NoTape, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def pow(x: Any, exponent: Any) -> Any:
@@ -695,6 +837,20 @@ def maximum(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tenso
 @overload
 def maximum(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def maximum(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def maximum(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def maximum(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def maximum(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def maximum(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def maximum(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -726,6 +882,20 @@ def maximum(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S
 def maximum(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def maximum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def maximum(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def maximum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def maximum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def maximum(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def maximum(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def maximum(a: Any, b: Any) -> Any:
@@ -770,6 +940,20 @@ def minimum(a: Tensor[T, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tenso
 @overload
 def minimum(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
 @overload
+def minimum(a: Tensor[T, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+@overload
+def minimum(a: Tensor[T, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def minimum(a: Tensor[T, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def minimum(a: Tensor[T, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def minimum(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def minimum(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+@overload
 def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -801,6 +985,20 @@ def minimum(a: Tensor[NoTape, *S], b: Tensor[T, A, K, *S]) -> Tensor[T, A, K, *S
 def minimum(a: Tensor[NoTape, A, K, N, *S], b: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def minimum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def minimum(a: Tensor[NoTape, *S, L[1], N], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def minimum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+@overload
+def minimum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def minimum(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+@overload
+def minimum(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def minimum(a: Any, b: Any) -> Any:
@@ -844,6 +1042,20 @@ def less(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]) -> Tens
 def less(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def less(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def less(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def less(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def less(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def less(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def less(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def less(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def less(a: Any, b: Any) -> Any:
     """``a < b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.lt``."""
     return _ew.less(a, b)
@@ -885,6 +1097,20 @@ def less_equal(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]) -
 def less_equal(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def less_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def less_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def less_equal(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def less_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def less_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def less_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def less_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def less_equal(a: Any, b: Any) -> Any:
     """``a <= b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.le``."""
     return _ew.less_equal(a, b)
@@ -926,6 +1152,20 @@ def greater(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]) -> T
 def greater(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def greater(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def greater(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def greater(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def greater(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def greater(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def greater(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def greater(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def greater(a: Any, b: Any) -> Any:
     """``a > b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.gt``."""
     return _ew.greater(a, b)
@@ -967,6 +1207,20 @@ def greater_equal(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]
 def greater_equal(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def greater_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def greater_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def greater_equal(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def greater_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def greater_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def greater_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def greater_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def greater_equal(a: Any, b: Any) -> Any:
     """``a >= b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.ge``."""
     return _ew.greater_equal(a, b)
@@ -1008,6 +1262,20 @@ def equal(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]) -> Ten
 def equal(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def equal(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def equal(a: Any, b: Any) -> Any:
     """``a == b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.eq``."""
     return _ew.equal(a, b)
@@ -1049,6 +1317,20 @@ def not_equal(a: Tensor[Any, A, K, N, *S], b: Tensor[Any, A, L[1], L[1], *S]) ->
 def not_equal(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
 @overload
 def not_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
+@overload
+def not_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+def not_equal(a: Tensor[Any, *S, L[1], N], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def not_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def not_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+@overload
+@deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+def not_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+@overload
+def not_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
 def not_equal(a: Any, b: Any) -> Any:
     """``a != b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.ne``."""
     return _ew.not_equal(a, b)

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 __all__ = [
     "BROADCAST",
+    "COLUMN_OF_ITS_OWN_LENGTH",
+    "OUTER",
     "HAND_KINDS",
     "NOT_OPS",
     "NO_METHOD",
@@ -125,6 +127,24 @@ BROADCAST: tuple[tuple[str, str, str, str], ...] = (
     ("per-item mask over heads, left", "A, L[1], L[1], *S", "A, K, N, *S", "A, K, N, *S"),
 )
 
+# Outer products, the way sinusoidal embeddings, causal masks and scalings are built:
+# (name, left dims, right dims, result dims, deprecation). They follow BROADCAST (nested
+# function forms rarely reach them). A column met by a vector of its own length,
+# ``values - returns`` with values (N, 1) and returns (N,), is NumPy's silent (N, N): a
+# ``@deprecated`` guard before the general pattern keeps it an error in strict mode.
+COLUMN_OF_ITS_OWN_LENGTH = (
+    "(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise"
+    " result, or write v[None] (a row, (1, N)) for an outer product"
+)
+OUTER: tuple[tuple[str, str, str, str, str], ...] = (
+    ("column with row", "*S, A, L[1]", "*S, L[1], N", "*S, A, N", ""),
+    ("row with column", "*S, L[1], N", "*S, A, L[1]", "*S, A, N", ""),
+    ("column with a vector of its length", "*S, A, L[1]", "A", "*S, A, A", COLUMN_OF_ITS_OWN_LENGTH),
+    ("column with a vector", "*S, L[1]", "N", "*S, N", ""),
+    ("a vector of its length with column", "A", "*S, A, L[1]", "*S, A, A", COLUMN_OF_ITS_OWN_LENGTH),
+    ("vector with a column", "N", "*S, L[1]", "*S, N", ""),
+)
+
 # Reductions: (axis type, input dims, result without keepdims, result with keepdims).
 REDUCE_AXES: tuple[tuple[str, str, str, str], ...] = (
     ("L[-1]", "*S, N", "*S", "*S, L[1]"),
@@ -153,11 +173,20 @@ _FROM = "slice[int, Any, Any]"  # `a:` or `a:b`
 _TO = "slice[None, int, Any]"  # `:b`
 _STEP = "slice[None, None, int]"  # `::k`
 
+_TO_SIZE = "slice[None, Z0, Any]"  # `:k` with k a literal size or a Dim: keeps k (a negative k is not one)
+_TO_SIZE_2 = "slice[None, Z1, Any]"
+_LAST = "slice[L[-1], None, None]"  # `-1:`
+
 # Indexing: (index type, input dims, result dims). Anything else (tensors, several bounded
-# slices) gives open dims.
+# slices) gives open dims. A literal stop keeps its size (``x[:, :64]``, ``mask[:t, :t]``):
+# larger than the axis, it would be the axis's size at run time, as in PyTorch; the type
+# says what the program meant.
 GETITEM: tuple[tuple[str, str, str], ...] = (
     ("int", "N, *S", "*S"),
     (_ALL, "N, *S", "N, *S"),
+    (_TO_SIZE, "N, *S", "Z0, *S"),
+    ("list[int]", "N, *S", "Open, *S"),
+    (_LAST, "N, *S", "L[1], *S"),
     (_FROM, "N, *S", "Open, *S"),
     (_TO, "N, *S", "Open, *S"),
     (_STEP, "N, *S", "Open, *S"),
@@ -165,14 +194,30 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (f"tuple[{_ALL}, int]", "N, K, *S", "N, *S"),
     (f"tuple[{_ALL}, {_ALL}, int]", "N, K, A, *S", "N, K, *S"),
     ("tuple[int, int]", "N, K, *S", "*S"),
+    (f"tuple[{_ALL}, {_LAST}]", "N, K, *S", "N, L[1], *S"),
     (f"tuple[{_ALL}, {_FROM}]", "N, K, *S", "N, Open, *S"),
+    (f"tuple[{_ALL}, {_TO_SIZE}]", "N, K, *S", "N, Z0, *S"),
     (f"tuple[{_ALL}, {_TO}]", "N, K, *S", "N, Open, *S"),
     (f"tuple[{_ALL}, None]", "N, *S", "N, L[1], *S"),
     ("tuple[None, EllipsisType]", "*S", "L[1], *S"),
     ("tuple[EllipsisType, int]", "*S, N", "*S"),
     ("tuple[EllipsisType, None]", "*S", "*S, L[1]"),
+    (f"tuple[EllipsisType, {_TO_SIZE}]", "*S, N", "*S, Z0"),
     (f"tuple[EllipsisType, {_FROM}]", "*S, N", "*S, Open"),
     (f"tuple[EllipsisType, {_TO}]", "*S, N", "*S, Open"),
+    # the middle axis of three and more (x[:, -1, :], emb[:, i, :], x[None, :], v[:, [-1]])
+    (f"tuple[{_ALL}, int, {_ALL}]", "N, K, A, *S", "N, A, *S"),
+    (f"tuple[int, {_ALL}]", "N, K, *S", "K, *S"),
+    (f"tuple[None, {_ALL}]", "N, *S", "L[1], N, *S"),
+    (f"tuple[None, {_ALL}, {_ALL}]", "N, K, *S", "L[1], N, K, *S"),
+    (f"tuple[{_ALL}, None, {_ALL}]", "N, K, *S", "N, L[1], K, *S"),
+    (f"tuple[{_ALL}, list[int]]", "N, K, *S", "N, Open, *S"),
+    (f"tuple[{_ALL}, list[int], {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),
+    (f"tuple[{_ALL}, {_FROM}, {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),
+    (f"tuple[{_ALL}, {_TO_SIZE}, {_ALL}]", "N, K, A, *S", "N, Z0, A, *S"),
+    # prefixes (logits[:, :5], idx[:, -1:], mask[:t, :t], bias[:, :, :t, :t])
+    (f"tuple[{_TO_SIZE}, {_TO_SIZE_2}]", "N, K, *S", "Z0, Z1, *S"),
+    (f"tuple[{_ALL}, {_ALL}, {_TO_SIZE}, {_TO_SIZE_2}]", "N, K, A, C, *S", "N, K, Z0, Z1, *S"),
 )
 
 _TABLE_OPS: tuple[OpSpec, ...] = (

@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
 
+from typing_extensions import deprecated
+
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -84,6 +86,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __add__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def __add__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __add__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __add__(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __add__(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __add__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -115,6 +131,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __add__(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __add__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __add__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __add__(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __add__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __add__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __add__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __add__(self, other: Any) -> Any:
@@ -160,6 +190,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def add(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def add(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def add(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def add(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def add(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def add(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def add(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def add(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def add(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -191,6 +235,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def add(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def add(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def add(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def add(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def add(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def add(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def add(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def add(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def add(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def add(self, other: Any) -> Any:
@@ -232,6 +290,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __sub__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def __sub__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __sub__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __sub__(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __sub__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -263,6 +335,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __sub__(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __sub__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __sub__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __sub__(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __sub__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __sub__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __sub__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __sub__(self, other: Any) -> Any:
@@ -308,6 +394,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def sub(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def sub(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def sub(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def sub(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def sub(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def sub(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def sub(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def sub(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def sub(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -339,6 +439,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def sub(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def sub(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def sub(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def sub(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def sub(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def sub(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def sub(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def sub(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def sub(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def sub(self, other: Any) -> Any:
@@ -380,6 +494,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __mul__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def __mul__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __mul__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __mul__(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __mul__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -411,6 +539,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __mul__(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __mul__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __mul__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __mul__(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __mul__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __mul__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __mul__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __mul__(self, other: Any) -> Any:
@@ -456,6 +598,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def mul(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def mul(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def mul(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def mul(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def mul(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def mul(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def mul(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def mul(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def mul(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -487,6 +643,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def mul(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def mul(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def mul(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def mul(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def mul(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def mul(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def mul(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def mul(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def mul(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def mul(self, other: Any) -> Any:
@@ -528,6 +698,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __truediv__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def __truediv__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __truediv__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __truediv__(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __truediv__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -559,6 +743,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __truediv__(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __truediv__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __truediv__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __truediv__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __truediv__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __truediv__(self, other: Any) -> Any:
@@ -604,6 +802,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def div(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def div(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def div(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def div(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def div(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def div(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def div(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def div(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def div(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -635,6 +847,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def div(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def div(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def div(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def div(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def div(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def div(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def div(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def div(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def div(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def div(self, other: Any) -> Any:
@@ -676,6 +902,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __pow__(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def __pow__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __pow__(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __pow__(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __pow__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -707,6 +947,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __pow__(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __pow__(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __pow__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __pow__(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __pow__(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __pow__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def __pow__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __pow__(self, other: Any) -> Any:
@@ -752,6 +1006,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def pow(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def pow(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def pow(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def pow(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def pow(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def pow(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def pow(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def pow(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def pow(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -783,6 +1051,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def pow(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def pow(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def pow(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def pow(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def pow(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def pow(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def pow(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def pow(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def pow(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def pow(self, other: Any) -> Any:
@@ -824,6 +1106,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def maximum(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def maximum(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def maximum(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def maximum(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def maximum(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def maximum(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def maximum(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def maximum(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def maximum(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -855,6 +1151,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def maximum(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def maximum(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def maximum(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def maximum(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def maximum(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def maximum(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def maximum(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def maximum(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def maximum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def maximum(self, other: Any) -> Any:
@@ -896,6 +1206,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def minimum(self: Tensor[T, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...
     @overload
+    def minimum(self: Tensor[T, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    def minimum(self: Tensor[T, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def minimum(self: Tensor[T, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def minimum(self: Tensor[T, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def minimum(self: Tensor[T, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def minimum(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
+    @overload
     def minimum(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def minimum(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -927,6 +1251,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def minimum(self: Tensor[NoTape, A, K, N, *S], other: Tensor[T, A, L[1], L[1], *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def minimum(self: Tensor[NoTape, A, L[1], L[1], *S], other: Tensor[T, A, K, N, *S]) -> Tensor[T, A, K, N, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def minimum(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def minimum(self: Tensor[NoTape, *S, L[1], N], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def minimum(self: Tensor[NoTape, *S, A, L[1]], other: Tensor[T, A]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def minimum(self: Tensor[NoTape, *S, L[1]], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def minimum(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
+    @overload
+    def minimum(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def minimum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def minimum(self, other: Any) -> Any:
@@ -967,6 +1305,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __lt__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __lt__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __lt__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __lt__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __lt__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __lt__(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
         return _ew_any.less(self, other)
@@ -1005,6 +1357,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def less(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def less(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def less(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def less(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def less(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def less(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def less(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def less(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def less(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
         return _ew_any.less(self, other)
@@ -1043,6 +1409,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __le__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __le__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __le__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __le__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __le__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __le__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __le__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __le__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __le__(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
         return _ew_any.less_equal(self, other)
@@ -1081,6 +1461,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def less_equal(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def less_equal(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def less_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def less_equal(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def less_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def less_equal(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def less_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def less_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def less_equal(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
         return _ew_any.less_equal(self, other)
@@ -1119,6 +1513,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __gt__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __gt__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __gt__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __gt__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __gt__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __gt__(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
         return _ew_any.greater(self, other)
@@ -1157,6 +1565,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def greater(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def greater(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def greater(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def greater(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def greater(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def greater(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def greater(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def greater(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def greater(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
         return _ew_any.greater(self, other)
@@ -1195,6 +1617,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __ge__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __ge__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __ge__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __ge__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __ge__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __ge__(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
         return _ew_any.greater_equal(self, other)
@@ -1233,6 +1669,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def greater_equal(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def greater_equal(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def greater_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def greater_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def greater_equal(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
         return _ew_any.greater_equal(self, other)
@@ -1271,6 +1721,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __eq__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __eq__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __eq__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __eq__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __eq__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __eq__(self, other: Any) -> Any:
         """``a == b`` (``sg.equal``)."""
         return _ew_any.equal(self, other)
@@ -1309,6 +1773,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __ne__(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def __ne__(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __ne__(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def __ne__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def __ne__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def __ne__(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
         return _ew_any.not_equal(self, other)
@@ -1347,6 +1825,20 @@ class TensorOps(Generic[Tape_, *Dims]):
     def not_equal(self: Tensor[Any, A, K, N, *S], other: Tensor[Any, A, L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, *S]: ...
     @overload
     def not_equal(self: Tensor[Any, A, L[1], L[1], *S], other: Tensor[Any, A, K, N, *S]) -> Tensor[NoTape, A, K, N, *S]: ...
+    @overload
+    def not_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    def not_equal(self: Tensor[Any, *S, L[1], N], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def not_equal(self: Tensor[Any, *S, A, L[1]], other: Tensor[Any, A]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def not_equal(self: Tensor[Any, *S, L[1]], other: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    @deprecated('(..., N, 1) op (N,) broadcasts to (..., N, N): squeeze(-1) the column for an elementwise result, or write v[None] (a row, (1, N)) for an outer product')
+    def not_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
+    @overload
+    def not_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
     def not_equal(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
         return _ew_any.not_equal(self, other)
@@ -1946,6 +2438,12 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __getitem__(self: Tensor[T, N, *S], index: slice[None, None, None]) -> Tensor[T, N, *S]: ...
     @overload
+    def __getitem__(self: Tensor[T, N, *S], index: slice[None, Z0, Any]) -> Tensor[T, Z0, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
+    def __getitem__(self: Tensor[T, N, *S], index: list[int]) -> Tensor[T, Open, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, *S], index: slice[L[-1], None, None]) -> Tensor[T, L[1], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
     def __getitem__(self: Tensor[T, N, *S], index: slice[int, Any, Any]) -> Tensor[T, Open, *S]: ...
     @overload
     def __getitem__(self: Tensor[T, N, *S], index: slice[None, int, Any]) -> Tensor[T, Open, *S]: ...
@@ -1960,7 +2458,11 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __getitem__(self: Tensor[T, N, K, *S], index: tuple[int, int]) -> Tensor[T, *S]: ...
     @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], slice[L[-1], None, None]]) -> Tensor[T, N, L[1], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
     def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], slice[int, Any, Any]]) -> Tensor[T, N, Open, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], slice[None, Z0, Any]]) -> Tensor[T, N, Z0, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
     @overload
     def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], slice[None, int, Any]]) -> Tensor[T, N, Open, *S]: ...
     @overload
@@ -1972,9 +2474,33 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __getitem__(self: Tensor[T, *S], index: tuple[EllipsisType, None]) -> Tensor[T, *S, L[1]]: ...
     @overload
+    def __getitem__(self: Tensor[T, *S, N], index: tuple[EllipsisType, slice[None, Z0, Any]]) -> Tensor[T, *S, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
     def __getitem__(self: Tensor[T, *S, N], index: tuple[EllipsisType, slice[int, Any, Any]]) -> Tensor[T, *S, Open]: ...
     @overload
     def __getitem__(self: Tensor[T, *S, N], index: tuple[EllipsisType, slice[None, int, Any]]) -> Tensor[T, *S, Open]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, A, *S], index: tuple[slice[None, None, None], int, slice[None, None, None]]) -> Tensor[T, N, A, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[int, slice[None, None, None]]) -> Tensor[T, K, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, *S], index: tuple[None, slice[None, None, None]]) -> Tensor[T, L[1], N, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[None, slice[None, None, None], slice[None, None, None]]) -> Tensor[T, L[1], N, K, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], None, slice[None, None, None]]) -> Tensor[T, N, L[1], K, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], list[int]]) -> Tensor[T, N, Open, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, A, *S], index: tuple[slice[None, None, None], list[int], slice[None, None, None]]) -> Tensor[T, N, Open, A, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, A, *S], index: tuple[slice[None, None, None], slice[int, Any, Any], slice[None, None, None]]) -> Tensor[T, N, Open, A, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, A, *S], index: tuple[slice[None, None, None], slice[None, Z0, Any], slice[None, None, None]]) -> Tensor[T, N, Z0, A, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, Z0, Any], slice[None, Z1, Any]]) -> Tensor[T, Z0, Z1, *S]: ...
+    @overload
+    def __getitem__(self: Tensor[T, N, K, A, C, *S], index: tuple[slice[None, None, None], slice[None, None, None], slice[None, Z0, Any], slice[None, Z1, Any]]) -> Tensor[T, N, K, Z0, Z1, *S]: ...
     @overload
     def __getitem__(self: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]: ...
     def __getitem__(self, index: Any) -> Any:

@@ -23,10 +23,20 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 if __package__:
-    from ._opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
+    from ._opspec import (
+        BROADCAST,
+        GETITEM,
+        HAND_KINDS,
+        OPS,
+        OUTER,
+        REDUCE_AXES,
+        SIGNATURE_METHODS,
+        SQUEEZE_AXES,
+        OpSpec,
+    )
 else:  # run as a script (python shapegrad/_typegen.py): works while the package cannot import
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
+    from _opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, OUTER, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
 
 __all__ = ["check", "functions_module", "main", "methods_module", "write"]
 
@@ -57,6 +67,26 @@ ALIASES = {
 # so a call that matches earlier never tries them.
 UNTRACED_FIRST = "NoTape"
 Sig = tuple[str, list[str], str]  # (type of the first operand, the other parameters, result)
+
+
+class Deprecated(str):
+    """A result type whose overload is ``@deprecated(message)``: a pattern that NumPy accepts
+    but that is almost always a mistake, reported in strict mode with our message."""
+
+    message: str
+
+    def __new__(cls, result: str, message: str) -> Deprecated:
+        made = super().__new__(cls, result)
+        made.message = message
+        return made
+
+
+def _outer(rows: Iterable[tuple[str, str, str, str, str]] = OUTER) -> Iterator[tuple[str, str, str]]:
+    """OUTER's patterns as (left, right, result), a guard's result marked Deprecated."""
+    for _, left, right, result, message in rows:
+        yield left, right, Deprecated(result, message) if message else result
+
+
 OPEN_DIMS = "*tuple[Open, ...]"
 
 
@@ -85,7 +115,15 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield tensor("T", left), [f"{other}: {b}"], tensor("T", result)
         if left == right == "*S" and form == "function":
             yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
-    yield from _untraced_first(((left, right, result) for _, left, right, result in BROADCAST), other)
+    for left, right, result in _outer():
+        yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
+    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
+    yield from _untraced_first([*patterns, *_outer()], other)
+
+
+def _typed(rendered: str, result: str) -> str:
+    """``rendered`` (a result type), Deprecated as ``result`` is."""
+    return Deprecated(rendered, result.message) if isinstance(result, Deprecated) else rendered
 
 
 def _untraced_first(patterns: Iterable[tuple[str, str, str]], other: str) -> Iterator[Sig]:
@@ -95,7 +133,7 @@ def _untraced_first(patterns: Iterable[tuple[str, str, str]], other: str) -> Ite
     dim by dim."""
     ordered = sorted(patterns, key=lambda p: p[0] == p[1] == "*S")
     for left, right, result in ordered:
-        yield tensor(UNTRACED_FIRST, left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
+        yield tensor(UNTRACED_FIRST, left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
 
 
 def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -106,6 +144,8 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
+    for left, right, result in _outer():
+        yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
 
 
 def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -312,6 +352,21 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "flatten": ("", "{f}(self)"),
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
+
+
+def _narrowed_slices() -> set[int]:
+    """The GETITEM rows with a literal slice (``:k`` kept as k, ``-1:`` as 1) that a later
+    row with the general slice (``:b``, ``a:``) covers: pyright calls each an overlap."""
+    general = {"slice[None, Z0, Any]": "slice[None, int, Any]", "slice[L[-1], None, None]": "slice[int, Any, Any]"}
+    indexes = [index for index, _, _ in GETITEM]
+    found: set[int] = set()
+    for i, index in enumerate(indexes):
+        for narrow, wide in general.items():
+            if narrow in index and index.replace(narrow, wide) in indexes[i + 1 :]:
+                found.add(i)
+    return found
+
+
 # Overloads pyright flags as overlapping on purpose: a typed literal axis beside the open
 # fallback (a call that matches both gets the typed one), a tuple pair beside any sequence
 # (concat, stack), and flatten's rank-2 case beside
@@ -324,14 +379,17 @@ _OVERLAPPING: dict[str, set[int]] = {
     "permute": {0},
     "transpose": {0},
     "reshape": {0},
-    "getitem": {0},
+    "getitem": {0, *_narrowed_slices()},
     "concat": {0, 1, 2},  # a tuple pair (Sum) beside the open rules for any sequence
     "stack": {0, 1, 2},
 }
 
 
 def _def(name: str, params: list[str], ret: str, indent: str, suffix: str = "") -> list[str]:
-    return [f"{indent}@overload", f"{indent}def {name}({', '.join(params)}) -> {ret}: ...{suffix}"]
+    warn = [f"{indent}@deprecated({ret.message!r})"] if isinstance(ret, Deprecated) else []
+    if warn and suffix == _UNTRACED_OVERLAP:
+        suffix = ""  # pyright does not call a deprecated overload unreachable
+    return [f"{indent}@overload", *warn, f"{indent}def {name}({', '.join(params)}) -> {ret}: ...{suffix}"]
 
 
 # Pyright calls the untraced-first copies unreachable (``Never`` fits any ``T``), though its
@@ -502,6 +560,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal as L, overload
 
+from typing_extensions import deprecated
+
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
@@ -554,9 +614,11 @@ from collections.abc import Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
 
+from typing_extensions import deprecated
+
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, A, B, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor

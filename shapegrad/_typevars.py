@@ -8,9 +8,11 @@ variable, not a fresh one).
 
 from __future__ import annotations
 
-from typing import TypeVar, TypeVarTuple
+from typing import TypeVarTuple
 
-from ._dims import Dim
+from typing_extensions import TypeVar
+
+from ._dims import Dim, LiteralSize, Open
 
 T = TypeVar("T")  # whatever tape the operand carries
 M = TypeVar("M")  # the model a tape records gradients for
@@ -35,3 +37,17 @@ DA = TypeVar("DA", bound=Dim)
 DB = TypeVar("DB", bound=Dim)
 DC = TypeVar("DC", bound=Dim)
 DD = TypeVar("DD", bound=Dim)
+
+# Sizes of a creation call (``sg.randn(8, 3)``, ``sg.zeros(Batch(32), 784)``): a Dim instance
+# keeps its class and a literal in ``LiteralSize`` keeps its literal (Z*: every size is one).
+# Otherwise each size is written ``Y0 | int``: a Dim solves Y0, an int solves nothing and the
+# default gives Open, and an annotated target (``x: Tensor[NoTape, L[783]] = sg.zeros(783)``)
+# solves Y0 from the annotation, as a stated size.
+Z0 = TypeVar("Z0", bound=Dim | LiteralSize)
+Z1 = TypeVar("Z1", bound=Dim | LiteralSize)
+Z2 = TypeVar("Z2", bound=Dim | LiteralSize)
+Z3 = TypeVar("Z3", bound=Dim | LiteralSize)
+Y0 = TypeVar("Y0", bound=int, default=Open)
+Y1 = TypeVar("Y1", bound=int, default=Open)
+Y2 = TypeVar("Y2", bound=int, default=Open)
+Y3 = TypeVar("Y3", bound=int, default=Open)

@@ -1,16 +1,20 @@
 """Making tensors: from data, filled, ranges and random draws."""
 
+# Each size overload that keeps literals comes before the one an int falls to (Open); pyright
+# reports that order as overlapping overloads, and the order is the point.
+# pyright: reportOverlappingOverload=false
+
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 from .._autodiff import NoTape
 from .._backend import Backend, active_backend, as_backend_array, get_backend
 from .._dims import Open
 from .._errors import BackendError, DTypeError, HyperparameterError, ShapeError
 from .._tensor import Tensor, wrap
-from .._typevars import A, B, C, D, N, S
+from .._typevars import Y0, Y1, Y2, Y3, Z0, Z1, Z2, Z3, B, N, S
 
 __all__ = [
     "Generator",
@@ -123,25 +127,94 @@ def _filled(dims: Sequence[Any], value: float, dtype: str | None, backend: str |
 @overload
 def zeros(*, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
 @overload
-def zeros(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
+def zeros(d0: Z0, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Z0]: ...
+@overload
+def zeros(d0: Y0 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Y0]: ...
 @overload
 def zeros(
-    d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B]: ...
+    d0: Z0, d1: Z1, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
 @overload
 def zeros(
-    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C]: ...
+    d0: Y0 | int, d1: Y1 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
 @overload
 def zeros(
-    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C, D]: ...
+    d0: Z0, d1: Z1, d2: Z2, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def zeros(
+    d0: Y0 | int, d1: Y1 | int, d2: Y2 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def zeros(
+    d0: Z0, d1: Z1, d2: Z2, d3: Z3, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def zeros(
+    d0: Y0 | int,
+    d1: Y1 | int,
+    d2: Y2 | int,
+    d3: Y3 | int,
+    /,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def zeros(shape: tuple[()], /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
+@overload
+def zeros(
+    shape: tuple[Z0], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0]: ...
+@overload
+def zeros(
+    shape: tuple[Y0 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0]: ...
+@overload
+def zeros(
+    shape: tuple[Z0, Z1], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def zeros(
+    shape: tuple[Y0 | int, Y1 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def zeros(
+    shape: tuple[Z0, Z1, Z2], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def zeros(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def zeros(
+    shape: tuple[Z0, Z1, Z2, Z3], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def zeros(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int],
+    /,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def zeros(
+    shape: Sequence[int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 @overload
 def zeros(
     *dims: int, dtype: str | None = None, backend: str | Backend | None = None
 ) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
-    """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``).
+    """A tensor of zeros; each size may be an int or a ``sg.Dim`` (``zeros(Batch(32), 784)``),
+    given as arguments or as one tuple (``zeros((2, 3))``).
+
+    Typed sizes: a ``sg.Dim`` keeps its class and a literal in ``sg.LiteralSize`` (0-32, the
+    powers of two, the classic widths) keeps its literal, so ``sg.zeros(Batch(32), 784)`` is
+    ``Tensor[NoTape, Batch, L[784]]``; when any size is a plain ``int`` variable (or another
+    literal) the non-Dim sizes are ``Open``. Annotate to keep any other literal.
 
     Examples:
         >>> import shapegrad as sg
@@ -154,19 +227,82 @@ def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = 
 @overload
 def ones(*, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
 @overload
-def ones(d0: A, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, A]: ...
+def ones(d0: Z0, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Z0]: ...
+@overload
+def ones(d0: Y0 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Y0]: ...
 @overload
 def ones(
-    d0: A, d1: B, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B]: ...
+    d0: Z0, d1: Z1, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
 @overload
 def ones(
-    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C]: ...
+    d0: Y0 | int, d1: Y1 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
 @overload
 def ones(
-    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C, D]: ...
+    d0: Z0, d1: Z1, d2: Z2, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def ones(
+    d0: Y0 | int, d1: Y1 | int, d2: Y2 | int, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def ones(
+    d0: Z0, d1: Z1, d2: Z2, d3: Z3, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def ones(
+    d0: Y0 | int,
+    d1: Y1 | int,
+    d2: Y2 | int,
+    d3: Y3 | int,
+    /,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def ones(shape: tuple[()], /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape]: ...
+@overload
+def ones(
+    shape: tuple[Z0], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0]: ...
+@overload
+def ones(
+    shape: tuple[Y0 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0]: ...
+@overload
+def ones(
+    shape: tuple[Z0, Z1], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def ones(
+    shape: tuple[Y0 | int, Y1 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def ones(
+    shape: tuple[Z0, Z1, Z2], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def ones(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def ones(
+    shape: tuple[Z0, Z1, Z2, Z3], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def ones(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int],
+    /,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def ones(
+    shape: Sequence[int], /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 @overload
 def ones(
     *dims: int, dtype: str | None = None, backend: str | Backend | None = None
@@ -178,27 +314,55 @@ def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = N
 
 @overload
 def full(
-    shape: tuple[A], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, A]: ...
+    shape: tuple[()], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape]: ...
 @overload
 def full(
-    shape: tuple[A, B], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B]: ...
+    shape: tuple[Z0], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0]: ...
 @overload
 def full(
-    shape: tuple[A, B, C], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C]: ...
+    shape: tuple[Y0 | int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0]: ...
 @overload
 def full(
-    shape: tuple[A, B, C, D], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
-) -> Tensor[NoTape, A, B, C, D]: ...
+    shape: tuple[Z0, Z1], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def full(
+    shape: tuple[Y0 | int, Y1 | int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def full(
+    shape: tuple[Z0, Z1, Z2], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def full(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int],
+    value: float,
+    dtype: str | None = None,
+    *,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def full(
+    shape: tuple[Z0, Z1, Z2, Z3], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def full(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int],
+    value: float,
+    dtype: str | None = None,
+    *,
+    backend: str | Backend | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
 @overload
 def full(
     shape: Sequence[int], value: float, dtype: str | None = None, *, backend: str | Backend | None = None
 ) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def full(shape: Any, value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Any:
     """A tensor of ``shape`` filled with ``value``; sizes may be ints or ``sg.Dim`` values,
-    typed as in :func:`zeros` (``full((Batch(32), 10), 0.5)`` is ``Tensor[NoTape, Batch, int]``).
+    typed as in :func:`zeros` (``full((Batch(32), 10), 0.5)`` is ``Tensor[NoTape, Batch, L[10]]``).
     """
     return _filled(tuple(shape), value, dtype, backend)
 
@@ -218,6 +382,13 @@ def full_like(x: Tensor[Any, *S], value: float) -> Tensor[NoTape, *S]:
     return wrap(x._backend.xp.full_like(x._data, value), x._backend)
 
 
+@overload
+def arange(start: Z0, /, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Z0]: ...
+@overload
+def arange(
+    start: Literal[0], stop: Z0, /, *, dtype: str | None = None, backend: str | Backend | None = None
+) -> Tensor[NoTape, Z0]: ...
+@overload
 def arange(
     start: float,
     stop: float | None = None,
@@ -225,9 +396,20 @@ def arange(
     *,
     dtype: str | None = None,
     backend: str | Backend | None = None,
-) -> Tensor[NoTape, Open]:
+) -> Tensor[NoTape, Open]: ...
+def arange(
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
+    *,
+    dtype: str | None = None,
+    backend: str | Backend | None = None,
+) -> Any:
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
-    Integers give int64 unless ``dtype`` says otherwise."""
+    Integers give int64 unless ``dtype`` says otherwise.
+
+    ``sg.arange(Seq(16))``, ``sg.arange(0, t)`` with ``t: Seq`` and ``sg.arange(10)`` are
+    typed ``Seq``, ``Seq`` and ``L[10]`` (sizes as in :func:`zeros`); other ranges are ``Open``."""
     chosen = _backend(backend)
     if stop is None:
         start, stop = 0, start
@@ -295,17 +477,84 @@ def default_generator(backend: Backend | None = None) -> Generator:
 
 
 @overload
-def randn(d0: A, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A]: ...
+def randn(*, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape]: ...
 @overload
-def randn(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
+def randn(d0: Z0, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, Z0]: ...
 @overload
-def randn(
-    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, A, B, C]: ...
+def randn(d0: Y0 | int, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, Y0]: ...
 @overload
 def randn(
-    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, A, B, C, D]: ...
+    d0: Z0, d1: Z1, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def randn(
+    d0: Y0 | int, d1: Y1 | int, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def randn(
+    d0: Z0, d1: Z1, d2: Z2, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def randn(
+    d0: Y0 | int, d1: Y1 | int, d2: Y2 | int, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def randn(
+    d0: Z0, d1: Z1, d2: Z2, d3: Z3, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def randn(
+    d0: Y0 | int,
+    d1: Y1 | int,
+    d2: Y2 | int,
+    d3: Y3 | int,
+    /,
+    *,
+    dtype: str | None = None,
+    generator: Generator | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def randn(shape: tuple[()], /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape]: ...
+@overload
+def randn(
+    shape: tuple[Z0], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0]: ...
+@overload
+def randn(
+    shape: tuple[Y0 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0]: ...
+@overload
+def randn(
+    shape: tuple[Z0, Z1], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def randn(
+    shape: tuple[Y0 | int, Y1 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def randn(
+    shape: tuple[Z0, Z1, Z2], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def randn(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def randn(
+    shape: tuple[Z0, Z1, Z2, Z3], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def randn(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int],
+    /,
+    *,
+    dtype: str | None = None,
+    generator: Generator | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def randn(
+    shape: Sequence[int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 @overload
 def randn(
     *dims: int, dtype: str | None = None, generator: Generator | None = None
@@ -317,17 +566,84 @@ def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = No
 
 
 @overload
-def rand(d0: A, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A]: ...
+def rand(*, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape]: ...
 @overload
-def rand(d0: A, d1: B, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, A, B]: ...
+def rand(d0: Z0, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, Z0]: ...
 @overload
-def rand(
-    d0: A, d1: B, d2: C, /, *, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, A, B, C]: ...
+def rand(d0: Y0 | int, /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, Y0]: ...
 @overload
 def rand(
-    d0: A, d1: B, d2: C, d3: D, /, *, dtype: str | None = None, generator: Generator | None = None
-) -> Tensor[NoTape, A, B, C, D]: ...
+    d0: Z0, d1: Z1, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def rand(
+    d0: Y0 | int, d1: Y1 | int, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def rand(
+    d0: Z0, d1: Z1, d2: Z2, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def rand(
+    d0: Y0 | int, d1: Y1 | int, d2: Y2 | int, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def rand(
+    d0: Z0, d1: Z1, d2: Z2, d3: Z3, /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def rand(
+    d0: Y0 | int,
+    d1: Y1 | int,
+    d2: Y2 | int,
+    d3: Y3 | int,
+    /,
+    *,
+    dtype: str | None = None,
+    generator: Generator | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def rand(shape: tuple[()], /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape]: ...
+@overload
+def rand(
+    shape: tuple[Z0], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0]: ...
+@overload
+def rand(
+    shape: tuple[Y0 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0]: ...
+@overload
+def rand(
+    shape: tuple[Z0, Z1], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def rand(
+    shape: tuple[Y0 | int, Y1 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def rand(
+    shape: tuple[Z0, Z1, Z2], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def rand(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def rand(
+    shape: tuple[Z0, Z1, Z2, Z3], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def rand(
+    shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int],
+    /,
+    *,
+    dtype: str | None = None,
+    generator: Generator | None = None,
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
+def rand(
+    shape: Sequence[int], /, *, dtype: str | None = None, generator: Generator | None = None
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 @overload
 def rand(
     *dims: int, dtype: str | None = None, generator: Generator | None = None
@@ -375,10 +691,19 @@ def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoT
     return wrap(data, chosen)
 
 
+@overload
+def eye(n: Z0, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Z0, Z0]: ...
+@overload
+def eye(n: Z0, m: Z1, *, dtype: str | None = None, backend: str | Backend | None = None) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
 def eye(
     n: int, m: int | None = None, *, dtype: str | None = None, backend: str | Backend | None = None
-) -> Tensor[NoTape, Open, Open]:
-    """The ``n × m`` identity matrix (``m = n`` by default). PyTorch: ``torch.eye``."""
+) -> Tensor[NoTape, Open, Open]: ...
+def eye(n: int, m: int | None = None, *, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
+    """The ``n × m`` identity matrix (``m = n`` by default). PyTorch: ``torch.eye``.
+
+    Sizes are typed as in :func:`zeros`: ``sg.eye(8)`` is ``Tensor[NoTape, L[8], L[8]]``.
+    """
     chosen = _backend(backend)
     return wrap(chosen.xp.eye(n, m, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
 
@@ -392,11 +717,44 @@ def linspace(
     return wrap(chosen.xp.linspace(start, stop, num, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
 
 
+@overload
+def randint(low: int, high: int, shape: tuple[Z0], *, generator: Generator | None = None) -> Tensor[NoTape, Z0]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Y0 | int], *, generator: Generator | None = None
+) -> Tensor[NoTape, Y0]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Z0, Z1], *, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Y0 | int, Y1 | int], *, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Z0, Z1, Z2], *, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Y0 | int, Y1 | int, Y2 | int], *, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Z0, Z1, Z2, Z3], *, generator: Generator | None = None
+) -> Tensor[NoTape, Z0, Z1, Z2, Z3]: ...
+@overload
+def randint(
+    low: int, high: int, shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int], *, generator: Generator | None = None
+) -> Tensor[NoTape, Y0, Y1, Y2, Y3]: ...
+@overload
 def randint(
     low: int, high: int, shape: Sequence[int], *, generator: Generator | None = None
-) -> Tensor[NoTape, *tuple[Open, ...]]:
+) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+def randint(low: int, high: int, shape: Sequence[int], *, generator: Generator | None = None) -> Any:
     """Integers drawn uniformly from ``[low, high)`` (int64), from ``generator`` (seed it for
-    reproducibility). PyTorch: ``torch.randint``."""
+    reproducibility). PyTorch: ``torch.randint``. The shape is typed as in :func:`zeros`
+    (``randint(0, 65, (Batch(4), Seq(16)))`` is ``Tensor[NoTape, Batch, Seq]``)."""
     import numpy as np
 
     gen = generator or default_generator()
