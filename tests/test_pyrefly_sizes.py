@@ -61,6 +61,17 @@ def test_pass_programs_report_nothing_and_every_mark_is_reported(found: dict[str
     assert not issues, "\n".join(issues)
 
 
+@pytest.mark.parametrize("path", arith.programs("pass"), ids=lambda p: p.stem)
+def test_pass_programs_run_with_the_sizes_pyrefly_computed(path: Path) -> None:
+    """Each model runs; its ``assert_shape`` calls, which Pyrefly checked against the computed
+    sizes, hold at run time too (a stub rule that computed a wrong size would fail here)."""
+    spec = importlib.util.spec_from_file_location(f"arith_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main()
+
+
 def test_a_wrong_computed_size_names_both_sizes(found: dict[str, dict[int, list[str]]]) -> None:
     """The CNN whose head takes 784 where the flatten gives 3136: the message says both."""
     (messages,) = found["fail/flatten_into_wrong_linear.py"].values()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shape_extensions import IntVar
+from shape_extensions import IntVar, assert_shape
 
 import shapegrad as sg
 from shapegrad import NoTape, OwnedTape, Tensor
@@ -21,6 +21,11 @@ def step(x: Tensor[NoTape, [B, 784]], y: Tensor[NoTape, [B]]) -> float:
     opt = sg.optim.Adam(model, lr=1e-3)
     logits = model(x.trace(grads))
     typed: Tensor[OwnedTape[Any], [B, 10]] = logits
+    assert_shape(logits.shape, (IntVar[B], 10))
     loss = sg.losses.cross_entropy(logits, y)
     opt.update(model, loss.backward())
     return loss.item()
+
+
+def main() -> None:
+    step(sg.randn(4, 784), sg.tensor([0, 1, 2, 3]))

@@ -4,10 +4,11 @@ computed alike; global pooling then a head."""
 
 from __future__ import annotations
 
-from typing import TypeVar, assert_type
+from typing import TypeVar
 
-from shape_extensions import IntVar
+from shape_extensions import IntVar, assert_shape
 
+import shapegrad as sg
 from shapegrad import Tensor
 from shapegrad.nn import BatchNorm2d, Conv2d, GlobalAvgPool2d, Linear, Module
 
@@ -15,7 +16,7 @@ T = TypeVar("T")
 B = IntVar("B")
 
 
-class DownBlock(Module):
+class DownBlock(Module, checked=False):
     def __init__(self) -> None:
         self.conv1 = Conv2d(3, 2, 1, in_channels=16, out_channels=32, bias=False)
         self.bn1 = BatchNorm2d(32)
@@ -29,7 +30,7 @@ class DownBlock(Module):
         return (h + self.shortcut(x)).relu()
 
 
-class Net(Module):
+class Net(Module, checked=False):
     def __init__(self) -> None:
         self.stem = Conv2d(3, padding=1, in_channels=3, out_channels=16)
         self.block = DownBlock()
@@ -39,5 +40,9 @@ class Net(Module):
     def __call__(self, x: Tensor[T, [B, 3, 32, 32]]) -> Tensor[T, [B, 10]]:
         h = self.block(self.stem(x).relu())
         features = self.pool(h)
-        assert_type(features, Tensor[T, [B, 32]])
+        assert_shape(features.shape, (IntVar[B], 32))
         return self.head(features)
+
+
+def main() -> None:
+    assert_shape(Net()(sg.randn(2, 3, 32, 32)).shape, (2, 10))
