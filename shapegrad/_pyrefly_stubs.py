@@ -366,7 +366,12 @@ def reshaped(shape: IntTuple, target: IntTuple) -> IntTuple:
         if known != dsl.prod(shape):
             return dsl.Invalid("reshape: the sizes' product is not the tensor's size")
         return target
-    return dsl.IntTuple(dsl.prod(shape) // known if dsl.is_concrete_int(d) and d == -1 else d for d in target)
+    total = dsl.prod(shape)
+    # Divisibility is decided for literal sizes only: with a symbolic batch it is unknown,
+    # and the quotient (B * 150528) // (B * 768) still simplifies.
+    if dsl.is_concrete_int(total) and dsl.is_concrete_int(known) and total % known != 0:
+        return dsl.Invalid("reshape: the sizes' product is not the tensor's size")
+    return dsl.IntTuple(total // known if dsl.is_concrete_int(d) and d == -1 else d for d in target)
 
 
 @type_shape_dsl_function
