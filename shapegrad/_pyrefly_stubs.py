@@ -177,8 +177,8 @@ def _concat(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     generic signature, ``A + K``, loses its variables when the call is itself an argument of
     a generic call, ``conv(sg.concat((up, skip), axis=1))``); a sequence has no length in
     its type and takes the table's open rules."""
-    pairs = len(_typegen._CONCAT_PAIRS)  # pyright: ignore[reportPrivateUsage] -- the table, read
-    for i, (axis, *_) in enumerate(_typegen._CONCAT_PAIRS):  # pyright: ignore[reportPrivateUsage] -- the table, read
+    pairs = len(_typegen._CONCAT_PAIRS)
+    for i, (axis, *_) in enumerate(_typegen._CONCAT_PAIRS):
         default = " = 0" if i == 0 else ""
         yield (
             "tuple[Tensor[T, S], Tensor[T, S2]]",
@@ -192,7 +192,7 @@ def joined_rules() -> str:
     """The DSL rule of each concat pair axis in the table: the joined axis is the sum, the
     others must agree."""
     rules: list[str] = []
-    for axis, *_ in _typegen._CONCAT_PAIRS:  # pyright: ignore[reportPrivateUsage] -- the table, read
+    for axis, *_ in _typegen._CONCAT_PAIRS:
         name = _axis_name(axis)
         head = f"@type_shape_dsl_function\ndef joined_{name}(a: IntTuple, b: IntTuple) -> IntTuple:\n"
         head += f'    """``concat`` of a pair at axis {axis[2:-1]}."""\n'
