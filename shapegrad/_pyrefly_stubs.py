@@ -500,8 +500,17 @@ class Linear[I: IntVar, O: IntVar](Layer[Feat[I], Feat[O]]):
 class Conv2d[I: IntVar, O: IntVar, K: IntVar, St: IntVar = 1, P: IntVar = 0, D: IntVar = 1](
     Layer[Chan[I], Chan[O]]
 ):
+    @overload
     def __init__(
         self, kernel_size: Int[K], stride: Int[St] = 1, padding: Int[P] = 0, dilation: Int[D] = 1,
+        groups: int = 1, *, in_channels: Int[I], out_channels: Int[O], bias: bool = True, generator: Any = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    # (height, width) pairs: the channels stay typed, the spatial sizes are not computed.
+    @overload
+    def __init__(
+        self: Conv2d[I, O, Any, Any, Any, Any], kernel_size: int | tuple[int, int],
+        stride: int | tuple[int, int] = 1, padding: int | tuple[int, int] = 0, dilation: int | tuple[int, int] = 1,
         groups: int = 1, *, in_channels: Int[I], out_channels: Int[O], bias: bool = True, generator: Any = None,
         dtype: str = "float32",
     ) -> None: ...

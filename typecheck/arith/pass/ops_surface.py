@@ -7,6 +7,7 @@ from shape_extensions import assert_shape
 
 import shapegrad as sg
 from shapegrad import NoTape, Tensor
+from shapegrad.nn import Conv2d
 
 
 def main() -> None:
@@ -37,3 +38,6 @@ def main() -> None:
     assert_shape(sg.stack((x, x), axis=0).shape, (2, 4, 8, 16))
     assert_shape(sg.where(x > 0.0, x, 0.0).shape, (4, 8, 16))
     assert_shape(x.softmax(-1).tanh().shape, (4, 8, 16))
+    # Kernel sizes as (height, width) pairs: the channels stay typed, the spatial sizes gradual.
+    pairs = Conv2d((3, 3), padding=(1, 1), in_channels=16, out_channels=2)
+    assert_shape(pairs(x.reshape(4, 16, 2, 4)).shape, (4, 2, int, int), runtime=(4, 2, 2, 4))
