@@ -439,14 +439,15 @@ _NN = f'''"""shapegrad.nn for Pyrefly: layers whose output sizes are computed.
 {_GENERATED}
 A convolution's output size is ``(H + 2·padding - dilation·(kernel - 1) - 1) // stride + 1``
 from the sizes given to its constructor; a pooling's likewise. ``Sequential`` checks that the
-chain's feature sizes (a Linear's in and out features, a convolution's channels) agree and
-types its result by the last layer's; the spatial sizes inside it are not computed (Pyrefly
-does not apply a generic layer through a chain): write the chain as calls in a ``Module``.
+chain's feature sizes (a Linear's in and out features, a convolution's channels) agree, also
+across activations, and types its result by the last layer's; the spatial sizes inside it are
+not computed (Pyrefly does not apply a generic layer through a chain): write the chain as
+calls in a ``Module``.
 """
 
 # fmt: off
 from collections.abc import Iterator
-from typing import Any, Generic, Self, TypeVar, overload
+from typing import Any, Generic, Protocol, Self, TypeVar, overload
 
 from shape_extensions import Int, IntTuple, IntVar
 
@@ -485,6 +486,14 @@ class Chan[N: IntVar]:
 
 class Layer(Module, Generic[_X, _Y]):
     """A module mapping sizes ``_X`` to ``_Y`` (``Feat``/``Chan``); ``Sequential`` chains them."""
+    def _sizes(self, x: _X, /) -> _Y: ...  # what Sequential matches (no such method at run time)
+
+
+class Chains[X, Y](Protocol):
+    """What ``Sequential`` takes at each position: a layer from sizes ``X`` to ``Y``. A layer
+    that keeps its input's shape has a generic ``_sizes``, so it passes any size through and
+    the layers on either side are still compared (``Linear, ReLU, Linear``)."""
+    def _sizes(self, x: X, /) -> Y: ...
 
 
 class Linear[I: IntVar, O: IntVar](Layer[Feat[I], Feat[O]]):
@@ -595,10 +604,11 @@ class LayerNorm[N: IntVar](Layer[Feat[N], Feat[N]]):
     def __call__[T, S: IntTuple](self, x: Tensor[T, [*S, N]]) -> Tensor[T, [*S, N]]: ...
 
 
-class _SameShape[X](Layer[X, X]):
+class _SameShape(Module):
     """A layer that keeps its input's shape (an activation, dropout): any size in a chain."""
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     def __call__[T, S: IntTuple](self, x: Tensor[T, S]) -> Tensor[T, S]: ...
+    def _sizes[X](self, x: X, /) -> X: ...
 
 
 {{activations}}
@@ -636,7 +646,7 @@ def _sequential() -> str:
     lines: list[str] = []
     for n in range(1, SEQUENTIAL_MAX + 1):
         xs = [f"X{i}" for i in range(n + 1)]
-        params = ", ".join(f"l{i + 1}: Layer[X{i}, X{i + 1}]" for i in range(n))
+        params = ", ".join(f"l{i + 1}: Chains[X{i}, X{i + 1}]" for i in range(n))
         lines += [
             "    @overload",
             f"    def __init__[{', '.join(xs)}](self: Sequential[X0, X{n}], {params}, /) -> None: ...",
@@ -646,7 +656,7 @@ def _sequential() -> str:
 
 def nn_module() -> str:
     """The whole text of ``_pyrefly/shapegrad/nn/__init__.pyi``."""
-    activations = "\n\n\n".join(f"class {name}[X](_SameShape[X]): ..." for name in _SAME_SHAPE_LAYERS)
+    activations = "\n\n\n".join(f"class {name}(_SameShape): ..." for name in _SAME_SHAPE_LAYERS)
     return _NN.replace("{activations}", activations).replace("{sequential}", _sequential())
 
 

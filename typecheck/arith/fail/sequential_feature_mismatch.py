@@ -1,6 +1,5 @@
-"""A Sequential whose second Linear takes 100 features where the first gives 128. (With a
-ReLU between them Pyrefly does not see it: it does not solve an activation's size from the
-chain, so the activation bridges any sizes; pyright does.)"""
+"""A Sequential whose second Linear takes 100 features where the first gives 128, with and
+without an activation between them; a convolution's channels into a Linear with no Flatten."""
 
 from __future__ import annotations
 
@@ -17,4 +16,6 @@ B = IntVar("B")
 
 
 def build() -> None:
-    Sequential(Linear(784, 128), Linear(100, 10))  # E: Layer[Feat[128], @_]
+    Sequential(Linear(784, 128), Linear(100, 10))  # E: Chains[Feat[128], @_]
+    Sequential(Linear(784, 128), ReLU(), Linear(100, 10))  # E: Chains[Feat[128], @_]
+    Sequential(Conv2d(3, in_channels=1, out_channels=8), ReLU(), Linear(8, 10))  # E: Chains[Chan[8], @_]

@@ -7,7 +7,7 @@ from shape_extensions import assert_shape
 
 import shapegrad as sg
 from shapegrad import NoTape, Tensor
-from shapegrad.nn import Conv2d
+from shapegrad.nn import Conv2d, Flatten, Linear, ReLU, Sequential
 
 
 def main() -> None:
@@ -41,3 +41,6 @@ def main() -> None:
     # Kernel sizes as (height, width) pairs: the channels stay typed, the spatial sizes gradual.
     pairs = Conv2d((3, 3), padding=(1, 1), in_channels=16, out_channels=2)
     assert_shape(pairs(x.reshape(4, 16, 2, 4)).shape, (4, 2, int, int), runtime=(4, 2, 2, 4))
+    # A Sequential from channels to features: the chain checked, its result typed by the last layer.
+    convnet = Sequential(Conv2d(3, padding=1, in_channels=16, out_channels=4), ReLU(), Flatten(), Linear(32, 3))
+    assert_shape(convnet(x.reshape(4, 16, 2, 4)).shape, (4, 3))
