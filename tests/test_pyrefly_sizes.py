@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from shapegrad import _pyrefly_stubs
+from shapegrad._opspec import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "typecheck" / "arith"))
@@ -42,6 +44,34 @@ def test_the_checker_and_extension_are_the_pinned_versions() -> None:
 
 def test_the_stubs_are_generated_from_the_op_table() -> None:
     assert _pyrefly_stubs.check() == [], "stale Pyrefly stubs: python shapegrad/_pyrefly_stubs.py"
+
+
+def test_every_op_of_the_table_has_its_forms_in_the_stubs() -> None:
+    """The op table drives this surface as it drives pyright's: each row's method (and
+    named method) on ``Tensor``, its function form ``sg.<name>`` and each loss."""
+
+    def defined(text: str, indent: str = "") -> set[str]:
+        # By their lines: the stubs use PEP 695 syntax, which this Python's ast cannot read.
+        return set(re.findall(rf"^{indent}def (\w+)", text, re.M))
+
+    root = _pyrefly_stubs.STUBS / "shapegrad"
+    text = (root / "__init__.pyi").read_text()
+    start = text.index("\nclass Tensor(")
+    end = re.compile(r"^\S", re.M).search(text, start + 2)
+    tensor = defined(text[start : end.start() if end else None], "    ")
+    functions, losses = defined(text), defined((root / "losses.pyi").read_text())
+    missing = [
+        f"{op.name}: {form}"
+        for op in OPS
+        for form, present in (
+            (f"Tensor.{op.method}", op.method is None or op.method in tensor),
+            (f"Tensor.{op.name}", not op.named or op.name in tensor),
+            (f"sg.{op.name}", not (op.module and op.top_level and op.module != "losses") or op.name in functions),
+            (f"sg.losses.{op.name}", op.kind != "loss" or op.name in losses),
+        )
+        if not present
+    ]
+    assert not missing, missing
 
 
 def test_the_stubs_themselves_check_clean_under_pyrefly() -> None:
