@@ -52,11 +52,17 @@ def main() -> None:
     found = errors_by_draft()
     print(f"shapegrad from {Path(shapegrad.__file__).parent.parent}")
     for name, errors in found.items():
-        print(f"{name:12} {len(errors):4} errors")
+        print(f"{name:12} {len(errors):4} errors on {len(lines(errors)):3} lines")
         if verbose:
             for error in errors:
                 print(f"    {error}")
-    print(f"{'total':12} {sum(len(e) for e in found.values()):4} errors")
+    total = sum(len(e) for e in found.values())
+    print(f"{'total':12} {total:4} errors on {sum(len(lines(e)) for e in found.values()):3} lines")
+
+
+def lines(errors: list[str]) -> set[str]:
+    """The lines reported (one mistake often draws several errors, Unknown ones downstream)."""
+    return {error.split(":", 1)[0] for error in errors}
 
 
 if __name__ == "__main__":
