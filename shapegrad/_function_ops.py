@@ -15,7 +15,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, S, T
 from .ops import (
     elementwise as _ew,
     linalg as _linalg,
@@ -335,6 +335,10 @@ def add(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def add(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def add(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def add(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def add(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -380,6 +384,10 @@ def add(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  
 def add(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def add(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def add(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def add(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def add(a: Any, b: Any) -> Any:
@@ -438,6 +446,10 @@ def sub(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def sub(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def sub(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def sub(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -483,6 +495,10 @@ def sub(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  
 def sub(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def sub(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def sub(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def sub(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def sub(a: Any, b: Any) -> Any:
@@ -541,6 +557,10 @@ def mul(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def mul(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def mul(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def mul(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -586,6 +606,10 @@ def mul(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  
 def mul(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def mul(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def mul(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def mul(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def mul(a: Any, b: Any) -> Any:
@@ -644,6 +668,10 @@ def div(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def div(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def div(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def div(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def div(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -689,6 +717,10 @@ def div(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  
 def div(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def div(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def div(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def div(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def div(a: Any, b: Any) -> Any:
@@ -747,6 +779,10 @@ def pow(x: Tensor[T, A], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A
 @overload
 def pow(x: Tensor[T, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def pow(x: Tensor[T, *tuple[Open, ...]], exponent: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def pow(x: Tensor[T, *S], exponent: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -792,6 +828,10 @@ def pow(x: Tensor[NoTape, *S, L[1]], exponent: Tensor[T, N]) -> Tensor[T, *S, N]
 def pow(x: Tensor[NoTape, A], exponent: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def pow(x: Tensor[NoTape, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def pow(x: Tensor[NoTape, *tuple[Open, ...]], exponent: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def pow(x: Any, exponent: Any) -> Any:
@@ -851,6 +891,10 @@ def maximum(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: 
 @overload
 def maximum(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def maximum(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def maximum(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -896,6 +940,10 @@ def maximum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: .
 def maximum(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def maximum(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def maximum(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def maximum(a: Any, b: Any) -> Any:
@@ -954,6 +1002,10 @@ def minimum(a: Tensor[T, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: 
 @overload
 def minimum(a: Tensor[T, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
 @overload
+def minimum(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def minimum(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -999,6 +1051,10 @@ def minimum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, N]) -> Tensor[T, *S, N]: .
 def minimum(a: Tensor[NoTape, A], b: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
 @overload
 def minimum(a: Tensor[NoTape, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def minimum(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def minimum(a: Any, b: Any) -> Any:
@@ -1056,6 +1112,10 @@ def less(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]: 
 def less(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def less(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def less(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def less(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def less(a: Any, b: Any) -> Any:
     """``a < b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.lt``."""
     return _ew.less(a, b)
@@ -1111,6 +1171,10 @@ def less_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S
 def less_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def less_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def less_equal(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def less_equal(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def less_equal(a: Any, b: Any) -> Any:
     """``a <= b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.le``."""
     return _ew.less_equal(a, b)
@@ -1166,6 +1230,10 @@ def greater(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N
 def greater(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def greater(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def greater(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def greater(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def greater(a: Any, b: Any) -> Any:
     """``a > b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.gt``."""
     return _ew.greater(a, b)
@@ -1221,6 +1289,10 @@ def greater_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape,
 def greater_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def greater_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def greater_equal(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def greater_equal(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def greater_equal(a: Any, b: Any) -> Any:
     """``a >= b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.ge``."""
     return _ew.greater_equal(a, b)
@@ -1276,6 +1348,10 @@ def equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S, N]:
 def equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def equal(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def equal(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def equal(a: Any, b: Any) -> Any:
     """``a == b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.eq``."""
     return _ew.equal(a, b)
@@ -1331,6 +1407,10 @@ def not_equal(a: Tensor[Any, *S, L[1]], b: Tensor[Any, N]) -> Tensor[NoTape, *S,
 def not_equal(a: Tensor[Any, A], b: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
 @overload
 def not_equal(a: Tensor[Any, N], b: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+@overload
+def not_equal(a: Tensor[Any, *tuple[Open, ...]], b: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+@overload
+def not_equal(a: Tensor[Any, *S], b: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def not_equal(a: Any, b: Any) -> Any:
     """``a != b`` element-wise: an untraced boolean tensor. PyTorch: ``torch.ne``."""
     return _ew.not_equal(a, b)
@@ -1395,6 +1475,10 @@ def matmul(a: Tensor[T, K], b: Tensor[T, K, A]) -> Tensor[T, A]: ...
 @overload
 def matmul(a: Tensor[T, K], b: Tensor[T, K]) -> Tensor[T]: ...
 @overload
+def matmul(a: Tensor[T, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def matmul(a: Tensor[T, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1404,6 +1488,10 @@ def matmul(a: Tensor[NoTape, *S, N, K], b: Tensor[T, K]) -> Tensor[T, *S, N]: ..
 def matmul(a: Tensor[NoTape, K], b: Tensor[T, K, A]) -> Tensor[T, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def matmul(a: Tensor[NoTape, K], b: Tensor[T, K]) -> Tensor[T]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def matmul(a: Tensor[NoTape, *tuple[Open, ...]], b: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+@overload
+def matmul(a: Tensor[NoTape, *S], b: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def matmul(a: AnyTensor, b: AnyTensor) -> Any:
     """Matrix product with NumPy's rules: 1-D operands are vectors, leading dims broadcast.
 
@@ -1873,13 +1961,13 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
 
 
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA]) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+def reshape(x: Tensor[T, *S], shape: tuple[Z0]) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB]) -> Tensor[T, DA, DB]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1]) -> Tensor[T, Z0, Z1]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC]) -> Tensor[T, DA, DB, DC]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2]) -> Tensor[T, Z0, Z1, Z2]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC, DD]) -> Tensor[T, DA, DB, DC, DD]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2, Z3]) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
 @overload
 def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
 def reshape(x: Any, shape: Sequence[int]) -> Any:

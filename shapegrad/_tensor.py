@@ -432,8 +432,13 @@ class Tensor(TensorOps[Tape_, *Dims]):
         """The last two axes swapped (a batch of matrices transposed)."""
         return _shape.swap_last(self)
 
-    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]:
-        """The values repeated along new or size-1 axes to ``shape``."""
+    @overload
+    def broadcast_to(self: Tensor[T, *S], shape: Sequence[int], /) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]: ...
+    def broadcast_to(self: Tensor[T, *S], *shape: Any) -> Tensor[T, *tuple[Open, ...]]:
+        """The values repeated along new or size-1 axes to ``shape`` (sizes, or one tuple:
+        ``x.broadcast_to(4, 3)``, ``x.broadcast_to((4, 3))``, as ``Tensor.expand``)."""
         return _shape.broadcast_to(self, shape)
 
     def take_along_axis(self: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1) -> Tensor[T, *S, K]:

@@ -20,7 +20,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -100,6 +100,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __add__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def __add__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __add__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __add__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -145,6 +149,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __add__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def __add__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __add__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __add__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __add__(self, other: Any) -> Any:
@@ -204,6 +212,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def add(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def add(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def add(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def add(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def add(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -249,6 +261,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def add(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def add(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def add(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def add(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def add(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def add(self, other: Any) -> Any:
@@ -304,6 +320,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __sub__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def __sub__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __sub__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __sub__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -349,6 +369,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __sub__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def __sub__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __sub__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __sub__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __sub__(self, other: Any) -> Any:
@@ -408,6 +432,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def sub(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def sub(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def sub(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def sub(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def sub(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -453,6 +481,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def sub(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def sub(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def sub(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def sub(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def sub(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def sub(self, other: Any) -> Any:
@@ -508,6 +540,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __mul__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def __mul__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __mul__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __mul__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -553,6 +589,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __mul__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def __mul__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __mul__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __mul__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __mul__(self, other: Any) -> Any:
@@ -612,6 +652,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def mul(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def mul(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def mul(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def mul(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def mul(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -657,6 +701,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def mul(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def mul(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def mul(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def mul(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def mul(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def mul(self, other: Any) -> Any:
@@ -712,6 +760,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __truediv__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def __truediv__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __truediv__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __truediv__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -757,6 +809,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __truediv__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def __truediv__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __truediv__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __truediv__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __truediv__(self, other: Any) -> Any:
@@ -816,6 +872,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def div(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def div(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def div(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def div(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def div(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -861,6 +921,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def div(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def div(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def div(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def div(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def div(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def div(self, other: Any) -> Any:
@@ -916,6 +980,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __pow__(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def __pow__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __pow__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __pow__(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -961,6 +1029,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __pow__(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def __pow__(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __pow__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __pow__(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __pow__(self, other: Any) -> Any:
@@ -1020,6 +1092,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def pow(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def pow(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def pow(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def pow(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def pow(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1065,6 +1141,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def pow(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def pow(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def pow(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def pow(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def pow(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def pow(self, other: Any) -> Any:
@@ -1120,6 +1200,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def maximum(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def maximum(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def maximum(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def maximum(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def maximum(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1165,6 +1249,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def maximum(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def maximum(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def maximum(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def maximum(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def maximum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def maximum(self, other: Any) -> Any:
@@ -1220,6 +1308,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def minimum(self: Tensor[T, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...
     @overload
+    def minimum(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def minimum(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def minimum(self: Tensor[NoTape, *S, N], other: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def minimum(self: Tensor[NoTape, *S, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1265,6 +1357,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def minimum(self: Tensor[NoTape, A], other: Tensor[T, *S, A, L[1]]) -> Tensor[T, *S, A, A]: ...
     @overload
     def minimum(self: Tensor[NoTape, N], other: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def minimum(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def minimum(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def minimum(self: Tensor[NoTape, *S], other: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def minimum(self, other: Any) -> Any:
@@ -1319,6 +1415,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __lt__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __lt__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __lt__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __lt__(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
         return _ew_any.less(self, other)
@@ -1371,6 +1471,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def less(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def less(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def less(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def less(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def less(self, other: Any) -> Any:
         """``a < b`` (``sg.less``)."""
         return _ew_any.less(self, other)
@@ -1423,6 +1527,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __le__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __le__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __le__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __le__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __le__(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
         return _ew_any.less_equal(self, other)
@@ -1475,6 +1583,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def less_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def less_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def less_equal(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def less_equal(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def less_equal(self, other: Any) -> Any:
         """``a <= b`` (``sg.less_equal``)."""
         return _ew_any.less_equal(self, other)
@@ -1527,6 +1639,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __gt__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __gt__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __gt__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __gt__(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
         return _ew_any.greater(self, other)
@@ -1579,6 +1695,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def greater(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def greater(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def greater(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def greater(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def greater(self, other: Any) -> Any:
         """``a > b`` (``sg.greater``)."""
         return _ew_any.greater(self, other)
@@ -1631,6 +1751,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __ge__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __ge__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __ge__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __ge__(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
         return _ew_any.greater_equal(self, other)
@@ -1683,6 +1807,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def greater_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def greater_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def greater_equal(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def greater_equal(self, other: Any) -> Any:
         """``a >= b`` (``sg.greater_equal``)."""
         return _ew_any.greater_equal(self, other)
@@ -1735,6 +1863,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __eq__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __eq__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __eq__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __eq__(self, other: Any) -> Any:
         """``a == b`` (``sg.equal``)."""
         return _ew_any.equal(self, other)
@@ -1787,6 +1919,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __ne__(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def __ne__(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def __ne__(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def __ne__(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
         return _ew_any.not_equal(self, other)
@@ -1839,6 +1975,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def not_equal(self: Tensor[Any, A], other: Tensor[Any, *S, A, L[1]]) -> Tensor[NoTape, *S, A, A]: ...
     @overload
     def not_equal(self: Tensor[Any, N], other: Tensor[Any, *S, L[1]]) -> Tensor[NoTape, *S, N]: ...
+    @overload
+    def not_equal(self: Tensor[Any, *tuple[Open, ...]], other: Tensor[Any, *S]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    @overload
+    def not_equal(self: Tensor[Any, *S], other: Tensor[Any, *tuple[Open, ...]]) -> Tensor[NoTape, *tuple[Open, ...]]: ...
     def not_equal(self, other: Any) -> Any:
         """``a != b`` (``sg.not_equal``)."""
         return _ew_any.not_equal(self, other)
@@ -1854,6 +1994,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __matmul__(self: Tensor[T, K], other: Tensor[T, K]) -> Tensor[T]: ...
     @overload
+    def __matmul__(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def __matmul__(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __matmul__(self: Tensor[NoTape, *S, N, K], other: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1863,6 +2007,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def __matmul__(self: Tensor[NoTape, K], other: Tensor[T, K, A]) -> Tensor[T, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def __matmul__(self: Tensor[NoTape, K], other: Tensor[T, K]) -> Tensor[T]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __matmul__(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def __matmul__(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def __matmul__(self, other: Any) -> Any:
         """Matrix product (``sg.matmul``)."""
         return _linalg_any.matmul(self, other)
@@ -1878,6 +2026,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def matmul(self: Tensor[T, K], other: Tensor[T, K]) -> Tensor[T]: ...
     @overload
+    def matmul(self: Tensor[T, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def matmul(self: Tensor[T, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
     def matmul(self: Tensor[NoTape, *S, N, K], other: Tensor[T, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def matmul(self: Tensor[NoTape, *S, N, K], other: Tensor[T, *S, K, A]) -> Tensor[T, *S, N, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
@@ -1887,6 +2039,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def matmul(self: Tensor[NoTape, K], other: Tensor[T, K, A]) -> Tensor[T, A]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     @overload
     def matmul(self: Tensor[NoTape, K], other: Tensor[T, K]) -> Tensor[T]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def matmul(self: Tensor[NoTape, *tuple[Open, ...]], other: Tensor[T, *S]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+    @overload
+    def matmul(self: Tensor[NoTape, *S], other: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
     def matmul(self, other: Any) -> Any:
         """Matrix product (``sg.matmul``)."""
         return _linalg_any.matmul(self, other)
@@ -2408,18 +2564,20 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _shape_any.permute(self, axes or None)
 
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, /) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    def reshape(self: Tensor[T, *S], d0: Z0, /) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, /) -> Tensor[T, DA, DB]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, /) -> Tensor[T, Z0, Z1]: ...
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, d2: DC, /) -> Tensor[T, DA, DB, DC]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, d2: Z2, /) -> Tensor[T, Z0, Z1, Z2]: ...
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, d2: DC, d3: DD, /) -> Tensor[T, DA, DB, DC, DD]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, d2: Z2, d3: Z3, /) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
+    @overload
+    def reshape(self: Tensor[T, *S], shape: Sequence[int], /) -> Tensor[T, *tuple[Open, ...]]: ...
     @overload
     def reshape(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def reshape(self, *shape: int) -> Any:
+    def reshape(self, *shape: Any) -> Any:
         """The values in a new shape (``sg.reshape``)."""
-        return _shape_any.reshape(self, shape)
+        return _shape_any.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
 
     @overload
     def flatten(self: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last

@@ -115,10 +115,16 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield tensor("T", left), [f"{other}: {b}"], tensor("T", result)
         if left == right == "*S" and form == "function":
             yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
-    for left, right, result in _outer():
+    for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
     patterns = [(left, right, result) for _, left, right, result in BROADCAST]
-    yield from _untraced_first([*patterns, *_outer()], other)
+    yield from _untraced_first([*patterns, *_outer(), *OPEN_RANK], other)
+
+
+# An operand of open rank (``view(-1, V)``, ``reshape(-1)``, data) meets any other: the
+# result is open (run time checks the sizes). Last, so no typed pattern is shadowed and a
+# nested expression never tries them before its match.
+OPEN_RANK: tuple[tuple[str, str, str], ...] = ((OPEN_DIMS, "*S", OPEN_DIMS), ("*S", OPEN_DIMS, OPEN_DIMS))
 
 
 def _typed(rendered: str, result: str) -> str:
@@ -144,7 +150,7 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    for left, right, result in _outer():
+    for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
 
 
@@ -155,6 +161,7 @@ def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         ("*S, N, K", "K", "*S, N"),  # matrix times vector
         ("K", "K, A", "A"),  # vector times matrix
         ("K", "K", ""),  # dot product
+        *OPEN_RANK,
     )
     for left, right, result in patterns:
         yield tensor("T", left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
@@ -220,7 +227,7 @@ def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield from permute(op, other, form)
 
 
-_DIM_VARS = ("DA", "DB", "DC", "DD")
+_DIM_VARS = ("Z0", "Z1", "Z2", "Z3")  # a Dim keeps its class, a literal in sg.LiteralSize its value
 
 
 def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -233,6 +240,8 @@ def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         else:
             params = [f"shape: tuple[{', '.join(names)}]"]
         yield "Tensor[T, *S]", params, tensor("T", ", ".join(names))
+    if form == "method":  # x.reshape(other.shape), x.reshape((2, 3)), as PyTorch
+        yield "Tensor[T, *S]", ["shape: Sequence[int]", "/"], tensor("T", OPEN_DIMS)
     rest = ["*shape: int"] if form == "method" else ["shape: Sequence[int]"]
     yield "Tensor[T, *S]", rest, tensor("T", OPEN_DIMS)
 
@@ -348,7 +357,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "expand_dims": ("axis: int", "{f}(self, axis)"),
     "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
     "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
-    "reshape": ("*shape: int", "{f}(self, shape)"),
+    "reshape": ("*shape: Any", "{f}(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)"),
     "flatten": ("", "{f}(self)"),
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
@@ -565,7 +574,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, S, T
 '''
 
 
@@ -618,7 +627,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar, cast, overload
 from ._autodiff import NoTape, wants_grad
 from ._backend import fused_kernel, same_backend
 from ._device_checks import require_in_range
+from ._dims import Open
 from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
@@ -50,9 +51,23 @@ def _same_shape(name: str, pred: AnyTensor, target: AnyTensor) -> None:
 
 
 @overload
-def mse(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def mse(
+    pred: Tensor[T, *S],
+    target: Tensor[T, *S] | Tensor[T, *tuple[Open, ...]],
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
 @overload
-def mse(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def mse(
+    pred: Tensor[T, *S], target: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
+@overload
+def mse(
+    pred: Tensor[T, *tuple[Open, ...]], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
+@overload
+def mse(
+    pred: Tensor[T, *tuple[Open, ...]], target: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def mse(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Mean squared error ``mean((pred - target)²)``. PyTorch: ``F.mse_loss``."""
     _same_shape("mse", pred, target)
@@ -61,9 +76,23 @@ def mse(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> An
 
 
 @overload
-def mae(pred: Tensor[T, *S], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean") -> Tensor[T]: ...
+def mae(
+    pred: Tensor[T, *S],
+    target: Tensor[T, *S] | Tensor[T, *tuple[Open, ...]],
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
 @overload
-def mae(pred: Tensor[T, *S], target: Tensor[Any, *S], reduction: Literal["none"]) -> Tensor[T, *S]: ...
+def mae(
+    pred: Tensor[T, *S], target: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+) -> Tensor[T, *S]: ...
+@overload
+def mae(
+    pred: Tensor[T, *tuple[Open, ...]], target: Tensor[T, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
+@overload
+def mae(
+    pred: Tensor[T, *tuple[Open, ...]], target: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def mae(pred: AnyTensor, target: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Mean absolute error ``mean(|pred - target|)``. PyTorch: ``F.l1_loss``."""
     _same_shape("mae", pred, target)
@@ -181,7 +210,7 @@ def _mean_divisor(xp: Any, w_row: Any) -> tuple[Any, Any]:
 @overload
 def nll_loss(
     log_probs: Tensor[T, *S, C],
-    labels: Tensor[Any, *S],
+    labels: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     *,
     weight: Tensor[Any, C] | None = None,
     ignore_index: int = -100,
@@ -190,12 +219,30 @@ def nll_loss(
 @overload
 def nll_loss(
     log_probs: Tensor[T, *S, C],
-    labels: Tensor[Any, *S],
+    labels: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     *,
     weight: Tensor[Any, C] | None = None,
     ignore_index: int = -100,
     reduction: Literal["none"],
 ) -> Tensor[T, *S]: ...
+@overload
+def nll_loss(
+    log_probs: Tensor[T, *tuple[Open, ...]],
+    labels: Tensor[Any, *S],
+    *,
+    weight: Tensor[Any, *tuple[Any, ...]] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
+@overload
+def nll_loss(
+    log_probs: Tensor[T, *tuple[Open, ...]],
+    labels: Tensor[Any, *S],
+    *,
+    weight: Tensor[Any, *tuple[Any, ...]] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["none"],
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def nll_loss(
     log_probs: AnyTensor,
     labels: AnyTensor,
@@ -242,7 +289,7 @@ def nll_loss_backward(
 @overload
 def cross_entropy(
     logits: Tensor[T, *S, C],
-    labels: Tensor[Any, *S],
+    labels: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     *,
     label_smoothing: float = 0.0,
     weight: Tensor[Any, C] | None = None,
@@ -252,13 +299,33 @@ def cross_entropy(
 @overload
 def cross_entropy(
     logits: Tensor[T, *S, C],
-    labels: Tensor[Any, *S],
+    labels: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     *,
     label_smoothing: float = 0.0,
     weight: Tensor[Any, C] | None = None,
     ignore_index: int = -100,
     reduction: Literal["none"],
 ) -> Tensor[T, *S]: ...
+@overload
+def cross_entropy(
+    logits: Tensor[T, *tuple[Open, ...]],
+    labels: Tensor[Any, *S],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[Any, *tuple[Any, ...]] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
+@overload
+def cross_entropy(
+    logits: Tensor[T, *tuple[Open, ...]],
+    labels: Tensor[Any, *S],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[Any, *tuple[Any, ...]] | None = None,
+    ignore_index: int = -100,
+    reduction: Literal["none"],
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def cross_entropy(
     logits: AnyTensor,
     labels: AnyTensor,
@@ -366,12 +433,22 @@ def cross_entropy_backward(
 
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    logits: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["mean", "sum"] = "mean",
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]
+    logits: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
 ) -> Tensor[T, *S]: ...
+@overload
+def binary_cross_entropy_with_logits(
+    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
+@overload
+def binary_cross_entropy_with_logits(
+    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Binary cross-entropy of probabilities ``sigmoid(logits)`` against ``targets`` in
     [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
@@ -397,12 +474,22 @@ def _clamped_log(xp: Any, x: Any) -> Any:
 
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    probs: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["mean", "sum"] = "mean",
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *S], targets: Tensor[Any, *S], reduction: Literal["none"]
+    probs: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
 ) -> Tensor[T, *S]: ...
+@overload
+def binary_cross_entropy(
+    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+) -> Tensor[T]: ...
+@overload
+def binary_cross_entropy(
+    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+) -> Tensor[T, *tuple[Open, ...]]: ...
 def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
     """Binary cross-entropy ``-(t·log p + (1-t)·log(1-p))`` of probabilities ``probs`` in
     [0, 1] (``ShapeError`` outside it) against ``targets``; each log is clamped at -100, so a
