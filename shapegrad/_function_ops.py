@@ -1629,6 +1629,8 @@ def concat(tensors: tuple[Tensor[T, N, A, *S], Tensor[T, N, K, *S]], axis: L[1])
 @overload
 def concat(tensors: tuple[Tensor[T, *S, A], Tensor[T, *S, K]], axis: L[-1]) -> Tensor[T, *S, Sum[A, K]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
+def concat(tensors: Sequence[Tensor[T, *tuple[Open, ...]]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
 def concat(tensors: Sequence[Tensor[T, Any, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
 @overload
 def concat(tensors: Sequence[Tensor[T, N, Any, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
@@ -1649,6 +1651,8 @@ def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[0] = 0) -> Tenso
 def stack(tensors: tuple[Tensor[T, N, *S], Tensor[T, N, *S]], axis: L[1]) -> Tensor[T, N, L[2], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
 def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, L[2]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def stack(tensors: Sequence[Tensor[T, *tuple[Open, ...]]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def stack(tensors: Sequence[Tensor[T, *S]], axis: L[0] = 0) -> Tensor[T, Open, *S]: ...
 @overload
