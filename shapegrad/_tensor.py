@@ -8,7 +8,7 @@ as its bottom, then the dims, invariant); at run time the same subscription buil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeAlias, TypeVar, TypeVarTuple, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, cast, overload
 
 import numpy as np
 from typing_extensions import deprecated
@@ -35,14 +35,18 @@ from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_
 from ._dims import Open
 from ._errors import DTypeError, ShapeError, TapeError
 from ._tensor_ops import TensorOps
-from ._typevars import K, M, N, S, T
+from ._typevars import BM, K, M, N, S
 
 if TYPE_CHECKING:
     from ._gradients import Gradients
 
 __all__ = ["AnyTensor", "Tensor"]
 
-# Covariant: an untraced tensor (``NoTape``, the bottom tape) is a tensor of any tape.
+# Covariant: an untraced tensor (``NoTape``, the bottom tape) is a tensor of any tape. The
+# methods below name the receiver's tape by it, never by the ops' ``T``: in this class body
+# ``T`` is also the transpose property, and an annotation's ``T`` resolves to the property
+# (ty: anywhere in the class; mypy and Pyrefly: after the property), so the tape came out
+# ``Unknown`` (``x.mT``, ``-x``, ``x.to(...)``). pyright reads the module's ``T`` there.
 Tape_ = TypeVar("Tape_", covariant=True)
 _REPR_VALUES = 16  # repr shows the values of tensors this small
 Dims = TypeVarTuple("Dims")
@@ -199,7 +203,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         ]  # refuses device tensors
         return getattr(ufunc, method)(*host, **kwargs)
 
-    def __iter__(self: Tensor[T, N, *S]) -> Iterator[Tensor[T, *S]]:
+    def __iter__(self: Tensor[Tape_, N, *S]) -> Iterator[Tensor[Tape_, *S]]:
         """The sub-tensors along the first axis (each traced when this one is)."""
         for i in range(len(self)):
             yield self[i]
@@ -269,7 +273,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         note_written(self)
 
     @property
-    def at(self: Tensor[T, *S]) -> _At[T, *S]:
+    def at(self: Tensor[Tape_, *S]) -> _At[Tape_, *S]:
         """Functional updates, as JAX: ``x.at[idx].set(v)`` and ``x.at[idx].add(v)`` return a
         new tensor, differentiable in both ``x`` and ``v``; ``x`` is not changed.
 
@@ -371,14 +375,18 @@ class Tensor(TensorOps[Tape_, *Dims]):
         return detached
 
     # First: an untraced tensor (the bottom tape) fits every overload below, so it is caught
-    # here, and strict mode reports the deprecation as an error (it raises TapeError).
+    # here, and strict mode reports the deprecation as an error (it raises TapeError). Not
+    # ``-> Never``: mypy types a call no overload matches (a join of two models' tapes) by
+    # the first overload, and a ``Never`` there left the rest of the function unchecked.
     @overload
     @deprecated("backward() of an untraced tensor: trace an input first (x.trace(grads)) so that ops record a tape")
-    def backward(self: Tensor[NoTape, *S], seed: Any = None, *, retain: bool = False) -> Never: ...
+    def backward(self: Tensor[NoTape, *S], seed: Any = None, *, retain: bool = False) -> Gradients[Any]: ...
     @overload
-    def backward(self: Tensor[OwnedTape[M]], *, retain: bool = False) -> Gradients[M]: ...
+    def backward(self: Tensor[OwnedTape[BM]], *, retain: bool = False) -> Gradients[BM]: ...
     @overload
-    def backward(self: Tensor[OwnedTape[M], *S], seed: Any, *, retain: bool = False) -> Gradients[M]: ...
+    def backward(
+        self: Tensor[OwnedTape[BM], *tuple[Any, ...]], seed: Any, *, retain: bool = False
+    ) -> Gradients[BM]: ...
     # Last: only a traced tensor of rank > 0 without a seed gets here, and reads our text
     # instead of a bare "Argument missing for parameter seed" (strict mode reports it).
     @overload
@@ -386,7 +394,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         "backward() without a seed starts from a rank-0 tensor (a loss): reduce this one first "
         "(.sum(), .mean()), or pass seed=, the gradient of a scalar with respect to it"
     )
-    def backward(self: Tensor[OwnedTape[M], *S], *, retain: bool = False) -> Gradients[M]: ...
+    def backward(self: Tensor[OwnedTape[BM], *tuple[Any, ...]], *, retain: bool = False) -> Gradients[BM]: ...
     def backward(self, seed: Any = None, *, retain: bool = False) -> Any:
         """Reverse pass from this rank-0 tensor (any rank with a ``seed``, the gradient of
         some scalar with respect to this tensor); returns the ``Gradients`` it fills.
@@ -399,7 +407,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         run: Any = backward  # the overloads below are the types
         return run(self, seeds=None if seed is None else (seed,), retain=retain)
 
-    def to(self: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
+    def to(self: Tensor[Tape_, *S], backend: str | Backend) -> Tensor[Tape_, *S]:
         """The same values on another backend (``"numpy"``, ``"cupy"``); the tape is kept,
         so gradients flow back across the move."""
         from .ops.movement import to_backend
@@ -408,11 +416,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
 
     # ----------------------------------------------------------------- element-wise
 
-    def __neg__(self: Tensor[T, *S]) -> Tensor[T, *S]:
+    def __neg__(self: Tensor[Tape_, *S]) -> Tensor[Tape_, *S]:
         return _ew.neg(self)
 
     @property
-    def T(self: Tensor[T, N, K]) -> Tensor[T, K, N]:
+    def T(self: Tensor[Tape_, N, K]) -> Tensor[Tape_, K, N]:
         """The transpose of a 2-D tensor (PyTorch's ``.T``); ``.mT`` for batches of matrices."""
         if self.ndim != 2:
             raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
@@ -428,20 +436,22 @@ class Tensor(TensorOps[Tape_, *Dims]):
 
     # ----------------------------------------------------------------- shape
     @property
-    def mT(self: Tensor[T, *S, N, K]) -> Tensor[T, *S, K, N]:
+    def mT(self: Tensor[Tape_, *S, N, K]) -> Tensor[Tape_, *S, K, N]:
         """The last two axes swapped (a batch of matrices transposed)."""
         return _shape.swap_last(self)
 
     @overload
-    def broadcast_to(self: Tensor[T, *S], shape: Sequence[int], /) -> Tensor[T, *tuple[Open, ...]]: ...
+    def broadcast_to(self: Tensor[Tape_, *S], shape: Sequence[int], /) -> Tensor[Tape_, *tuple[Open, ...]]: ...
     @overload
-    def broadcast_to(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def broadcast_to(self: Tensor[T, *S], *shape: Any) -> Tensor[T, *tuple[Open, ...]]:
+    def broadcast_to(self: Tensor[Tape_, *S], *shape: int) -> Tensor[Tape_, *tuple[Open, ...]]: ...
+    def broadcast_to(self: Tensor[Tape_, *S], *shape: Any) -> Tensor[Tape_, *tuple[Open, ...]]:
         """The values repeated along new or size-1 axes to ``shape`` (sizes, or one tuple:
         ``x.broadcast_to(4, 3)``, ``x.broadcast_to((4, 3))``, as ``Tensor.expand``)."""
         return _shape.broadcast_to(self, shape)
 
-    def take_along_axis(self: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1) -> Tensor[T, *S, K]:
+    def take_along_axis(
+        self: Tensor[Tape_, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1
+    ) -> Tensor[Tape_, *S, K]:
         """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
         return _index.take_along_axis(self, indices, axis)
 
@@ -537,24 +547,25 @@ def record(
 
 
 # -- the reverse pass's entry ----------------------------------------------------------------
-# First: untraced outputs (the bottom tape) fit the overloads below; strict mode reports this one.
+# First: untraced outputs (the bottom tape) fit the overloads below; strict mode reports this
+# one (its result type: as the method's, not ``Never``, which mypy leaves the rest unchecked by).
 @overload
 @deprecated("backward() of untraced tensors: trace an input first (x.trace(grads)) so that ops record a tape")
 def backward(
     *outputs: Tensor[NoTape, *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
-) -> Never: ...
+) -> Gradients[Any]: ...
 @overload
-def backward(*outputs: Tensor[OwnedTape[M]], retain: bool = False) -> Gradients[M]: ...
+def backward(*outputs: Tensor[OwnedTape[BM]], retain: bool = False) -> Gradients[BM]: ...
 @overload
 def backward(
-    *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
-) -> Gradients[M]: ...
+    *outputs: Tensor[OwnedTape[BM], *tuple[Any, ...]], seeds: Sequence[Any], retain: bool = False
+) -> Gradients[BM]: ...
 @overload
 @deprecated(  # last: only an output of rank > 0 without seeds gets here (pyright: a literal text)
     "sg.backward() without seeds starts from rank-0 outputs (losses): reduce each one first "
     "(.sum(), .mean()), or pass seeds=[...], one gradient per output (None for a rank-0 one)"
 )
-def backward(*outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], retain: bool = False) -> Gradients[M]: ...
+def backward(*outputs: Tensor[OwnedTape[BM], *tuple[Any, ...]], retain: bool = False) -> Gradients[BM]: ...
 def backward(
     *outputs: Tensor[OwnedTape[M], *tuple[Any, ...]], seeds: Sequence[Any] | None = None, retain: bool = False
 ) -> Gradients[M]:

@@ -107,16 +107,32 @@ def _broadcast(form: str) -> tuple[tuple[str, str, str, str], ...]:
     return tuple(sorted(BROADCAST, key=lambda p: p[1] != p[2]))
 
 
+def _joined_tape(form: str) -> str:
+    """The tape of both operands and the result in a join op's typed patterns: a function
+    form's own ``T``; a method's the class's own tape parameter (``Tape_``), which is bound
+    to the receiver's tape before the operand is checked, on every checker. With a method
+    ``T`` (``self: Tensor[T, ...]``) mypy and pyright bind it from ``self`` first too, but
+    Pyrefly and ty solve it from both operands, so ``x + y`` of two models' tapes joined
+    into a union there instead of being refused. An untraced receiver (``Tape_`` bound to
+    ``Never``) with a traced operand takes the untraced-first copies at the end."""
+    return "Tape_" if form == "method" else "T"
+
+
+# The kinds whose method form types its patterns with the receiver's tape.
+_RECEIVER_TAPE = {"binary", "matmul"}
+
+
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    tape = _joined_tape(form)
     for _, left, right, result in _broadcast(form):
-        b = tensor("T", right)
+        b = tensor(tape, right)
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
-        yield tensor("T", left), [f"{other}: {b}"], tensor("T", result)
+        yield tensor(tape, left), [f"{other}: {b}"], tensor(tape, result)
         if left == right == "*S" and form == "function":
             yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
     for left, right, result in [*_outer(), *OPEN_RANK]:
-        yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
+        yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
     patterns = [(left, right, result) for _, left, right, result in BROADCAST]
     yield from _untraced_first([*patterns, *_outer(), *OPEN_RANK], other)
 
@@ -150,8 +166,14 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    for left, right, result in [*_outer(), *OPEN_RANK]:
+    for left, right, result in _outer():
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
+    # Last, an open rank on either side (``Tensor[T, *tuple[Open, ...]]``, no pattern above
+    # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
+    # ``!=`` fell back to ``object.__eq__`` there (``bool``), and pyright refused an open rank
+    # against a typed one. A typed rank never reaches these (a typed dim is no Open).
+    yield tensor("Any", OPEN_DIMS), [f"{other}: Tensor[Any, *tuple[Any, ...]] | float"], tensor("NoTape", OPEN_DIMS)
+    yield "Tensor[Any, *S]", [f"{other}: {tensor('Any', OPEN_DIMS)}"], tensor("NoTape", OPEN_DIMS)
 
 
 def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -163,8 +185,9 @@ def matmul(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         ("K", "K", ""),  # dot product
         *OPEN_RANK,
     )
+    tape = _joined_tape(form)
     for left, right, result in patterns:
-        yield tensor("T", left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
+        yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], tensor(tape, result)
     yield from _untraced_first(patterns, other)
 
 
@@ -293,6 +316,12 @@ def _joined(pairs: tuple[tuple[str, str, str, str], ...], rules: tuple[tuple[str
     for i, (axis, first, second, result) in enumerate(pairs):
         pair = f"tuple[{tensor('T', first)}, {tensor('T', second)}]"
         yield pair, [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
+    # Tensors of open rank, at any axis (``[sg.sin(angles), sg.cos(angles)]`` of a reshape to
+    # ints): mypy, Pyrefly and ty split no ``*tuple[Open, ...]`` into the rules below. A
+    # typed rank never matches (a typed dim is no Open). Before the rules: pyright's detail,
+    # when nothing matches, is the last overload's that takes the arguments given, and the
+    # rule of the axis compares the dims.
+    yield f"Sequence[{tensor('T', OPEN_DIMS)}]", ["axis: int = 0"], tensor("T", OPEN_DIMS)
     for i, (axis, each, result) in enumerate(rules):
         yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
     yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
@@ -408,10 +437,21 @@ _UNTRACED_OVERLAP = (
 )
 
 
-def _suffix(op: OpSpec, index: int, first: str, rest: list[str]) -> str:
+# pyright matches an open-rank receiver of a comparison with its first pattern; the open-rank
+# overload after every pattern is for the checkers that do not.
+_OPEN_RANK_OVERLAP = (
+    "  # pyright: ignore[reportOverlappingOverload] -- an open rank: pyright matches it earlier, the others here"
+)
+
+
+def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> str:
+    if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
+        return _OPEN_RANK_OVERLAP
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
     if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join":
-        return _UNTRACED_OVERLAP
+        # A method's typed patterns have the receiver's own tape (``_joined_tape``), which
+        # does not cover these.
+        return "" if form == "method" and op.kind in _RECEIVER_TAPE else _UNTRACED_OVERLAP
     return _OVERLAP if index in _OVERLAPPING.get(op.kind, set()) else ""
 
 
@@ -422,7 +462,7 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     name = name or op.method
     lines: list[str] = []
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
-        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i, first, rest))
+        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i, first, rest, "method"))
     impl_params, call = _METHOD_IMPL[op.kind]
     impl_params += "".join(f", {p}" for p in op.extra)
     extra_args = "".join(f", {p.split(':')[0]}" for p in op.extra)
@@ -539,7 +579,7 @@ def function_block(op: OpSpec) -> list[str]:
     first_name, *others = op.params
     other = others[0] if others else "other"
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, other, "function")):
-        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i, first, rest))
+        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i, first, rest, "function"))
     return lines
 
 

@@ -8,7 +8,7 @@ variable, not a fresh one).
 
 from __future__ import annotations
 
-from typing import TypeVarTuple
+from typing import Never, TypeVarTuple
 
 from typing_extensions import TypeVar
 
@@ -16,6 +16,13 @@ from ._dims import Dim, LiteralSize, Open
 
 T = TypeVar("T")  # whatever tape the operand carries
 M = TypeVar("M")  # the model a tape records gradients for
+# The model of the tape a backward pass starts from (``backward``'s ``M``). ty solves ``M`` in
+# ``Tensor[OwnedTape[M]]`` from a join of two models' tapes (``OwnedTape[A] | OwnedTape[B]``,
+# which no single ``M`` fits) to ``Unknown`` and accepts the call; it falls back to the
+# default instead, and ``Never`` fits no traced tape, so the call is refused there as on the
+# other checkers. A solved ``M`` never reads the default. (A TypeVar with a default goes after
+# those without one: backward's other dims are ``*tuple[Any, ...]``, not ``*S``.)
+BM = TypeVar("BM", default=Never)
 S = TypeVarTuple("S")  # the leading dims, passed through untouched
 N = TypeVar("N")
 K = TypeVar("K")

@@ -66,7 +66,9 @@ def test_a_hand_edit_of_the_generated_methods_module_is_seen_as_stale(
 ) -> None:
     edited = _generated_copy(tmp_path, monkeypatch) / "_tensor_ops.py"
     edited.write_text(
-        edited.read_text().replace("def __add__(self: Tensor[T, *S, N]", "def __add__(self: Tensor[T, *S, K]", 1)
+        edited.read_text().replace(
+            "def __add__(self: Tensor[Tape_, *S, N]", "def __add__(self: Tensor[Tape_, *S, K]", 1
+        )
     )
     assert _typegen.check() == ["_tensor_ops"]
 

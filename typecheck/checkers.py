@@ -141,21 +141,27 @@ def run(checker: str) -> Score:
 
 
 def recorded() -> dict[str, Any]:
-    """typecheck/checkers.json: per checker its version, the marks it misses, and each correct
-    program it reports with the reason."""
+    """typecheck/checkers.json: per checker its version, each mark it misses and each correct
+    program it reports, with the reason (and the upstream issue where there is one)."""
     return json.loads(RECORD.read_text()) if RECORD.exists() else {}
 
 
+UNEXPLAINED = "to be explained"
+
+
 def write(scores: list[Score]) -> None:
+    """Record ``scores``, keeping the reasons already written for the marks and programs
+    that stay; a new one reads ``UNEXPLAINED`` until someone writes why."""
     old = recorded()
     data: dict[str, Any] = {}
     for s in scores:
-        reasons: dict[str, str] = old.get(s.checker, {}).get("noisy", {})
+        entry = old.get(s.checker, {})
+        missed_why: dict[str, str] = entry.get("missed", {})
+        noisy_why: dict[str, str] = entry.get("noisy", {})
         data[s.checker] = {
             "version": s.version,
-            "missed": s.missed,
-            # Each correct program a checker reports, with why (and the upstream issue where known).
-            "noisy": {name: reasons.get(name, "to be explained") for name in s.noisy},
+            "missed": {mark: missed_why.get(mark, UNEXPLAINED) for mark in s.missed},
+            "noisy": {name: noisy_why.get(name, UNEXPLAINED) for name in s.noisy},
         }
     RECORD.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
