@@ -11,7 +11,7 @@ class Batch(sg.Dim): ...
 
 
 def main(scores: Tensor[NoTape, Batch, L[4]]) -> None:
-    reshaped = sg.arange(8).reshape(2, 4).astype("float32")  # open rank: sizes as ints
+    reshaped = sg.arange(8).reshape(-1, 4).astype("float32")  # open rank: a computed size (-1)
     same = reshaped == scores
     differs = scores != reshaped
     below = reshaped < scores
