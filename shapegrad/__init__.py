@@ -23,7 +23,7 @@ from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
 from ._checking import cast, checked, checks_enabled
-from ._dims import Dim, Half, Open, Prod, Sum, Twice
+from ._dims import Dim, Half, LiteralSize, Open, Prod, Sum, Twice
 from ._errors import (
     AnnotationError,
     BackendError,
@@ -73,6 +73,7 @@ __all__: list[str] = [
     "nn",
     "NoTape",
     "NumericalAnomalyError",
+    "LiteralSize",
     "Open",
     "optim",
     "OwnedTape",

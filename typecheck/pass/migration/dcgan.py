@@ -97,9 +97,7 @@ def main() -> None:
     real_label, fake_label = 1.0, 0.0
     batch_size = 4
     for _ in range(2):
-        # port: the batch's dims stated as the README does (an annotation keeps the literals)
-        real: Tensor[NoTape, Batch, L[3], L[32], L[32]] = sg.rand(Batch(batch_size), nc, 32, 32)
-        real = real * 2 - 1  # until #23 §1 lands: one step (an operator on the call drops them)
+        real = sg.rand(Batch(batch_size), nc, 32, 32) * 2 - 1  # port: a named batch size
         # (1) Update D: maximize log(D(x)) + log(1 - D(G(z)))
         gradsD.zero()
         label: Tensor[NoTape, Batch] = sg.full((Batch(batch_size),), real_label)  # port: as above

@@ -90,7 +90,7 @@ class RNN(nn.Module):
         hprev = sg.cast(self.start.broadcast_to(b, self.start.shape[1]), Tensor[NoTape, Batch, L[32]])
         hiddens: list[Tensor[T, Batch, L[32]]] = []  # port: strict mode wants the list's type
         for i in range(t):
-            xt = emb[:, i]  # until #23 §4 lands: emb[:, i] for emb[:, i, :]
+            xt = emb[:, i, :]
             ht = self.cell(xt, hprev)
             hprev = ht
             hiddens.append(ht)
@@ -117,9 +117,8 @@ def train(model: M, grads: sg.Gradients[M], x: Tensor[NoTape, Batch, Seq], y: Te
 def main() -> None:
     sg.seed(0)
     config = ModelConfig()
-    # until #23 §1 lands: random ids' dims stated (randint's sizes are open)
-    x = sg.cast(sg.randint(0, config.vocab_size, (4, config.block_size)), Tensor[NoTape, Batch, Seq])
-    y = sg.cast(sg.randint(0, config.vocab_size, (4, config.block_size)), Tensor[NoTape, Batch, Seq])
+    x = sg.randint(0, config.vocab_size, (Batch(4), Seq(config.block_size)))  # port: named sizes
+    y = sg.randint(0, config.vocab_size, (Batch(4), Seq(config.block_size)))
     mlp, rnn = MLP(config), RNN(config)
     print(train(mlp, mlp.alloc_grads(), x, y), train(rnn, rnn.alloc_grads(), x, y))
 

@@ -51,9 +51,8 @@ def main() -> None:
     model = Net()
     grads = model.alloc_grads()
     opt = sg.optim.Adadelta(model, lr=sg.optim.schedules.step(1.0, 1, gamma=0.7))
-    data: Tensor[NoTape, Batch, L[1], L[28], L[28]] = sg.randn(Batch(4), 1, 28, 28)  # port: as the README
-    # until #23 §1 lands: random labels' dims stated (randint's sizes are open)
-    target = sg.cast(sg.randint(0, 10, (4,)), Tensor[NoTape, Batch])
+    data = sg.randn(Batch(4), 1, 28, 28)  # port: a named batch size
+    target = sg.randint(0, 10, (Batch(4),))  # port: a named size
     loss_value = 0.0  # port: defined before the loop (strict mode: possibly unbound)
     model.train()
     for _ in range(2):

@@ -139,11 +139,10 @@ class GPT(nn.Module):
             block = self.config.block_size
             # port: the last block_size tokens are still a Seq (a computed slice is open)
             idx_cond = idx if idx.shape[1] <= block else sg.cast(idx[:, -block:], Tensor[NoTape, Batch, Seq])
-            # until #23 §4 lands: logits[:, -1] for logits[:, -1, :]
-            logits = self(idx_cond)[:, -1] / temperature
+            logits = self(idx_cond)[:, -1, :] / temperature
             v, _ = logits.topk(top_k)
-            # until #23 §4 lands: v[:, -1][:, None] for v[:, [-1]]
-            logits = logits.masked_fill(logits < v[:, -1][:, None], float("-inf"))
+            # port: v[:, -1:] (a size-1 column) for v[:, [-1]], whose one-element list is an open size
+            logits = logits.masked_fill(logits < v[:, -1:], float("-inf"))
             probs = logits.softmax(axis=-1)
             idx_next = probs.multinomial(1)
             # port: the longer sequence is still a Seq (the joined axis of a list is open)
@@ -159,16 +158,14 @@ def main() -> None:
     no_decay = sg.optim.Group(select=lambda path, p: p.ndim < 2, weight_decay=0.0)
     opt = sg.optim.AdamW(model, lr=1e-3, betas=(0.9, 0.95), groups=[decay, no_decay])
     grads = model.alloc_grads()
-    # until #23 §1 lands: random ids' dims stated (randint's sizes are open)
-    x = sg.cast(sg.randint(0, config.vocab_size, (4, config.block_size)), Tensor[NoTape, Batch, Seq])
-    y = sg.cast(sg.randint(0, config.vocab_size, (4, config.block_size)), Tensor[NoTape, Batch, Seq])
+    x = sg.randint(0, config.vocab_size, (Batch(4), Seq(config.block_size)))  # port: named sizes
+    y = sg.randint(0, config.vocab_size, (Batch(4), Seq(config.block_size)))
     for _ in range(2):
         grads.zero()
         loss = model.loss(x.trace(grads), y)
         loss.backward()
         opt.update(model, grads)
-    # port: a prompt of 4 tokens is a Seq (a slice's size is open)
-    out = model.generate(sg.cast(x[:, :4], Tensor[NoTape, Batch, Seq]), max_new_tokens=3)
+    out = model.generate(x[:, : Seq(4)], max_new_tokens=3)  # port: a Dim stop keeps the Seq
     assert out.shape == (4, 7)
 
 

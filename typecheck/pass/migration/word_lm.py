@@ -65,12 +65,11 @@ class RNNModel(nn.Module):
         return decoded.log_softmax(axis=-1), hidden
 
     def init_hidden(self, bsz: int) -> tuple[State[NoTape], State[NoTape]]:
-        # port: the state's sizes stated (batch and width from ints); until #23 §1 lands,
-        # zeros(self.nlayers, Batch(bsz), 32) is (int, Batch, int), not (Open, Batch, L[32])
+        # port: the state's sizes stated (the width from an int: Open otherwise)
         shape = Tensor[NoTape, sg.Open, Batch, L[32]]
         return (
-            sg.cast(sg.zeros(self.nlayers, bsz, self.nhid), shape),
-            sg.cast(sg.zeros(self.nlayers, bsz, self.nhid), shape),
+            sg.cast(sg.zeros(self.nlayers, Batch(bsz), self.nhid), shape),
+            sg.cast(sg.zeros(self.nlayers, Batch(bsz), self.nhid), shape),
         )
 
 
@@ -85,8 +84,7 @@ def main() -> None:
     grads = model.alloc_grads()
     opt = sg.optim.Sgd(model, lr=20.0, clip_norm=0.25)
     batch_size, bptt = 4, 6
-    # until #23 §1 lands: random ids' dims stated (randint's sizes are open)
-    data = sg.cast(sg.randint(0, NTOKEN, (batch_size, 3 * bptt + 1)), Tensor[NoTape, Batch, sg.Open])
+    data = sg.randint(0, NTOKEN, (Batch(batch_size), 3 * bptt + 1))  # port: a named size (the other is Open)
     hidden = model.init_hidden(batch_size)
     model.train()
     for i in range(0, 3 * bptt, bptt):
