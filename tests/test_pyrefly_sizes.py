@@ -21,8 +21,13 @@ from shapegrad import _pyrefly_stubs
 from shapegrad._opspec import OPS
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "typecheck" / "arith"))
-import run as arith  # noqa: E402  (typecheck/arith/ is a folder of programs, not a package)
+# Loaded under a name of its own: benchmarks/run.py is imported as ``run`` by test_benchmarks,
+# and one sys.modules entry for both made whichever came second the other.
+_spec = importlib.util.spec_from_file_location("arith_run", ROOT / "typecheck" / "arith" / "run.py")
+assert _spec is not None and _spec.loader is not None
+arith = importlib.util.module_from_spec(_spec)
+sys.modules["arith_run"] = arith
+_spec.loader.exec_module(arith)
 
 PINNED = {"pyrefly": "1.4.1", "pyrefly-shape-extensions": "1.4.0"}
 
