@@ -294,6 +294,9 @@ def test_a_plain_int_size_beside_a_literal_type_argument_is_checked(numpy_backen
         nn.LayerNorm[L[64]](48)
     with pytest.raises(sg.ShapeError, match=r"out_channels=16 contradicts the type's 8"):
         nn.Conv2d[L[3], L[8]](3, in_channels=3, out_channels=16)
+    assert nn.LSTM[L[8], L[16]](8, 16, 2).hidden_size == 16  # the recurrent layers as well
+    with pytest.raises(sg.ShapeError, match=r"hidden_size=32 contradicts the type's 16"):
+        nn.GRU[L[8], L[16]](8, 32)
 
     class Hidden(sg.Dim): ...
 

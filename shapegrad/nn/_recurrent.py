@@ -78,6 +78,30 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
+    @overload
+    def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
+        self: _Recurrent[_I, _H, Literal[1]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
+        self: _Recurrent[_I, _H, Literal[2]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
     def __init__(
         self,
         input_size: Any = None,
@@ -251,6 +275,32 @@ class RNN(_OneState[I, H, D], checked=False):
         self: RNN[_I, _H, Literal[2]],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
+        self: RNN[_I, _H, Literal[1]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
+        self: RNN[_I, _H, Literal[2]],
+        input_size: int,
+        hidden_size: int,
         num_layers: int = 1,
         *,
         nonlinearity: Literal["tanh", "relu"] = "tanh",

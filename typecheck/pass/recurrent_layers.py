@@ -53,3 +53,13 @@ def two_way(x: Tensor[NoTape, Batch, Steps, L[8]]) -> Tensor[NoTape, Batch, Step
     final: Tensor[NoTape, Open, Batch, L[16]] = h_n
     print(final)
     return out
+
+
+def sizes_from_a_config(x: Tensor[NoTape, Batch, Steps, L[32]], n_hidden: int, n_layers: int) -> None:
+    """Int sizes beside literal type arguments, as the word language model builds its LSTM
+    (checked against the type at run time)."""
+    lstm = LSTM[L[32], L[32]](n_hidden, n_hidden, n_layers)
+    out, _ = lstm(x)
+    o: Tensor[NoTape, Batch, Steps, L[32]] = out
+    gru = GRU[L[32], L[16], L[2]](input_size=n_hidden, hidden_size=16, bidirectional=True)
+    print(o, gru(x)[0])
