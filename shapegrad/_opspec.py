@@ -211,6 +211,7 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (f"tuple[None, {_ALL}]", "N, *S", "L[1], N, *S"),
     (f"tuple[None, {_ALL}, {_ALL}]", "N, K, *S", "L[1], N, K, *S"),
     (f"tuple[{_ALL}, None, {_ALL}]", "N, K, *S", "N, L[1], K, *S"),
+    (f"tuple[{_ALL}, {_ALL}, None]", "N, K, *S", "N, K, L[1], *S"),
     (f"tuple[{_ALL}, list[int]]", "N, K, *S", "N, Open, *S"),
     (f"tuple[{_ALL}, list[int], {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),
     (f"tuple[{_ALL}, {_FROM}, {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),

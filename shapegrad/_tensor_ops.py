@@ -2648,6 +2648,8 @@ class TensorOps(Generic[Tape_, *Dims]):
     @overload
     def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], None, slice[None, None, None]]) -> Tensor[T, N, L[1], K, *S]: ...
     @overload
+    def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], slice[None, None, None], None]) -> Tensor[T, N, K, L[1], *S]: ...
+    @overload
     def __getitem__(self: Tensor[T, N, K, *S], index: tuple[slice[None, None, None], list[int]]) -> Tensor[T, N, Open, *S]: ...
     @overload
     def __getitem__(self: Tensor[T, N, K, A, *S], index: tuple[slice[None, None, None], list[int], slice[None, None, None]]) -> Tensor[T, N, Open, A, *S]: ...
@@ -2989,8 +2991,22 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable; at a literal axis the other dims are kept (the split axis is open). PyTorch: ``torch.split``; the method form of ``sg.split``."""
         return _shape_any.split(self, size_or_sizes, axis)
 
-    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
-        """Two axes exchanged. PyTorch: ``torch.swapaxes``; the method form of ``sg.swapaxes``."""
+    @overload
+    def swapaxes(self: Tensor[T, *S, N, K], axis1: L[-2], axis2: L[-1]) -> Tensor[T, *S, K, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
+    def swapaxes(self: Tensor[T, *S, N, K], axis1: L[-1], axis2: L[-2]) -> Tensor[T, *S, K, N]: ...
+    @overload
+    def swapaxes(self: Tensor[T, A, N, K, *S], axis1: L[1], axis2: L[2]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def swapaxes(self: Tensor[T, A, N, K, *S], axis1: L[2], axis2: L[1]) -> Tensor[T, A, K, N, *S]: ...
+    @overload
+    def swapaxes(self: Tensor[T, N, K, *S], axis1: L[0], axis2: L[1]) -> Tensor[T, K, N, *S]: ...
+    @overload
+    def swapaxes(self: Tensor[T, N, K, *S], axis1: L[1], axis2: L[0]) -> Tensor[T, K, N, *S]: ...
+    @overload
+    def swapaxes(self: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]: ...
+    def swapaxes(self: Any, axis1: Any, axis2: Any) -> Any:
+        """Two axes exchanged. PyTorch: ``torch.swapaxes``. Typed at the literal pairs models use (``-2, -1``: the last two, a key's transpose; ``1, 2``: heads and positions; ``0, 1``); other axes give open dims; the method form of ``sg.swapaxes``."""
         return _shape_any.swapaxes(self, axis1, axis2)
 
     def tile(self: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:

@@ -184,7 +184,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
         finals: list[list[Any]] = [[] for _ in range(count)]
         # Time-major inside, so that each step's slice is contiguous: one copy of the input
         # (in the first projection), one view back to batch-first at the end.
-        layer_input: Any = swapaxes(x, 0, 1)
+        layer_input = cast(Any, swapaxes(x, 0, 1))
         for layer in range(self.num_layers):
             outputs: list[Any] = []
             for direction, suffix in enumerate([f"l{layer}", f"l{layer}_reverse"][: 2 if self.bidirectional else 1]):

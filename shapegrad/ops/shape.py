@@ -10,7 +10,7 @@ from .._autodiff import NoTape as NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
-from .._typevars import K, N, S, T
+from .._typevars import A, K, N, S, T
 from . import indexing as ix
 from ._toolkit import checked_axis
 
@@ -87,8 +87,24 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
     return record(out, permute_backward, (x,), (order,), x._backend)
 
 
-def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]:
-    """Two axes exchanged. PyTorch: ``torch.swapaxes``."""
+@overload
+def swapaxes(x: Tensor[T, *S, N, K], axis1: L[-2], axis2: L[-1]) -> Tensor[T, *S, K, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def swapaxes(x: Tensor[T, *S, N, K], axis1: L[-1], axis2: L[-2]) -> Tensor[T, *S, K, N]: ...
+@overload
+def swapaxes(x: Tensor[T, A, N, K, *S], axis1: L[1], axis2: L[2]) -> Tensor[T, A, K, N, *S]: ...
+@overload
+def swapaxes(x: Tensor[T, A, N, K, *S], axis1: L[2], axis2: L[1]) -> Tensor[T, A, K, N, *S]: ...
+@overload
+def swapaxes(x: Tensor[T, N, K, *S], axis1: L[0], axis2: L[1]) -> Tensor[T, K, N, *S]: ...
+@overload
+def swapaxes(x: Tensor[T, N, K, *S], axis1: L[1], axis2: L[0]) -> Tensor[T, K, N, *S]: ...
+@overload
+def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Tensor[T, *tuple[Open, ...]]: ...
+def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Any:
+    """Two axes exchanged. PyTorch: ``torch.swapaxes``. Typed at the literal pairs models use
+    (``-2, -1``: the last two, a key's transpose; ``1, 2``: heads and positions; ``0, 1``);
+    other axes give open dims."""
     order = list(range(x.ndim))
     try:
         order[axis1], order[axis2] = order[axis2], order[axis1]
