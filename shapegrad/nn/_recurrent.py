@@ -26,8 +26,9 @@ from ._module import Layer
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
-I = TypeVar("I")
-H = TypeVar("H")
+# Sizes given as plain ints (GRU(n_in, n_hidden) with no type arguments) are Open, as Linear's.
+I = TypeVar("I", default=Open)
+H = TypeVar("H", default=Open)
 # How many directions: L[1], or L[2] for a bidirectional layer, whose output is Prod[L[2], H]
 # wide (both directions' states side by side). A default that is a TypeVar (the width, H)
 # would be widened to int by pyright for literal sizes; a literal default is kept.
@@ -209,6 +210,14 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
 class _OneState(_Recurrent[I, H, D], checked=False):
     """RNN and GRU: one state, ``h``."""
 
+    # A layer built from plain ints (Open input size) takes any last axis, as Linear does; the
+    # run time checks it against the weights.
+    @overload
+    def __call__(
+        self: _OneState[Open, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, Any],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
     @overload
     def __call__(
         self: _OneState[_I, _H, Literal[1]],
@@ -259,7 +268,7 @@ class RNN(_OneState[I, H, D], checked=False):
 
     @overload
     def __init__(
-        self: RNN[_I, _H, Literal[1]],
+        self: _OneState[_I, _H, Literal[1]],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -272,7 +281,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: RNN[_I, _H, Literal[2]],
+        self: _OneState[_I, _H, Literal[2]],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -285,7 +294,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: RNN[_I, _H, Literal[1]],
+        self: _OneState[_I, _H, Literal[1]],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -298,7 +307,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: RNN[_I, _H, Literal[2]],
+        self: _OneState[_I, _H, Literal[2]],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -366,6 +375,12 @@ class LSTM(_Recurrent[I, H, D], checked=False):
 
     _cell = "lstm"
 
+    @overload
+    def __call__(
+        self: LSTM[Open, _H, Literal[1]],
+        x: Tensor[T, Batch, Steps, Any],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
     @overload
     def __call__(
         self: LSTM[_I, _H, Literal[1]],

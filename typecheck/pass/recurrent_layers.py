@@ -63,3 +63,13 @@ def sizes_from_a_config(x: Tensor[NoTape, Batch, Steps, L[32]], n_hidden: int, n
     o: Tensor[NoTape, Batch, Steps, L[32]] = out
     gru = GRU[L[32], L[16], L[2]](input_size=n_hidden, hidden_size=16, bidirectional=True)
     print(o, gru(x)[0])
+
+
+def plain_int_sizes(x: Tensor[NoTape, Batch, Steps, L[8]], n_hidden: int) -> None:
+    """PyTorch's spelling, no type arguments: the sizes are Open and any last axis is taken."""
+    out, h_n = GRU(8, n_hidden)(x)
+    o: Tensor[NoTape, Batch, Steps, Open] = out
+    seq, (h, c) = LSTM(8, 16, 2)(x)
+    s: Tensor[NoTape, Batch, Steps, Open] = seq
+    r, _ = RNN(8, 16, nonlinearity="relu")(x)
+    print(o, h_n, s, h, c, r)
