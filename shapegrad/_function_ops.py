@@ -15,7 +15,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 from .ops import (
     elementwise as _ew,
     linalg as _linalg,
@@ -1961,13 +1961,13 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
 
 
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[Z0]) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+def reshape(x: Tensor[T, *S], shape: tuple[DA]) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1]) -> Tensor[T, Z0, Z1]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[DA, DB]) -> Tensor[T, DA, DB]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2]) -> Tensor[T, Z0, Z1, Z2]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC]) -> Tensor[T, DA, DB, DC]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2, Z3]) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC, DD]) -> Tensor[T, DA, DB, DC, DD]: ...
 @overload
 def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
 def reshape(x: Any, shape: Sequence[int]) -> Any:

@@ -250,7 +250,7 @@ def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield from permute(op, other, form)
 
 
-_DIM_VARS = ("Z0", "Z1", "Z2", "Z3")  # a Dim keeps its class, a literal in sg.LiteralSize its value
+_DIM_VARS = ("DA", "DB", "DC", "DD")  # a Dim keeps its class (a literal bound here would cost every int size a check against sg.LiteralSize)
 
 
 def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -614,7 +614,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 '''
 
 
@@ -667,7 +667,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
