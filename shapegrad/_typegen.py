@@ -131,10 +131,16 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield tensor(tape, left), [f"{other}: {b}"], tensor(tape, result)
         if left == right == "*S" and form == "function":
             yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
+    # The untraced-first copies of the broadcast patterns come before the outer and open-rank
+    # patterns: ``sg.sub(w, <nested>)`` with an untraced ``w`` matches among them, and a nested
+    # argument is evaluated once per overload tried. The same-shape copy stays last (see
+    # ``_untraced_first``).
+    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
+    same = [p for p in patterns if p[0] == p[1] == "*S"]
+    yield from _untraced_first([p for p in patterns if p not in same], other)
     for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
-    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
-    yield from _untraced_first([*patterns, *_outer(), *OPEN_RANK], other)
+    yield from _untraced_first([*_outer(), *OPEN_RANK, *same], other)
 
 
 # An operand of open rank (``view(-1, V)``, ``reshape(-1)``, data) meets any other: the
