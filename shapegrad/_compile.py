@@ -283,6 +283,8 @@ class _Recorder:
         self.escape_reason: str | None = None
         self.guards: list[tuple[list[int], int, bool]] = []  # (ops computing it, register, answer)
         self.written: set[int] = set()  # input registers some op wrote in place
+        self.read_first: set[int] = set()  # Gradients read before the step zeroed them
+        self.zeroed_ids: set[int] = set()
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -463,6 +465,15 @@ class _Recorder:
         if op.kind == "kernel":
             op.expect = result
         return result
+
+    def touch(self, grads: Any) -> None:
+        """A ``Gradients`` was read: before the step zeroed it, the recording depends on the
+        bookkeeping it came in with."""
+        if id(grads) not in self.zeroed_ids:
+            self.read_first.add(id(grads))
+
+    def zeroed(self, grads: Any) -> None:
+        self.zeroed_ids.add(id(grads))
 
     def check(self, flag: Any, message: str) -> None:
         """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
@@ -784,6 +795,7 @@ class _Plan:
         from ._tensor import Tensor
 
         self.signature = signature
+        self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1113,9 +1125,12 @@ class _State:
                 self.optimizers.append(value)
 
     def key(self) -> tuple[Any, ...]:
-        grads = tuple((id(g), frozenset(g._touched), g._consumed) for g in self.grads)
-        modes = tuple(tuple(m.training for m in module.modules()) for module in self.modules)
-        return grads, modes
+        return tuple(tuple(m.training for m in module.modules()) for module in self.modules)
+
+    def bookkeeping(self) -> list[tuple[Any, tuple[frozenset[int], Any]]]:
+        """Each ``Gradients``'s bookkeeping as the call finds it: a recording that reads it
+        before ``grads.zero()`` replays only where it is the same."""
+        return [(g, _bookkeeping(g)) for g in self.grads]
 
     def allowed(self) -> dict[int, Any]:
         """Arrays that persist between steps and may be reached outside a tensor: gradient
@@ -1140,6 +1155,10 @@ class _State:
             flags = [(m, m.training) for m in module.modules()]
             restores.append((_restore_modes, flags))
         return restores
+
+
+def _bookkeeping(grads: Any) -> tuple[frozenset[int], Any]:
+    return frozenset(grads._touched), grads._consumed
 
 
 def _restore_grads(grads: Any, state: tuple[frozenset[int], Any]) -> None:
@@ -1192,14 +1211,16 @@ class CompiledStep(Generic[P, R]):
         self._step = step
         self.max_recordings = max_recordings
         self._cache: dict[Any, list[Recording]] = {}  # signature -> recordings (by guard answers)
-        self._order: dict[Recording, int] = {}
+        self._order: dict[Recording, int] = {}  # recording -> when it was last recorded or replayed
+        self._tick = 0
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
         functools.update_wrapper(self, step)  # pyright: ignore[reportArgumentType]
 
     @property
     def recordings(self) -> list[Recording]:
-        """The cached recordings, oldest first (at most ``max_recordings``)."""
+        """The cached recordings, the least recently used first (at most ``max_recordings``;
+        beyond it a new recording drops the least recently used)."""
         return sorted(self._order, key=lambda r: self._order[r])
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -1219,9 +1240,13 @@ class CompiledStep(Generic[P, R]):
         key = (described, described_kw, aliasing, state.key(), id(backend))
         for recording in self._cache.get(key, ()):
             plan = recording._plan  # pyright: ignore[reportPrivateUsage]
+            if any(_bookkeeping(g) != expected for g, expected in plan.bookkeeping):
+                continue
             values = plan.inputs_of(args, kwargs)
             if plan.admits(values):
                 recording.replays += 1
+                self._tick += 1
+                self._order[recording] = self._tick  # the least recently used goes first
                 return plan.replay(values)
         return self._record(key, args, kwargs, leaves, state, backend, pins)
 
@@ -1266,6 +1291,7 @@ class CompiledStep(Generic[P, R]):
             plain = slot.__get__(leaf, Tensor) if isinstance(leaf, Tensor) else leaf
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
+        start = state.bookkeeping()
         with _Session(rec, list(backends.values())):
             result = self._step(*args, **kwargs)
         if rec.value_reason is not None:
@@ -1279,6 +1305,7 @@ class CompiledStep(Generic[P, R]):
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
+        plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         if len(self.recordings) >= self.max_recordings:
             oldest = min(self._order, key=self._order.get)  # pyright: ignore[reportCallIssue, reportArgumentType]
             for k, kept in list(self._cache.items()):
@@ -1288,7 +1315,8 @@ class CompiledStep(Generic[P, R]):
             del self._order[oldest]
         recording = Recording(plan)
         self._cache.setdefault(key, []).append(recording)
-        self._order[recording] = len(self._order) and max(self._order.values()) + 1
+        self._tick += 1
+        self._order[recording] = self._tick
         return result
 
 
@@ -1342,7 +1370,7 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
         ...     return loss
         >>> train = sg.compile(step)
         >>> losses = [train(sg.ones(4, 3)).item() for _ in range(3)]
-        >>> len(train.recordings)
-        2
+        >>> train.recordings
+        [Recording(... array operations, 1 host calls, ... buffer bytes, replayed 2 times)]
     """
     return CompiledStep(step, max_recordings)
