@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import builtins
 import functools
-import operator
 import types
 import warnings
 from collections.abc import Callable
@@ -64,6 +63,29 @@ _STATIC_RESULTS = frozenset(
 )
 
 
+def _is_array(value: Any) -> bool:
+    """A NumPy array or scalar (the check leaves ``value`` typed ``Any``)."""
+    return isinstance(value, (np.ndarray, np.generic))
+
+
+def _is_ndarray(value: Any) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (tuple, list))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, complex))
+
+
+def _is_tensor(value: Any) -> bool:
+    from ._tensor import Tensor
+
+    return isinstance(value, Tensor)
+
+
 class _Ref:
     """A value of the recording (register ``index``) inside an operation's arguments."""
 
@@ -98,8 +120,10 @@ def _unwrap_free(value: Any) -> Any:
         return _plain_of(value)
     if isinstance(value, (tuple, list)):
         items = cast("tuple[Any, ...] | list[Any]", value)
-        return type(items)(_unwrap_free(v) for v in items) if isinstance(items, list) else tuple(
-            _unwrap_free(v) for v in items
+        return (
+            type(items)(_unwrap_free(v) for v in items)
+            if isinstance(items, list)
+            else tuple(_unwrap_free(v) for v in items)
         )
     return value
 
@@ -129,7 +153,7 @@ def _name(fn: Any) -> str:
     return fn if isinstance(fn, str) else getattr(fn, "__name__", type(fn).__name__)
 
 
-class _Traced(np.ndarray):  # pyright: ignore[reportMissingTypeArgument] -- any dtype and shape
+class _Traced(np.ndarray):
     """A view of an array the recording knows (register ``_r``); ``-1`` for views NumPy made
     of one without the recording seeing how (using one of those is an escape)."""
 
@@ -150,7 +174,7 @@ class _Traced(np.ndarray):  # pyright: ignore[reportMissingTypeArgument] -- any 
             yield self[i]
 
     @property
-    def base(self) -> Any:  # pyright: ignore[reportIncompatibleVariableOverride]
+    def base(self) -> Any:
         # The library compares bases to find views of one array (write detection): the
         # base of a traced view is the traced view of its plain array's base.
         rec = _current
@@ -211,10 +235,10 @@ def _traced_bool(self: _Traced) -> bool:
     return rec.guard(self)
 
 
-_Traced.__bool__ = _traced_bool  # type: ignore[method-assign]
-_Traced.__format__ = lambda self, spec: format(self._value_read("format"), spec)  # type: ignore[method-assign]
-_Traced.__repr__ = lambda self: repr(self._value_read("repr"))  # type: ignore[method-assign]
-_Traced.__str__ = lambda self: str(self._value_read("str"))  # type: ignore[method-assign]
+_Traced.__bool__ = _traced_bool
+_Traced.__format__ = lambda self, spec: format(self._value_read("format"), spec)
+_Traced.__repr__ = lambda self: repr(self._value_read("repr"))
+_Traced.__str__ = lambda self: str(self._value_read("str"))
 
 
 class _Namespace:
@@ -258,10 +282,6 @@ def _namespace(module: Any) -> _Namespace:
     return space
 
 
-def _copy_of(array: Any) -> Any:
-    return np.array(array, copy=True)
-
-
 class _Recorder:
     """The registers (every array the step used, kept alive so that ids stay unique), the
     operations, the inputs, and the first reason the recording cannot be replayed."""
@@ -271,7 +291,9 @@ class _Recorder:
         self.views: list[_Traced | None] = []
         self.reg_of: dict[int, int] = {}
         self.ops: list[_Op] = []
-        self.inputs: list[tuple[str, Any]] = []  # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
+        self.inputs: list[
+            tuple[str, Any]
+        ] = []  # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
         self.input_regs: list[int] = []
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
@@ -329,14 +351,14 @@ class _Recorder:
         before the step becomes an input read from the tensor at every replay."""
         index = self.reg_of.get(id(plain))
         if index is None:
-            if not isinstance(plain, (np.ndarray, np.generic)):
+            if not _is_array(plain):
                 self.escape(f"a tensor holds a {type(plain).__name__}, not a NumPy array")
                 return plain
             if id(tensor) in self.born:
                 self.escape("a tensor made in the step holds an array no recorded operation produced")
                 return plain
             self.keep.append(tensor)
-            index = self.add_input(np.asarray(plain) if isinstance(plain, np.generic) else plain, ("holder", tensor))
+            index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
         return self.traced(index)
 
     def write_slot(self, tensor: Any, value: Any, fresh: bool) -> Any:
@@ -349,7 +371,7 @@ class _Recorder:
                 return _plain_of(value)
             plain = self.plain[value._r]
         index = self.reg_of.get(id(plain))
-        if index is None and isinstance(plain, (np.ndarray, np.generic)):
+        if index is None and _is_array(plain):
             if id(plain) in self.allowed:
                 index = self.add_input(plain, ("object", plain))
             else:
@@ -368,7 +390,7 @@ class _Recorder:
                 self.escape("an array derived outside the recording (a view NumPy made unseen)")
                 return _plain_of(value)
             return _Ref(value._r)
-        if isinstance(value, np.ndarray):
+        if _is_ndarray(value):
             index = self.reg_of.get(id(value))
             if index is None:
                 if id(value) in self.allowed:
@@ -432,25 +454,23 @@ class _Recorder:
         return []
 
     def _results(self, op: _Op, position: int, result: Any, has_arrays: bool) -> Any:
-        if isinstance(result, (np.ndarray, np.generic)):
+        if _is_array(result):
             index = self.reg_of.get(id(result))
             if index is None:
-                index = self._new(np.asarray(result) if isinstance(result, np.generic) else result, position)
-                if isinstance(result, np.generic):
+                index = self._new(np.asarray(result) if not _is_ndarray(result) else result, position)
+                if not _is_ndarray(result):
                     op.ufunc = False  # a scalar result has no buffer
             op.outs = index
             return self.traced(index)
-        if isinstance(result, (tuple, list)) and any(
-            isinstance(v, (np.ndarray, np.generic)) for v in cast("tuple[Any, ...]", result)
-        ):
-            items = list(cast("tuple[Any, ...]", result))
+        if _is_sequence(result) and any(_is_array(v) for v in result):
+            items: list[Any] = list(cast("tuple[Any, ...]", result))
             outs: list[int | None] = []
             back: list[Any] = []
             for item in items:
-                if isinstance(item, (np.ndarray, np.generic)):
+                if _is_array(item):
                     index = self.reg_of.get(id(item))
                     if index is None:
-                        index = self._new(np.asarray(item) if isinstance(item, np.generic) else item, position)
+                        index = self._new(np.asarray(item) if not _is_ndarray(item) else item, position)
                     outs.append(index)
                     back.append(self.traced(index))
                 else:
@@ -460,7 +480,7 @@ class _Recorder:
             op.ufunc = False
             return tuple(back) if isinstance(result, tuple) else back
         if result is not None and has_arrays and op.kind != "kernel":
-            if isinstance(result, (bool, int, float, complex)) and _name(op.fn) not in _STATIC_RESULTS:
+            if _is_number(result) and _name(op.fn) not in _STATIC_RESULTS:
                 self.value_read(f"the Python value returned by {_name(op.fn)}")
         if op.kind == "kernel":
             op.expect = result
@@ -654,7 +674,7 @@ def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
     def asarray(data: Any, dtype: Any) -> Any:
         if _hooks.recorder is not rec:
             return originals["asarray"](_unwrap_free(data), dtype)
-        if isinstance(data, np.ndarray) and not isinstance(data, _Traced) and id(data) not in rec.reg_of:
+        if _is_ndarray(data) and not isinstance(data, _Traced) and id(data) not in rec.reg_of:
             constant = _Constant(data)
             return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,))
         return rec.method_call(originals["asarray"], (data, dtype))
@@ -812,18 +832,16 @@ class _Plan:
         self._build(rec, needed)
 
     def _outputs(self, rec: _Recorder, value: Any, needed: list[int], slot: Any) -> Any:
-        from ._tensor import Tensor
-
-        if isinstance(value, Tensor):
-            plain = slot.__get__(value, Tensor)
+        if _is_tensor(value):
+            plain = slot.__get__(value, None)
             index = rec.reg_of.get(id(plain))
             if index is None:
                 if id(value) in rec.born:
                     rec.escape("the step returned a tensor holding an array no recorded operation produced")
                 return ("object", value)
             needed.append(index)
-            return ("tensor", index, value._backend)  # pyright: ignore[reportPrivateUsage]
-        if isinstance(value, np.ndarray):
+            return ("tensor", index, value._backend)
+        if _is_ndarray(value):
             index = rec.reg_of.get(id(value))
             if index is None:
                 rec.escape("the step returned an array no recorded operation produced")
@@ -845,7 +863,8 @@ class _Plan:
         for position, op in enumerate(ops):
             for index in _refs((op.args, op.kwargs), []):
                 last[index] = position
-            outs = op.outs if isinstance(op.outs, tuple) else (op.outs,)
+            made: Any = op.outs
+            outs: tuple[int | None, ...] = cast("tuple[int | None, ...]", made) if isinstance(made, tuple) else (made,)
             for index in outs:
                 if index is not None:
                     last[index] = max(last[index], position)
@@ -902,7 +921,11 @@ class _Plan:
                 lines.append(f"    r{out} = {text}")
             elif isinstance(out, tuple):
                 lines.append(f"    _t = {text}")
-                lines += [f"    r{index} = _t[{i}]" for i, index in enumerate(out) if index is not None]
+                lines += [
+                    f"    r{index} = _t[{i}]"
+                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
+                    if index is not None
+                ]
             elif op.kind == "check":
                 lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
             elif op.kind == "kernel" and op.expect is not None:
@@ -943,13 +966,17 @@ class _Plan:
                 lines.append(f"    r{out} = {text}")
             elif isinstance(out, tuple):
                 lines.append(f"    _t = {text}")
-                lines += [f"    r{index} = _t[{i}]" for i, index in enumerate(out) if index is not None]
+                lines += [
+                    f"    r{index} = _t[{i}]"
+                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
+                    if index is not None
+                ]
         lines.append("    return (" + "".join(f"bool(r{index}), " for _, index, _ in rec.guards) + ")")
         namespace: dict[str, Any] = {}
         exec(builtins.compile("\n".join(lines), "<sg.compile guard>", "exec"), namespace)  # noqa: S102
         function = namespace["_guard"]
         functions, constants = gen.functions, gen.constants
-        return lambda values: function(values, functions, constants)
+        return functools.partial(_call_guard, function, functions, constants)
 
     def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """This call's input arrays, in the recording's order."""
@@ -981,6 +1008,12 @@ class _Plan:
         return _build_result(self.result, outs, needed)
 
 
+def _call_guard(
+    function: Callable[..., tuple[bool, ...]], functions: list[Any], constants: list[Any], values: list[Any]
+) -> tuple[bool, ...]:
+    return function(values, functions, constants)
+
+
 def _build_result(template: Any, outs: tuple[Any, ...], needed: dict[int, int]) -> Any:
     from ._tensor import wrap
 
@@ -1009,12 +1042,10 @@ def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...
 def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
     """``(path, leaf)`` for every tensor and NumPy array among the arguments (inside tuples,
     lists and dicts too)."""
-    from ._tensor import Tensor
-
     found: list[tuple[tuple[Any, ...], Any]] = []
 
     def walk(value: Any, path: tuple[Any, ...]) -> None:
-        if isinstance(value, (Tensor, np.ndarray)):
+        if _is_tensor(value) or _is_ndarray(value):
             found.append((path, value))
         elif isinstance(value, (tuple, list)):
             for i, v in enumerate(cast("tuple[Any, ...]", value)):
@@ -1050,7 +1081,8 @@ def _describe(value: Any, pins: list[Any]) -> Any:
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         return (type(value).__name__, value)
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))
     if isinstance(value, dict):
         entries = cast("dict[Any, Any]", value)
         return ("dict", tuple((k, _describe(v, pins)) for k, v in entries.items()))
@@ -1215,7 +1247,7 @@ class CompiledStep(Generic[P, R]):
         self._tick = 0
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
-        functools.update_wrapper(self, step)  # pyright: ignore[reportArgumentType]
+        functools.update_wrapper(self, step)
 
     @property
     def recordings(self) -> list[Recording]:
@@ -1239,7 +1271,7 @@ class CompiledStep(Generic[P, R]):
         backend = active_backend()
         key = (described, described_kw, aliasing, state.key(), id(backend))
         for recording in self._cache.get(key, ()):
-            plan = recording._plan  # pyright: ignore[reportPrivateUsage]
+            plan = recording._plan
             if any(_bookkeeping(g) != expected for g, expected in plan.bookkeeping):
                 continue
             values = plan.inputs_of(args, kwargs)
@@ -1270,7 +1302,7 @@ class CompiledStep(Generic[P, R]):
         backend: Any,
         pins: list[Any],
     ) -> R:
-        from ._backend import _loaded  # pyright: ignore[reportPrivateUsage]
+        from ._backend import _loaded
         from ._tensor import Tensor
 
         backends = {id(backend): backend}
@@ -1295,7 +1327,9 @@ class CompiledStep(Generic[P, R]):
         with _Session(rec, list(backends.values())):
             result = self._step(*args, **kwargs)
         if rec.value_reason is not None:
-            self._fall_back(f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values")
+            self._fall_back(
+                f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"
+            )
             return result
         if rec.escape_reason is not None:
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
@@ -1307,7 +1341,7 @@ class CompiledStep(Generic[P, R]):
             return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         if len(self.recordings) >= self.max_recordings:
-            oldest = min(self._order, key=self._order.get)  # pyright: ignore[reportCallIssue, reportArgumentType]
+            oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):
                 self._cache[k] = [r for r in kept if r is not oldest]
                 if not self._cache[k]:

@@ -231,22 +231,27 @@ READS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _reading_step(model: Any, read: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    opt, grads = sg.optim.Adam(model, lr=0.05), model.alloc_grads()
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        if read(loss):  # the step's control flow depends on the loss
+            opt.update(model, grads)
+        return loss
+
+    return step
+
+
 @pytest.mark.parametrize("read", sorted(READS))
 def test_value_dependent_step_runs_eagerly_with_one_warning(read: str) -> None:
     x, y = _data((5, 8))
     runs = []
     for compiled in (False, True):
         model = MLP(sg.Generator(0))
-        opt, grads = sg.optim.Adam(model, lr=0.05), model.alloc_grads()
-
-        def step(x: Any, y: Any) -> Any:
-            grads.zero()
-            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
-            loss.backward()
-            if READS[read](loss):  # the step's control flow depends on the loss
-                opt.update(model, grads)
-            return loss
-
+        step = _reading_step(model, READS[read])
         run = sg.compile(step) if compiled else step
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
