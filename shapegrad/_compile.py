@@ -878,6 +878,7 @@ class _Plan:
             memory_last[owner] = max(memory_last[owner], last[index])
         escaping = {rec.owner[index] for index in needed}
         inputs = set(rec.input_regs)
+        into = self._elide_copies(rec, last, escaping)
         gen = _Codegen()
         lines = ["def _replay(I, F, C, B):"]
         if rec.input_regs:
@@ -893,9 +894,13 @@ class _Plan:
             if op.kind == "host":
                 lines.append(f"    {gen.fn(op.fn)}()")
                 continue
+            if position in into.values():
+                continue  # a copy into a buffer its value was written into directly
             extra = ""
             out = op.outs
-            if (
+            if position in into:
+                extra = f"out={gen.expr(ops[into[position]].args[0])}"
+            elif (
                 op.ufunc
                 and isinstance(out, int)
                 and rec.made_by[out] == position
@@ -996,6 +1001,38 @@ class _Plan:
     def admits(self, values: list[Any]) -> bool:
         """Whether the guards answer as when recorded."""
         return self.guard is None or self.guard(values) == self.answers
+
+    @staticmethod
+    def _elide_copies(rec: _Recorder, last: list[int], escaping: set[int]) -> dict[int, int]:
+        """``{ufunc op: copy op}`` where a backend's ``copy_into(target, value)`` copies an
+        element-wise result used nowhere else into a target of its shape and dtype that no op
+        in between touches (a gradient into its ``Gradients`` buffer): the ufunc writes into
+        the target (``out=``) and the copy goes."""
+        ops = rec.ops
+        uses: dict[int, list[int]] = {}
+        for position, op in enumerate(ops):
+            for index in _refs((op.args, op.kwargs), []):
+                uses.setdefault(index, []).append(position)
+        into: dict[int, int] = {}
+        for position, op in enumerate(ops):
+            if not (op.kind == "call" and getattr(op.fn, "__name__", "") == "copy_into" and len(op.args) == 2):
+                continue
+            target, value = op.args
+            if not (isinstance(target, _Ref) and isinstance(value, _Ref)):
+                continue
+            t, v = target.index, value.index
+            made = rec.made_by[v]
+            if made < 0 or not ops[made].ufunc or ops[made].outs != v or rec.owner[v] != v or v in escaping:
+                continue
+            if uses.get(v, []) != [position] or last[v] != position:
+                continue
+            a, b = rec.plain[t], rec.plain[v]
+            if not (_is_ndarray(a) and _is_ndarray(b) and a.shape == b.shape and a.dtype == b.dtype):
+                continue
+            if any(made < p < position for p in uses.get(t, [])) or made in into:
+                continue
+            into[made] = position
+        return into
 
     def replay(self, values: list[Any]) -> Any:
         """Run the generated function on this call's inputs; rebind, restore, give back."""
