@@ -34,7 +34,12 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import numpy as np
 
 from . import _hooks
-from ._errors import CompileError, CompileWarning
+from ._backend import _loaded, active_backend  # pyright: ignore[reportPrivateUsage] -- the loaded backends, to patch
+from ._errors import CompileError, CompileWarning, ShapeError
+from ._gradients import Gradients
+from ._tensor import Tensor, wrap
+from .nn._module import Module
+from .optim._base import Optimizer
 
 __all__ = ["CompiledStep", "compile"]
 
@@ -81,8 +86,6 @@ def _is_number(value: Any) -> bool:
 
 
 def _is_tensor(value: Any) -> bool:
-    from ._tensor import Tensor
-
     return isinstance(value, Tensor)
 
 
@@ -504,8 +507,6 @@ class _Recorder:
         op = _Op("check", message, (_Ref(flag._r),), {}, None)
         self.ops.append(op)
         if bool(self.plain[flag._r]):
-            from ._errors import ShapeError
-
             raise ShapeError(message)
 
     def guard(self, value: _Traced) -> bool:
@@ -703,8 +704,6 @@ class _Session:
 
     def __enter__(self) -> _Session:
         global _current
-        from ._tensor import Tensor
-
         self.slot = Tensor.__dict__["_data"]
         type.__setattr__(Tensor, "_data", _DataSlot(self.slot, self.rec))
         for backend in self.backends:
@@ -715,8 +714,6 @@ class _Session:
 
     def __exit__(self, *exc: object) -> None:
         global _current
-        from ._tensor import Tensor
-
         _hooks.recorder = None
         _current = None
         type.__setattr__(Tensor, "_data", self.slot)
@@ -739,8 +736,6 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
 
 
 def _failed(message: str) -> None:
-    from ._errors import ShapeError
-
     raise ShapeError(message)
 
 
@@ -812,8 +807,6 @@ class _Plan:
         signature: Any,
         pins: list[Any],
     ) -> None:
-        from ._tensor import Tensor
-
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
@@ -985,8 +978,6 @@ class _Plan:
 
     def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """This call's input arrays, in the recording's order."""
-        from ._tensor import Tensor
-
         values: list[Any] = []
         for kind, source in self.inputs:
             if kind == "arg":
@@ -1052,8 +1043,6 @@ def _call_guard(
 
 
 def _build_result(template: Any, outs: tuple[Any, ...], needed: dict[int, int]) -> Any:
-    from ._tensor import wrap
-
     kind = template[0]
     if kind == "tensor":
         return wrap(outs[needed[template[1]]], template[2])
@@ -1101,8 +1090,6 @@ def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[
 def _describe(value: Any, pins: list[Any]) -> Any:
     """One argument's part of the signature: shape, dtype and backend of a tensor, the value
     of a number or string, the identity of any other object."""
-    from ._tensor import Tensor
-
     if isinstance(value, Tensor):
         tensor = cast(Any, value)
         if tensor.traced:
@@ -1174,10 +1161,6 @@ class _State:
     replay restores."""
 
     def __init__(self, objects: list[Any]) -> None:
-        from ._gradients import Gradients
-        from .nn._module import Module
-        from .optim._base import Optimizer
-
         seen: set[int] = set()
         self.grads: list[Any] = []
         self.modules: list[Any] = []
@@ -1303,8 +1286,6 @@ class CompiledStep(Generic[P, R]):
         leaves = _tensor_leaves(args, kwargs)
         aliasing = tuple(_alias_pattern(leaves))
         state = _State(_reachable(self._step, args, kwargs))
-        from ._backend import active_backend
-
         backend = active_backend()
         key = (described, described_kw, aliasing, state.key(), id(backend))
         for recording in self._cache.get(key, ()):
@@ -1339,9 +1320,6 @@ class CompiledStep(Generic[P, R]):
         backend: Any,
         pins: list[Any],
     ) -> R:
-        from ._backend import _loaded
-        from ._tensor import Tensor
-
         backends = {id(backend): backend}
         for _, leaf in leaves:
             if isinstance(leaf, Tensor):
@@ -1393,8 +1371,6 @@ class CompiledStep(Generic[P, R]):
 
 def _alias_pattern(leaves: list[tuple[tuple[Any, ...], Any]]) -> list[int]:
     """For each array argument, the index of the first one sharing its array (itself if none)."""
-    from ._tensor import Tensor
-
     first: dict[int, int] = {}
     pattern: list[int] = []
     for i, (_, leaf) in enumerate(leaves):

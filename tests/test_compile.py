@@ -377,3 +377,35 @@ def test_other_backends_run_eagerly_with_a_warning() -> None:
         with pytest.warns(sg.CompileWarning, match="NumPy backend only"):
             assert forward(x).item() == 18.0
         assert forward(x).item() == 18.0
+
+
+# --------------------------------------------------------------------------- structure
+def test_structured_arguments_and_results_and_a_written_buffer() -> None:
+    total = sg.zeros(3)
+
+    def accumulate(pair: tuple[Any, Any], *, scale: float) -> dict[str, Any]:
+        a, b = pair
+        total[...] = total + a * b * scale  # written into a tensor that outlives the step
+        return {"sum": total * 1.0, "parts": [a + b, a - b]}
+
+    compiled = sg.compile(accumulate)
+    expected = np.zeros(3, np.float32)
+    for i in range(4):
+        a, b = sg.tensor([1.0, 2.0, 3.0]) * float(i), sg.ones(3)
+        out = compiled((a, b), scale=0.5)
+        expected += a.numpy() * 0.5
+        np.testing.assert_allclose(out["sum"].numpy(), expected, rtol=RTOL)
+        np.testing.assert_allclose(out["parts"][1].numpy(), (a - b).numpy(), rtol=RTOL)
+    np.testing.assert_allclose(total.numpy(), expected, rtol=RTOL)
+    assert compiled.recordings[0].replays == 3
+
+
+def test_batch_norm_in_eval_mode_reads_the_running_statistics() -> None:
+    model = SmallCNN(sg.Generator(1))
+    x, _ = _data((4, 3, 8, 8))
+    model(x)  # moves the running statistics off their start
+    model.eval()
+    forward = sg.compile(lambda x: model(x))
+    for _ in range(3):
+        np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    assert forward.recordings[0].replays == 2
