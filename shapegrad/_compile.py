@@ -34,7 +34,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import numpy as np
 
 from . import _hooks
-from ._backend import _loaded, active_backend  # pyright: ignore[reportPrivateUsage] -- the loaded backends, to patch
+from ._backend import _loaded, active_backend
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients
 from ._tensor import Tensor, wrap
