@@ -115,7 +115,8 @@ class _Op:
 
 def _plain_of(value: Any) -> Any:
     """The array behind a traced view, outside any recording."""
-    return value.view(np.ndarray) if isinstance(value, _Traced) else value
+    # ndarray's own view: _Traced.view is a recorded method
+    return np.ndarray.view(value, np.ndarray) if isinstance(value, _Traced) else value
 
 
 def _unwrap_free(value: Any) -> Any:
@@ -161,9 +162,11 @@ class _Traced(np.ndarray):
     of one without the recording seeing how (using one of those is an escape)."""
 
     _r: int
+    _rec: Any  # the recording whose register _r is (a view kept from another one is unknown)
 
     def __array_finalize__(self, obj: Any) -> None:
         self._r = -1
+        self._rec = None
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
@@ -181,7 +184,7 @@ class _Traced(np.ndarray):
         # The library compares bases to find views of one array (write detection): the
         # base of a traced view is the traced view of its plain array's base.
         rec = _current
-        plain = _plain_of(self) if rec is None or self._r < 0 else rec.plain[self._r]
+        plain = rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
         owner = plain.base
         if rec is not None and owner is not None:
             index = rec.reg_of.get(id(owner))
@@ -193,7 +196,7 @@ class _Traced(np.ndarray):
         rec = _current
         if rec is not None:
             rec.value_read(f"{what} of an array")
-        return _plain_of(self) if rec is None or self._r < 0 else rec.plain[self._r]
+        return rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
 
 
 def _method(name: str) -> Callable[..., Any]:
@@ -233,7 +236,7 @@ for _n in _READERS:
 
 def _traced_bool(self: _Traced) -> bool:
     rec = _current
-    if rec is None or _hooks.recorder is not rec or self._r < 0:
+    if rec is None or _hooks.recorder is not rec or self._rec is not rec:
         return bool(self._value_read("__bool__"))
     return rec.guard(self)
 
@@ -326,6 +329,7 @@ class _Recorder:
         if view is None:
             view = self.plain[index].view(_Traced)
             view._r = index
+            view._rec = self
             self.views[index] = view
         return view
 
@@ -369,7 +373,7 @@ class _Recorder:
         is given another array is rebound at every replay."""
         plain = value
         if isinstance(value, _Traced):
-            if value._r < 0:
+            if value._rec is not self:
                 self.escape("a tensor was given an array derived outside the recording")
                 return _plain_of(value)
             plain = self.plain[value._r]
@@ -389,8 +393,8 @@ class _Recorder:
     # -- operations ------------------------------------------------------------------------------
     def _template(self, value: Any) -> Any:
         if isinstance(value, _Traced):
-            if value._r < 0:
-                self.escape("an array derived outside the recording (a view NumPy made unseen)")
+            if value._rec is not self:
+                self.escape("an array derived outside this recording (a view NumPy made unseen, or kept from another)")
                 return _plain_of(value)
             return _Ref(value._r)
         if _is_ndarray(value):
@@ -501,7 +505,7 @@ class _Recorder:
     def check(self, flag: Any, message: str) -> None:
         """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
         boolean) is true, and at every replay where it is."""
-        if not isinstance(flag, _Traced) or flag._r < 0:
+        if not isinstance(flag, _Traced) or flag._rec is not self:
             self.escape("a range check on an array the recording does not know")
             return
         op = _Op("check", message, (_Ref(flag._r),), {}, None)
@@ -516,7 +520,9 @@ class _Recorder:
         otherwise the step's control flow depends on a value it computed (an eager fallback)."""
         index = value._r
         answer = bool(self.plain[index])
-        cone = self._cone(index)
+        # after a host call (an optimizer's update, which writes parameters unseen) the
+        # inputs no longer hold what they held when the replay began
+        cone = None if any(op.kind == "host" for op in self.ops) else self._cone(index)
         if cone is None:
             self.value_read("bool() of an array computed in the step")
         else:
@@ -669,7 +675,7 @@ def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
     def to_numpy(array: Any) -> Any:
         if _hooks.recorder is rec:
             rec.value_read("a tensor's values (.item(), .numpy(), .tolist(), float(t), bool(t), a comparison in an if)")
-            array = rec.plain[array._r] if isinstance(array, _Traced) and array._r >= 0 else _plain_of(array)
+            array = rec.plain[array._r] if isinstance(array, _Traced) and array._rec is rec else _plain_of(array)
         return originals["to_numpy"](array)
 
     def asarray(data: Any, dtype: Any) -> Any:

@@ -409,3 +409,19 @@ def test_batch_norm_in_eval_mode_reads_the_running_statistics() -> None:
     for _ in range(3):
         np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
     assert forward.recordings[0].replays == 2
+
+
+def test_an_array_kept_from_another_recording_is_not_mistaken_for_this_ones() -> None:
+    kept: dict[str, Any] = {}
+
+    def first(x: Any) -> Any:
+        y = x * 2.0
+        kept["array"] = y.data  # escapes the step in a dict (as a cache would)
+        return y
+
+    x = sg.tensor([1.0, 2.0, 3.0])
+    sg.compile(first)(x)
+    second = sg.compile(lambda x: x + sg.tensor(kept["array"]))
+    with pytest.warns(sg.CompileWarning, match="derived outside this recording"):
+        np.testing.assert_allclose(second(x).numpy(), [3.0, 6.0, 9.0])
+    np.testing.assert_allclose(second(x * 0.0).numpy(), [2.0, 4.0, 6.0])
