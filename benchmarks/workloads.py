@@ -396,19 +396,22 @@ def greedy_decoding(with_compile: bool) -> Workload:
     model.eval()
     prompt = np.frombuffer(gpt.corpus()[: gpt.CONTEXT].encode("ascii"), dtype=np.uint8).astype(np.int64)
 
-    def decoder(forward: Callable[[Any], Any]) -> Step:
+    def next_token(ids: Any) -> Any:
+        return model(ids)[0, gpt.CONTEXT - 1].argmax()
+
+    def decoder(predict: Callable[[Any], Any]) -> Step:
         def decode() -> list[int]:
             ids = list(prompt)
             for _ in range(DECODE_TOKENS):
-                logits = forward(sg.tensor(np.array([ids[-gpt.CONTEXT :]])))
-                ids.append(int(logits[0, gpt.CONTEXT - 1].argmax().item()))
+                ids.append(int(predict(sg.tensor(np.array([ids[-gpt.CONTEXT :]]))).item()))
             return ids[gpt.CONTEXT :]
 
         return decode
 
-    ours = decoder(model)
-    # sg.compile of the forward pass (the argmax is Python control flow: it stays outside)
-    forward = sg.compile(lambda ids: model(ids))
+    ours = decoder(next_token)
+    # sg.compile of the forward pass and the argmax; reading the token (.item()) and the
+    # growing list are Python, outside it
+    forward = sg.compile(next_token)
     ours_compiled = decoder(forward)
 
     def torch_decoder(twin: Any) -> Step:

@@ -297,9 +297,8 @@ class _Recorder:
         self.views: list[_Traced | None] = []
         self.reg_of: dict[int, int] = {}
         self.ops: list[_Op] = []
-        self.inputs: list[
-            tuple[str, Any]
-        ] = []  # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
+        # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
+        self.inputs: list[tuple[str, Any]] = []
         self.input_regs: list[int] = []
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
