@@ -455,6 +455,8 @@ def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[Workloa
     notes: list[str] = []
     for w in workloads.build_all(with_compile=not quick, sgemm_rate=sgemm_rate()):
         contenders: dict[str, Callable[[], Any]] = {"shapegrad": w.ours}
+        if w.ours_compiled is not None:
+            contenders["sg.compile"] = w.ours_compiled
         if w.eager is not None:
             contenders["torch"] = w.eager
         reason = w.compiled if isinstance(w.compiled, str) else None
@@ -462,6 +464,11 @@ def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[Workloa
             contenders["torch.compile"] = w.compiled
         t = compare(contenders, number, repeat)
         rows.append((w.name, t["shapegrad"], t.get("torch"), t.get("torch.compile"), w.floor, reason))
+        if "sg.compile" in t:
+            rows.append(
+                (f"{w.name} — sg.compile", t["sg.compile"], t.get("torch"), t.get("torch.compile"), w.floor, reason)
+            )
+            notes.append(f"{w.name}: sg.compile ÷ shapegrad eager {t['sg.compile'] / t['shapegrad']:.2f}")
         notes += w.notes
     return rows, notes
 

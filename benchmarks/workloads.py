@@ -21,6 +21,7 @@ cannot build, the reason is reported instead.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ class Workload:
     compiled: Step | str
     floor: float | None = None
     notes: list[str] = field(default_factory=list)
+    # shapegrad's step under sg.compile (a twin of ``ours`` from the same weights), checked
+    # to give the same losses (tokens) as ``ours`` before it is timed
+    ours_compiled: Step | None = None
 
 
 def _t(array: Any) -> Any:
@@ -107,15 +111,17 @@ def _training(
     twin, within inductor's reordering of float32 sums), then the three steps to time."""
     import torch
 
-    opt, grads = sg.optim.Adam(model), model.alloc_grads()
     x, y = sg.tensor(x_np), sg.tensor(y_np)
+    twin_model = copy.deepcopy(model)  # the sg.compile twin, from the same initial weights
+    step = _sg_train_step(model, x, y)
 
     def ours() -> float:
-        grads.zero()
-        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
-        loss.backward()
-        opt.update(model, grads)
-        return loss.item()
+        return step().item()
+
+    replayed = sg.compile(_sg_train_step(twin_model, x, y))
+
+    def ours_compiled() -> float:
+        return replayed().item()
 
     tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
     # The twins are built before shapegrad trains: from its initial weights.
@@ -123,6 +129,10 @@ def _training(
     twin = build_torch()
     losses = [ours() for _ in range(checks)]
     _check_losses(name, losses, [eager() for _ in range(checks)], 1e-4)
+    # sg.compile records the first step and replays the others: the same losses as eager
+    _check_losses(name + " (sg.compile)", [ours_compiled() for _ in range(checks)], losses, 1e-6)
+    if replayed.eager_reason is not None:
+        raise AssertionError(f"{name}: sg.compile ran it eagerly: {replayed.eager_reason}")
     compiled: Step | str = SKIPPED
     notes: list[str] = []
     if with_compile:
@@ -131,7 +141,21 @@ def _training(
         if not isinstance(compiled, str):
             notes.append(f"{name}: torch.compile's first {checks} steps (compiling) took {seconds:.1f} s")
             _check_losses(name + " (torch.compile)", losses, theirs, 1e-3)
-    return Workload(name, ours, eager, compiled, floor, notes)
+    return Workload(name, ours, eager, compiled, floor, notes, ours_compiled)
+
+
+def _sg_train_step(model: Any, x: Any, y: Any) -> Callable[[], Any]:
+    """One Adam step of ``model`` on ``(x, y)``, returning the loss tensor."""
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+
+    def step() -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    return step
 
 
 # --------------------------------------------------------------------------- CIFAR CNN
@@ -372,12 +396,23 @@ def greedy_decoding(with_compile: bool) -> Workload:
     model.eval()
     prompt = np.frombuffer(gpt.corpus()[: gpt.CONTEXT].encode("ascii"), dtype=np.uint8).astype(np.int64)
 
-    def ours() -> list[int]:
-        ids = list(prompt)
-        for _ in range(DECODE_TOKENS):
-            logits = model(sg.tensor(np.array([ids[-gpt.CONTEXT :]])))
-            ids.append(int(logits[0, gpt.CONTEXT - 1].argmax().item()))
-        return ids[gpt.CONTEXT :]
+    def next_token(ids: Any) -> Any:
+        return model(ids)[0, gpt.CONTEXT - 1].argmax()
+
+    def decoder(predict: Callable[[Any], Any]) -> Step:
+        def decode() -> list[int]:
+            ids = list(prompt)
+            for _ in range(DECODE_TOKENS):
+                ids.append(int(predict(sg.tensor(np.array([ids[-gpt.CONTEXT :]]))).item()))
+            return ids[gpt.CONTEXT :]
+
+        return decode
+
+    ours = decoder(next_token)
+    # sg.compile of the forward pass and the argmax; reading the token (.item()) and the
+    # growing list are Python, outside it
+    forward = sg.compile(next_token)
+    ours_compiled = decoder(forward)
 
     def torch_decoder(twin: Any) -> Step:
         def decode() -> list[int]:
@@ -394,6 +429,8 @@ def greedy_decoding(with_compile: bool) -> Workload:
     tokens = ours()
     if tokens != eager():
         raise AssertionError(f"greedy decoding: shapegrad's tokens {tokens} differ from PyTorch's {eager()}")
+    if ours_compiled() != tokens or forward.eager_reason is not None:
+        raise AssertionError(f"greedy decoding: sg.compile's tokens differ ({forward.eager_reason})")
     name = f"greedy decoding, 2-block LM, context 64, batch 1, {DECODE_TOKENS} tokens, untraced"
     compiled: Step | str = SKIPPED
     notes: list[str] = []
@@ -403,7 +440,7 @@ def greedy_decoding(with_compile: bool) -> Workload:
             notes.append(f"{name}: torch.compile's first decoding (compiling) took {seconds:.1f} s")
             if decoded[0] != tokens:
                 raise AssertionError("greedy decoding: torch.compile's tokens differ from shapegrad's")
-    return Workload(name, ours, eager, compiled, None, notes)
+    return Workload(name, ours, eager, compiled, None, notes, ours_compiled)
 
 
 def build_all(with_compile: bool, sgemm_rate: float) -> list[Workload]:

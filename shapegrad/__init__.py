@@ -23,11 +23,14 @@ from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
 from ._backend import Backend, active_backend, available_backends, backend_info, get_backend, set_backend, use_backend
 from ._checking import cast, checked, checks_enabled
+from ._compile import CompiledStep, compile
 from ._dims import Dim, Half, LiteralSize, Open, Prod, Sum, Twice
 from ._errors import (
     AnnotationError,
     BackendError,
     CheckpointError,
+    CompileError,
+    CompileWarning,
     DTypeError,
     GradientsMismatchError,
     HyperparameterError,
@@ -57,6 +60,10 @@ __all__: list[str] = [
     "cast",
     "checked",
     "CheckpointError",
+    "compile",
+    "CompiledStep",
+    "CompileError",
+    "CompileWarning",
     "checks_enabled",
     "data",
     "detect_anomaly",

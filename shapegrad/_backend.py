@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator
 from importlib import metadata
 from typing import Any, Protocol, cast, runtime_checkable
 
+from . import _hooks
 from ._errors import BackendError, DTypeError, ShapeError
 
 __all__ = [
@@ -113,10 +114,13 @@ def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
     dtype. Ops fall back to their ``xp`` math, which stays the reference."""
     key = (backend, name, dtype)
     try:
-        return _kernels[key]
+        kernel = _kernels[key]
     except KeyError:
         kernel = _kernels[key] = backend.fused_kernel(name, dtype) if isinstance(backend, FusedKernels) else None
-        return kernel
+    recorder = _hooks.recorder
+    if recorder is not None and kernel is not None:
+        return recorder.kernel(kernel)  # sg.compile records each call of it
+    return kernel
 
 
 # backend -> rule -> dtype -> the rule to record: nested, because an op pays this lookup on
@@ -132,10 +136,12 @@ def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callabl
     returns the input's gradient (or a tuple, one per input, as the rule does), so the rule
     itself has no kernel branch.
     """
-    try:
-        return _bound[backend][rule][dtype]
-    except KeyError:
-        pass
+    recording = _hooks.recorder is not None  # sg.compile: the kernel's calls are recorded, not cached
+    if not recording:
+        try:
+            return _bound[backend][rule][dtype]
+        except KeyError:
+            pass
     kernel = fused_kernel(backend, rule.__name__, dtype)
     bound = rule
     if kernel is not None:
@@ -149,7 +155,8 @@ def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callabl
 
         fused_rule.__name__ = rule.__name__
         bound = fused_rule
-    _bound.setdefault(backend, {}).setdefault(rule, {})[dtype] = bound
+    if not recording:
+        _bound.setdefault(backend, {}).setdefault(rule, {})[dtype] = bound
     return bound
 
 

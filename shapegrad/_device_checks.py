@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from . import _hooks
 from ._errors import ShapeError
 
 __all__ = ["flush", "pending", "require_in_range"]
@@ -38,6 +39,11 @@ def require_in_range(
     if indices.size == 0:
         return
     xp = backend.xp
+    recorder = _hooks.recorder
+    if recorder is not None:  # sg.compile: checked now and at every replay, as a recorded flag
+        outside = xp.any((indices < low) | ((indices > high) if closed else (indices >= high)))
+        recorder.check(outside, message)
+        return
     if closed or getattr(backend, "lazy_checks", False):
         outside = xp.any((indices < low) | ((indices > high) if closed else (indices >= high)))
         if getattr(backend, "lazy_checks", False):

@@ -8,6 +8,8 @@ __all__ = [
     "AnnotationError",
     "BackendError",
     "CheckpointError",
+    "CompileError",
+    "CompileWarning",
     "DTypeError",
     "GradientsMismatchError",
     "HyperparameterError",
@@ -84,3 +86,13 @@ class NumericalAnomalyError(ShapegradError, FloatingPointError):
 class AnnotationError(ShapegradError, TypeError):
     """A checked function's annotations cannot be evaluated (a name they use is not defined
     where the function was defined), or do not describe what a check can read."""
+
+
+class CompileError(ShapegradError, RuntimeError):
+    """``sg.compile`` cannot record or replay a step as asked (a traced argument,
+    ``sg.distributed`` inside a compiled step, a replay that diverged)."""
+
+
+class CompileWarning(UserWarning):
+    """A compiled step runs eagerly from now on; the message says why (a value read by its
+    Python code, or array math the recording cannot follow)."""

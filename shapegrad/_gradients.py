@@ -6,6 +6,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Generic, overload
 
+from . import _hooks
 from ._autodiff import Node, Tape
 from ._errors import TapeError
 from ._tensor import AnyTensor, Tensor, wrap
@@ -90,6 +91,8 @@ class Gradients(Generic[M]):
         return tape
 
     def _accept(self, key: int, grad: Any) -> bool:
+        if _hooks.recorder is not None:
+            _hooks.recorder.touch(self)
         buffer = self._slots.get(key)
         if buffer is None:
             return False
@@ -107,6 +110,8 @@ class Gradients(Generic[M]):
         return self._paths.get(key)
 
     def _check_not_consumed(self) -> None:
+        if _hooks.recorder is not None:
+            _hooks.recorder.touch(self)
         if self._consumed is not None:
             raise TapeError(
                 f"backward into gradients that {self._consumed} already used for its update, before "
@@ -117,6 +122,8 @@ class Gradients(Generic[M]):
 
     # -- the user's side -----------------------------------------------------------------
     def _lookup(self, tensor: AnyTensor) -> Any:
+        if _hooks.recorder is not None:
+            _hooks.recorder.touch(self)
         param = tensor._param
         node = tensor._node
         key = node.key if node is not None and node.rule is None else (param.key if param is not None else None)
@@ -169,6 +176,8 @@ class Gradients(Generic[M]):
         Parameter buffers are kept (no allocation); tensors traced before ``zero()`` belong
         to an ended tape, and using them in a backward pass raises ``TapeError``.
         """
+        if _hooks.recorder is not None:
+            _hooks.recorder.zeroed(self)  # sg.compile: the step does not depend on what came before
         self._tape.root().end("its Gradients was zeroed with grads.zero()")
         self._touched.clear()
         self._consumed = None
@@ -182,10 +191,14 @@ class Gradients(Generic[M]):
 
     def received(self) -> list[str]:
         """Dotted paths of the parameters that received a gradient since the last zero()."""
+        if _hooks.recorder is not None:
+            _hooks.recorder.touch(self)
         return [path for path, key, _ in self._layout if key in self._touched]
 
     def items(self) -> Iterator[tuple[str, AnyTensor]]:
         """``(path, gradient)`` for every parameter that received one."""
+        if _hooks.recorder is not None:
+            _hooks.recorder.touch(self)
         for path, key, _ in self._layout:
             if key in self._touched:
                 yield path, wrap(self._slots[key], self._backends[key])
@@ -226,6 +239,8 @@ def buffer_backend(grads: Gradients[Any], key: int) -> Backend:
 
 def received_keys(grads: Gradients[Any]) -> AbstractSet[int]:
     """The keys whose buffers received a gradient since the last ``zero()`` (a live view)."""
+    if _hooks.recorder is not None:
+        _hooks.recorder.touch(grads)
     return grads._touched
 
 

@@ -16,3 +16,7 @@ checks_enabled: bool = os.environ.get("SHAPEGRAD_CHECKS", "1").strip().lower() n
 # None while no thread has anomaly detection on; otherwise the dispatcher to the calling
 # thread's detector (see ``_anomaly``): the per-thread lookup is paid only then.
 anomaly: Any = None
+
+# None unless sg.compile is recording a step on this process (see ``_compile``): then the
+# recorder that fused kernels, random draws, optimizer updates and Gradients report to.
+recorder: Any = None

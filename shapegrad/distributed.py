@@ -35,11 +35,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from . import _hooks
 from ._autodiff import note_written
 from ._backend import Backend
 from ._dims import Open
 from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
-from ._errors import BackendError, CheckpointError, ShapegradError
+from ._errors import BackendError, CheckpointError, CompileError, ShapegradError
 from ._gradients import Gradients, buffer_backend, buffers, layout, mark_received, on_ready, received_keys
 from ._serialize import load as _load, save as _save
 from ._tensor import AnyTensor, Tensor, array_of, backend_of, parameter_info, record
@@ -116,6 +117,16 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value).encode()).hexdigest()
 
 
+def _refuse_in_compile(what: str) -> None:
+    """sg.compile cannot record collectives (a replay would skip the other ranks' side)."""
+    if _hooks.recorder is not None:
+        raise CompileError(
+            f"{what} inside a compiled step: sg.compile does not record sg.distributed's collectives; "
+            "expected the step to stop before the allreduce (compile the forward and backward, reduce "
+            "and update outside), or no sg.compile"
+        )
+
+
 class Comm:
     """One MPI job's communicator, as ``shapegrad`` uses it.
 
@@ -155,10 +166,12 @@ class Comm:
 
     def barrier(self) -> None:
         """Wait until every rank gets here."""
+        _refuse_in_compile("Comm.barrier")
         self.mpi.Barrier()
 
     def broadcast_object(self, value: Any, *, root: int = 0) -> Any:
         """Rank ``root``'s ``value`` (any picklable object) on every rank; every rank calls it."""
+        _refuse_in_compile("Comm.broadcast_object")
         return self.mpi.bcast(value, root=root)
 
     # -- agreement ---------------------------------------------------------------------
@@ -189,6 +202,7 @@ class Comm:
         model differs makes every rank raise ``ShapegradError`` naming that rank and the first
         differing path, before any weight is changed (no rank is left waiting).
         """
+        _refuse_in_compile("Comm.broadcast_parameters")
         self._agree([list(row[:3]) + [row[3]] for row in _structure(model)], "the model's structure")
         tensors = [tensor for _, tensor in model.named_tensors()]
         for group in _by_dtype(tensors):
@@ -212,6 +226,7 @@ class Comm:
         backward passes accumulating) raises ``ShapegradError`` rather than reduce half.
         Returns ``grads``.
         """
+        _refuse_in_compile("Comm.overlap")
         self._overlaps[id(grads)] = _Overlap(self, grads)
         return grads
 
@@ -237,6 +252,7 @@ class Comm:
                 gradients differ in parameters, shapes or dtypes, where some ranks state a
                 sample count and others do not, or where no rank has a sample.
         """
+        _refuse_in_compile("Comm.allreduce_mean")
         rows_of, slots = layout(grads), buffers(grads)
         key = (rows_of, tuple(slots[slot].dtype for _, slot, _ in rows_of))
         if key not in self._checked_layouts:
@@ -318,12 +334,14 @@ class Comm:
     def sum_array(self, array: Any, backend: Backend, *, weight: float = 1.0, scale: float = 1.0) -> Any:
         """A new array: ``array`` times ``weight`` (this rank's), summed over the ranks, times
         ``scale`` (host-staged on a device)."""
+        _refuse_in_compile("Comm.sum_array")
         out = backend.xp.asarray(array, copy=True)
         self._allreduce_sum([out], backend, scale, weight)
         return out
 
     def sum_int(self, value: int) -> int:
         """An integer summed over the ranks."""
+        _refuse_in_compile("Comm.sum_int")
         return int(self.mpi.allreduce(int(value)))
 
 

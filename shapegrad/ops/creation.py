@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
+from .. import _hooks
 from .._autodiff import NoTape
 from .._backend import Backend, active_backend, as_backend_array, get_backend
 from .._dims import Open
@@ -441,17 +442,33 @@ class Generator:
 
     def normal(self, shape: tuple[int, ...], dtype: str | None = None) -> Any:
         """A backend array of standard normal draws."""
-        return self._source.normal(shape, self.backend.dtype(dtype or DEFAULT_FLOAT))
+        chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
+        recorder = _hooks.recorder
+        if recorder is not None:  # sg.compile: a replay draws again from this generator
+            return recorder.method_call(self._source.normal, (shape, chosen))
+        return self._source.normal(shape, chosen)
 
     def uniform(self, shape: tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: str | None = None) -> Any:
         """A backend array of uniform draws in ``[low, high)``."""
-        return self._source.uniform(shape, low, high, self.backend.dtype(dtype or DEFAULT_FLOAT))
+        chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
+        recorder = _hooks.recorder
+        if recorder is not None:
+            return recorder.method_call(self._source.uniform, (shape, low, high, chosen))
+        return self._source.uniform(shape, low, high, chosen)
 
     def permutation(self, n: int) -> Any:
         """A random ordering of ``range(n)`` as a NumPy array (for shuffling batches)."""
+        recorder = _hooks.recorder
+        if recorder is not None:
+            return recorder.method_call(self._host_permutation, (n,))
+        return self._host_permutation(n)
+
+    def _host_permutation(self, n: int) -> Any:
         import numpy as np
 
-        return np.asarray(self.backend.to_numpy(self._source.permutation(n)))
+        backend = self.backend
+        # The backend's own to_numpy (sg.compile shadows the instance's while recording).
+        return np.asarray(type(backend).to_numpy(backend, self._source.permutation(n)))
 
 
 # Keyed by the backend object, not its name: a generator draws arrays of one backend object.

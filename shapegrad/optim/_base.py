@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 import weakref
@@ -11,6 +12,7 @@ from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
+from .. import _hooks
 from .._autodiff import note_written
 from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
@@ -303,6 +305,16 @@ class Optimizer(ABC, Generic[M]):
         """
         flush_device_checks()
         active = self._check(model, grads)
+        recorder = _hooks.recorder
+        if recorder is not None:
+            # sg.compile: the update is Python over the step count and the schedule (and, on
+            # the host, clipping branches on the norm): it runs again at every replay.
+            recorder.host_call(functools.partial(self._step, active, grads))
+            return
+        self._step(active, grads)
+
+    def _step(self, active: list[_Slot], grads: Gradients[M]) -> None:
+        """The update itself, after the checks: rates, clipping, each parameter's rule."""
         lr = _rate(self.lr, self.step_count)
         # Each group's rate is found (a schedule called) before the first write as well.
         rates = {id(hp): _rate(hp.lr, self.step_count) for hp in self._group_hp if hp.lr is not None}

@@ -1,0 +1,1428 @@
+"""``sg.compile(step)``: record one eager run of a step at the array level, replay it after.
+
+The first call of a compiled step for an argument signature runs the step eagerly while a
+:class:`_Recorder` watches every array operation it does: the backend's ``xp`` namespace
+is replaced by a recording proxy, the arrays the step computes are views of the subclass
+:class:`_Traced` (so that operators, ufuncs, NumPy functions and array methods on them are
+seen through ``__array_ufunc__``/``__array_function__`` and overridden methods), and a
+tensor's ``_data`` slot reads pre-existing arrays (parameters, buffers, the step's
+arguments) as inputs of the recording. Fused kernels, the backends' in-place helpers and
+random draws are recorded as calls of the same callables, so a replay runs the same
+kernels and draws fresh numbers from the same generators. An optimizer's update is
+recorded as one host call (its schedule, bias correction and clipping are Python over
+the step count), run again at every replay.
+
+The recording becomes one generated Python function: a line per array operation on local
+variables, element-wise results written into buffers allocated once (``out=``) and shared
+between values whose lifetimes do not overlap. No tape, no tensor objects, no checks.
+
+Anything the recording cannot follow makes the step run eagerly from then on, with one
+:class:`CompileWarning`: a value read by Python (``.item()``, ``float(t)``, ``bool(t)``,
+``.tolist()``, ``.numpy()``: the step's control flow may depend on it), or an array that
+reached the step's math through a path the recording does not see. Never a wrong replay.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any, Generic, ParamSpec, TypeVar, cast
+
+import numpy as np
+
+from . import _hooks
+from ._backend import _loaded, active_backend
+from ._errors import CompileError, CompileWarning, ShapeError
+from ._gradients import Gradients
+from ._tensor import Tensor, wrap
+from .nn._module import Module
+from .optim._base import Optimizer
+
+__all__ = ["CompiledStep", "compile"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_current: _Recorder | None = None  # the recording in progress (also while paused in a host call)
+
+# NumPy functions whose Python results depend on shapes and dtypes only, never on values.
+_STATIC_RESULTS = frozenset(
+    {
+        "shape",
+        "ndim",
+        "size",
+        "result_type",
+        "can_cast",
+        "may_share_memory",
+        "shares_memory",
+        "iscomplexobj",
+        "isrealobj",
+        "isscalar",
+        "broadcast_shapes",
+        "isdtype",
+        "min_scalar_type",
+    }
+)
+
+
+def _is_array(value: Any) -> bool:
+    """A NumPy array or scalar (the check leaves ``value`` typed ``Any``)."""
+    return isinstance(value, (np.ndarray, np.generic))
+
+
+def _is_ndarray(value: Any) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (tuple, list))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, complex))
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, Tensor)
+
+
+class _Ref:
+    """A value of the recording (register ``index``) inside an operation's arguments."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _Op:
+    """One recorded operation: ``fn(*args, **kwargs)`` (``kind`` "call"), a method or an
+    attribute of the first argument ("method", "attr"), a kernel whose Python result must
+    come out the same ("kernel"), or a host call ("host"). ``outs`` is the register of the
+    result, a tuple of registers (one per item, None where an item is no array), or None."""
+
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "expect", "ufunc", "pure")
+
+    def __init__(self, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], outs: Any) -> None:
+        self.kind, self.fn, self.args, self.kwargs, self.outs = kind, fn, args, kwargs, outs
+        self.expect: Any = None
+        self.ufunc = False
+        self.pure = False
+
+
+def _plain_of(value: Any) -> Any:
+    """The array behind a traced view, outside any recording."""
+    # ndarray's own view: _Traced.view is a recorded method
+    return np.ndarray.view(value, np.ndarray) if isinstance(value, _Traced) else value
+
+
+def _unwrap_free(value: Any) -> Any:
+    if isinstance(value, _Traced):
+        return _plain_of(value)
+    if isinstance(value, (tuple, list)):
+        items = cast("tuple[Any, ...] | list[Any]", value)
+        return (
+            type(items)(_unwrap_free(v) for v in items)
+            if isinstance(items, list)
+            else tuple(_unwrap_free(v) for v in items)
+        )
+    return value
+
+
+def _dispatch(kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], ufunc: bool = False) -> Any:
+    """Every array operation on a traced value comes here: recorded while a recording runs
+    (not paused), else computed on the plain arrays."""
+    rec = _current
+    if rec is None or _hooks.recorder is not rec:
+        if rec is not None:
+            rec.escape(f"a recorded array reached code run outside the recording ({_name(fn)})")
+        plain_args = tuple(_unwrap_free(a) for a in args)
+        plain_kwargs = {k: _unwrap_free(v) for k, v in kwargs.items()}
+        return _run(kind, fn, plain_args, plain_kwargs)
+    return rec.call(kind, fn, args, kwargs, ufunc)
+
+
+def _run(kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if kind == "method":
+        return getattr(args[0], fn)(*args[1:], **kwargs)
+    if kind == "attr":
+        return getattr(args[0], fn)
+    return fn(*args, **kwargs)
+
+
+def _name(fn: Any) -> str:
+    return fn if isinstance(fn, str) else getattr(fn, "__name__", type(fn).__name__)
+
+
+class _Traced(np.ndarray):
+    """A view of an array the recording knows (register ``_r``); ``-1`` for views NumPy made
+    of one without the recording seeing how (using one of those is an escape)."""
+
+    _r: int
+    _rec: Any  # the recording whose register _r is (a view kept from another one is unknown)
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._r = -1
+        self._rec = None
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return _dispatch("call", fn, inputs, kwargs, ufunc=method == "__call__")
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _dispatch("call", func, tuple(args), dict(kwargs))
+
+    def __iter__(self) -> Any:
+        for i in range(len(self)):
+            yield self[i]
+
+    @property
+    def base(self) -> Any:
+        # The library compares bases to find views of one array (write detection): the
+        # base of a traced view is the traced view of its plain array's base.
+        rec = _current
+        plain = rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
+        owner = plain.base
+        if rec is not None and owner is not None:
+            index = rec.reg_of.get(id(owner))
+            if index is not None:
+                return rec.traced(index)
+        return owner
+
+    def _value_read(self, what: str) -> Any:
+        rec = _current
+        if rec is not None:
+            rec.value_read(f"{what} of an array")
+        return rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def method(self: _Traced, *args: Any, **kwargs: Any) -> Any:
+        return _dispatch("method", name, (self, *args), kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _attribute(name: str) -> property:
+    return property(lambda self: _dispatch("attr", name, (self,), {}))
+
+
+def _reader(name: str) -> Callable[..., Any]:
+    def read(self: _Traced, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._value_read(name), name)(*args, **kwargs)
+
+    read.__name__ = name
+    return read
+
+
+_METHODS = (
+    "reshape astype copy transpose swapaxes ravel flatten squeeze view take repeat sum mean max min prod std "
+    "var argmax argmin cumsum cumprod clip dot round fill any all nonzero sort argsort diagonal trace put "
+    "searchsorted partition argpartition conj conjugate compress choose __getitem__ __setitem__ __copy__ "
+    "__deepcopy__ __round__"
+).split()
+_READERS = "item tolist tobytes tofile dump dumps __float__ __int__ __bool__ __index__ __complex__ __contains__".split()
+for _n in _METHODS:
+    setattr(_Traced, _n, _method(_n))
+for _n in ("T", "mT", "real", "imag"):
+    setattr(_Traced, _n, _attribute(_n))
+for _n in _READERS:
+    setattr(_Traced, _n, _reader(_n))
+
+
+def _traced_bool(self: _Traced) -> bool:
+    rec = _current
+    if rec is None or _hooks.recorder is not rec or self._rec is not rec:
+        return bool(self._value_read("__bool__"))
+    return rec.guard(self)
+
+
+_Traced.__bool__ = _traced_bool
+_Traced.__format__ = lambda self, spec: format(self._value_read("format"), spec)
+_Traced.__repr__ = lambda self: repr(self._value_read("repr"))
+_Traced.__str__ = lambda self: str(self._value_read("str"))
+
+
+class _Namespace:
+    """A recording stand-in for an array module (``backend.xp``): its functions record,
+    its types, ufuncs and constants are the module's own (a ufunc records through the
+    traced operand it is given; submodules are stand-ins too)."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self._module, name)
+        if isinstance(real, types.ModuleType):
+            value: Any = _Namespace(real)
+        elif isinstance(real, (type, np.ufunc)) or not callable(real):
+            value = real
+        else:
+            value = _recording_function(real)
+        self.__dict__[name] = value
+        return value
+
+
+def _recording_function(real: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(real)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        rec = _current
+        if rec is None or _hooks.recorder is not rec:
+            return real(*[_unwrap_free(a) for a in args], **{k: _unwrap_free(v) for k, v in kwargs.items()})
+        return rec.call("call", real, args, kwargs)
+
+    return call
+
+
+_namespaces: dict[int, _Namespace] = {}
+
+
+def _namespace(module: Any) -> _Namespace:
+    space = _namespaces.get(id(module))
+    if space is None:
+        space = _namespaces[id(module)] = _Namespace(module)
+    return space
+
+
+class _Recorder:
+    """The registers (every array the step used, kept alive so that ids stay unique), the
+    operations, the inputs, and the first reason the recording cannot be replayed."""
+
+    def __init__(self, allowed: dict[int, Any]) -> None:
+        self.plain: list[Any] = []
+        self.views: list[_Traced | None] = []
+        self.reg_of: dict[int, int] = {}
+        self.ops: list[_Op] = []
+        # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
+        self.inputs: list[tuple[str, Any]] = []
+        self.input_regs: list[int] = []
+        self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
+        self.made_by: list[int] = []  # the op that made each register (-1: an input)
+        self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
+        self.born: set[int] = set()
+        self.keep: list[Any] = []
+        self.allowed = allowed  # id -> array: persistent arrays not reached through a tensor
+        self.value_reason: str | None = None
+        self.escape_reason: str | None = None
+        self.guards: list[tuple[list[int], int, bool]] = []  # (ops computing it, register, answer)
+        self.written: set[int] = set()  # input registers some op wrote in place
+        self.read_first: set[int] = set()  # Gradients read before the step zeroed them
+        self.zeroed_ids: set[int] = set()
+
+    # -- problems ------------------------------------------------------------------------------
+    def value_read(self, what: str) -> None:
+        if self.value_reason is None:
+            self.value_reason = what + _where()
+
+    def escape(self, what: str) -> None:
+        if self.escape_reason is None:
+            self.escape_reason = what + _where()
+
+    # -- registers -------------------------------------------------------------------------------
+    def traced(self, index: int) -> _Traced:
+        view = self.views[index]
+        if view is None:
+            view = self.plain[index].view(_Traced)
+            view._r = index
+            view._rec = self
+            self.views[index] = view
+        return view
+
+    def _new(self, plain: Any, made_by: int) -> int:
+        index = len(self.plain)
+        self.plain.append(plain)
+        self.views.append(None)
+        self.reg_of[id(plain)] = index
+        self.made_by.append(made_by)
+        owner = index
+        base = getattr(plain, "base", None)
+        if base is not None:
+            found = self.reg_of.get(id(base))
+            owner = self.owner[found] if found is not None else index
+        self.owner.append(owner)
+        return index
+
+    def add_input(self, plain: Any, source: tuple[str, Any]) -> int:
+        index = self._new(plain, -1)
+        self.inputs.append(source)
+        self.input_regs.append(index)
+        return index
+
+    def read_slot(self, tensor: Any, plain: Any) -> Any:
+        """A tensor's ``_data`` read: its register's traced view; an array that existed
+        before the step becomes an input read from the tensor at every replay."""
+        index = self.reg_of.get(id(plain))
+        if index is None:
+            if not _is_array(plain):
+                self.escape(f"a tensor holds a {type(plain).__name__}, not a NumPy array")
+                return plain
+            if id(tensor) in self.born:
+                self.escape("a tensor made in the step holds an array no recorded operation produced")
+                return plain
+            self.keep.append(tensor)
+            index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
+        return self.traced(index)
+
+    def write_slot(self, tensor: Any, value: Any, fresh: bool) -> Any:
+        """A tensor's ``_data`` set: stored plain; a tensor that existed before the step and
+        is given another array is rebound at every replay."""
+        plain = value
+        if isinstance(value, _Traced):
+            if value._rec is not self:
+                self.escape("a tensor was given an array derived outside the recording")
+                return _plain_of(value)
+            plain = self.plain[value._r]
+        index = self.reg_of.get(id(plain))
+        if index is None and _is_array(plain):
+            if id(plain) in self.allowed:
+                index = self.add_input(plain, ("object", plain))
+            else:
+                self.escape("a tensor was given an array no recorded operation produced")
+        if fresh:
+            self.born.add(id(tensor))
+            self.keep.append(tensor)
+        elif index is not None:
+            self.rebound[id(tensor)] = (tensor, index)
+        return plain
+
+    # -- operations ------------------------------------------------------------------------------
+    def _template(self, value: Any) -> Any:
+        if isinstance(value, _Traced):
+            if value._rec is not self:
+                self.escape("an array derived outside this recording (a view NumPy made unseen, or kept from another)")
+                return _plain_of(value)
+            return _Ref(value._r)
+        if _is_ndarray(value):
+            index = self.reg_of.get(id(value))
+            if index is None:
+                if id(value) in self.allowed:
+                    index = self.add_input(value, ("object", value))
+                else:
+                    self.escape("an array no recorded operation produced (computed outside the backend's xp)")
+                    return value
+            return _Ref(index)
+        if isinstance(value, tuple):
+            return tuple(self._template(v) for v in cast("tuple[Any, ...]", value))
+        if isinstance(value, list):
+            return [self._template(v) for v in cast("list[Any]", value)]
+        if isinstance(value, dict):
+            return {k: self._template(v) for k, v in cast("dict[Any, Any]", value).items()}
+        return value
+
+    def _resolve(self, template: Any) -> Any:
+        if isinstance(template, _Ref):
+            return self.plain[template.index]
+        if isinstance(template, tuple):
+            return tuple(self._resolve(v) for v in cast("tuple[Any, ...]", template))
+        if isinstance(template, list):
+            return [self._resolve(v) for v in cast("list[Any]", template)]
+        if isinstance(template, dict):
+            return {k: self._resolve(v) for k, v in cast("dict[Any, Any]", template).items()}
+        return template
+
+    def call(self, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], ufunc: bool = False) -> Any:
+        """Run one array operation on the plain arrays and record it; its array results
+        come back as traced views."""
+        targs = tuple(self._template(a) for a in args)
+        tkwargs = {k: self._template(v) for k, v in kwargs.items()}
+        has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
+        result = _run(kind, fn, self._resolve(targs), self._resolve(tkwargs))
+        op = _Op(kind, fn, targs, tkwargs, None)
+        op.ufunc = ufunc and "out" not in kwargs
+        writes = self._writes(kind, fn, targs, tkwargs)
+        op.pure = not writes and kind != "kernel" and not isinstance(fn, (types.MethodType, functools.partial))
+        for index in writes:
+            owner = self.owner[index]
+            if self.made_by[owner] < 0:
+                self.written.add(owner)
+        position = len(self.ops)
+        self.ops.append(op)
+        return self._results(op, position, result, has_arrays)
+
+    def _writes(self, kind: str, fn: Any, targs: tuple[Any, ...], tkwargs: dict[str, Any]) -> list[int]:
+        """The registers an operation may write in place: ``out=``, ``x[i] = v``, in-place
+        methods, the backends' helpers (their first argument), any argument of a kernel."""
+        if kind == "kernel":
+            return _refs((targs, tkwargs), [])
+        if "out" in tkwargs:
+            return _refs(tkwargs["out"], [])
+        if kind == "method" and fn in ("__setitem__", "fill", "sort", "put", "partition"):
+            return _refs(targs[0], [])
+        if isinstance(fn, types.MethodType) and getattr(fn, "__name__", "") in ("copy_into", "add_into", "scatter_add"):
+            return _refs(targs[0], [])
+        name = getattr(fn, "__name__", "")
+        if name in ("copyto", "at", "put", "place", "putmask", "put_along_axis", "fill_diagonal"):
+            return _refs(targs[0], []) if targs else []
+        return []
+
+    def _results(self, op: _Op, position: int, result: Any, has_arrays: bool) -> Any:
+        if _is_array(result):
+            index = self.reg_of.get(id(result))
+            if index is None:
+                index = self._new(np.asarray(result) if not _is_ndarray(result) else result, position)
+                if not _is_ndarray(result):
+                    op.ufunc = False  # a scalar result has no buffer
+            op.outs = index
+            return self.traced(index)
+        if _is_sequence(result) and any(_is_array(v) for v in result):
+            items: list[Any] = list(cast("tuple[Any, ...]", result))
+            outs: list[int | None] = []
+            back: list[Any] = []
+            for item in items:
+                if _is_array(item):
+                    index = self.reg_of.get(id(item))
+                    if index is None:
+                        index = self._new(np.asarray(item) if not _is_ndarray(item) else item, position)
+                    outs.append(index)
+                    back.append(self.traced(index))
+                else:
+                    outs.append(None)
+                    back.append(item)
+            op.outs = tuple(outs)
+            op.ufunc = False
+            return tuple(back) if isinstance(result, tuple) else back
+        if result is not None and has_arrays and op.kind != "kernel":
+            if _is_number(result) and _name(op.fn) not in _STATIC_RESULTS:
+                self.value_read(f"the Python value returned by {_name(op.fn)}")
+        if op.kind == "kernel":
+            op.expect = result
+        return result
+
+    def touch(self, grads: Any) -> None:
+        """A ``Gradients`` was read: before the step zeroed it, the recording depends on the
+        bookkeeping it came in with."""
+        if id(grads) not in self.zeroed_ids:
+            self.read_first.add(id(grads))
+
+    def zeroed(self, grads: Any) -> None:
+        self.zeroed_ids.add(id(grads))
+
+    def check(self, flag: Any, message: str) -> None:
+        """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
+        boolean) is true, and at every replay where it is."""
+        if not isinstance(flag, _Traced) or flag._rec is not self:
+            self.escape("a range check on an array the recording does not know")
+            return
+        op = _Op("check", message, (_Ref(flag._r),), {}, None)
+        self.ops.append(op)
+        if bool(self.plain[flag._r]):
+            raise ShapeError(message)
+
+    def guard(self, value: _Traced) -> bool:
+        """``bool(value)`` read by the library's Python code (``cross_entropy`` asking whether
+        a label is ignored): where the value is a pure function of the step's inputs, the
+        same question is asked before each replay, which runs eagerly if the answer differs;
+        otherwise the step's control flow depends on a value it computed (an eager fallback)."""
+        index = value._r
+        answer = bool(self.plain[index])
+        # after a host call (an optimizer's update, which writes parameters unseen) the
+        # inputs no longer hold what they held when the replay began
+        cone = None if any(op.kind == "host" for op in self.ops) else self._cone(index)
+        if cone is None:
+            self.value_read("bool() of an array computed in the step")
+        else:
+            self.guards.append((cone, index, answer))
+        return answer
+
+    def _cone(self, index: int) -> list[int] | None:
+        """The ops ``index`` is computed by, in order, if they are pure and read only inputs
+        that nothing in the step has written so far; None otherwise."""
+        needed: set[int] = set()
+        todo = [index]
+        while todo:
+            r = todo.pop()
+            position = self.made_by[r]
+            if position < 0:
+                if r in self.written:
+                    return None
+                continue
+            if position in needed:
+                continue
+            op = self.ops[position]
+            if op.kind not in ("call", "method", "attr") or not op.pure:
+                return None
+            needed.add(position)
+            todo += _refs((op.args, op.kwargs), [])
+        return sorted(needed)
+
+    def kernel(self, kernel: Callable[..., Any]) -> Callable[..., Any]:
+        """A fused kernel as the recording sees it: each call recorded (it may write any of
+        its array arguments in place); its Python result must come out the same at replay."""
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if _hooks.recorder is not self:
+                return kernel(*args, **kwargs)
+            return self.call("kernel", kernel, args, kwargs)
+
+        return recorded
+
+    def method_call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """A backend method (``copy_into``, ``add_into``, ``scatter_add``, ``asarray``) or a
+        random draw, recorded as a call of the same bound method."""
+        if _hooks.recorder is not self:
+            return fn(*[_unwrap_free(a) for a in args])
+        return self.call("call", fn, args, {})
+
+    def host_call(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` now with recording paused and again at every replay (an optimizer's
+        update: Python over the step count and the learning-rate schedule)."""
+        _hooks.recorder = None
+        try:
+            fn()
+        finally:
+            _hooks.recorder = self
+        self.ops.append(_Op("host", fn, (), {}, None))
+
+
+def _where() -> str:
+    """Where the step's code was when the recording met a problem: its innermost frame
+    outside shapegrad and NumPy (the line to look at)."""
+    import os
+    import traceback
+
+    library = os.path.dirname(os.path.abspath(__file__))
+    frames = traceback.extract_stack()[:-3]
+    if os.environ.get("SHAPEGRAD_COMPILE_DEBUG"):
+        return "\n" + "".join(traceback.format_list(frames[-12:]))
+    for frame in reversed(frames):
+        if not frame.filename.startswith(library) and "numpy" not in frame.filename:
+            return f" (at {frame.filename}:{frame.lineno})"
+    return ""
+
+
+def _mentions_ref(template: Any) -> bool:
+    if isinstance(template, _Ref):
+        return True
+    if isinstance(template, (tuple, list)):
+        return any(_mentions_ref(v) for v in cast("tuple[Any, ...]", template))
+    if isinstance(template, dict):
+        return any(_mentions_ref(v) for v in cast("dict[Any, Any]", template).values())
+    return False
+
+
+def _refs(template: Any, into: list[int]) -> list[int]:
+    if isinstance(template, _Ref):
+        into.append(template.index)
+    elif isinstance(template, (tuple, list)):
+        for v in cast("tuple[Any, ...]", template):
+            _refs(v, into)
+    elif isinstance(template, dict):
+        for v in cast("dict[Any, Any]", template).values():
+            _refs(v, into)
+    return into
+
+
+# -- installing the recording ------------------------------------------------------------------
+class _DataSlot:
+    """Stands in for ``Tensor._data`` (a slot) while a recording runs: reads and writes go
+    through the recorder; paused (in a host call) it is the plain slot."""
+
+    def __init__(self, slot: Any, rec: _Recorder) -> None:
+        self.slot, self.rec = slot, rec
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        plain = self.slot.__get__(obj, owner)
+        if _hooks.recorder is not self.rec:
+            return plain
+        return self.rec.read_slot(obj, plain)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        rec = self.rec
+        if _hooks.recorder is not rec:
+            if isinstance(value, _Traced):
+                rec.escape("a recorded array was stored in a tensor outside the recording")
+            self.slot.__set__(obj, _plain_of(value))
+            return
+        try:
+            self.slot.__get__(obj, None)
+            fresh = False
+        except AttributeError:
+            fresh = True
+        self.slot.__set__(obj, rec.write_slot(obj, value, fresh))
+
+
+class _Constant:
+    """A NumPy array converted into a tensor inside the step: a constant of the value it had
+    when the step was recorded (each replay converts a copy of it)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = np.array(array, copy=True)
+
+
+def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
+    """Instance attributes that shadow the backend's ``xp`` and in-place helpers while
+    ``rec`` records; what they replaced is returned (to put back)."""
+    saved = {name: backend.__dict__[name] for name in _PATCHED if name in backend.__dict__}
+    originals = {name: getattr(backend, name) for name in _PATCHED}
+
+    def helper(name: str) -> Callable[..., Any]:
+        original = originals[name]
+
+        def recorded(*args: Any) -> Any:
+            return rec.method_call(original, args)
+
+        return recorded
+
+    def to_numpy(array: Any) -> Any:
+        if _hooks.recorder is rec:
+            rec.value_read("a tensor's values (.item(), .numpy(), .tolist(), float(t), bool(t), a comparison in an if)")
+            array = rec.plain[array._r] if isinstance(array, _Traced) and array._rec is rec else _plain_of(array)
+        return originals["to_numpy"](array)
+
+    def asarray(data: Any, dtype: Any) -> Any:
+        if _hooks.recorder is not rec:
+            return originals["asarray"](_unwrap_free(data), dtype)
+        if _is_ndarray(data) and not isinstance(data, _Traced) and id(data) not in rec.reg_of:
+            constant = _Constant(data)
+            return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,))
+        return rec.method_call(originals["asarray"], (data, dtype))
+
+    backend.xp = _namespace(originals["xp"])
+    for name in ("copy_into", "add_into", "scatter_add"):
+        setattr(backend, name, helper(name))
+    backend.to_numpy = to_numpy
+    backend.asarray = asarray
+    return saved
+
+
+_PATCHED = ("xp", "copy_into", "add_into", "scatter_add", "to_numpy", "asarray")
+
+
+def _from_constant(asarray: Callable[..., Any], constant: _Constant, dtype: Any) -> Any:
+    return asarray(constant.array.copy(), dtype)
+
+
+class _Session:
+    """Installs a recording (the ``_data`` slot, the backends, the hooks) and takes it down."""
+
+    def __init__(self, rec: _Recorder, backends: list[Any]) -> None:
+        self.rec, self.backends = rec, backends
+        self.saved: list[tuple[Any, dict[str, Any]]] = []
+
+    def __enter__(self) -> _Session:
+        global _current
+        self.slot = Tensor.__dict__["_data"]
+        type.__setattr__(Tensor, "_data", _DataSlot(self.slot, self.rec))
+        for backend in self.backends:
+            self.saved.append((backend, _patched_backend(self.rec, backend)))
+        _current = self.rec
+        _hooks.recorder = self.rec
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _current
+        _hooks.recorder = None
+        _current = None
+        type.__setattr__(Tensor, "_data", self.slot)
+        for backend, saved in self.saved:
+            for name in _PATCHED:
+                backend.__dict__.pop(name, None)
+            backend.__dict__.update(saved)
+
+
+# -- the replay ----------------------------------------------------------------------------------
+class _Diverged(CompileError):
+    pass
+
+
+def _diverged(position: int, expected: Any, found: Any) -> None:
+    raise _Diverged(
+        f"a compiled step's replay diverged from its recording: kernel call {position} returned {found!r}, "
+        f"expected {expected!r} as when recorded"
+    )
+
+
+def _failed(message: str) -> None:
+    raise ShapeError(message)
+
+
+class _Codegen:
+    """Writes the recording as one Python function over local variables ``r<register>``."""
+
+    def __init__(self) -> None:
+        self.functions: list[Any] = []
+        self.constants: list[Any] = []
+
+    def fn(self, value: Any) -> str:
+        self.functions.append(value)
+        return f"F[{len(self.functions) - 1}]"
+
+    def const(self, value: Any) -> str:
+        if value is None or value is Ellipsis or isinstance(value, (bool, str)):
+            return repr(value) if value is not Ellipsis else "..."
+        if type(value) is int:
+            return repr(value)
+        if type(value) is float and np.isfinite(value):
+            return repr(value)
+        self.constants.append(value)
+        return f"C[{len(self.constants) - 1}]"
+
+    def expr(self, template: Any) -> str:
+        if isinstance(template, _Ref):
+            return f"r{template.index}"
+        if isinstance(template, tuple):
+            items = cast("tuple[Any, ...]", template)
+            if not _mentions_ref(items):
+                return self.const(items)
+            return "(" + "".join(self.expr(v) + ", " for v in items) + ")"
+        if isinstance(template, list):
+            if not _mentions_ref(template):
+                return f"list({self.const(tuple(cast('list[Any]', template)))})"
+            return "[" + ", ".join(self.expr(v) for v in cast("list[Any]", template)) + "]"
+        if isinstance(template, dict):
+            entries = cast("dict[Any, Any]", template)
+            return "{" + ", ".join(f"{self.const(k)}: {self.expr(v)}" for k, v in entries.items()) + "}"
+        return self.const(template)
+
+    def call(self, op: _Op, extra: str = "") -> str:
+        if op.kind == "attr":
+            return f"{self.expr(op.args[0])}.{op.fn}"
+        if op.kind == "method":
+            target, rest = self.expr(op.args[0]), op.args[1:]
+            if op.fn == "__getitem__":
+                return f"{target}[{self.expr(rest[0])}]"
+            if op.fn == "__setitem__":
+                return f"{target}[{self.expr(rest[0])}] = {self.expr(rest[1])}"
+            head = f"{target}.{op.fn}"
+        else:
+            head, rest = self.fn(op.fn), op.args
+        parts = [self.expr(a) for a in rest] + [f"{k}={self.expr(v)}" for k, v in op.kwargs.items()]
+        if extra:
+            parts.append(extra)
+        return f"{head}({', '.join(parts)})"
+
+
+class _Plan:
+    """A recording ready to replay: the generated function, where its inputs come from,
+    what it gives back, and the Python state a replay leaves (as the recorded run did)."""
+
+    def __init__(
+        self,
+        rec: _Recorder,
+        result: Any,
+        end_state: list[tuple[Any, Any]],
+        signature: Any,
+        pins: list[Any],
+    ) -> None:
+        self.signature = signature
+        self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
+        self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
+        self.end_state = end_state
+        slot = Tensor.__dict__["_data"]
+        self.slot = slot
+        needed: list[int] = []
+        self.result = self._outputs(rec, result, needed, slot)
+        if rec.escape_reason is not None:
+            raise CompileError(rec.escape_reason)
+        self.rebound = [(tensor, index) for tensor, index in rec.rebound.values()]
+        needed += [index for _, index in self.rebound]
+        self.inputs = rec.inputs
+        self.n_ops = sum(1 for op in rec.ops if op.kind != "host")
+        self.n_host = len(rec.ops) - self.n_ops
+        self._build(rec, needed)
+
+    def _outputs(self, rec: _Recorder, value: Any, needed: list[int], slot: Any) -> Any:
+        if _is_tensor(value):
+            plain = slot.__get__(value, None)
+            index = rec.reg_of.get(id(plain))
+            if index is None:
+                if id(value) in rec.born:
+                    rec.escape("the step returned a tensor holding an array no recorded operation produced")
+                return ("object", value)
+            needed.append(index)
+            return ("tensor", index, value._backend)
+        if _is_ndarray(value):
+            index = rec.reg_of.get(id(value))
+            if index is None:
+                rec.escape("the step returned an array no recorded operation produced")
+                return ("object", value)
+            needed.append(index)
+            return ("array", index)
+        if isinstance(value, (tuple, list)):
+            items = [self._outputs(rec, v, needed, slot) for v in cast("tuple[Any, ...]", value)]
+            return ("tuple" if isinstance(value, tuple) else "list", items)
+        if isinstance(value, dict):
+            entries = cast("dict[Any, Any]", value)
+            return ("dict", [(k, self._outputs(rec, v, needed, slot)) for k, v in entries.items()])
+        return ("object", value)
+
+    def _build(self, rec: _Recorder, needed: list[int]) -> None:
+        ops = rec.ops
+        n = len(rec.plain)
+        last = [-1] * n
+        for position, op in enumerate(ops):
+            for index in _refs((op.args, op.kwargs), []):
+                last[index] = position
+            made: Any = op.outs
+            outs: tuple[int | None, ...] = cast("tuple[int | None, ...]", made) if isinstance(made, tuple) else (made,)
+            for index in outs:
+                if index is not None:
+                    last[index] = max(last[index], position)
+        end = len(ops)
+        for index in needed:
+            last[index] = end
+        # A value's memory lives as long as the last use of any view of it.
+        memory_last = list(last)
+        for index in range(n):
+            owner = rec.owner[index]
+            memory_last[owner] = max(memory_last[owner], last[index])
+        escaping = {rec.owner[index] for index in needed}
+        inputs = set(rec.input_regs)
+        into = self._elide_copies(rec, last, escaping)
+        gen = _Codegen()
+        lines = ["def _replay(I, F, C, B):"]
+        if rec.input_regs:
+            lines.append("    " + "".join(f"r{i}, " for i in rec.input_regs) + "= I")
+        free: dict[tuple[Any, ...], list[int]] = {}
+        buffers: list[Any] = []
+        releases: dict[int, list[tuple[tuple[Any, ...], int]]] = {}
+        dels: dict[int, list[int]] = {}
+        for index in range(n):
+            if last[index] >= 0 and last[index] < end and index not in inputs:
+                dels.setdefault(last[index], []).append(index)
+        for position, op in enumerate(ops):
+            if op.kind == "host":
+                lines.append(f"    {gen.fn(op.fn)}()")
+                continue
+            if position in into.values():
+                continue  # a copy into a buffer its value was written into directly
+            extra = ""
+            out = op.outs
+            if position in into:
+                extra = f"out={gen.expr(ops[into[position]].args[0])}"
+            elif (
+                op.ufunc
+                and isinstance(out, int)
+                and rec.made_by[out] == position
+                and rec.owner[out] == out
+                and out not in escaping
+                and isinstance(rec.plain[out], np.ndarray)
+                and rec.plain[out].ndim > 0
+            ):
+                plain = rec.plain[out]
+                key = (plain.shape, plain.dtype.str, plain.strides)
+                pool = free.get(key)
+                if pool:
+                    slot_index = pool.pop()
+                else:
+                    slot_index = len(buffers)
+                    buffers.append(np.empty_like(plain))
+                extra = f"out=B[{slot_index}]"
+                releases.setdefault(memory_last[out], []).append((key, slot_index))
+            text = gen.call(op, extra) if op.kind != "check" else ""
+            if op.kind == "method" and op.fn == "__setitem__":
+                lines.append(f"    {text}")
+            elif isinstance(out, int):
+                lines.append(f"    r{out} = {text}")
+            elif isinstance(out, tuple):
+                lines.append(f"    _t = {text}")
+                lines += [
+                    f"    r{index} = _t[{i}]"
+                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
+                    if index is not None
+                ]
+            elif op.kind == "check":
+                lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
+            elif op.kind == "kernel" and op.expect is not None:
+                lines.append(f"    _v = {text}")
+                lines.append(f"    if _v != {gen.const(op.expect)}: _diverged({position}, {gen.const(op.expect)}, _v)")
+            else:
+                lines.append(f"    {text}")
+            for key, slot_index in releases.pop(position, []):
+                free.setdefault(key, []).append(slot_index)
+            gone = dels.pop(position, [])
+            if gone:
+                lines.append("    del " + ", ".join(f"r{i}" for i in gone))
+        lines.append("    return (" + "".join(f"r{i}, " for i in needed) + ")")
+        self.source = "\n".join(lines)
+        namespace: dict[str, Any] = {"_diverged": _diverged, "_failed": _failed}
+        exec(builtins.compile(self.source, "<sg.compile replay>", "exec"), namespace)  # noqa: S102 -- our own generated code
+        self.function: Callable[..., tuple[Any, ...]] = namespace["_replay"]
+        self.functions, self.constants, self.buffers = gen.functions, gen.constants, buffers
+        self.needed = {index: i for i, index in enumerate(needed)}
+        self.buffer_bytes = sum(b.nbytes for b in buffers)
+        self.guard: Callable[..., tuple[bool, ...]] | None = None
+        self.answers = tuple(answer for _, _, answer in rec.guards)
+        if rec.guards:
+            self.guard = self._guards(rec)
+
+    def _guards(self, rec: _Recorder) -> Callable[..., tuple[bool, ...]]:
+        """The function asking the guards' questions of a call's inputs (before a replay)."""
+        positions = sorted({p for cone, _, _ in rec.guards for p in cone})
+        gen = _Codegen()
+        lines = ["def _guard(I, F, C):"]
+        if rec.input_regs:
+            lines.append("    " + "".join(f"r{i}, " for i in rec.input_regs) + "= I")
+        for position in positions:
+            op = rec.ops[position]
+            out = op.outs
+            text = gen.call(op)
+            if isinstance(out, int):
+                lines.append(f"    r{out} = {text}")
+            elif isinstance(out, tuple):
+                lines.append(f"    _t = {text}")
+                lines += [
+                    f"    r{index} = _t[{i}]"
+                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
+                    if index is not None
+                ]
+        lines.append("    return (" + "".join(f"bool(r{index}), " for _, index, _ in rec.guards) + ")")
+        namespace: dict[str, Any] = {}
+        exec(builtins.compile("\n".join(lines), "<sg.compile guard>", "exec"), namespace)  # noqa: S102
+        function = namespace["_guard"]
+        functions, constants = gen.functions, gen.constants
+        return functools.partial(_call_guard, function, functions, constants)
+
+    def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        """This call's input arrays, in the recording's order."""
+        values: list[Any] = []
+        for kind, source in self.inputs:
+            if kind == "arg":
+                leaf = _at_path(args, kwargs, source)
+                values.append(cast(Any, leaf)._data if isinstance(leaf, Tensor) else leaf)
+            elif kind == "holder":
+                values.append(source._data)
+            else:
+                values.append(source)
+        return values
+
+    def admits(self, values: list[Any]) -> bool:
+        """Whether the guards answer as when recorded."""
+        return self.guard is None or self.guard(values) == self.answers
+
+    @staticmethod
+    def _elide_copies(rec: _Recorder, last: list[int], escaping: set[int]) -> dict[int, int]:
+        """``{ufunc op: copy op}`` where a backend's ``copy_into(target, value)`` copies an
+        element-wise result used nowhere else into a target of its shape and dtype that no op
+        in between touches (a gradient into its ``Gradients`` buffer): the ufunc writes into
+        the target (``out=``) and the copy goes."""
+        ops = rec.ops
+        uses: dict[int, list[int]] = {}
+        for position, op in enumerate(ops):
+            for index in _refs((op.args, op.kwargs), []):
+                uses.setdefault(index, []).append(position)
+        into: dict[int, int] = {}
+        for position, op in enumerate(ops):
+            if not (op.kind == "call" and getattr(op.fn, "__name__", "") == "copy_into" and len(op.args) == 2):
+                continue
+            target, value = op.args
+            if not (isinstance(target, _Ref) and isinstance(value, _Ref)):
+                continue
+            t, v = target.index, value.index
+            made = rec.made_by[v]
+            if made < 0 or not ops[made].ufunc or ops[made].outs != v or rec.owner[v] != v or v in escaping:
+                continue
+            if uses.get(v, []) != [position] or last[v] != position:
+                continue
+            a, b = rec.plain[t], rec.plain[v]
+            if not (_is_ndarray(a) and _is_ndarray(b) and a.shape == b.shape and a.dtype == b.dtype):
+                continue
+            if any(made < p < position for p in uses.get(t, [])) or made in into:
+                continue
+            into[made] = position
+        return into
+
+    def replay(self, values: list[Any]) -> Any:
+        """Run the generated function on this call's inputs; rebind, restore, give back."""
+        outs = self.function(values, self.functions, self.constants, self.buffers)
+        needed = self.needed
+        for tensor, index in self.rebound:
+            tensor._data = outs[needed[index]]
+        for restore, state in self.end_state:
+            restore(state)
+        return _build_result(self.result, outs, needed)
+
+
+def _call_guard(
+    function: Callable[..., tuple[bool, ...]], functions: list[Any], constants: list[Any], values: list[Any]
+) -> tuple[bool, ...]:
+    return function(values, functions, constants)
+
+
+def _build_result(template: Any, outs: tuple[Any, ...], needed: dict[int, int]) -> Any:
+    kind = template[0]
+    if kind == "tensor":
+        return wrap(outs[needed[template[1]]], template[2])
+    if kind == "array":
+        return outs[needed[template[1]]]
+    if kind == "tuple":
+        return tuple(_build_result(t, outs, needed) for t in template[1])
+    if kind == "list":
+        return [_build_result(t, outs, needed) for t in template[1]]
+    if kind == "dict":
+        return {k: _build_result(t, outs, needed) for k, t in template[1]}
+    return template[1]
+
+
+def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...]) -> Any:
+    value: Any = args if path[0] == "a" else kwargs
+    for key in path[1:]:
+        value = value[key]
+    return value
+
+
+# -- what a call's signature holds -----------------------------------------------------------------
+def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
+    """``(path, leaf)`` for every tensor and NumPy array among the arguments (inside tuples,
+    lists and dicts too)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+
+    def walk(value: Any, path: tuple[Any, ...]) -> None:
+        if _is_tensor(value) or _is_ndarray(value):
+            found.append((path, value))
+        elif isinstance(value, (tuple, list)):
+            for i, v in enumerate(cast("tuple[Any, ...]", value)):
+                walk(v, (*path, i))
+        elif isinstance(value, dict):
+            for k, v in cast("dict[Any, Any]", value).items():
+                walk(v, (*path, k))
+
+    for i, a in enumerate(args):
+        walk(a, ("a", i))
+    for k, v in kwargs.items():
+        walk(v, ("k", k))
+    return found
+
+
+def _describe(value: Any, pins: list[Any]) -> Any:
+    """One argument's part of the signature: shape, dtype and backend of a tensor, the value
+    of a number or string, the identity of any other object."""
+    if isinstance(value, Tensor):
+        tensor = cast(Any, value)
+        if tensor.traced:
+            raise CompileError(
+                f"a compiled step takes untraced tensors, found a traced argument {tensor!r}: a replay runs "
+                "no tape, so a tape begun outside the step cannot continue inside it. Trace inside the step "
+                "(x.trace(grads)) and pass the untraced tensor"
+            )
+        return ("tensor", tensor.shape, tensor.backend_dtype_name(), id(tensor._backend))
+    if isinstance(value, np.ndarray):
+        array = cast("np.ndarray[Any, Any]", value)
+        return ("array", array.shape, array.dtype.str)
+    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+        return (type(value).__name__, value)
+    if isinstance(value, (tuple, list)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))
+    if isinstance(value, dict):
+        entries = cast("dict[Any, Any]", value)
+        return ("dict", tuple((k, _describe(v, pins)) for k, v in entries.items()))
+    pins.append(value)
+    return ("object", id(value))
+
+
+def _reachable(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """Objects the step can reach without a call: its arguments, its closure, the globals it
+    names, its defaults, a bound method's instance, and one level into their attributes."""
+    found: list[Any] = []
+
+    def add(value: Any, depth: int) -> None:
+        if isinstance(value, (tuple, list)) and depth < 2:
+            for v in cast("tuple[Any, ...]", value):
+                add(v, depth + 1)
+        elif isinstance(value, dict) and depth < 2:
+            for v in cast("dict[Any, Any]", value).values():
+                add(v, depth + 1)
+        elif not isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+            found.append(value)
+
+    for a in (*args, *kwargs.values()):
+        add(a, 0)
+    fn: Any = step
+    if isinstance(fn, types.MethodType):
+        add(fn.__self__, 0)
+        fn = fn.__func__
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for cell in fn.__closure__ or ():
+            try:
+                add(cell.cell_contents, 0)
+            except ValueError:  # an empty cell
+                pass
+        scope = fn.__globals__
+        for name in code.co_names:
+            if name in scope:
+                add(scope[name], 0)
+        for d in fn.__defaults__ or ():
+            add(d, 0)
+    for value in list(found):
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, dict):
+            for v in cast("dict[str, Any]", attributes).values():
+                add(v, 1)
+    return found
+
+
+class _State:
+    """The library objects a step reaches, by kind: what the signature reads of them and what a
+    replay restores."""
+
+    def __init__(self, objects: list[Any]) -> None:
+        seen: set[int] = set()
+        self.grads: list[Any] = []
+        self.modules: list[Any] = []
+        self.optimizers: list[Any] = []
+        for value in objects:
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, Gradients):
+                self.grads.append(value)
+            elif isinstance(value, Module):
+                self.modules.append(value)
+            elif isinstance(value, Optimizer):
+                self.optimizers.append(value)
+
+    def key(self) -> tuple[Any, ...]:
+        return tuple(tuple(m.training for m in module.modules()) for module in self.modules)
+
+    def bookkeeping(self) -> list[tuple[Any, tuple[frozenset[int], Any]]]:
+        """Each ``Gradients``'s bookkeeping as the call finds it: a recording that reads it
+        before ``grads.zero()`` replays only where it is the same."""
+        return [(g, _bookkeeping(g)) for g in self.grads]
+
+    def allowed(self) -> dict[int, Any]:
+        """Arrays that persist between steps and may be reached outside a tensor: gradient
+        buffers and optimizer state."""
+        arrays: dict[int, Any] = {}
+        for g in self.grads:
+            for buffer in g._slots.values():
+                arrays[id(buffer)] = buffer
+        for opt in self.optimizers:
+            for slot in opt._slots:
+                for value in slot.state.values():
+                    arrays[id(value)] = value
+        return arrays
+
+    def end_state(self) -> list[tuple[Callable[[Any], None], Any]]:
+        """What a replay sets, as the recorded run left it: the gradients' bookkeeping (which
+        buffers hold this step's gradient, whether an update used them) and module modes."""
+        restores: list[tuple[Callable[[Any], None], Any]] = []
+        for g in self.grads:
+            restores.append((functools.partial(_restore_grads, g), (frozenset(g._touched), g._consumed)))
+        for module in self.modules:
+            flags = [(m, m.training) for m in module.modules()]
+            restores.append((_restore_modes, flags))
+        return restores
+
+
+def _bookkeeping(grads: Any) -> tuple[frozenset[int], Any]:
+    return frozenset(grads._touched), grads._consumed
+
+
+def _restore_grads(grads: Any, state: tuple[frozenset[int], Any]) -> None:
+    touched, consumed = state
+    if grads._touched != touched:
+        grads._touched.clear()
+        grads._touched.update(touched)
+    grads._consumed = consumed
+
+
+def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
+    for module, training in flags:
+        module.training = training
+
+
+# -- the compiled step -------------------------------------------------------------------------------
+class Recording:
+    """One cached recording of a compiled step (``compiled.recordings``): the signature it
+    replays for, how many array operations and host calls it runs, and the bytes of its
+    reused buffers."""
+
+    __slots__ = ("signature", "operations", "host_calls", "buffer_bytes", "replays", "_plan")
+
+    def __init__(self, plan: _Plan) -> None:
+        self._plan = plan
+        self.signature: Any = plan.signature
+        self.operations = plan.n_ops
+        self.host_calls = plan.n_host
+        self.buffer_bytes = plan.buffer_bytes
+        self.replays = 0
+
+    @property
+    def source(self) -> str:
+        """The generated replay function's source (one line per array operation)."""
+        return self._plan.source
+
+    def __repr__(self) -> str:
+        return (
+            f"Recording({self.operations} array operations, {self.host_calls} host calls, "
+            f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
+        )
+
+
+class CompiledStep(Generic[P, R]):
+    """A step recorded once per argument signature and replayed after (see :func:`compile`)."""
+
+    def __init__(self, step: Callable[P, R], max_recordings: int = 8) -> None:
+        if max_recordings < 1:
+            raise CompileError(f"max_recordings expects at least 1, found {max_recordings}")
+        self._step = step
+        self.max_recordings = max_recordings
+        self._cache: dict[Any, list[Recording]] = {}  # signature -> recordings (by guard answers)
+        self._order: dict[Recording, int] = {}  # recording -> when it was last recorded or replayed
+        self._tick = 0
+        self.eager_reason: str | None = None
+        """Why the step runs eagerly from now on (None while it is replayed)."""
+        functools.update_wrapper(self, step)
+
+    @property
+    def recordings(self) -> list[Recording]:
+        """The cached recordings, the least recently used first (at most ``max_recordings``;
+        beyond it a new recording drops the least recently used)."""
+        return sorted(self._order, key=lambda r: self._order[r])
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.eager_reason is not None or _current is not None or _hooks.anomaly is not None:
+            # Eager for good; inside another compiled step's recording (recorded by it); or
+            # under anomaly detection, which reads every value.
+            return self._step(*args, **kwargs)
+        pins: list[Any] = []
+        described = tuple(_describe(a, pins) for a in args)
+        described_kw = tuple((k, _describe(v, pins)) for k, v in kwargs.items())
+        leaves = _tensor_leaves(args, kwargs)
+        aliasing = tuple(_alias_pattern(leaves))
+        state = _State(_reachable(self._step, args, kwargs))
+        backend = active_backend()
+        key = (described, described_kw, aliasing, state.key(), id(backend))
+        for recording in self._cache.get(key, ()):
+            plan = recording._plan
+            if any(_bookkeeping(g) != expected for g, expected in plan.bookkeeping):
+                continue
+            values = plan.inputs_of(args, kwargs)
+            if plan.admits(values):
+                recording.replays += 1
+                self._tick += 1
+                self._order[recording] = self._tick  # the least recently used goes first
+                return plan.replay(values)
+        return self._record(key, args, kwargs, leaves, state, backend, pins)
+
+    def _fall_back(self, reason: str) -> None:
+        self.eager_reason = reason
+        self._cache.clear()
+        self._order.clear()
+        warnings.warn(
+            f"sg.compile: {getattr(self._step, '__qualname__', self._step)!r} runs eagerly from now on: {reason}",
+            CompileWarning,
+            stacklevel=3,
+        )
+
+    def _record(
+        self,
+        key: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        leaves: list[tuple[tuple[Any, ...], Any]],
+        state: _State,
+        backend: Any,
+        pins: list[Any],
+    ) -> R:
+        backends = {id(backend): backend}
+        for _, leaf in leaves:
+            if isinstance(leaf, Tensor):
+                b = cast(Any, leaf)._backend
+                backends[id(b)] = b
+        unsupported = sorted({b.name for b in backends.values() if b.name != "numpy"})
+        if unsupported:
+            self._fall_back(f"it records steps on the NumPy backend only, found {', '.join(unsupported)}")
+            return self._step(*args, **kwargs)
+        for b in _loaded.values():
+            if b.name == "numpy":
+                backends[id(b)] = b
+        rec = _Recorder(state.allowed())
+        slot = Tensor.__dict__["_data"]
+        for path, leaf in leaves:
+            plain = slot.__get__(leaf, Tensor) if isinstance(leaf, Tensor) else leaf
+            if id(plain) not in rec.reg_of:
+                rec.add_input(plain, ("arg", path))
+        start = state.bookkeeping()
+        with _Session(rec, list(backends.values())):
+            result = self._step(*args, **kwargs)
+        if rec.value_reason is not None:
+            self._fall_back(
+                f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"
+            )
+            return result
+        if rec.escape_reason is not None:
+            self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
+            return result
+        try:
+            plan = _Plan(rec, result, state.end_state(), key, pins)
+        except CompileError as error:
+            self._fall_back(f"the recording could not follow it: {error}")
+            return result
+        plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
+        if len(self.recordings) >= self.max_recordings:
+            oldest = self.recordings[0]
+            for k, kept in list(self._cache.items()):
+                self._cache[k] = [r for r in kept if r is not oldest]
+                if not self._cache[k]:
+                    del self._cache[k]
+            del self._order[oldest]
+        recording = Recording(plan)
+        self._cache.setdefault(key, []).append(recording)
+        self._tick += 1
+        self._order[recording] = self._tick
+        return result
+
+
+def _alias_pattern(leaves: list[tuple[tuple[Any, ...], Any]]) -> list[int]:
+    """For each array argument, the index of the first one sharing its array (itself if none)."""
+    first: dict[int, int] = {}
+    pattern: list[int] = []
+    for i, (_, leaf) in enumerate(leaves):
+        plain = cast(Any, leaf)._data if isinstance(leaf, Tensor) else leaf
+        pattern.append(first.setdefault(id(plain), i))
+    return pattern
+
+
+def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P, R]:  # noqa: A001 -- sg.compile
+    """``step`` recorded once per argument signature, then replayed without Python per op.
+
+    The first call for a signature (each tensor argument's shape, dtype and backend; numbers
+    and strings by value; other objects by identity; the bookkeeping of the ``Gradients`` and
+    the train/eval mode of the modules the step reaches) runs ``step`` eagerly and records its
+    array operations: forward, backward, random draws, batch-norm statistics, and the
+    optimizer's update as one host call (the learning rate and its schedule, bias correction
+    and clipping are read at every replay). Later calls replay the recording: one generated
+    function, buffers reused, no tape, no checks. Every error a mistake raises is raised by
+    the recording run, which is eager.
+
+    A replay returns what the step returned, its tensors untraced. A step whose Python code
+    reads a value (``.item()``, ``float(t)``, ``bool(t)``, ``if loss > x``, ``.tolist()``,
+    ``.numpy()``) or does array math the recording cannot follow runs eagerly from then on,
+    with one :class:`CompileWarning` saying why (``compiled.eager_reason``). Tensors the step
+    reads without taking them as arguments are read from the same tensor objects at each
+    replay; NumPy arrays it converts are constants. ``sg.distributed`` inside a compiled
+    step raises :class:`CompileError`. Replays are for the NumPy backend; on others the step
+    runs eagerly (with the warning). Not thread-safe while recording.
+
+    Args:
+        step: a function of tensors (a training step or a forward pass).
+        max_recordings: how many signatures are kept; the oldest is dropped beyond it.
+
+    Examples:
+        >>> from typing import Literal as L
+        >>> import shapegrad as sg
+        >>> model = sg.nn.Linear[L[3], L[1]](generator=sg.Generator(0))
+        >>> opt, grads = sg.optim.Adam(model, lr=0.1), model.alloc_grads()
+        >>> def step(x: sg.Tensor[sg.NoTape, L[4], L[3]]) -> sg.Tensor[sg.OwnedTape[sg.nn.Linear[L[3], L[1]]]]:
+        ...     grads.zero()
+        ...     loss = (model(x.trace(grads)) ** 2).mean()
+        ...     loss.backward()
+        ...     opt.update(model, grads)
+        ...     return loss
+        >>> train = sg.compile(step)
+        >>> losses = [train(sg.ones(4, 3)).item() for _ in range(3)]
+        >>> train.recordings
+        [Recording(... array operations, 1 host calls, ... buffer bytes, replayed 2 times)]
+    """
+    return CompiledStep(step, max_recordings)

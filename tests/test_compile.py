@@ -1,0 +1,427 @@
+"""sg.compile: a replayed step gives what the eager step gives, or the step runs eagerly."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+RTOL = 1e-6
+
+
+# --------------------------------------------------------------------------- models
+class MLP(nn.Module):
+    def __init__(self, generator: sg.Generator, dropout: float = 0.0) -> None:
+        self.l1 = nn.Linear[L[8], L[16]](generator=generator)
+        self.l2 = nn.Linear[L[16], L[3]](generator=generator)
+        self.drop = nn.Dropout(dropout, generator=sg.Generator(7)) if dropout else None
+
+    def __call__(self, x: Any) -> Any:
+        h = self.l1(x).relu()
+        if self.drop is not None:
+            h = self.drop(h)
+        return self.l2(h)
+
+
+class SmallCNN(nn.Module):
+    def __init__(self, generator: sg.Generator) -> None:
+        self.conv1 = nn.Conv2d[L[3], L[4]](kernel_size=3, padding=1, generator=generator)
+        self.norm = nn.BatchNorm2d[L[4]]()
+        self.conv2 = nn.Conv2d[L[4], L[6]](kernel_size=3, padding=1, generator=generator)
+        self.pool = nn.MaxPool2d(2)
+        self.flatten = nn.Flatten()
+        self.head = nn.Linear[L[24], L[3]](generator=generator)
+
+    def __call__(self, x: Any) -> Any:
+        h = self.pool(self.norm(self.conv1(x)).relu())
+        h = self.pool(self.conv2(h).relu())
+        return self.head(self.flatten(h))
+
+
+class GRUNet(nn.Module):
+    """A GRU layer (the recurrent kernels) and a hand-written cell (many small ops)."""
+
+    def __init__(self, generator: sg.Generator) -> None:
+        self.gru = nn.GRU[L[5], L[6]](generator=generator)
+        self.x_gates = nn.Linear[L[5], L[18]](generator=generator)
+        self.h_gates = nn.Linear[L[6], L[18]](generator=generator)
+        self.head = nn.Linear[L[12], L[3]](generator=generator)
+
+    def __call__(self, xs: Any) -> Any:
+        out, _ = self.gru(xs)
+        n = 6
+        h: Any = sg.zeros(xs.shape[0], n)
+        for t in range(xs.shape[1]):
+            gx, gh = self.x_gates(xs[:, t]), self.h_gates(h)
+            r = (gx[:, :n] + gh[:, :n]).sigmoid()
+            z = (gx[:, n : 2 * n] + gh[:, n : 2 * n]).sigmoid()
+            candidate = (gx[:, 2 * n :] + r * gh[:, 2 * n :]).tanh()
+            h = (1.0 - z) * candidate + z * h
+        return self.head(sg.concat([out[:, -1], h], axis=-1))
+
+
+def _data(shape: tuple[int, ...], classes: int = 3, seed: int = 0) -> tuple[Any, Any]:
+    rng = np.random.default_rng(seed)
+    x = sg.tensor(rng.standard_normal(shape).astype(np.float32))
+    return x, sg.tensor(rng.integers(0, classes, shape[0]))
+
+
+def _trainer(model: Any, opt: Any, grads: Any) -> Callable[[Any, Any], Any]:
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    return step
+
+
+def _weights(model: Any) -> list[np.ndarray]:
+    return [t.numpy().copy() for _, t in model.named_parameters()]
+
+
+def _compare(build: Callable[[], Any], x: Any, y: Any, steps: int = 50, **adam: Any) -> Any:
+    """Eager and compiled training from the same initialisation: the same losses and weights."""
+    runs = []
+    for compiled in (False, True):
+        model = build()
+        opt, grads = sg.optim.Adam(model, **adam), model.alloc_grads()
+        step = _trainer(model, opt, grads)
+        run = sg.compile(step) if compiled else step
+        losses = [run(x, y).item() for _ in range(steps)]
+        runs.append((losses, _weights(model), run))
+    (eager_losses, eager_weights, _), (losses, weights, compiled_step) = runs
+    np.testing.assert_allclose(losses, eager_losses, rtol=RTOL)
+    for mine, theirs in zip(weights, eager_weights, strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL, atol=1e-7)
+    return compiled_step
+
+
+# --------------------------------------------------------------------------- equal to eager
+def test_mlp_with_adam_replays_and_equals_eager() -> None:
+    x, y = _data((5, 8))
+    compiled = _compare(lambda: MLP(sg.Generator(0)), x, y)
+    assert compiled.eager_reason is None
+    (recording,) = compiled.recordings
+    assert recording.replays == 49 and recording.host_calls == 1 and recording.operations > 10
+
+
+def test_small_cnn_with_batch_norm_equals_eager() -> None:
+    x, y = _data((4, 3, 8, 8))
+    models: list[Any] = []
+
+    def build() -> Any:
+        models.append(SmallCNN(sg.Generator(1)))
+        return models[-1]
+
+    compiled = _compare(build, x, y)
+    assert compiled.recordings[0].replays == 49
+    eager, replayed = models
+    # the running statistics are updated by every replay as by every eager step
+    np.testing.assert_allclose(replayed.norm.running_mean.numpy(), eager.norm.running_mean.numpy(), rtol=RTOL)
+    np.testing.assert_allclose(replayed.norm.running_var.numpy(), eager.norm.running_var.numpy(), rtol=RTOL)
+
+
+def test_gru_step_equals_eager() -> None:
+    x, y = _data((3, 4, 5))
+    compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y)
+    assert compiled.recordings[0].replays == 49
+
+
+def test_forward_only_function_follows_its_inputs() -> None:
+    model = MLP(sg.Generator(3))
+    forward = sg.compile(lambda x: model(x))
+    for seed in range(4):
+        x, _ = _data((5, 8), seed=seed)
+        out = forward(x)
+        np.testing.assert_allclose(out.numpy(), model(x).numpy(), rtol=RTOL)
+        assert not out.traced
+    assert forward.recordings[0].replays == 3
+
+
+def test_replayed_results_are_not_overwritten_by_the_next_replay() -> None:
+    model = MLP(sg.Generator(3))
+    forward = sg.compile(lambda x: model(x) * 2.0)
+    a, _ = _data((5, 8), seed=1)
+    b, _ = _data((5, 8), seed=2)
+    forward(a)
+    first = forward(a)
+    kept = first.numpy().copy()
+    forward(b)
+    np.testing.assert_array_equal(first.numpy(), kept)
+
+
+def test_weights_changed_between_calls_are_read_by_the_replay() -> None:
+    model = MLP(sg.Generator(3))
+    forward = sg.compile(lambda x: model(x))
+    x, _ = _data((5, 8))
+    forward(x)
+    forward(x)
+    model.l2.bias[...] = 1.0  # written in place outside the step
+    np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+
+
+def test_dropout_draws_fresh_numbers_as_eager_does() -> None:
+    x, y = _data((6, 8))
+    compiled = _compare(lambda: MLP(sg.Generator(4), dropout=0.5), x, y, steps=20)
+    assert compiled.recordings[0].replays == 19
+
+
+def test_dropout_generator_advances_as_in_eager() -> None:
+    model = MLP(sg.Generator(4), dropout=0.5)
+    forward = sg.compile(lambda x: model(x))
+    x, _ = _data((6, 8))
+    outs = [forward(x).numpy() for _ in range(3)]
+    assert not np.allclose(outs[1], outs[2])  # a replay draws a new mask
+    twin = MLP(sg.Generator(4), dropout=0.5)
+    np.testing.assert_allclose(outs, [twin(x).numpy() for _ in range(3)], rtol=RTOL)
+
+
+# --------------------------------------------------------------------------- optimizer settings
+def test_learning_rate_schedule_and_changed_lr_take_effect() -> None:
+    x, y = _data((5, 8))
+    _compare(lambda: MLP(sg.Generator(0)), x, y, steps=20, lr=lambda step: 0.05 * 0.8**step)
+    runs = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.Adam(model, lr=0.01), model.alloc_grads()
+        step = _trainer(model, opt, grads)
+        run = sg.compile(step) if compiled else step
+        losses = []
+        for i in range(12):
+            opt.lr = 0.01 if i < 6 else 0.2  # read at each replay (the update is a host call)
+            losses.append(run(x, y).item())
+        runs.append(losses)
+    np.testing.assert_allclose(runs[1], runs[0], rtol=RTOL)
+
+
+def test_gradient_clipping_works_above_and_below_the_norm() -> None:
+    x, y = _data((5, 8))
+    for clip in (1e-3, 1e3):
+        _compare(lambda: MLP(sg.Generator(0)), x, y, steps=10, clip_norm=clip)
+
+
+def test_sgd_with_momentum_equals_eager() -> None:
+    x, y = _data((5, 8))
+    runs = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.Sgd(model, lr=0.1, momentum=0.9), model.alloc_grads()
+        step = _trainer(model, opt, grads)
+        run = sg.compile(step) if compiled else step
+        runs.append([run(x, y).item() for _ in range(10)])
+    np.testing.assert_allclose(runs[1], runs[0], rtol=RTOL)
+
+
+# --------------------------------------------------------------------------- value-dependent code
+READS: dict[str, Callable[[Any], Any]] = {
+    "item": lambda loss: loss.item() > 1.0,
+    "float": lambda loss: float(loss) > 1.0,
+    "bool": lambda loss: bool(loss > 1.0),
+    "if": lambda loss: 1 if loss > 1.0 else 0,
+    "tolist": lambda loss: loss.tolist(),
+    "numpy": lambda loss: loss.numpy(),
+}
+
+
+def _reading_step(model: Any, read: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    opt, grads = sg.optim.Adam(model, lr=0.05), model.alloc_grads()
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        if read(loss):  # the step's control flow depends on the loss
+            opt.update(model, grads)
+        return loss
+
+    return step
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_value_dependent_step_runs_eagerly_with_one_warning(read: str) -> None:
+    x, y = _data((5, 8))
+    runs = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        step = _reading_step(model, READS[read])
+        run = sg.compile(step) if compiled else step
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            losses = [run(x, y).item() for _ in range(8)]
+        if compiled:
+            assert [w.category for w in caught] == [sg.CompileWarning]
+            assert "runs eagerly" in str(caught[0].message)
+            assert run.eager_reason is not None and run.recordings == []
+        runs.append((losses, _weights(model)))
+    np.testing.assert_allclose(runs[1][0], runs[0][0], rtol=RTOL)
+    for mine, theirs in zip(runs[1][1], runs[0][1], strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=RTOL)
+
+
+def test_ignored_labels_in_a_later_call_record_again() -> None:
+    # cross_entropy asks whether a label is ignore_index: a guard on the inputs, asked before
+    # each replay
+    model = MLP(sg.Generator(0))
+    forward = sg.compile(lambda x, y: sg.losses.cross_entropy(model(x), y))
+    x, y = _data((5, 8))
+    ignored = sg.tensor(np.array([0, -100, 1, 2, -100]))
+    for labels in (y, y, ignored, ignored, y):
+        np.testing.assert_allclose(forward(x, labels).item(), sg.losses.cross_entropy(model(x), labels).item())
+    assert [r.replays for r in forward.recordings] == [1, 2]  # least recently used first
+
+
+def test_label_range_check_still_raises_at_replay() -> None:
+    model = MLP(sg.Generator(0))
+    forward = sg.compile(lambda x, y: sg.losses.cross_entropy(model(x), y))
+    x, y = _data((5, 8))
+    forward(x, y)
+    forward(x, y)
+    with pytest.raises(sg.ShapeError, match="labels must lie in"):
+        forward(x, sg.tensor(np.array([0, 1, 2, 3, 0])))
+
+
+# --------------------------------------------------------------------------- signatures
+def test_new_signature_records_again_and_the_cache_is_bounded() -> None:
+    model = MLP(sg.Generator(0))
+    forward = sg.compile(lambda x: model(x), max_recordings=2)
+    for batch in (2, 3, 2, 4, 4):
+        x, _ = _data((batch, 8))
+        np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    # 2 and 3 recorded, 2 replayed, 4 recorded (3's recording, the least recently used,
+    # dropped), 4 replayed
+    assert [(r.signature[0][0][1], r.replays) for r in forward.recordings] == [((2, 8), 1), ((4, 8), 1)]
+
+
+def test_train_and_eval_modes_are_recorded_apart() -> None:
+    model = MLP(sg.Generator(4), dropout=0.5)
+    forward = sg.compile(lambda x: model(x))
+    x, _ = _data((6, 8))
+    forward(x)
+    model.eval()
+    np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    assert len(forward.recordings) == 2
+
+
+def test_python_arguments_are_part_of_the_signature() -> None:
+    model = MLP(sg.Generator(0))
+    forward = sg.compile(lambda x, scale: model(x) * scale)
+    x, _ = _data((5, 8))
+    for scale in (1.0, 2.0, 1.0, 2.0):
+        np.testing.assert_allclose(forward(x, scale).numpy(), (model(x) * scale).numpy(), rtol=RTOL)
+    assert [r.replays for r in forward.recordings] == [1, 1]
+
+
+# --------------------------------------------------------------------------- errors and refusals
+def test_mistakes_still_raise_in_the_recording_run() -> None:
+    model = MLP(sg.Generator(0))
+    other = MLP(sg.Generator(1))
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+    forward = sg.compile(lambda x: model(x))
+    with pytest.raises(sg.ShapeError):
+        forward(sg.zeros(5, 7))
+
+    def wrong_grads(x: Any, y: Any) -> Any:
+        other_grads = other.alloc_grads()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, other_grads)
+        return loss
+
+    with pytest.raises(sg.GradientsMismatchError):
+        sg.compile(wrong_grads)(*_data((5, 8)))
+    with pytest.raises(sg.CompileError, match="untraced"):
+        sg.compile(lambda x: x * 2)(sg.ones(3).trace(sg.Gradients()))
+    with pytest.raises(sg.CompileError, match="max_recordings"):
+        sg.compile(lambda x: x, max_recordings=0)
+
+
+def test_distributed_inside_a_compiled_step_is_refused() -> None:
+    class OneRank:
+        def Get_rank(self) -> int:  # noqa: N802 -- mpi4py's name
+            return 0
+
+        def Get_size(self) -> int:  # noqa: N802
+            return 1
+
+    from shapegrad import distributed
+
+    comm = distributed.Comm(OneRank())
+    model = MLP(sg.Generator(0))
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        comm.allreduce_mean(grads)
+        opt.update(model, grads)
+        return loss
+
+    with pytest.raises(sg.CompileError, match="allreduce_mean inside a compiled step"):
+        sg.compile(step)(*_data((5, 8)))
+
+
+def test_other_backends_run_eagerly_with_a_warning() -> None:
+    with sg.use_backend("strict"):
+        x = sg.ones(2, 3)
+        forward = sg.compile(lambda x: (x * 3.0).sum())
+        with pytest.warns(sg.CompileWarning, match="NumPy backend only"):
+            assert forward(x).item() == 18.0
+        assert forward(x).item() == 18.0
+
+
+# --------------------------------------------------------------------------- structure
+def test_structured_arguments_and_results_and_a_written_buffer() -> None:
+    total = sg.zeros(3)
+
+    def accumulate(pair: tuple[Any, Any], *, scale: float) -> dict[str, Any]:
+        a, b = pair
+        total[...] = total + a * b * scale  # written into a tensor that outlives the step
+        return {"sum": total * 1.0, "parts": [a + b, a - b]}
+
+    compiled = sg.compile(accumulate)
+    expected = np.zeros(3, np.float32)
+    for i in range(4):
+        a, b = sg.tensor([1.0, 2.0, 3.0]) * float(i), sg.ones(3)
+        out = compiled((a, b), scale=0.5)
+        expected += a.numpy() * 0.5
+        np.testing.assert_allclose(out["sum"].numpy(), expected, rtol=RTOL)
+        np.testing.assert_allclose(out["parts"][1].numpy(), (a - b).numpy(), rtol=RTOL)
+    np.testing.assert_allclose(total.numpy(), expected, rtol=RTOL)
+    assert compiled.recordings[0].replays == 3
+
+
+def test_batch_norm_in_eval_mode_reads_the_running_statistics() -> None:
+    model = SmallCNN(sg.Generator(1))
+    x, _ = _data((4, 3, 8, 8))
+    model(x)  # moves the running statistics off their start
+    model.eval()
+    forward = sg.compile(lambda x: model(x))
+    for _ in range(3):
+        np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    assert forward.recordings[0].replays == 2
+
+
+def test_an_array_kept_from_another_recording_is_not_mistaken_for_this_ones() -> None:
+    kept: dict[str, Any] = {}
+
+    def first(x: Any) -> Any:
+        y = x * 2.0
+        kept["array"] = y.data  # escapes the step in a dict (as a cache would)
+        return y
+
+    x = sg.tensor([1.0, 2.0, 3.0])
+    sg.compile(first)(x)
+    second = sg.compile(lambda x: x + sg.tensor(kept["array"]))
+    with pytest.warns(sg.CompileWarning, match="derived outside this recording"):
+        np.testing.assert_allclose(second(x).numpy(), [3.0, 6.0, 9.0])
+    np.testing.assert_allclose(second(x * 0.0).numpy(), [2.0, 4.0, 6.0])
