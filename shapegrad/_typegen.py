@@ -256,7 +256,9 @@ def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield from permute(op, other, form)
 
 
-_DIM_VARS = ("DA", "DB", "DC", "DD")  # a Dim keeps its class (a literal bound here would cost every int size a check against sg.LiteralSize)
+# A Dim keeps its class (a literal bound here would cost every int size a check against
+# sg.LiteralSize).
+_DIM_VARS = ("DA", "DB", "DC", "DD")
 
 
 def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
