@@ -15,6 +15,12 @@ from shapegrad import nn
 RTOL = 1e-6
 
 
+@pytest.fixture(autouse=True)
+def _records_on_numpy(numpy_backend: str) -> None:
+    """sg.compile records on the NumPy backend only (any other runs eagerly, tested below by
+    name): every test here builds on NumPy, also in the suite's emulated-CuPy default run."""
+
+
 # --------------------------------------------------------------------------- models
 class MLP(nn.Module):
     def __init__(self, generator: sg.Generator, dropout: float = 0.0) -> None:
