@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 __all__ = [
     "BROADCAST",
+    "NARROWED_SLICES",
     "COLUMN_OF_ITS_OWN_LENGTH",
     "OUTER",
     "HAND_KINDS",
@@ -176,6 +177,8 @@ _STEP = "slice[None, None, int]"  # `::k`
 _TO_SIZE = "slice[None, Z0, Any]"  # `:k` with k a literal size or a Dim: keeps k (a negative k is not one)
 _TO_SIZE_2 = "slice[None, Z1, Any]"
 _LAST = "slice[L[-1], None, None]"  # `-1:`
+# Each literal slice beside the general one a later GETITEM row has for it.
+NARROWED_SLICES = {_TO_SIZE: _TO, _LAST: _FROM}
 
 # Indexing: (index type, input dims, result dims). Anything else (tensors, several bounded
 # slices) gives open dims. A literal stop keeps its size (``x[:, :64]``, ``mask[:t, :t]``):

@@ -133,14 +133,15 @@ def _table(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         operand = rest[0].partition(": ")[2] if op.kind == "where" else first
         if operand.startswith(f"Tensor[{_typegen.UNTRACED_FIRST}") and op.tape == "join":
             continue
-        if any(f"Tensor[T, {_typegen.OPEN_DIMS}]" in t.replace("Tape_", "T") for t in (first, *rest[:1])):
-            continue  # an open-rank operand: pyright's gradual fallback, Any here, would accept anything
         # the class's own tape parameter (pyright's method form) is the stubs' one tape variable
-        yield (
-            translate(first.replace("Tape_", "T")),
-            [translate(r.replace("Tape_", "T")) for r in rest],
-            translate(ret.replace("Tape_", "T")),
+        first, rest, ret = (
+            first.replace("Tape_", "T"),
+            [r.replace("Tape_", "T") for r in rest],
+            ret.replace("Tape_", "T"),
         )
+        if any(f"Tensor[T, {_typegen.OPEN_DIMS}]" in t for t in (first, *rest[:1])):
+            continue  # an open-rank operand: pyright's gradual fallback, Any here, would accept anything
+        yield translate(first), [translate(r) for r in rest], translate(ret)
 
 
 # --------------------------------------------------------------------------- Pyrefly's own rules

@@ -2577,7 +2577,7 @@ class TensorOps(Generic[Tape_, *Dims]):
     def reshape(self: Tensor[T, *S], *shape: int) -> Tensor[T, *tuple[Open, ...]]: ...
     def reshape(self, *shape: Any) -> Any:
         """The values in a new shape (``sg.reshape``)."""
-        return _shape_any.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+        return _shape_any.reshape(self, shape)
 
     @overload
     def flatten(self: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last

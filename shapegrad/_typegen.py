@@ -27,6 +27,7 @@ if __package__:
         BROADCAST,
         GETITEM,
         HAND_KINDS,
+        NARROWED_SLICES,
         OPS,
         OUTER,
         REDUCE_AXES,
@@ -36,7 +37,18 @@ if __package__:
     )
 else:  # run as a script (python shapegrad/_typegen.py): works while the package cannot import
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _opspec import BROADCAST, GETITEM, HAND_KINDS, OPS, OUTER, REDUCE_AXES, SIGNATURE_METHODS, SQUEEZE_AXES, OpSpec
+    from _opspec import (
+        BROADCAST,
+        GETITEM,
+        HAND_KINDS,
+        NARROWED_SLICES,
+        OPS,
+        OUTER,
+        REDUCE_AXES,
+        SIGNATURE_METHODS,
+        SQUEEZE_AXES,
+        OpSpec,
+    )
 
 __all__ = ["check", "functions_module", "main", "methods_module", "write"]
 
@@ -394,7 +406,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "expand_dims": ("axis: int", "{f}(self, axis)"),
     "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
     "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
-    "reshape": ("*shape: Any", "{f}(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)"),
+    "reshape": ("*shape: Any", "{f}(self, shape)"),  # reshape((2, 3)) is unwrapped by the function
     "flatten": ("", "{f}(self)"),
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
@@ -403,11 +415,10 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
 def _narrowed_slices() -> set[int]:
     """The GETITEM rows with a literal slice (``:k`` kept as k, ``-1:`` as 1) that a later
     row with the general slice (``:b``, ``a:``) covers: pyright calls each an overlap."""
-    general = {"slice[None, Z0, Any]": "slice[None, int, Any]", "slice[L[-1], None, None]": "slice[int, Any, Any]"}
     indexes = [index for index, _, _ in GETITEM]
     found: set[int] = set()
     for i, index in enumerate(indexes):
-        for narrow, wide in general.items():
+        for narrow, wide in NARROWED_SLICES.items():
             if narrow in index and index.replace(narrow, wide) in indexes[i + 1 :]:
                 found.add(i)
     return found
