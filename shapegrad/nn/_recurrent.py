@@ -57,6 +57,30 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
 
     @overload
     def __init__(
+        self: _Recurrent[Open, Open, Literal[1]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: _Recurrent[Open, Open, Literal[2]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(
         self: _Recurrent[_I, _H, Literal[1]],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
@@ -226,6 +250,18 @@ class _OneState(_Recurrent[I, H, D], checked=False):
     ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
     @overload
     def __call__(
+        self: _OneState[Open, Open, Literal[2]],
+        x: Tensor[T, Batch, Steps, Any],
+        h_0: Tensor[Any, Any, Batch, Any] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, Open], Tensor[T, Open, Batch, Open]]: ...
+    @overload
+    def __call__(
+        self: _OneState[Open, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, Any],
+        h_0: Tensor[Any, Any, Batch, _H] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, Open, Batch, _H]]: ...
+    @overload
+    def __call__(
         self: _OneState[_I, _H, Literal[2]],
         x: Tensor[T, Batch, Steps, _I],
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
@@ -266,6 +302,32 @@ class RNN(_OneState[I, H, D], checked=False):
 
     _cell = "rnn_tanh"
 
+    @overload
+    def __init__(
+        self: _OneState[Open, Open, Literal[1]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[False] = False,
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: _OneState[Open, Open, Literal[2]],
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        *,
+        nonlinearity: Literal["tanh", "relu"] = "tanh",
+        bidirectional: Literal[True],
+        bias: bool = True,
+        generator: Generator | None = None,
+        dtype: str = "float32",
+    ) -> None: ...
     @overload
     def __init__(
         self: _OneState[_I, _H, Literal[1]],
@@ -387,6 +449,20 @@ class LSTM(_Recurrent[I, H, D], checked=False):
         x: Tensor[T, Batch, Steps, _I],
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
     ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
+    @overload
+    def __call__(
+        self: LSTM[Open, Open, Literal[2]],
+        x: Tensor[T, Batch, Steps, Any],
+        state: tuple[Tensor[Any, Any, Batch, Any], Tensor[Any, Any, Batch, Any]] | None = None,
+    ) -> tuple[Tensor[T, Batch, Steps, Open], tuple[Tensor[T, Open, Batch, Open], Tensor[T, Open, Batch, Open]]]: ...
+    @overload
+    def __call__(
+        self: LSTM[Open, _H, Literal[2]],
+        x: Tensor[T, Batch, Steps, Any],
+        state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
+    ) -> tuple[
+        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]
+    ]: ...
     @overload
     def __call__(
         self: LSTM[_I, _H, Literal[2]],

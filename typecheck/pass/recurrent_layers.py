@@ -72,4 +72,9 @@ def plain_int_sizes(x: Tensor[NoTape, Batch, Steps, L[8]], n_hidden: int) -> Non
     seq, (h, c) = LSTM(8, 16, 2)(x)
     s: Tensor[NoTape, Batch, Steps, Open] = seq
     r, _ = RNN(8, 16, nonlinearity="relu")(x)
-    print(o, h_n, s, h, c, r)
+    both, _ = GRU(8, n_hidden, bidirectional=True)(x)
+    b: Tensor[NoTape, Batch, Steps, Open] = both
+    both_lstm, _ = LSTM(8, 16, bidirectional=True)(x)
+    bl: Tensor[NoTape, Batch, Steps, Open] = both_lstm
+    both_rnn, _ = RNN(8, n_hidden, bidirectional=True)(x)
+    print(o, h_n, s, h, c, r, b, bl, both_rnn)
