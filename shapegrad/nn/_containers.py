@@ -39,9 +39,11 @@ class Sequential(Layer[I, O, I, O], checked=False):
     """Layers applied in order; its type is the chain's ``Layer[first in, last out]``.
 
     Construction is typed for chains of up to 16 layers: a 784→128 layer followed by a
-    100→10 layer is a pyright error. (There is deliberately no catch-all overload for
-    shorter chains, which would swallow every mismatch; a longer chain is refused with a
-    message that says to nest Sequentials.) Parameters are named by position:
+    100→10 layer is a pyright error. Layers that all keep their size (``Sequential(*[Block()
+    for _ in range(n)])``, each block a ``Layer[D, D]``) are typed at any length. (There is
+    deliberately no catch-all overload for other chains, which would swallow every mismatch;
+    a longer one is refused with a message that says to nest Sequentials.) A module of your
+    own goes into a typed chain as a ``Layer[I, O]`` subclass. Parameters are named by position:
     ``"0.weight"``, ``"2.bias"``.
 
     Examples:
@@ -249,6 +251,10 @@ class Sequential(Layer[I, O, I, O], checked=False):
         l16: Layer[X15, X16],
         /,
     ) -> None: ...
+    # Sequential(*blocks), as PyTorch code builds a stack: layers that keep their size (a list
+    # of transformer blocks) make a typed chain, a list of open layers an open one.
+    @overload
+    def __init__(self: Sequential[X0, X0], *layers: Layer[X0, X0]) -> None: ...
     @overload
     @deprecated(
         "Sequential is typed for chains of up to 16 layers: nest them "

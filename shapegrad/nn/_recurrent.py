@@ -249,7 +249,7 @@ class _OneState(_Recurrent[I, H, D], checked=False):
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
     ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
     @overload
-    def __call__(
+    def __call__(  # pyright: ignore[reportOverlappingOverload] -- both directions of an Open width are one Open width (not Prod[L[2], Open], which no declared Open accepts)
         self: _OneState[Open, Open, Literal[2]],
         x: Tensor[T, Batch, Steps, Any],
         h_0: Tensor[Any, Any, Batch, Any] | None = None,
@@ -450,7 +450,7 @@ class LSTM(_Recurrent[I, H, D], checked=False):
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
     ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
     @overload
-    def __call__(
+    def __call__(  # pyright: ignore[reportOverlappingOverload] -- both directions of an Open width are one Open width (not Prod[L[2], Open], which no declared Open accepts)
         self: LSTM[Open, Open, Literal[2]],
         x: Tensor[T, Batch, Steps, Any],
         state: tuple[Tensor[Any, Any, Batch, Any], Tensor[Any, Any, Batch, Any]] | None = None,

@@ -1,4 +1,6 @@
-"""A Sequential of more than 16 layers: typed chains stop there, and the message says to nest."""
+"""A Sequential of more than 16 layers that change their size: typed chains stop there, and
+the message says to nest. (Layers that all keep their size make a typed chain of any length:
+typecheck/pass/sequential_of_a_list.py.)"""
 
 from typing import Literal as L
 
@@ -6,23 +8,23 @@ from shapegrad.nn import Linear, ReLU, Sequential
 
 
 def main() -> None:
-    width = Linear[L[8], L[8]]
+    down, up = Linear[L[8], L[4]], Linear[L[4], L[8]]
     Sequential(  # E: Sequential is typed for chains of up to 16 layers: nest them
-        width(),
+        down(),
         ReLU(),
-        width(),
+        up(),
         ReLU(),
-        width(),
+        down(),
         ReLU(),
-        width(),
+        up(),
         ReLU(),
-        width(),
+        down(),
         ReLU(),
-        width(),
+        up(),
         ReLU(),
-        width(),
+        down(),
         ReLU(),
-        width(),
+        up(),
         ReLU(),
-        width(),
+        down(),
     )
