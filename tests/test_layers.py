@@ -397,11 +397,14 @@ def test_pooling_by_two_floors_odd_sizes_as_its_half_type_says(numpy_backend: st
 
 def test_sequential_overloads_chain_every_length_up_to_16() -> None:
     # The stack is written out (pyright has no variadic chain): each length's overload must
-    # chain its layers X0 -> X1 -> ... -> Xk, and only the deprecated last one takes more.
+    # chain its layers X0 -> X1 -> ... -> Xk; then any number of size-keeping layers
+    # (Sequential(*blocks)), and only the deprecated last one takes more of other layers.
     from typing import get_overloads
 
-    *typed, longer = get_overloads(nn.Sequential.__init__)
+    *typed, same_size, longer = get_overloads(nn.Sequential.__init__)
     assert len(typed) == 16
+    assert same_size.__annotations__["self"] == "Sequential[X0, X0]"
+    assert same_size.__annotations__["layers"] == "Layer[X0, X0]"
     for k, overload in enumerate(typed, 1):
         annotations = overload.__annotations__
         assert annotations["self"] == f"Sequential[X0, X{k}]"

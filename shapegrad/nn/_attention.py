@@ -96,6 +96,25 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
     # one T (the tape is covariant, untraced its bottom), so an untraced query over traced
     # memory (cross-attention) gives a traced result. The last overload is the case pyright
     # does not solve with one T: an untraced query with memory of a caller's tape variable.
+    # Built from a plain int (embed_dim Open), it takes any width, which the run time checks
+    # against its projections; the result has the query's width.
+    @overload
+    def __call__(
+        self: MultiHeadAttention[Open],
+        query: Tensor[T, B, Lq, Dk],
+        *,
+        mask: Tensor[NoTape, Lq, Lq] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, Dk]: ...
+    @overload
+    def __call__(
+        self: MultiHeadAttention[Open],
+        query: Tensor[T, B, Lq, Dk],
+        key: Tensor[T, B, Lk, Dk],
+        value: Tensor[T, B, Lk, Dk],
+        mask: Tensor[NoTape, Lq, Lk] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, Dk]: ...
     @overload
     def __call__(
         self, query: Tensor[T, B, Lq, D], *, mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
@@ -175,9 +194,18 @@ class TransformerEncoderBlock(Layer[D, D, D], checked=False):
         self.ff_out = Linear[Any, Any](ff_dim, d, generator=generator, dtype=dtype)
         self.dropout = Dropout[Any](dropout, generator=generator)
 
+    @overload
+    def __call__(
+        self: TransformerEncoderBlock[Open],
+        x: Tensor[T, B, Lq, Dk],
+        mask: Tensor[NoTape, Lq, Lq] | None = None,
+        causal: bool = False,
+    ) -> Tensor[T, B, Lq, Dk]: ...
+    @overload
     def __call__(
         self, x: Tensor[T, B, Lq, D], mask: Tensor[NoTape, Lq, Lq] | None = None, causal: bool = False
-    ) -> Tensor[T, B, Lq, D]:
+    ) -> Tensor[T, B, Lq, D]: ...
+    def __call__(self, x: Any, mask: Any = None, causal: bool = False) -> Any:
         attended = self.attention(self.norm1(x), mask=mask, causal=causal)
         h = x + self.dropout(attended)
         hidden = self.ff_in(self.norm2(h)).gelu(self.approximate)

@@ -154,7 +154,13 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
 
-    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]:
+    # Built from plain ints (no type arguments: Open channels), it takes any channel count,
+    # which the run time checks against its weight.
+    @overload
+    def __call__(self: Conv2d[Open, Co], x: Tensor[T, B, Any, H, W]) -> Tensor[T, B, Co, Open, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
@@ -209,7 +215,11 @@ class SameConv2d(Conv2d[I, O], checked=False):
             dtype=dtype,
         )
 
-    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, H, W]:  # pyright: ignore[reportIncompatibleMethodOverride] -- the same convolution, whose sizes are known
+    @overload
+    def __call__(self: SameConv2d[Open, Co], x: Tensor[T, B, Any, H, W]) -> Tensor[T, B, Co, H, W]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, H, W]: ...
+    def __call__(self, x: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride] -- the same convolution, whose sizes are known
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
@@ -245,13 +255,19 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
             return array.reshape(array.shape[0], array.shape[1], 1, array.shape[2])
         return array
 
-    def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]:
+    # Built from plain ints (no type arguments: Open channels), it takes any channel count,
+    # which the run time checks against its weight.
+    @overload
+    def __call__(self: Conv1d[Open, Co], x: Tensor[T, B, Any, N]) -> Tensor[T, B, Co, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]: ...
+    def __call__(self, x: Any) -> Any:
         b, c, length = x.shape
         image = x.reshape(b, c, 1, length)
         out: AnyTensor = conv2d(
             image, self.weight, self.bias, (1, self.stride), (0, self.padding), (1, self.dilation), self.groups
         )
-        return out.reshape(b, self.out_channels, out.shape[3])  # pyright: ignore[reportReturnType] -- the length is computed
+        return out.reshape(b, self.out_channels, out.shape[3])
 
 
 class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=False):
@@ -315,6 +331,8 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
     def __call__(
         self: ConvTranspose2d[N, Co, Doubles], x: Tensor[T, B, N, H, W]
     ) -> Tensor[T, B, Co, Twice[H], Twice[W]]: ...
+    @overload
+    def __call__(self: ConvTranspose2d[Open, Co, Any], x: Tensor[T, B, Any, H, W]) -> Tensor[T, B, Co, Open, Open]: ...
     @overload
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]: ...
     def __call__(self, x: Any) -> Any:

@@ -143,6 +143,12 @@ class BatchNorm1d(_BatchNorm[C, C], checked=False):
 
     _spatial_ranks = (0, 1)
 
+    # Built from a plain int (BatchNorm1d(16): Open), it takes any channel count, which the
+    # run time checks against its statistics.
+    @overload
+    def __call__(self: BatchNorm1d[Open], x: Tensor[T, B, K_]) -> Tensor[T, B, K_]: ...
+    @overload
+    def __call__(self: BatchNorm1d[Open], x: Tensor[T, B, K_, K]) -> Tensor[T, B, K_, K]: ...
     @overload
     def __call__(self, x: Tensor[T, B, C]) -> Tensor[T, B, C]: ...
     @overload
@@ -156,7 +162,11 @@ class BatchNorm2d(_BatchNorm[Chan[C], C], checked=False):
 
     _spatial_ranks = (2,)
 
-    def __call__(self, x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]:
+    @overload
+    def __call__(self: BatchNorm2d[Open], x: Tensor[T, B, K_, H, K]) -> Tensor[T, B, K_, H, K]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, C, H, K]) -> Tensor[T, B, C, H, K]: ...
+    def __call__(self, x: Any) -> Any:
         return self._normalize(x)
 
 
