@@ -2944,11 +2944,13 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _order_any.sort(self, axis, descending)
 
     @overload
+    def topk(self: Tensor[T, *S, N], k: Z0, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Z0], Tensor[NoTape, *S, Z0]]: ...  # pyright: ignore[reportOverlappingOverload] -- a literal or sg.Dim count first, a plain int (Open) next
+    @overload
     def topk(self: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Open], Tensor[NoTape, *S, Open]]: ...
     @overload
     def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
     def topk(self: Any, k: Any, axis: Any = -1) -> Any:
-        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. Along the last axis the other dims are kept (the ``k`` axis is open: ``k`` is a run-time count). PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
+        """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. Along the last axis the other dims are kept, and the ``k`` axis is ``k``'s size where the type says it (a literal or a ``sg.Dim``), else open. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
         return _order_any.topk(self, k, axis)
 
     @overload

@@ -12,7 +12,7 @@ from .._device_checks import require_in_range
 from .._dims import Open
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
-from .._typevars import K, N, S, T
+from .._typevars import Z0, K, N, S, T
 from . import elementwise as ew, shape as shp
 from ._toolkit import keep_where
 
@@ -331,7 +331,11 @@ def triu(x: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:
     return _triangle(x, k, lower=False)
 
 
-def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Open]:
+@overload
+def one_hot(labels: Tensor[Any, *S], num_classes: Z0, dtype: str = "float32") -> Tensor[NoTape, *S, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- a literal or sg.Dim count first, a plain int (Open) next
+@overload
+def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Tensor[NoTape, *S, Open]: ...
+def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -> Any:
     """``labels (..)`` as ``(.., num_classes)`` rows of zeros with a 1 at each label
     (untraced). PyTorch: ``F.one_hot`` (which gives integers)."""
     name = labels.backend_dtype_name()

@@ -8,7 +8,7 @@ from .._autodiff import NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
-from .._typevars import K, N, S, T
+from .._typevars import Z0, K, N, S, T
 from . import shape as shp
 from ._toolkit import checked_axis
 from .indexing import take_along_axis
@@ -109,6 +109,9 @@ def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T
     return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
 
 
+# A literal k (in sg.LiteralSize) or a sg.Dim is the new axis's size; a plain int is Open.
+@overload
+def topk(x: Tensor[T, *S, N], k: Z0, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Z0], Tensor[NoTape, *S, Z0]]: ...  # pyright: ignore[reportOverlappingOverload] -- a literal or sg.Dim count first, a plain int (Open) next
 @overload
 def topk(x: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Open], Tensor[NoTape, *S, Open]]: ...
 @overload
@@ -117,8 +120,8 @@ def topk(
 ) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
 def topk(x: Any, k: int, axis: int = -1) -> Any:
     """The ``k`` largest values along ``axis``, largest first, and their indices; the
-    values are differentiable. Along the last axis the other dims are kept (the ``k`` axis
-    is open: ``k`` is a run-time count). PyTorch: ``torch.topk(x, k, axis)``."""
+    values are differentiable. Along the last axis the other dims are kept, and the ``k``
+    axis is ``k``'s size where the type says it (a literal or a ``sg.Dim``), else open. PyTorch: ``torch.topk(x, k, axis)``."""
     moved, a = _to_last(x, axis)
     if not 0 <= k <= moved.shape[-1]:
         raise ShapeError(f"topk: k={k} is out of range for an axis of size {moved.shape[-1]}")

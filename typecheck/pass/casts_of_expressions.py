@@ -23,9 +23,9 @@ def generic(x: Tensor[T, Batch, L[8], L[4]], w: Tensor[NoTape, L[4]]) -> Tensor[
     return sg.cast(sg.add(x, w).reshape(-1, 32), Tensor[T, Batch, L[32]])
 
 
-def main(a: Tensor[NoTape, Batch, L[8], L[4]]) -> None:
+def main(a: Tensor[NoTape, Batch, L[8], L[4]], k: int = 2) -> None:
     data = sg.cast(sg.tensor([1, 2]), Tensor[NoTape, Batch])
     same = sg.cast(a, Tensor[NoTape, Batch, L[8], L[4]])
-    top: Tensor[NoTape, Batch, L[8], L[2]] = sg.cast(sg.topk(a, 2)[0], Tensor[NoTape, Batch, L[8], L[2]])
+    top: Tensor[NoTape, Batch, L[8], L[2]] = sg.cast(sg.topk(a, k)[0], Tensor[NoTape, Batch, L[8], L[2]])  # k: Open
     picked = sg.cast(sg.where(a > 0, a, 0.0), Tensor[NoTape, Batch, L[8], L[4]])
     print(data, same, top, picked)

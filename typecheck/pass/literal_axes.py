@@ -1,5 +1,6 @@
 """Ops typed at a literal axis keep the dims they do not touch (issue #23, section 2):
-argmax/argmin, topk, split/chunk, norm, an embedding lookup (gather) and attention, written
+argmax/argmin, topk and one_hot (at a literal count), split/chunk, norm, an embedding lookup
+(gather) and attention, written
 as a PyTorch user writes them, no casts."""
 
 from typing import Literal as L
@@ -25,9 +26,12 @@ def main(logits: Tensor[NoTape, Batch, Seq, L[10]], ids: Tensor[NoTape, Batch, S
     flat: Tensor[NoTape] = sg.argmax(logits)
     accuracy = (predicted == ids).astype("float32").mean().item()
 
-    values, indices = sg.topk(logits, 3)
-    top: Tensor[NoTape, Batch, Seq, Open] = values
-    where: Tensor[NoTape, Batch, Seq, Open] = indices
+    values, indices = sg.topk(logits, 3)  # a literal k is the new axis's size
+    top: Tensor[NoTape, Batch, Seq, L[3]] = values
+    where: Tensor[NoTape, Batch, Seq, L[3]] = indices
+    k = 3
+    some: Tensor[NoTape, Batch, Seq, Open] = logits.topk(int(k))[0]  # a plain int is Open
+    classes: Tensor[NoTape, Batch, Seq, L[10]] = sg.one_hot(ids, 10)
 
     left, right = logits.chunk(2, axis=-1)
     halves: list[Tensor[NoTape, Batch, Seq, Open]] = [left, right]
@@ -41,7 +45,25 @@ def main(logits: Tensor[NoTape, Batch, Seq, L[10]], ids: Tensor[NoTape, Batch, S
 
     table: Tensor[NoTape, L[100], L[16]] = sg.randn(100, 16)
     embedded: Tensor[NoTape, Batch, Seq, L[16]] = sg.gather(table, ids)
-    print(worst, kept, first, flat, accuracy, top, where, halves, pieces, rows, length, unit, l1, total, embedded)
+    print(
+        worst,
+        kept,
+        first,
+        flat,
+        accuracy,
+        top,
+        where,
+        some,
+        classes,
+        halves,
+        pieces,
+        rows,
+        length,
+        unit,
+        l1,
+        total,
+        embedded,
+    )
 
 
 def attend(
