@@ -308,6 +308,7 @@ def record_node(
     saved: tuple[Any, ...],
     xp: Any,
     reads: tuple[bool, ...] | None = None,
+    result: Recordable | None = None,
 ) -> Node | None:
     """The graph node of an op's result ``data``, or None when no input needs a gradient.
 
@@ -317,48 +318,95 @@ def record_node(
     result), or, when None, every input whose array is among ``saved``. An op on parameters alone (a reshaped weight, a
     sliced embedding table) gets a node without a tape, so that the parameter is still
     reached once the result meets a traced tensor; only a tape makes a result traced.
+    ``result``, the tensor that will hold ``data``, has its write count noted too where the
+    rule reads the result (``reads[-1]``, or ``data`` among ``saved``: ``exp`` saves
+    ``e**x``), so that a write through an untraced alias (``y.detach()[...] = 0``) is seen.
     """
     # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
+    # Written for speed: a counter, not enumerate; each attribute read once; the saved
+    # values searched by identity inline (a NumPy array's == is element-wise).
     tape: Tape | None = None
     graph = wanted = False
     versions: list[Watched] | None = None
     parents: list[Node | None] = []
-    for position, tensor in enumerate(inputs):
+    position = -1
+    for tensor in inputs:
+        position += 1
         param = tensor._param
-        if param is not None and param.trainable:
+        trainable = param is not None and param.trainable
+        if trainable:
+            assert param is not None
+            version = param.version
+            watched = (version, version.value, position, ())
             if versions is None:
-                versions = []
-            versions.append((param.version, param.version.value, position, ()))
-        elif saved and (reads[position] if reads is not None else _is_saved(tensor._data, saved)):
-            # The rule will read this tensor's memory: a later write must be seen.
-            version = version_of(tensor)
-            if versions is None:
-                versions = []
-            versions.append((version, version.value, position, tuple(tensor._data.shape)))
+                versions = [watched]
+            else:
+                versions.append(watched)
+        elif saved:
+            if reads is not None:
+                read = reads[position]
+            else:
+                memory = tensor._data
+                read = False
+                for value in saved:
+                    if value is memory:
+                        read = True
+                        break
+            if read:
+                # The rule will read this tensor's memory: a later write must be seen.
+                version = tensor._version
+                if version is None:
+                    version = tensor._version = Version()
+                watched = (version, version.value, position, tuple(tensor._data.shape))
+                if versions is None:
+                    versions = [watched]
+                else:
+                    versions.append(watched)
         node = tensor._node
         if node is not None:
             graph = True
             node_tape = node.tape
-            if node_tape is not None and node_tape is not tape:
+            if node_tape is not tape and node_tape is not None:
                 tape = node_tape if tape is None else merge_tapes(tape, node_tape)
-            parent = node if node.wants else None
-        elif param is not None and param.trainable:
-            graph = True
-            parent = param.leaf
+            if node.wants:
+                wanted = True
+                parents.append(node)
+            else:
+                parents.append(None)
+        elif trainable:
+            assert param is not None
+            graph = wanted = True
+            parents.append(param.leaf)
         else:
-            parent = None
-        if parent is not None:
-            wanted = True
-        parents.append(parent)
+            parents.append(None)
     if not graph:
         return None
     if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
         check_usable(tape)
     if wanted:
+        shape = tuple(data.shape)
+        if result is not None and saved:
+            if reads is not None:
+                read = reads[-1]
+            else:
+                read = False
+                for value in saved:
+                    if value is data:
+                        read = True
+                        break
+            if read:
+                version = result._version
+                if version is None:
+                    version = result._version = Version()
+                watched = (version, version.value, -1, shape)
+                if versions is None:
+                    versions = [watched]
+                else:
+                    versions.append(watched)
         frozen = None if versions is None else tuple(versions)
-        return Node(tape, tuple(parents), rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
+        return Node(tape, tuple(parents), rule, saved, shape, data.dtype, xp, 0, True, frozen)
     # Only tape carriers in: the result carries the tape too, and saves nothing.
-    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, wants=False)
+    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
 
 
 def _is_saved(memory: Any, saved: tuple[Any, ...]) -> bool:
@@ -366,14 +414,6 @@ def _is_saved(memory: Any, saved: tuple[Any, ...]) -> bool:
         if value is memory:
             return True
     return False
-
-
-def watch_result(node: Node, result: Any, reads: tuple[bool, ...] | None = None) -> None:
-    """Count writes into the op's result when its rule reads it (``exp`` saves ``e**x``): a
-    write through an untraced alias (``y.detach()[...] = 0``) would change the gradient."""
-    if reads[-1] if reads is not None else _is_saved(result._data, node.saved):
-        version = version_of(result)
-        node.versions = (*(node.versions or ()), (version, version.value, -1, node.shape))
 
 
 def new_leaf_key() -> int:
@@ -500,15 +540,28 @@ def run_backward(
             pending[node.seq] = previous + seed
     visited = tape.visited
     ref = weakref.ref
-    while heap:
-        _, node = heapq.heappop(heap)
+    push, pop = heapq.heappush, heapq.heappop
+    # The node to visit next, when one is known to come before everything queued (its seq is
+    # above the heap's): a chain of ops (each node's input is the op just before) then runs
+    # without a heap push and pop per node, in the same order.
+    ahead: Node | None = None
+    while True:
+        if ahead is not None:
+            node, ahead = ahead, None
+        elif heap:
+            node = pop(heap)[1]
+        else:
+            break
         grad = pending.pop(node.seq)
         rule = node.rule
         if rule is None:
             _deliver(tape, node, grad)
             continue
-        if node.versions is not None:
-            _check_versions(tape, node)
+        versions = node.versions
+        if versions is not None:
+            for entry in versions:
+                if entry[0].value != entry[1]:
+                    _check_versions(tape, node)  # raises, naming what was written
         visited.append(ref(node))
         xp = node.xp
         input_grads = rule(xp, grad, *node.saved)
@@ -519,13 +572,23 @@ def run_backward(
                 continue
             if input_grad.shape != parent.shape:
                 input_grad = unbroadcast(xp, input_grad, parent.shape)
-            if input_grad.dtype != parent.dtype:
+            dtype = input_grad.dtype
+            if dtype is not parent.dtype and dtype != parent.dtype:  # identity first: a dtype's == is slower
                 input_grad = xp.astype(input_grad, parent.dtype)
             seq = parent.seq
             previous = pending.get(seq)
-            if previous is None:
-                pending[seq] = input_grad
-                heapq.heappush(heap, (-seq, parent))
-            else:
+            if previous is not None:
                 pending[seq] = previous + input_grad
+                continue
+            pending[seq] = input_grad
+            if ahead is None:
+                if not heap or seq > -heap[0][0]:
+                    ahead = parent
+                else:
+                    push(heap, (-seq, parent))
+            elif seq > ahead.seq:
+                push(heap, (-ahead.seq, ahead))
+                ahead = parent
+            else:
+                push(heap, (-seq, parent))
     return tape

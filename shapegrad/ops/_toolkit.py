@@ -7,10 +7,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._autodiff import wants_grad
 from .._backend import as_backend_array, same_backend
 from .._errors import DTypeError, ShapeError
-from .._tensor import AnyTensor, Tensor, record, wrap
+from .._tensor import AnyTensor, Tensor, record_traced, untraced_result, wrap
 
 __all__ = []
 
@@ -149,18 +148,26 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     except ValueError:
         raise shape_clash(op, left, right) from None
     first, second = tensors
-    if first._node is None and second._node is None and first._param is None and second._param is None:
-        return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
-    need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
+    first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
+    if first_node is None and second_node is None and first_param is None and second_param is None:
+        return untraced_result(out, rule, tensors, backend)  # nothing to differentiate: no node, nothing saved
+    # Whether each side wants a gradient (wants_grad, inline; a number has neither node nor parameter).
+    need = (
+        first_node.wants if first_node is not None else first_param is not None and first_param.trainable,
+        second_node.wants if second_node is not None else second_param is not None and second_param.trainable,
+    )
     table = READS.get(rule)
     # Which operands' memory the rule reads, by what it is asked for (a number is never watched).
     reads = None if table is None else table[need[0] + 2 * need[1] + 4 * left_is_tensor + 8 * right_is_tensor]
-    return record(out, rule, tensors, (x, y, out, need), backend, reads)
+    return record_traced(out, rule, tensors, (x, y, out, need), backend, reads)
 
 
 # --------------------------------------------------------------------------- unary
 def unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    return record(out, rule, (x,), saved, x._backend)
+    """The result of a one-input op: recorded when ``x`` is traced or a parameter."""
+    if x._node is None and x._param is None:
+        return untraced_result(out, rule, (x,), x._backend)
+    return record_traced(out, rule, (x,), saved, x._backend)
 
 
 def stable_sigmoid(xp: Any, x: Any) -> Any:
