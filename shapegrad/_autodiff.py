@@ -57,9 +57,13 @@ _seq = itertools.count(1)
 _get_ident = threading.get_ident
 
 Rule = Callable[..., Sequence[Any]]
-Watched = tuple["Version", int, int, tuple[int, ...]]
-"""A write counter, its value when an op was recorded, which input it belongs to (-1: the
-op's result) and that tensor's shape (for the message)."""
+Watched = tuple["Version | Recordable", int, int]
+"""A write counter, or the input tensor whose counter it is, its value when an op was
+recorded, and which input it belongs to (-1: the op's result). An input is held as the
+tensor, whose counter is made on its first write or alias (:func:`version_of`) and reads 0
+until then, so that recording an op makes none for intermediate values nothing aliases;
+a parameter's counter and the result's are held themselves (the result's tensor would hold
+its own node in a cycle)."""
 
 
 class GradientSink(Protocol):
@@ -157,8 +161,9 @@ class Node:
     computed for it or for anything that only it leads to. ``dtype`` is the dtype of the
     value the node produced: the gradient it receives is cast to it, so a leaf's gradient
     has the leaf's dtype whatever it was combined with. ``versions`` holds, for each
-    parameter the op read and each other tensor whose data it saved, the write counter, its
-    value at that time and the input's position (-1: the op's own result), so that a write
+    parameter the op read and each other tensor whose data it saved, the write counter (or
+    the tensor whose counter it is, see :data:`Watched`), its value at that time and the
+    input's position (-1: the op's own result), so that a write
     between the forward and the backward pass is detected. ``lost`` (a parameter's leaf only,
     unset until then) says a backward pass computed its gradient but no ``Gradients`` on the
     tape held a slot for it (a second model chained after the first, traced with only the
@@ -185,7 +190,7 @@ class Node:
     def __init__(
         self,
         tape: Tape | None,
-        parents: tuple[Node | None, ...],
+        parents: Sequence[Node | None],
         rule: Rule | None,
         saved: tuple[Any, ...],
         shape: tuple[int, ...],
@@ -193,7 +198,7 @@ class Node:
         xp: Any,
         key: int = 0,
         wants: bool = True,
-        versions: tuple[Watched, ...] | None = None,
+        versions: Sequence[Watched] | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -246,11 +251,9 @@ def version_of(tensor: Any) -> Version:
 def note_written(tensor: Any) -> None:
     """Record an in-place write into ``tensor``'s data (``__setitem__``, an optimizer update,
     ``sg.load``, a broadcast): a backward pass through values saved before it raises.
-    A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one was
-    never saved and has no alias, so nothing can have read it."""
-    version: Version | None = tensor._version
-    if version is not None:
-        version.value += 1
+    A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one gets
+    one here: an op may have saved it (recorded as version 0, see :data:`Watched`)."""
+    version_of(tensor).value += 1
 
 
 def share_version(source: Any, alias: Any) -> None:
@@ -337,7 +340,7 @@ def record_node(
         if trainable:
             assert param is not None
             version = param.version
-            watched = (version, version.value, position, ())
+            watched = (version, version.value, position)
             if versions is None:
                 versions = [watched]
             else:
@@ -355,9 +358,7 @@ def record_node(
             if read:
                 # The rule will read this tensor's memory: a later write must be seen.
                 version = tensor._version
-                if version is None:
-                    version = tensor._version = Version()
-                watched = (version, version.value, position, tuple(tensor._data.shape))
+                watched = (tensor, 0 if version is None else version.value, position)
                 if versions is None:
                     versions = [watched]
                 else:
@@ -398,22 +399,15 @@ def record_node(
                 version = result._version
                 if version is None:
                     version = result._version = Version()
-                watched = (version, version.value, -1, shape)
+                watched = (version, version.value, -1)
                 if versions is None:
                     versions = [watched]
                 else:
                     versions.append(watched)
-        frozen = None if versions is None else tuple(versions)
-        return Node(tape, tuple(parents), rule, saved, shape, data.dtype, xp, 0, True, frozen)
+        # The lists themselves, not tuples of them: one allocation less each, per op.
+        return Node(tape, parents, rule, saved, shape, data.dtype, xp, 0, True, versions)
     # Only tape carriers in: the result carries the tape too, and saves nothing.
     return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
-
-
-def _is_saved(memory: Any, saved: tuple[Any, ...]) -> bool:
-    for value in saved:
-        if value is memory:
-            return True
-    return False
 
 
 def new_leaf_key() -> int:
@@ -467,8 +461,10 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
 
 def _check_versions(root: Tape, node: Node) -> None:
     assert node.versions is not None
-    for version, recorded, position, shape in node.versions:
-        if version.value == recorded:
+    for owner, recorded, position in node.versions:
+        version = owner if isinstance(owner, Version) else owner._version
+        now = 0 if version is None else version.value
+        if now == recorded:
             continue
         op = _op_name(node)
         parent = node.parents[position] if 0 <= position < len(node.parents) else None
@@ -480,13 +476,14 @@ def _check_versions(root: Tape, node: Node) -> None:
             raise TapeError(
                 f"{name} was modified in place (an optimizer update, sg.load or a write) after "
                 f"the forward pass that used it and before this backward pass (version {recorded} when "
-                f"recorded, {version.value} now); expected the weights the forward pass saw. Run "
+                f"recorded, {now} now); expected the weights the forward pass saw. Run "
                 "backward before opt.update(...), or run the forward pass again."
             )
         which = "its result" if position < 0 else f"its input {position}"
+        shape = node.shape if isinstance(owner, Version) else tuple(owner._data.shape)
         raise TapeError(
             f"a tensor that {op} saved for the backward pass ({which}, shape {shape}) was "
-            f"written in place after the op was recorded (version {recorded} when recorded, {version.value} "
+            f"written in place after the op was recorded (version {recorded} when recorded, {now} "
             "now: a write such as t[...] = value, into it or into a tensor sharing its memory); expected the "
             "values the forward pass saw. Write into a fresh tensor (or .clone() the buffer before the "
             "forward pass), or run the forward pass again after the write."
@@ -559,8 +556,9 @@ def run_backward(
             continue
         versions = node.versions
         if versions is not None:
-            for entry in versions:
-                if entry[0].value != entry[1]:
+            for owner, recorded, _ in versions:
+                version = owner if isinstance(owner, Version) else owner._version
+                if (0 if version is None else version.value) != recorded:
                     _check_versions(tape, node)  # raises, naming what was written
         visited.append(ref(node))
         xp = node.xp
