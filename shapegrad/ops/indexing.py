@@ -79,12 +79,10 @@ def _basic_key(index: Any) -> tuple[Any, ...] | None:
     key: tuple[Any, ...] = cast(tuple[Any, ...], index) if type(index) is tuple else (index,)
     ellipsis = False
     for entry in key:
-        kind = type(entry)
-        if kind is int or entry is None:
+        if type(entry) is int or entry is None:
             continue
-        if kind is slice:
-            bounds = cast("slice[Any, Any, Any]", entry)
-            start, stop, step = bounds.start, bounds.stop, bounds.step
+        if type(entry) is slice:
+            start, stop, step = entry.start, entry.stop, entry.step
             if (
                 (start is None or type(start) is int)
                 and (stop is None or type(stop) is int)
