@@ -17,6 +17,11 @@ the one-thread section against PyTorch eager and ``torch.compile`` (inductor, ti
 steady state after the compile; skipped in ``--quick``, whose point is speed).
 
     python benchmarks/run.py --workloads-only    # that table alone, one thread
+    python benchmarks/run.py --per-op            # the per-op cost alone: a 1,000-op chain, the GRU
+
+The per-op section (one thread) times a chain of 1,000 small element-wise ops traced with its
+backward pass against PyTorch with ``requires_grad``, and untraced against PyTorch under
+``no_grad``, per op, and the GRU workload beside it.
 """
 
 from __future__ import annotations
@@ -444,6 +449,113 @@ def bench_memory(steps: int) -> dict[str, tuple[float, float, float]]:
     return out
 
 
+# --------------------------------------------------------------------------- per-op cost
+CHAIN_OPS = 1000
+CHAIN_SHAPES = ((32, 128), (4, 4))  # the brief's small op, and one whose arithmetic is ~nothing
+
+
+def sg_chain(x: Any, a: Any, b: Any) -> Any:
+    """``CHAIN_OPS`` small element-wise ops, four kinds in turn: ``x * a``, ``+ b``,
+    ``tanh``, ``* 0.9`` (a tensor-tensor product, a sum, a unary op, a product with a number)."""
+    for _ in range(CHAIN_OPS // 4):
+        x = (x * a + b).tanh() * 0.9
+    return x
+
+
+def torch_chain(x: Any, a: Any, b: Any) -> Any:
+    """:func:`sg_chain` in PyTorch."""
+    for _ in range(CHAIN_OPS // 4):
+        x = (x * a + b).tanh() * 0.9
+    return x
+
+
+# case, shapegrad, PyTorch (seconds per op)
+PerOpRow = tuple[str, float, float | None]
+
+
+def bench_per_op(number: int, repeat: int) -> list[PerOpRow]:
+    """The fixed cost of an op: a chain of ``CHAIN_OPS`` small element-wise ops, traced with
+    its backward pass (PyTorch: ``requires_grad`` on the three inputs) and untraced (PyTorch:
+    ``no_grad``), per op. The traced chain's gradients are checked against PyTorch's first."""
+    rows: list[PerOpRow] = []
+    for shape in CHAIN_SHAPES:
+        rng = np.random.default_rng(0)
+        x_np = rng.standard_normal(shape).astype(np.float32)
+        a_np = (1 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
+        b_np = (0.1 * rng.standard_normal(shape)).astype(np.float32)
+        x, a, b = sg.tensor(x_np), sg.tensor(a_np), sg.tensor(b_np)
+
+        def traced(x: Any = x, a: Any = a, b: Any = b) -> Any:
+            grads = sg.Gradients()
+            inputs = (x.trace(grads), a.trace(grads), b.trace(grads))
+            sg_chain(*inputs).sum().backward()
+            return [grads[t].numpy() for t in inputs]
+
+        def untraced(x: Any = x, a: Any = a, b: Any = b) -> Any:
+            return sg_chain(x, a, b)
+
+        both: dict[str, Callable[[], Any]] = {"ours": traced}
+        plain: dict[str, Callable[[], Any]] = {"ours": untraced}
+        if have_torch():
+            import torch
+
+            tx, ta, tb = (torch.from_numpy(v) for v in (x_np, a_np, b_np))
+
+            def torch_traced(tx: Any = tx, ta: Any = ta, tb: Any = tb) -> Any:
+                inputs = [v.detach().requires_grad_() for v in (tx, ta, tb)]
+                torch_chain(*inputs).sum().backward()
+                return [v.grad.numpy() for v in inputs]
+
+            def torch_untraced(tx: Any = tx, ta: Any = ta, tb: Any = tb) -> Any:
+                with torch.no_grad():
+                    return torch_chain(tx, ta, tb)
+
+            for ours_grad, their_grad in zip(traced(), torch_traced(), strict=True):
+                np.testing.assert_allclose(ours_grad, their_grad, rtol=1e-4, atol=1e-6)
+            both["torch"], plain["torch"] = torch_traced, torch_untraced
+        size = "×".join(map(str, shape))
+        for label, contenders in (("traced + backward", both), ("untraced (PyTorch: no_grad)", plain)):
+            t = compare(contenders, number, repeat)
+            theirs = t.get("torch")
+            rows.append((f"{size}, {label}", t["ours"] / CHAIN_OPS, None if theirs is None else theirs / CHAIN_OPS))
+    return rows
+
+
+def per_op_table(rows: list[PerOpRow]) -> list[str]:
+    out = ["| 1,000-op chain | shapegrad per op | PyTorch per op | ÷ PyTorch |", "| --- | ---: | ---: | ---: |"]
+    for name, ours, theirs in rows:
+        out.append(f"| {name} | {ours * 1e6:.2f} µs | {us(theirs)} | {ratio(ours, theirs)} |")
+    return out
+
+
+def emit_per_op(emit: Callable[[str], None], quick: bool) -> None:
+    """The per-op section at one thread: the chain, then the GRU workload (the small-op model)."""
+    emit()
+    emit("## Per-op cost, 1 thread")
+    emit()
+    emit(
+        f"a chain of {CHAIN_OPS:,} element-wise ops (x * a, + b, tanh, * 0.9 in turn) on float32, "
+        "per op: traced with its backward pass (gradients checked against PyTorch's first), and untraced"
+    )
+    emit()
+    number, repeat = (1, 3) if quick else (3, 15)
+    with pin_threads(1):
+        rows = bench_per_op(number, repeat)
+        gru = None
+        if have_torch():
+            w = workloads.hand_gru(with_compile=False)
+            assert w.eager is not None
+            gru = compare({"shapegrad": w.ours, "torch": w.eager}, 1 if quick else 3, repeat)
+    for line in per_op_table(rows):
+        emit(line)
+    if gru is not None:
+        emit()
+        emit(
+            f"- GRU cell × 24 steps (the workload): shapegrad {us(gru['shapegrad'])}, PyTorch eager "
+            f"{us(gru['torch'])}, ÷ eager {ratio(gru['shapegrad'], gru['torch'])}"
+        )
+
+
 # workload, shapegrad, PyTorch eager, torch.compile, BLAS floor (seconds); why no compile column
 WorkloadRow = tuple[str, float, float | None, float | None, float | None, str | None]
 
@@ -615,9 +727,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="whole runs; the tables report the median of them")
     parser.add_argument("--write", action="store_true", help="write benchmarks/RESULTS.md")
     parser.add_argument("--workloads-only", action="store_true", help="issue #26's workloads alone, one thread")
+    parser.add_argument("--per-op", action="store_true", help="the per-op cost (a 1,000-op chain, the GRU) alone")
     args = parser.parse_args()
-    if args.workloads_only and args.write:
-        parser.error("--write rewrites RESULTS.md from a whole run: not with --workloads-only")
+    if (args.workloads_only or args.per_op) and args.write:
+        parser.error("--write rewrites RESULTS.md from a whole run: not with --workloads-only or --per-op")
     n_ops, n_step, repeat = (50, 3, 3) if args.quick else (2000, 30, 7)
     lines: list[str] = []
 
@@ -652,8 +765,11 @@ def main() -> None:
         os.environ["XLA_FLAGS"] = peers.XLA_ONE_THREAD
         os.sched_setaffinity(0, {min(all_cores)})
     emit("JAX: " + (jax_missing or "jax jit, in the one-thread section only (the process pinned to one core)"))
-    if args.workloads_only:
-        emit_workloads(emit, args.quick)
+    if args.workloads_only or args.per_op:
+        if args.per_op:
+            emit_per_op(emit, args.quick)
+        if args.workloads_only:
+            emit_workloads(emit, args.quick)
         os.sched_setaffinity(0, all_cores)
         return
     losses = check_same_loss(5 if args.quick else 20)
@@ -686,6 +802,7 @@ def main() -> None:
         for line in batch_table(batch_runs):
             emit(line)
         if threads == 1:
+            emit_per_op(emit, args.quick)
             emit_workloads(emit, args.quick)
         os.sched_setaffinity(0, all_cores)
     steps = 20 if args.quick else 200

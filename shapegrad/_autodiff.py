@@ -57,9 +57,13 @@ _seq = itertools.count(1)
 _get_ident = threading.get_ident
 
 Rule = Callable[..., Sequence[Any]]
-Watched = tuple["Version", int, int, tuple[int, ...]]
-"""A write counter, its value when an op was recorded, which input it belongs to (-1: the
-op's result) and that tensor's shape (for the message)."""
+Watched = tuple["Version | Recordable", int, int]
+"""A write counter, or the input tensor whose counter it is, its value when an op was
+recorded, and which input it belongs to (-1: the op's result). An input is held as the
+tensor, whose counter is made on its first write or alias (:func:`version_of`) and reads 0
+until then, so that recording an op makes none for intermediate values nothing aliases;
+a parameter's counter and the result's are held themselves (the result's tensor would hold
+its own node in a cycle)."""
 
 
 class GradientSink(Protocol):
@@ -157,8 +161,9 @@ class Node:
     computed for it or for anything that only it leads to. ``dtype`` is the dtype of the
     value the node produced: the gradient it receives is cast to it, so a leaf's gradient
     has the leaf's dtype whatever it was combined with. ``versions`` holds, for each
-    parameter the op read and each other tensor whose data it saved, the write counter, its
-    value at that time and the input's position (-1: the op's own result), so that a write
+    parameter the op read and each other tensor whose data it saved, the write counter (or
+    the tensor whose counter it is, see :data:`Watched`), its value at that time and the
+    input's position (-1: the op's own result), so that a write
     between the forward and the backward pass is detected. ``lost`` (a parameter's leaf only,
     unset until then) says a backward pass computed its gradient but no ``Gradients`` on the
     tape held a slot for it (a second model chained after the first, traced with only the
@@ -185,7 +190,7 @@ class Node:
     def __init__(
         self,
         tape: Tape | None,
-        parents: tuple[Node | None, ...],
+        parents: Sequence[Node | None],
         rule: Rule | None,
         saved: tuple[Any, ...],
         shape: tuple[int, ...],
@@ -193,7 +198,7 @@ class Node:
         xp: Any,
         key: int = 0,
         wants: bool = True,
-        versions: tuple[Watched, ...] | None = None,
+        versions: Sequence[Watched] | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -246,11 +251,9 @@ def version_of(tensor: Any) -> Version:
 def note_written(tensor: Any) -> None:
     """Record an in-place write into ``tensor``'s data (``__setitem__``, an optimizer update,
     ``sg.load``, a broadcast): a backward pass through values saved before it raises.
-    A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one was
-    never saved and has no alias, so nothing can have read it."""
-    version: Version | None = tensor._version
-    if version is not None:
-        version.value += 1
+    A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one gets
+    one here: an op may have saved it (recorded as version 0, see :data:`Watched`)."""
+    version_of(tensor).value += 1
 
 
 def share_version(source: Any, alias: Any) -> None:
@@ -308,6 +311,7 @@ def record_node(
     saved: tuple[Any, ...],
     xp: Any,
     reads: tuple[bool, ...] | None = None,
+    result: Recordable | None = None,
 ) -> Node | None:
     """The graph node of an op's result ``data``, or None when no input needs a gradient.
 
@@ -317,63 +321,93 @@ def record_node(
     result), or, when None, every input whose array is among ``saved``. An op on parameters alone (a reshaped weight, a
     sliced embedding table) gets a node without a tape, so that the parameter is still
     reached once the result meets a traced tensor; only a tape makes a result traced.
+    ``result``, the tensor that will hold ``data``, has its write count noted too where the
+    rule reads the result (``reads[-1]``, or ``data`` among ``saved``: ``exp`` saves
+    ``e**x``), so that a write through an untraced alias (``y.detach()[...] = 0``) is seen.
     """
     # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
+    # Written for speed: a counter, not enumerate; each attribute read once; the saved
+    # values searched by identity inline (a NumPy array's == is element-wise).
     tape: Tape | None = None
     graph = wanted = False
     versions: list[Watched] | None = None
     parents: list[Node | None] = []
-    for position, tensor in enumerate(inputs):
+    position = -1
+    for tensor in inputs:
+        position += 1
         param = tensor._param
-        if param is not None and param.trainable:
+        trainable = param is not None and param.trainable
+        if trainable:
+            assert param is not None
+            version = param.version
+            watched = (version, version.value, position)
             if versions is None:
-                versions = []
-            versions.append((param.version, param.version.value, position, ()))
-        elif saved and (reads[position] if reads is not None else _is_saved(tensor._data, saved)):
-            # The rule will read this tensor's memory: a later write must be seen.
-            version = version_of(tensor)
-            if versions is None:
-                versions = []
-            versions.append((version, version.value, position, tuple(tensor._data.shape)))
+                versions = [watched]
+            else:
+                versions.append(watched)
+        elif saved:
+            if reads is not None:
+                read = reads[position]
+            else:
+                memory = tensor._data
+                read = False
+                for value in saved:
+                    if value is memory:
+                        read = True
+                        break
+            if read:
+                # The rule will read this tensor's memory: a later write must be seen.
+                version = tensor._version
+                watched = (tensor, 0 if version is None else version.value, position)
+                if versions is None:
+                    versions = [watched]
+                else:
+                    versions.append(watched)
         node = tensor._node
         if node is not None:
             graph = True
             node_tape = node.tape
-            if node_tape is not None and node_tape is not tape:
+            if node_tape is not tape and node_tape is not None:
                 tape = node_tape if tape is None else merge_tapes(tape, node_tape)
-            parent = node if node.wants else None
-        elif param is not None and param.trainable:
-            graph = True
-            parent = param.leaf
+            if node.wants:
+                wanted = True
+                parents.append(node)
+            else:
+                parents.append(None)
+        elif trainable:
+            assert param is not None
+            graph = wanted = True
+            parents.append(param.leaf)
         else:
-            parent = None
-        if parent is not None:
-            wanted = True
-        parents.append(parent)
+            parents.append(None)
     if not graph:
         return None
     if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
         check_usable(tape)
     if wanted:
-        frozen = None if versions is None else tuple(versions)
-        return Node(tape, tuple(parents), rule, saved, tuple(data.shape), data.dtype, xp, 0, True, frozen)
+        shape = tuple(data.shape)
+        if result is not None and saved:
+            if reads is not None:
+                read = reads[-1]
+            else:
+                read = False
+                for value in saved:
+                    if value is data:
+                        read = True
+                        break
+            if read:
+                version = result._version
+                if version is None:
+                    version = result._version = Version()
+                watched = (version, version.value, -1)
+                if versions is None:
+                    versions = [watched]
+                else:
+                    versions.append(watched)
+        # The lists themselves, not tuples of them: one allocation less each, per op.
+        return Node(tape, parents, rule, saved, shape, data.dtype, xp, 0, True, versions)
     # Only tape carriers in: the result carries the tape too, and saves nothing.
-    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, wants=False)
-
-
-def _is_saved(memory: Any, saved: tuple[Any, ...]) -> bool:
-    for value in saved:
-        if value is memory:
-            return True
-    return False
-
-
-def watch_result(node: Node, result: Any, reads: tuple[bool, ...] | None = None) -> None:
-    """Count writes into the op's result when its rule reads it (``exp`` saves ``e**x``): a
-    write through an untraced alias (``y.detach()[...] = 0``) would change the gradient."""
-    if reads[-1] if reads is not None else _is_saved(result._data, node.saved):
-        version = version_of(result)
-        node.versions = (*(node.versions or ()), (version, version.value, -1, node.shape))
+    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
 
 
 def new_leaf_key() -> int:
@@ -427,8 +461,10 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
 
 def _check_versions(root: Tape, node: Node) -> None:
     assert node.versions is not None
-    for version, recorded, position, shape in node.versions:
-        if version.value == recorded:
+    for owner, recorded, position in node.versions:
+        version = owner if isinstance(owner, Version) else owner._version
+        now = 0 if version is None else version.value
+        if now == recorded:
             continue
         op = _op_name(node)
         parent = node.parents[position] if 0 <= position < len(node.parents) else None
@@ -440,13 +476,14 @@ def _check_versions(root: Tape, node: Node) -> None:
             raise TapeError(
                 f"{name} was modified in place (an optimizer update, sg.load or a write) after "
                 f"the forward pass that used it and before this backward pass (version {recorded} when "
-                f"recorded, {version.value} now); expected the weights the forward pass saw. Run "
+                f"recorded, {now} now); expected the weights the forward pass saw. Run "
                 "backward before opt.update(...), or run the forward pass again."
             )
         which = "its result" if position < 0 else f"its input {position}"
+        shape = node.shape if isinstance(owner, Version) else tuple(owner._data.shape)
         raise TapeError(
             f"a tensor that {op} saved for the backward pass ({which}, shape {shape}) was "
-            f"written in place after the op was recorded (version {recorded} when recorded, {version.value} "
+            f"written in place after the op was recorded (version {recorded} when recorded, {now} "
             "now: a write such as t[...] = value, into it or into a tensor sharing its memory); expected the "
             "values the forward pass saw. Write into a fresh tensor (or .clone() the buffer before the "
             "forward pass), or run the forward pass again after the write."
@@ -500,15 +537,29 @@ def run_backward(
             pending[node.seq] = previous + seed
     visited = tape.visited
     ref = weakref.ref
-    while heap:
-        _, node = heapq.heappop(heap)
+    push, pop = heapq.heappush, heapq.heappop
+    # The node to visit next, when one is known to come before everything queued (its seq is
+    # above the heap's): a chain of ops (each node's input is the op just before) then runs
+    # without a heap push and pop per node, in the same order.
+    ahead: Node | None = None
+    while True:
+        if ahead is not None:
+            node, ahead = ahead, None
+        elif heap:
+            node = pop(heap)[1]
+        else:
+            break
         grad = pending.pop(node.seq)
         rule = node.rule
         if rule is None:
             _deliver(tape, node, grad)
             continue
-        if node.versions is not None:
-            _check_versions(tape, node)
+        versions = node.versions
+        if versions is not None:
+            for owner, recorded, _ in versions:
+                version = owner if isinstance(owner, Version) else owner._version
+                if (0 if version is None else version.value) != recorded:
+                    _check_versions(tape, node)  # raises, naming what was written
         visited.append(ref(node))
         xp = node.xp
         input_grads = rule(xp, grad, *node.saved)
@@ -519,13 +570,23 @@ def run_backward(
                 continue
             if input_grad.shape != parent.shape:
                 input_grad = unbroadcast(xp, input_grad, parent.shape)
-            if input_grad.dtype != parent.dtype:
+            dtype = input_grad.dtype
+            if dtype is not parent.dtype and dtype != parent.dtype:  # identity first: a dtype's == is slower
                 input_grad = xp.astype(input_grad, parent.dtype)
             seq = parent.seq
             previous = pending.get(seq)
-            if previous is None:
-                pending[seq] = input_grad
-                heapq.heappush(heap, (-seq, parent))
-            else:
+            if previous is not None:
                 pending[seq] = previous + input_grad
+                continue
+            pending[seq] = input_grad
+            if ahead is None:
+                if not heap or seq > -heap[0][0]:
+                    ahead = parent
+                else:
+                    push(heap, (-seq, parent))
+            elif seq > ahead.seq:
+                push(heap, (-ahead.seq, ahead))
+                ahead = parent
+            else:
+                push(heap, (-seq, parent))
     return tape

@@ -29,7 +29,6 @@ from ._autodiff import (
     record_node,
     run_backward,
     share_version,
-    watch_result,
 )
 from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_backend
 from ._dims import Open
@@ -523,27 +522,61 @@ def record(
     that is less than what ``saved`` holds: later writes into those are detected."""
     for tensor in inputs:
         if tensor._node is not None or tensor._param is not None:
-            node = record_node(data, rule, inputs, saved, backend.xp, reads)
-            break
-    else:
-        node = None  # nothing to differentiate: the common untraced case, no engine call
+            return record_traced(data, rule, inputs, saved, backend, reads)
+    return untraced_result(data, rule, inputs, backend)
+
+
+def untraced_result(data: Any, rule: Rule, inputs: Sequence[AnyTensor], backend: Backend) -> Any:
+    """:func:`record` where no input has a node or a parameter (the caller knows): nothing to
+    record, the anomaly detector told, a view's write counter shared with its source."""
+    hook = _hooks.anomaly
+    if hook is not None:
+        hook.forward(rule, inputs, data)
+    result: AnyTensor = _new(Tensor)
+    result._data = data
+    result._node = None
+    result._backend = backend
+    result._param = None
+    result._version = None
+    if getattr(data, "base", None) is not None:
+        _share_view(data, inputs, result)
+    return result
+
+
+def record_traced(
+    data: Any,
+    rule: Rule,
+    inputs: Sequence[AnyTensor],
+    saved: tuple[Any, ...],
+    backend: Backend,
+    reads: tuple[bool, ...] | None = None,
+) -> Any:
+    """:func:`record` where some input has a node or a parameter (the caller knows)."""
+    result: AnyTensor = _new(Tensor)
+    result._data = data
+    result._backend = backend
+    result._param = None
+    result._version = None
+    node = record_node(data, rule, inputs, saved, backend.xp, reads, result)
     if node is not None and node.rule is rule:
         node.rule = bind_rule(backend, rule, data.dtype)
+    result._node = node
     hook = _hooks.anomaly
     if hook is not None:
         hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)
-    result = _wrap(data, node, backend)
-    if node is not None and node.saved and (reads is None or reads[-1]):
-        watch_result(node, result, reads)
-    base = getattr(data, "base", None)
-    if base is not None:
-        # A view (reshape, slice, transpose): writes through it or its source are one count.
-        for tensor in inputs:
-            source = tensor._data
-            if source is base or getattr(source, "base", None) is base:
-                share_version(tensor, result)
-                break
+    if getattr(data, "base", None) is not None:
+        _share_view(data, inputs, result)
     return result
+
+
+def _share_view(data: Any, inputs: Sequence[AnyTensor], result: AnyTensor) -> None:
+    # A view (reshape, slice, transpose): writes through it or its source are one count.
+    base = data.base
+    for tensor in inputs:
+        source = tensor._data
+        if source is base or getattr(source, "base", None) is base:
+            share_version(tensor, result)
+            break
 
 
 # -- the reverse pass's entry ----------------------------------------------------------------
@@ -654,7 +687,17 @@ def parameter_info(tensor: AnyTensor) -> ParamInfo | None:
     return tensor._param
 
 
-__all__ += ["array_of", "backend_of", "backward", "parameter_info", "record", "traced_roots", "wrap"]
+__all__ += [
+    "array_of",
+    "backend_of",
+    "backward",
+    "parameter_info",
+    "record",
+    "record_traced",
+    "traced_roots",
+    "untraced_result",
+    "wrap",
+]
 
 # The op modules import Tensor; importing them last keeps the cycle harmless (the one cycle
 # there is: _tensor <-> ops, see shapegrad/ops/README.md).

@@ -44,6 +44,8 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
         "MLP step",
         "CNN step",
         "1,000-op chain",
+        "Per-op cost, 1 thread",
+        "untraced (PyTorch: no_grad)",
         "peak resident memory",
         "first step",
         "further steps",
@@ -54,7 +56,7 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
         assert case in result.stdout
     if importlib.util.find_spec("torch") is not None:  # each workload is checked against its twin
         workloads = ("CIFAR CNN", "GRU cell", "tiny ViT", "wide MLP 1024", "greedy decoding")
-        for case in (*workloads, "torch.compile column: skipped in --quick"):
+        for case in (*workloads, "torch.compile column: skipped in --quick", "GRU cell × 24 steps (the workload)"):
             assert case in result.stdout
 
 

@@ -83,6 +83,35 @@ def test_negative_index_tensors_count_from_the_end(backend: str) -> None:
     assert _grad_list(grads, v) == [1.0, 0.0, 2.0]
 
 
+@pytest.mark.parametrize(
+    ("fast", "general"),
+    [
+        ((1, slice(None, 2)), (np.int64(1), slice(None, np.int64(2)))),
+        ((slice(None), None, -1), (slice(None), None, np.int64(-1))),
+        ((Ellipsis, slice(1, None, 2)), (Ellipsis, slice(np.int64(1), None, np.int64(2)))),
+        (2, np.int64(2)),
+    ],
+    ids=["int-and-slice", "new-axis", "ellipsis", "int"],
+)
+def test_plain_int_and_slice_indexes_pick_and_route_gradients_as_the_general_path(
+    numpy_backend: str, fast: Any, general: Any
+) -> None:
+    """Python ints and slices take a short path with no checks; NumPy integers (NumPy's own
+    index kind) the general one: the same values, the same gradients, and an int out of
+    range the same error."""
+    values = np.arange(12.0).reshape(3, 4)
+    results = []
+    for index in (fast, general):
+        grads = sg.Gradients()
+        x = sg.tensor(values).trace(grads)
+        picked = x[index]
+        (picked * picked).sum().backward()
+        results.append((picked.tolist(), _grad_list(grads, x)))
+    assert results[0] == results[1]
+    with pytest.raises(sg.ShapeError, match=r"index \(3, 0\) does not fit shape \(3, 4\)"):
+        sg.tensor(values)[3, 0]
+
+
 def test_complex_data_is_refused_as_list_and_as_array(numpy_backend: str) -> None:
     for data in ([1j, 2.0], np.array([1j, 2.0])):
         with pytest.raises(sg.DTypeError, match="real numeric"):

@@ -53,6 +53,20 @@ def test_a_write_through_a_detached_alias_of_a_saved_result_is_detected(backend:
         y.sum().backward()
 
 
+def test_a_write_through_an_alias_made_after_the_op_that_saved_it_is_detected(backend: str) -> None:
+    """An intermediate value gets its write counter only when first aliased or written (the
+    op that saved it recorded version 0 without making one): the alias made later still counts."""
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 2.0]).trace(grads)
+    y = x * 2.0
+    loss = (y * y).sum()  # saves y, which no alias shares yet
+    y.detach()[0] = 5.0
+    with pytest.raises(
+        sg.TapeError, match=r"the op 'mul' saved .*its input 0, shape \(2,\).*version 0 when recorded, 1 now"
+    ):
+        loss.backward()
+
+
 def test_a_write_into_the_traced_input_s_source_is_detected(backend: str) -> None:
     grads = sg.Gradients()
     buf = sg.tensor([1.0, 2.0])

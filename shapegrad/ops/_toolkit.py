@@ -7,10 +7,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._autodiff import wants_grad
 from .._backend import as_backend_array, same_backend
 from .._errors import DTypeError, ShapeError
-from .._tensor import AnyTensor, Tensor, record, wrap
+from .._tensor import AnyTensor, Tensor, record_traced, untraced_result, wrap
 
 __all__ = []
 
@@ -18,17 +17,21 @@ __all__ = []
 Scalar = int | float
 
 
-_float_dtypes: dict[tuple[str, Any], bool] = {}
+# backend -> dtype -> whether it is floating: nested, not keyed by a tuple, which would be
+# built and hashed on every unary op.
+_float_dtypes: dict[Any, dict[Any, bool]] = {}
 
 
 def require_float(x: AnyTensor, op: str) -> None:
     """Raise ``DTypeError`` unless ``x`` holds floating-point values."""
     dtype = x._data.dtype
     # Keyed by backend too: dtypes of two libraries must never be compared with each other.
-    key = (x._backend.name, dtype)
-    ok = _float_dtypes.get(key)
+    known = _float_dtypes.get(x._backend)
+    if known is None:
+        known = _float_dtypes[x._backend] = {}
+    ok = known.get(dtype)
     if ok is None:
-        ok = _float_dtypes[key] = x._backend.dtype_name(dtype).startswith("float")
+        ok = known[dtype] = x._backend.dtype_name(dtype).startswith("float")
     if not ok:
         raise DTypeError(
             f"{op} expects a floating-point tensor, found dtype "
@@ -103,11 +106,14 @@ class Number:
     compute it). One instance serves every op: the value itself is in the saved values."""
 
     __slots__ = ()
-    _data = _node = _param = _backend = None
+    _data = _node = _param = _backend = _version = None
     shape = ()
 
 
 NUMBER = Number()
+
+# A binary rule's ``need`` (whether each side wants a gradient), by index: left + 2 × right.
+NEEDS = ((False, False), (True, False), (False, True), (True, True))
 
 
 def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
@@ -120,14 +126,18 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     left: Any = a
     right: Any = b
     if isinstance(a, Tensor):
-        if not isinstance(b, Tensor) and type(b) is not float:
+        left_is_tensor = True
+        right_is_tensor = isinstance(b, Tensor)
+        if not right_is_tensor and type(b) is not float:
             right = operand(b, left, op)
+            right_is_tensor = isinstance(right, Tensor)
     elif isinstance(b, Tensor):
+        left_is_tensor, right_is_tensor = False, True
         if type(a) is not float:
             left = operand(a, right, op)
+            left_is_tensor = isinstance(left, Tensor)
     else:
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
-    left_is_tensor, right_is_tensor = isinstance(left, Tensor), isinstance(right, Tensor)
     if left_is_tensor and right_is_tensor:
         tensors: Any = (left, right)
         backend = left._backend
@@ -149,18 +159,26 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     except ValueError:
         raise shape_clash(op, left, right) from None
     first, second = tensors
-    if first._node is None and second._node is None and first._param is None and second._param is None:
-        return record(out, rule, tensors, (), backend)  # nothing to differentiate: no node, nothing saved
-    need = (left_is_tensor and wants_grad(first), right_is_tensor and wants_grad(second))
+    first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
+    if first_node is None and second_node is None and first_param is None and second_param is None:
+        return untraced_result(out, rule, tensors, backend)  # nothing to differentiate: no node, nothing saved
+    # Whether each side wants a gradient (wants_grad, inline; a number has neither node nor
+    # parameter), as an index into the shared tuples of NEEDS (no tuple built per op).
+    needed = (first_node.wants if first_node is not None else first_param is not None and first_param.trainable) + 2 * (
+        second_node.wants if second_node is not None else second_param is not None and second_param.trainable
+    )
     table = READS.get(rule)
     # Which operands' memory the rule reads, by what it is asked for (a number is never watched).
-    reads = None if table is None else table[need[0] + 2 * need[1] + 4 * left_is_tensor + 8 * right_is_tensor]
-    return record(out, rule, tensors, (x, y, out, need), backend, reads)
+    reads = None if table is None else table[needed + 4 * left_is_tensor + 8 * right_is_tensor]
+    return record_traced(out, rule, tensors, (x, y, out, NEEDS[needed]), backend, reads)
 
 
 # --------------------------------------------------------------------------- unary
 def unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
-    return record(out, rule, (x,), saved, x._backend)
+    """The result of a one-input op: recorded when ``x`` is traced or a parameter."""
+    if x._node is None and x._param is None:
+        return untraced_result(out, rule, (x,), x._backend)
+    return record_traced(out, rule, (x,), saved, x._backend)
 
 
 def stable_sigmoid(xp: Any, x: Any) -> Any:

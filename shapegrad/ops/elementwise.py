@@ -7,6 +7,7 @@ gradients back to each operand's shape, so the rules are written for equal shape
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, cast
 
 from .._backend import same_backend
@@ -59,26 +60,19 @@ def add_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
     return (g if need[0] else None, g if need[1] else None)
 
 
-def _add(x: Any, y: Any) -> Any:
-    return x + y
-
-
 def add(a: Any, b: Any) -> Any:
     """``a + b`` with broadcasting. d/da = 1, d/db = 1. PyTorch: ``torch.add``."""
-    return binary("add", a, b, add_backward, _add)
+    # The forwards are the operator module's functions: C calls, no Python frame per op.
+    return binary("add", a, b, add_backward, operator.add)
 
 
 def sub_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
     return (g if need[0] else None, -g if need[1] else None)
 
 
-def _sub(x: Any, y: Any) -> Any:
-    return x - y
-
-
 def sub(a: Any, b: Any) -> Any:
     """``a - b`` with broadcasting. d/da = 1, d/db = -1. PyTorch: ``torch.sub``."""
-    return binary("sub", a, b, sub_backward, _sub)
+    return binary("sub", a, b, sub_backward, operator.sub)
 
 
 # --------------------------------------------------------------------------- mul, div
@@ -86,13 +80,9 @@ def mul_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
     return (g * y if need[0] else None, g * x if need[1] else None)
 
 
-def _mul(x: Any, y: Any) -> Any:
-    return x * y
-
-
 def mul(a: Any, b: Any) -> Any:
     """``a * b`` with broadcasting. d/da = b, d/db = a. PyTorch: ``torch.mul``."""
-    return binary("mul", a, b, mul_backward, _mul)
+    return binary("mul", a, b, mul_backward, operator.mul)
 
 
 def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
@@ -101,7 +91,7 @@ def div_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
 
 
 def _div(x: Any, y: Any) -> Any:
-    return x / y
+    return x / y  # typeshed leaves operator.truediv's types unknown (pyright strict)
 
 
 def div(a: Any, b: Any) -> Any:
@@ -135,7 +125,7 @@ def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
 
 
 def _pow(x: Any, y: Any) -> Any:
-    return x**y
+    return x**y  # as _div, for operator.pow
 
 
 def pow(x: Any, exponent: Any) -> Any:

@@ -70,14 +70,51 @@ def _complete(raw: Any) -> Any:
     return (*key, Ellipsis)
 
 
+def _basic_key(index: Any) -> tuple[Any, ...] | None:
+    """``index`` completed with ``...`` (as :func:`_complete` does) when every entry is a
+    Python int, a slice of Python ints, ``None`` or ``...``, the common case (``x[:, :n]``,
+    ``x[i]``); None for anything else, which takes the general path. Such an index needs no
+    conversion and none of the checks: entries of these kinds are all valid, and NumPy
+    refuses an int out of range with ``IndexError`` as CuPy does."""
+    key: tuple[Any, ...] = cast(tuple[Any, ...], index) if type(index) is tuple else (index,)
+    ellipsis = False
+    for entry in key:
+        if type(entry) is int or entry is None:
+            continue
+        if type(entry) is slice:
+            start, stop, step = entry.start, entry.stop, entry.step
+            if (
+                (start is None or type(start) is int)
+                and (stop is None or type(stop) is int)
+                and (step is None or type(step) is int)
+            ):
+                continue
+            return None
+        if entry is Ellipsis:
+            ellipsis = True
+            continue
+        return None  # a bool (a mask to NumPy), an array, a tensor, a list, a NumPy integer
+    return key if ellipsis else (*key, Ellipsis)
+
+
 def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
     """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
     The gradient lands back in the picked places (accumulating where picked twice)."""
+    data = x._data
+    key = _basic_key(index)
+    if key is not None:  # ints and slices: no conversion, no checks to run (see _basic_key)
+        try:
+            out = data[key]
+        except IndexError as exc:
+            raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
+        backend = x._backend
+        return record(
+            out, getitem_backward, (x,), (tuple(data.shape), data.dtype, key, True, backend.scatter_add), backend
+        )
     if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
         rows: Any = x
         # x[ids] picks rows, as take(x, ids, axis=0); negative ids count from the end.
         return _gather(rows, cast(AnyTensor, index), negative=True)
-    data = x._data
     raw = _complete(_raw_index(index, x))
     _check_array_bounds(x, raw)
     try:

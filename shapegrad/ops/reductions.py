@@ -37,8 +37,6 @@ __all__ = [
 
 def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
     """``axis`` as a sorted tuple of non-negative axes (every axis when None)."""
-    from .._errors import ShapeError
-
     if axis is None:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
@@ -107,8 +105,6 @@ def max_min_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], k
 
 
 def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Any:
-    from .._errors import ShapeError
-
     data = x._data
     axes = normalize_axes(axis, data.ndim)
     if builtins.any(data.shape[a] == 0 for a in axes):
