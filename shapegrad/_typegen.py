@@ -134,9 +134,40 @@ def _joined_tape(form: str) -> str:
 _RECEIVER_TAPE = {"binary", "matmul"}
 
 
+# A function form's first overloads: the common patterns as three overloads in which one
+# operand has a single pattern and the other a union of the shapes that broadcast against it
+# (see ``_COMMON``). Pyright evaluates a nested argument once per expected type, and each
+# overload it tries before the match gives the argument an expected type of its own, which the
+# nested call then passes down (pyright keeps 8 of them per expression); so a nested operand
+# that matches the first or second overload costs one evaluation per level, a later one a
+# factor per level. These three are where ``sg.sub(sg.add(x, w), sg.mean(x, -1, True))``, a
+# bias, a scale, a number and a keepdims reduction on the right all match at once.
+COMMON_RIGHT = ("*S, N", "*S, L[1]", "N")  # same shape (rank 1 and up), keepdims on the last axis, bias
+COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank 0: on the left
+
+
+def _common(other: str) -> Iterator[Sig]:
+    """The three union overloads. The left union's tape is ``U`` beside the right operand's
+    ``T``: pyright solves ``T`` from an untraced (``Never``) first operand and does not
+    widen it to a caller's tape variable after (see ``UNTRACED_FIRST``)."""
+    right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
+    yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
+    yield "Tensor[T, *S]", [f"{other}: float"], "Tensor[T, *S]"
+    left = " | ".join(tensor("U", dims) for dims in COMMON_LEFT)
+    yield left, [f"{other}: Tensor[T, *S, N]"], "Tensor[T | U, *S, N]"
+
+
+# The table's patterns the union overloads cover (left, right): a function form leaves them out.
+_COVERED = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("N", "*S, N"), ("*S, L[1]", "*S, N")}
+
+
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     tape = _joined_tape(form)
+    if form == "function":
+        yield from _common(other)
     for _, left, right, result in _broadcast(form):
+        if form == "function" and (left, right) in _COVERED:
+            continue
         b = tensor(tape, right)
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
@@ -633,7 +664,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T, U
 '''
 
 
