@@ -15,7 +15,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T, U
+from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 from .ops import (
     elementwise as _ew,
     linalg as _linalg,
@@ -289,7 +289,9 @@ def add(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Tensor[
 @overload
 def add(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def add(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def add(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def add(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def add(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -324,10 +326,6 @@ def add(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # p
 def add(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def add(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def add(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def add(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -398,7 +396,9 @@ def sub(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Tensor[
 @overload
 def sub(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def sub(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def sub(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def sub(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def sub(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -433,10 +433,6 @@ def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # p
 def sub(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def sub(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def sub(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def sub(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -507,7 +503,9 @@ def mul(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Tensor[
 @overload
 def mul(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def mul(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def mul(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def mul(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def mul(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -542,10 +540,6 @@ def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # p
 def mul(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def mul(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def mul(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def mul(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -616,7 +610,9 @@ def div(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Tensor[
 @overload
 def div(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def div(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def div(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def div(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def div(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -651,10 +647,6 @@ def div(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ...  # p
 def div(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def div(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def div(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def div(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -725,7 +717,9 @@ def pow(x: Tensor[T, *S, N], exponent: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | 
 @overload
 def pow(x: Tensor[T, *S], exponent: float) -> Tensor[T, *S]: ...
 @overload
-def pow(x: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], exponent: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def pow(x: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], exponent: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def pow(x: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], exponent: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def pow(x: Tensor[T, *S], exponent: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -760,10 +754,6 @@ def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, N]) -> Tensor[T, *S, N]: .
 def pow(x: Tensor[NoTape, *S, N], exponent: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape, *S], exponent: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def pow(x: Tensor[NoTape, N], exponent: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def pow(x: Tensor[NoTape, *S, L[1]], exponent: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def pow(x: Tensor[NoTape], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -835,7 +825,9 @@ def maximum(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Ten
 @overload
 def maximum(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def maximum(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def maximum(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def maximum(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def maximum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -870,10 +862,6 @@ def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ... 
 def maximum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def maximum(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def maximum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def maximum(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
@@ -944,7 +932,9 @@ def minimum(a: Tensor[T, *S, N], b: Tensor[T, *S, N] | Tensor[T, *S, L[1]] | Ten
 @overload
 def minimum(a: Tensor[T, *S], b: float) -> Tensor[T, *S]: ...
 @overload
-def minimum(a: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], b: Tensor[T, *S, N]) -> Tensor[T | U, *S, N]: ...
+def minimum(a: Tensor[NoTape, *S, L[1]] | Tensor[NoTape, N] | Tensor[NoTape], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
+@overload
+def minimum(a: Tensor[T, *S, L[1]] | Tensor[T, N] | Tensor[T], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
 @overload
 def minimum(a: Tensor[T, *S], b: Tensor[T, *S] | float) -> Tensor[T, *S]: ...
 @overload
@@ -979,10 +969,6 @@ def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, N]) -> Tensor[T, *S, N]: ... 
 def minimum(a: Tensor[NoTape, *S, N], b: Tensor[T, *S, L[1]]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape, *S], b: Tensor[T]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def minimum(a: Tensor[NoTape, N], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
-@overload
-def minimum(a: Tensor[NoTape, *S, L[1]], b: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload
 def minimum(a: Tensor[NoTape], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 @overload

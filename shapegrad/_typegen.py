@@ -134,31 +134,36 @@ def _joined_tape(form: str) -> str:
 _RECEIVER_TAPE = {"binary", "matmul"}
 
 
-# A function form's first overloads: the common patterns as three overloads in which one
-# operand has a single pattern and the other a union of the shapes that broadcast against it
-# (see ``_COMMON``). Pyright evaluates a nested argument once per expected type, and each
-# overload it tries before the match gives the argument an expected type of its own, which the
-# nested call then passes down (pyright keeps 8 of them per expression); so a nested operand
-# that matches the first or second overload costs one evaluation per level, a later one a
-# factor per level. These three are where ``sg.sub(sg.add(x, w), sg.mean(x, -1, True))``, a
-# bias, a scale, a number and a keepdims reduction on the right all match at once.
+# A function form's first overloads: the common patterns as four overloads in which one
+# operand has a single pattern and the other a union of the shapes that broadcast against it.
+# Pyright evaluates a nested argument once per expected type, and each overload it tries
+# before the match gives the argument an expected type of its own, which the nested call then
+# passes down to its own arguments (pyright keeps 8 per expression); so a nested operand that
+# matches within the first two overloads costs one evaluation per level, a later one a factor
+# per level. The nested operand is almost always the left one (``sg.sub(sg.add(x, w), m)``):
+# a same-shape operand, a bias, a keepdims reduction and a number on the right match at the
+# first or second try. A vector, a keepdims reduction or a rank-0 tensor on the left follow,
+# untraced first (a parameter, ``sg.sub(w, x)``): pyright solves ``T`` from an untraced
+# (``Never``) first operand and does not widen it to a caller's tape variable after (see
+# ``UNTRACED_FIRST``).
 COMMON_RIGHT = ("*S, N", "*S, L[1]", "N")  # same shape (rank 1 and up), keepdims on the last axis, bias
-COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank 0: on the left
+COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank 0
 
 
 def _common(other: str) -> Iterator[Sig]:
-    """The three union overloads. The left union's tape is ``U`` beside the right operand's
-    ``T``: pyright solves ``T`` from an untraced (``Never``) first operand and does not
-    widen it to a caller's tape variable after (see ``UNTRACED_FIRST``)."""
+    """The union overloads (see ``COMMON_RIGHT``)."""
     right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
     yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
     yield "Tensor[T, *S]", [f"{other}: float"], "Tensor[T, *S]"
-    left = " | ".join(tensor("U", dims) for dims in COMMON_LEFT)
-    yield left, [f"{other}: Tensor[T, *S, N]"], "Tensor[T | U, *S, N]"
+    for tape in (UNTRACED_FIRST, "T"):
+        left = " | ".join(tensor(tape, dims) for dims in COMMON_LEFT)
+        yield left, [f"{other}: Tensor[T, *S, N]"], "Tensor[T, *S, N]"
 
 
-# The table's patterns the union overloads cover (left, right): a function form leaves them out.
-_COVERED = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("N", "*S, N"), ("*S, L[1]", "*S, N")}
+# The table's patterns the union overloads cover (left, right): a function form leaves them
+# out, and their untraced-first copies.
+_COVERED_LEFT = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
+_COVERED = {("*S, N", "N"), ("*S, N", "*S, L[1]"), *_COVERED_LEFT}
 
 
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -180,7 +185,9 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # ``_untraced_first``).
     patterns = [(left, right, result) for _, left, right, result in BROADCAST]
     same = [p for p in patterns if p[0] == p[1] == "*S"]
-    yield from _untraced_first([p for p in patterns if p not in same], other)
+    # (a function form's untraced-first left patterns are in its union overloads)
+    covered = _COVERED_LEFT if form == "function" else set()
+    yield from _untraced_first([p for p in patterns if p not in same and p[:2] not in covered], other)
     for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
     yield from _untraced_first([*_outer(), *OPEN_RANK, *same], other)
@@ -498,7 +505,8 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
     if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
         return _OPEN_RANK_OVERLAP
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
-    if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join":
+    # (a union of untraced patterns comes before its traced twin, which pyright does not flag)
+    if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join" and " | " not in operand:
         # A method's typed patterns have the receiver's own tape (``_joined_tape``), which
         # does not cover these.
         return "" if form == "method" and op.kind in _RECEIVER_TAPE else _UNTRACED_OVERLAP
@@ -664,7 +672,7 @@ from typing_extensions import deprecated
 from ._autodiff import NoTape
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T, U
+from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
 '''
 
 
