@@ -162,8 +162,8 @@ def _common(other: str) -> Iterator[Sig]:
 
 # The table's patterns the union overloads cover (left, right): a function form leaves them
 # out, and their untraced-first copies.
-_COVERED_LEFT = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
-_COVERED = {("*S, N", "N"), ("*S, N", "*S, L[1]"), *_COVERED_LEFT}
+_COVERED_LEFT: set[tuple[str, str]] = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
+_COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), *_COVERED_LEFT}
 
 
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -186,7 +186,7 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     patterns = [(left, right, result) for _, left, right, result in BROADCAST]
     same = [p for p in patterns if p[0] == p[1] == "*S"]
     # (a function form's untraced-first left patterns are in its union overloads)
-    covered = _COVERED_LEFT if form == "function" else set()
+    covered: set[tuple[str, str]] = _COVERED_LEFT if form == "function" else set()
     yield from _untraced_first([p for p in patterns if p not in same and p[:2] not in covered], other)
     for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
