@@ -146,24 +146,26 @@ _RECEIVER_TAPE = {"binary", "matmul"}
 # untraced first (a parameter, ``sg.sub(w, x)``): pyright solves ``T`` from an untraced
 # (``Never``) first operand and does not widen it to a caller's tape variable after (see
 # ``UNTRACED_FIRST``).
-COMMON_RIGHT = ("*S, N", "*S, L[1]", "N")  # same shape (rank 1 and up), keepdims on the last axis, bias
+COMMON_RIGHT = ("*S, L[1]", "N")  # keepdims on the last axis, a bias
 COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank 0
 
 
 def _common(other: str) -> Iterator[Sig]:
-    """The union overloads (see ``COMMON_RIGHT``)."""
+    """The union overloads (see ``COMMON_RIGHT``), the same shape (or a number) on the right
+    second, and a number on the left."""
     right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
     yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
-    yield "Tensor[T, *S]", [f"{other}: float"], "Tensor[T, *S]"
+    yield "Tensor[T, *S]", [f"{other}: Tensor[T, *S] | float"], "Tensor[T, *S]"
     for tape in (UNTRACED_FIRST, "T"):
         left = " | ".join(tensor(tape, dims) for dims in COMMON_LEFT)
         yield left, [f"{other}: Tensor[T, *S, N]"], "Tensor[T, *S, N]"
+    yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"  # a Python number on the left, as NumPy
 
 
 # The table's patterns the union overloads cover (left, right): a function form leaves them
 # out, and their untraced-first copies.
 _COVERED_LEFT: set[tuple[str, str]] = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
-_COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), *_COVERED_LEFT}
+_COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("*S", "*S"), *_COVERED_LEFT}
 
 
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -177,8 +179,6 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
         yield tensor(tape, left), [f"{other}: {b}"], tensor(tape, result)
-        if left == right == "*S" and form == "function":
-            yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
     # The untraced-first copies of the broadcast patterns come before the outer and open-rank
     # patterns: ``sg.sub(w, <nested>)`` with an untraced ``w`` matches among them, and a nested
     # argument is evaluated once per overload tried. The same-shape copy stays last (see
