@@ -76,7 +76,9 @@ ALIASES = {
 # operand first and a caller's tape variable second (``sg.sub(w, x)`` inside a function
 # generic over ``T``: ``T`` solved to ``Never`` is not widened to that ``T``). Each rule ends
 # with a copy of its patterns for that case (``UNTRACED_FIRST``), after every other overload,
-# so a call that matches earlier never tries them.
+# so a call that matches earlier never tries them. (A function form's left union overloads,
+# ``_common``, have their untraced copy first instead: pyright does not flag a narrower union
+# before its twin.)
 UNTRACED_FIRST = "NoTape"
 Sig = tuple[str, list[str], str]  # (type of the first operand, the other parameters, result)
 
