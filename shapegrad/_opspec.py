@@ -107,7 +107,9 @@ class OpSpec:
 # whenever the pattern matches) and together they leave out only what needs a cast or a reshape.
 # Most common first: pyright evaluates a nested argument (``sg.add(sg.mul(x, w), b)``) once
 # per overload it tries, so the time of a nested expression multiplies by each level's match
-# position; the bias and the same-shape patterns match at the first or second try.
+# position; the bias and the same-shape patterns match at the first or second try. A function
+# form opens with the common patterns as union overloads (``_typegen._common``, measured in
+# tests/test_typing_speed.py) and then the rest of this table in this order.
 BROADCAST: tuple[tuple[str, str, str, str], ...] = (
     ("vector (bias, scale) on the right", "*S, N", "N", "*S, N"),
     ("same shape", "*S", "*S", "*S"),

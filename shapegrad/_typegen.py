@@ -76,7 +76,9 @@ ALIASES = {
 # operand first and a caller's tape variable second (``sg.sub(w, x)`` inside a function
 # generic over ``T``: ``T`` solved to ``Never`` is not widened to that ``T``). Each rule ends
 # with a copy of its patterns for that case (``UNTRACED_FIRST``), after every other overload,
-# so a call that matches earlier never tries them.
+# so a call that matches earlier never tries them. (A function form's left union overloads,
+# ``_common``, have their untraced copy first instead: pyright does not flag a narrower union
+# before its twin.)
 UNTRACED_FIRST = "NoTape"
 Sig = tuple[str, list[str], str]  # (type of the first operand, the other parameters, result)
 
@@ -134,22 +136,60 @@ def _joined_tape(form: str) -> str:
 _RECEIVER_TAPE = {"binary", "matmul"}
 
 
+# A function form's first overloads: the common patterns as four overloads in which one
+# operand has a single pattern and the other a union of the shapes that broadcast against it.
+# Pyright evaluates a nested argument once per expected type, and each overload it tries
+# before the match gives the argument an expected type of its own, which the nested call then
+# passes down to its own arguments (pyright keeps 8 per expression); so a nested operand that
+# matches within the first two overloads costs one evaluation per level, a later one a factor
+# per level. The nested operand is almost always the left one (``sg.sub(sg.add(x, w), m)``):
+# a same-shape operand, a bias, a keepdims reduction and a number on the right match at the
+# first or second try. A vector, a keepdims reduction or a rank-0 tensor on the left follow,
+# untraced first (a parameter, ``sg.sub(w, x)``): pyright solves ``T`` from an untraced
+# (``Never``) first operand and does not widen it to a caller's tape variable after (see
+# ``UNTRACED_FIRST``).
+COMMON_RIGHT = ("*S, L[1]", "N")  # keepdims on the last axis, a bias
+COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank 0
+
+
+def _common(other: str) -> Iterator[Sig]:
+    """The union overloads (see ``COMMON_RIGHT``), the same shape (or a number) on the right
+    second, and a number on the left."""
+    right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
+    yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
+    yield "Tensor[T, *S]", [f"{other}: Tensor[T, *S] | float"], "Tensor[T, *S]"
+    for tape in (UNTRACED_FIRST, "T"):
+        left = " | ".join(tensor(tape, dims) for dims in COMMON_LEFT)
+        yield left, [f"{other}: Tensor[T, *S, N]"], "Tensor[T, *S, N]"
+    yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"  # a Python number on the left, as NumPy
+
+
+# The table's patterns the union overloads cover (left, right): a function form leaves them
+# out, and their untraced-first copies.
+_COVERED_LEFT: set[tuple[str, str]] = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
+_COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("*S", "*S"), *_COVERED_LEFT}
+
+
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     tape = _joined_tape(form)
+    if form == "function":
+        yield from _common(other)
     for _, left, right, result in _broadcast(form):
+        if form == "function" and (left, right) in _COVERED:
+            continue
         b = tensor(tape, right)
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
         yield tensor(tape, left), [f"{other}: {b}"], tensor(tape, result)
-        if left == right == "*S" and form == "function":
-            yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"
     # The untraced-first copies of the broadcast patterns come before the outer and open-rank
     # patterns: ``sg.sub(w, <nested>)`` with an untraced ``w`` matches among them, and a nested
     # argument is evaluated once per overload tried. The same-shape copy stays last (see
     # ``_untraced_first``).
     patterns = [(left, right, result) for _, left, right, result in BROADCAST]
     same = [p for p in patterns if p[0] == p[1] == "*S"]
-    yield from _untraced_first([p for p in patterns if p not in same], other)
+    # (a function form's untraced-first left patterns are in its union overloads)
+    covered: set[tuple[str, str]] = _COVERED_LEFT if form == "function" else set()
+    yield from _untraced_first([p for p in patterns if p not in same and p[:2] not in covered], other)
     for left, right, result in [*_outer(), *OPEN_RANK]:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
     yield from _untraced_first([*_outer(), *OPEN_RANK, *same], other)
@@ -467,7 +507,8 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
     if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
         return _OPEN_RANK_OVERLAP
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
-    if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join":
+    # (a union of untraced patterns comes before its traced twin, which pyright does not flag)
+    if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join" and " | " not in operand:
         # A method's typed patterns have the receiver's own tape (``_joined_tape``), which
         # does not cover these.
         return "" if form == "method" and op.kind in _RECEIVER_TAPE else _UNTRACED_OVERLAP

@@ -15,6 +15,9 @@ from typing_extensions import TypeVar
 from ._dims import Dim, LiteralSize, Open
 
 T = TypeVar("T")  # whatever tape the operand carries
+# The other operand's tape where a function form's union overload takes it apart from ``T``
+# (``_typegen.binary``): the result is ``Tensor[T | U, ...]``, and ``NoTape`` is ``Never``.
+U = TypeVar("U")
 M = TypeVar("M")  # the model a tape records gradients for
 # The model of the tape a backward pass starts from (``backward``'s ``M``). ty solves ``M`` in
 # ``Tensor[OwnedTape[M]]`` from a join of two models' tapes (``OwnedTape[A] | OwnedTape[B]``,
