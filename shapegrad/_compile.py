@@ -757,6 +757,15 @@ _COMPARISONS: dict[Any, str] = {
 }
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _MAX_CHAIN = 48  # operations per loop: bounds one compile (numba's time grows with the body)
+# A chain runs at its last op's place, so the arrays it reads live until then: it does not
+# reach past more than this many other ops, nor past any but the cheap ones below (a matrix
+# product between would keep, say, every time step's weight gradient alive for one chain of
+# additions: more memory for no pass saved).
+_MAX_SPAN = 24
+_CHEAP_BETWEEN = frozenset(
+    {"__getitem__", "__setitem__", "reshape", "transpose", "matrix_transpose", "swapaxes", "T", "mT", "view"}
+    | {"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "where"}
+)
 
 
 def _broadcast_pattern(shape: tuple[int, ...], full: tuple[int, ...]) -> str | None:
@@ -933,10 +942,15 @@ class _Fusion:
         for index in made:
             if any(u < end and u not in inside for u in self.uses.get(index, ())):
                 return False  # read by an op outside the chain before the chain would run
+        if end - members[0] + 1 - len(members) > _MAX_SPAN:
+            return False
         read = {self.rec.owner[i] for p in members for i in _refs(self.ops[p].args, []) if i not in made}
         for p in range(members[0] + 1, end):
             if p in inside:
                 continue
+            between = self.ops[p]
+            if not (between.ufunc or _name(between.fn) in _CHEAP_BETWEEN):
+                return False
             written = self.writes[p]
             if written is None or not written.isdisjoint(read):
                 return False
