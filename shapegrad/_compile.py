@@ -14,7 +14,10 @@ the step count), run again at every replay.
 
 The recording becomes one generated Python function: a line per array operation on local
 variables, element-wise results written into buffers allocated once (``out=``) and shared
-between values whose lifetimes do not overlap. No tape, no tensor objects, no checks.
+between values whose lifetimes do not overlap. No tape, no tensor objects, no checks. Where
+the backend compiles loops (NumPy with numba: :class:`_Fusion`), a chain of element-wise
+operations (arithmetic, comparisons, ``where``, ``maximum``) becomes one call of a compiled
+loop that keeps the chain's inner values in registers and rounds as NumPy does.
 
 Anything the recording cannot follow makes the step run eagerly from then on, with one
 :class:`CompileWarning`: a value read by Python (``.item()``, ``float(t)``, ``bool(t)``,
@@ -1007,14 +1010,17 @@ class _Fusion:
                 *stores,
             ]
         )
-        loop = self.compile_loop(source, "fused")
-        if loop is None:
-            return None
         # Compiled here for the recorded arrays' types, and checked against what eager computed.
         recorded = [rec.plain[i] for i in outputs]
         scratch = [np.empty_like(r) for r in recorded]
         args = [_shaped(rec.plain[i], expr) for i, expr in inputs]
-        loop(*args, *[s.reshape(rows, cols) for s in scratch])
+        try:
+            loop = self.compile_loop(source, "fused")
+            if loop is None:
+                return None
+            loop(*args, *[s.reshape(rows, cols) for s in scratch])
+        except Exception:  # noqa: BLE001 -- a loop the compiler cannot build: the chain's ops stay as they are
+            return None
         if not all(np.array_equal(s, r, equal_nan=True) for s, r in zip(scratch, recorded, strict=True)):
             return None
         return _Fused(chain, loop, inputs, outputs, source)
@@ -1793,7 +1799,11 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     optimizer's update as one host call (the learning rate and its schedule, bias correction
     and clipping are read at every replay). Later calls replay the recording: one generated
     function, buffers reused, no tape, no checks. Every error a mistake raises is raised by
-    the recording run, which is eager.
+    the recording run, which is eager. With numba installed (the ``fast`` extra), chains of
+    element-wise arithmetic, comparisons, ``where`` and ``maximum``/``minimum`` (a bias or a
+    scalar broadcast) and their gradients replay as single compiled loops, with eager's
+    results bit for bit; each distinct loop compiles once, in the recording call
+    (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``).
 
     A replay returns what the step returned, its tensors untraced. A step whose Python code
     reads a value (``.item()``, ``float(t)``, ``bool(t)``, ``if loss > x``, ``.tolist()``,
