@@ -84,6 +84,10 @@ def _is_sequence(value: Any) -> bool:
     return isinstance(value, (tuple, list))
 
 
+def _is_slice(value: Any) -> bool:
+    return isinstance(value, slice)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (bool, int, float, complex))
 
@@ -850,6 +854,7 @@ class _Fusion:
         self.fused: dict[int, _Fused] = {}  # by the position it runs at
         self.at: dict[int, int] = {}  # member position -> the position its chain runs at
         self.internal: set[int] = set()  # registers a loop keeps in registers, never arrays
+        self.keep: dict[int, int] = {}  # register -> a loop's place where it is read (besides its ops' arguments)
         done: set[int] = set()
         for chain in self.chain_of.values():
             if id(chain) in done or len(chain.members) < 2:
@@ -960,6 +965,43 @@ class _Fusion:
         return True
 
     # -- the loop --------------------------------------------------------------------------------------
+    def _column_slice(self, index: int, full: tuple[int, ...]) -> tuple[int, int] | None:
+        """``(parent, offset)`` where register ``index`` is ``parent[:, offset:offset + cols]``
+        of a C-contiguous 2-D ``parent`` (a gate of a fused matrix product), else None. A
+        loop reading such columns as an array of its own gets NumPy's strides, which numba
+        cannot vectorise over; read through the parent at an offset, it can. The slice is a
+        recorded op with a constant key, so the offset is the same at every replay."""
+        rec = self.rec
+        position = rec.made_by[index]
+        if position < 0 or len(full) != 2:
+            return None
+        op = self.ops[position]
+        if not (op.kind == "method" and op.fn == "__getitem__" and isinstance(op.args[0], _Ref)):
+            return None
+        template: Any = op.args[1]
+        if not isinstance(template, tuple):
+            return None
+        key = cast("tuple[Any, ...]", template)
+        if key and key[-1] is Ellipsis:
+            key = key[:-1]  # x[:, a:b, ...]: the library's slices of the last axis
+        parent = op.args[0].index
+        whole, array = rec.plain[parent], rec.plain[index]
+        columns: Any = key[1] if len(key) == 2 else None
+        if not (
+            key[0] == slice(None)
+            and _is_slice(columns)
+            and columns.step in (None, 1)
+            and _is_ndarray(whole)
+            and whole.ndim == 2
+            and whole.flags.c_contiguous
+            and array.shape == full
+            and whole.shape[0] == full[0]
+            and array.strides == whole.strides
+        ):
+            return None
+        offset = (array.ctypes.data - whole.ctypes.data) // whole.itemsize
+        return (parent, offset) if 0 <= offset <= whole.shape[1] - full[1] else None
+
     def _compile(self, chain: _Chain) -> _Fused | None:
         """The chain's loop: generated, compiled, and checked against the recorded values."""
         rec, ops = self.rec, self.ops
@@ -972,6 +1014,7 @@ class _Fusion:
         loads: list[str] = []
         body: list[str] = []
         outputs: list[int] = []
+        kept: list[int] = []  # registers read besides the ops' arguments (column slices' parents)
         made = [cast(int, ops[p].outs) for p in chain.members]
         for p, out in zip(chain.members, made, strict=True):
             op = ops[p]
@@ -982,11 +1025,18 @@ class _Fusion:
                     continue
                 if arg.index not in names:
                     array = rec.plain[arg.index]
-                    pattern = _broadcast_pattern(array.shape, full)
-                    expr, index = _operand(f"r{arg.index}", array.ndim, pattern, rows, cols)
+                    passed, column = arg.index, self._column_slice(arg.index, full)
+                    if column is not None:
+                        # the contiguous array it is columns of: a loop over it is vectorised
+                        passed, offset = column
+                        expr, index = f"r{passed}", f"[i, j + {offset}]"
+                        kept.append(passed)
+                    else:
+                        pattern = _broadcast_pattern(array.shape, full)
+                        expr, index = _operand(f"r{arg.index}", array.ndim, pattern, rows, cols)
                     names[arg.index] = f"x{len(inputs)}"
                     loads.append(f"            x{len(inputs)} = a{len(inputs)}{index}")
-                    inputs.append((arg.index, expr))
+                    inputs.append((passed, expr))
                 operands.append(names[arg.index])
             if op.fn is np.where:
                 text = f"{operands[1]} if {operands[0]} else {operands[2]}"
@@ -1023,6 +1073,8 @@ class _Fusion:
             return None
         if not all(np.array_equal(s, r, equal_nan=True) for s, r in zip(scratch, recorded, strict=True)):
             return None
+        for index in kept:
+            self.keep[index] = max(self.keep.get(index, -1), chain.members[-1])
         return _Fused(chain, loop, inputs, outputs, source)
 
 
@@ -1173,9 +1225,12 @@ class _Plan:
         return ("object", value)
 
     @staticmethod
-    def _last_uses(rec: _Recorder, needed: list[int], at: dict[int, int]) -> tuple[list[int], list[int]]:
+    def _last_uses(
+        rec: _Recorder, needed: list[int], at: dict[int, int], keep: dict[int, int]
+    ) -> tuple[list[int], list[int]]:
         """Each register's last use (``len(ops)``: given back) and its memory's (the last use
-        of any view of it); an op that runs inside a fused loop uses at the loop's place."""
+        of any view of it); an op that runs inside a fused loop uses at the loop's place, and
+        a loop reads the registers ``keep`` names at its place."""
         ops = rec.ops
         n = len(rec.plain)
         last = [-1] * n
@@ -1188,6 +1243,8 @@ class _Plan:
             for index in outs:
                 if index is not None:
                     last[index] = max(last[index], runs)
+        for index, position in keep.items():
+            last[index] = max(last[index], position)
         for index in needed:
             last[index] = len(ops)
         # A value's memory lives as long as the last use of any view of it.
@@ -1201,13 +1258,13 @@ class _Plan:
         ops = rec.ops
         n = len(rec.plain)
         end = len(ops)
-        last, memory_last = self._last_uses(rec, needed, {})
+        last, memory_last = self._last_uses(rec, needed, {}, {})
         escaping = {rec.owner[index] for index in needed}
         inputs = set(rec.input_regs)
         into = self._elide_copies(rec, last, escaping)
         fusion = _Fusion(rec, escaping, into, backend.compile_loop) if isinstance(backend, CompiledLoops) else None
         if fusion is not None and fusion.fused:
-            last, memory_last = self._last_uses(rec, needed, fusion.at)
+            last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
         internal = fusion.internal if fusion is not None else set[int]()
         gen = _Codegen()
         lines = ["def _replay(I, F, C, B):"]

@@ -450,6 +450,8 @@ def test_elementwise_chains_of_a_gru_step_are_fused_into_shared_loops() -> None:
     # gradients run as loops; each time step's chains share one compiled loop
     assert recording.fused_operations > recording.operations // 4
     assert 0 < len(recording.loop_sources) < recording.fused_loops
+    # a gate (columns of the fused gates' product) is read through that product at an offset
+    assert any("[i, j + 6]" in source for source in recording.loop_sources)
     assert recording.source.count("# fused:") == recording.fused_loops
     assert "fused into" in repr(recording)
 
