@@ -505,3 +505,21 @@ def test_a_chain_is_not_moved_past_a_write_of_what_it_reads() -> None:
         before, after = compiled(x, y)
         np.testing.assert_array_equal(before.numpy(), expected)
         np.testing.assert_array_equal(after.numpy(), model.l2.bias.numpy() + 1.0)
+
+
+def test_fused_loops_over_three_axes_broadcast_a_value_per_row() -> None:
+    pytest.importorskip("numba")
+
+    def f(x: Any, scale: Any) -> Any:
+        centred = x - x.mean(axis=-1, keepdims=True)  # one value per row: (2, 3, 1)
+        return (centred * scale * 0.5 + 1.0).maximum(centred)
+
+    compiled = sg.compile(f)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        x = sg.tensor(rng.standard_normal((2, 3, 5)).astype(np.float32))
+        scale = sg.tensor(rng.standard_normal((2, 3, 1)).astype(np.float32))
+        np.testing.assert_array_equal(compiled(x, scale).numpy(), f(x, scale).numpy())
+    (recording,) = compiled.recordings
+    assert recording.fused_loops == 1 and recording.fused_operations == 5
+    assert "[i, 0]" in recording.loop_sources[0] and ".reshape(6, 5)" in recording.source
