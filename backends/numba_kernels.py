@@ -50,6 +50,9 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
   (``backends/numba_recurrent.py``); float32 and float64.
 - ``im2col`` and ``col2im``: a convolution's window gathering and its adjoint, channels-last
   (``backends/numba_conv.py``); float32 and float64.
+
+``loop(source, name)`` compiles a function from generated source: ``sg.compile``'s fused
+element-wise chains (``shapegrad/_compile.py``), one loop each.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ import numpy as np
 
 from . import numba_conv, numba_recurrent
 
-__all__ = ["ERF_P", "ERF_Q", "available", "kernel"]
+__all__ = ["ERF_P", "ERF_Q", "available", "kernel", "loop"]
 
 # erf(x) ≈ x·P(x²)/Q(x²) on [-4, 4] (±1 beyond, to float32 precision): the rational
 # approximation XLA and Eigen use for float32 (absolute error < 5e-7). The NumPy backend's
@@ -880,3 +883,24 @@ def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:
             _cache = False
             _built[name] = _BUILDERS[name]()
     return _built[name]
+
+
+# Generated loops by their source: a recording's chains that repeat (a recurrent cell's, each
+# time step's) and later recordings of the same step share one compiled function.
+_loops: dict[str, Callable[..., Any]] = {}
+
+
+def loop(source: str, name: str) -> Callable[..., Any] | None:
+    """The function ``name`` defined by ``source`` (generated Python over arrays, which may
+    name ``np``), compiled with numba on its first call for each argument type, or None
+    without numba. No fastmath, so that it rounds as NumPy's passes do, operation by
+    operation; NumPy's error model, so that a division by zero gives inf or NaN as NumPy's
+    does instead of raising; not cached on disk (the source is made at run time)."""
+    if not available():
+        return None
+    compiled = _loops.get(source)
+    if compiled is None:
+        namespace: dict[str, Any] = {"np": np}
+        exec(compile(source, f"<fused loop {name}>", "exec"), namespace)  # noqa: S102 -- sg.compile's generated code
+        compiled = _loops[source] = _numba.njit(cache=False, fastmath=False, error_model="numpy")(namespace[name])
+    return compiled

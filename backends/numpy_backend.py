@@ -69,6 +69,11 @@ class NumpyBackend(NumpyLikeBackend):
             return special.erf
         return None
 
+    def compile_loop(self, source: str, name: str) -> Any:
+        """The function ``name`` of generated ``source`` compiled with numba (``sg.compile``'s
+        fused element-wise chains), or None without numba."""
+        return numba_kernels.loop(source, name)
+
     def scatter_add(self, target: Any, indices: Any, values: Any) -> None:
         """In place: ``target[indices] += values``, repeated indices accumulating; rows at a
         time (numba) for a 1-D index into the first axis, else ``np.add.at``."""

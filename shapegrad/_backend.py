@@ -21,6 +21,7 @@ from ._errors import BackendError, DTypeError, ShapeError
 
 __all__ = [
     "Backend",
+    "CompiledLoops",
     "FusedKernels",
     "active_backend",
     "as_backend_array",
@@ -100,6 +101,18 @@ class FusedKernels(Protocol):
 
     def fused_kernel(self, name: str, dtype: Any) -> Callable[..., Any] | None:
         """The kernel ``name`` for arrays of ``dtype``, or ``None``."""
+        ...
+
+
+@runtime_checkable
+class CompiledLoops(Protocol):
+    """The optional capability of a backend to compile a generated loop: ``sg.compile``
+    writes each chain of element-wise operations of a recording as one Python function over
+    2-D arrays (``for i in range(rows): for j in range(cols): ...``, scalars only inside)
+    and replays the compiled function in place of the chain (NumPy: with numba)."""
+
+    def compile_loop(self, source: str, name: str) -> Callable[..., Any] | None:
+        """The function ``name`` that ``source`` defines, compiled, or ``None``."""
         ...
 
 

@@ -14,7 +14,10 @@ the step count), run again at every replay.
 
 The recording becomes one generated Python function: a line per array operation on local
 variables, element-wise results written into buffers allocated once (``out=``) and shared
-between values whose lifetimes do not overlap. No tape, no tensor objects, no checks.
+between values whose lifetimes do not overlap. No tape, no tensor objects, no checks. Where
+the backend compiles loops (NumPy with numba: :class:`_Fusion`), a chain of element-wise
+operations (arithmetic, comparisons, ``where``, ``maximum``) becomes one call of a compiled
+loop that keeps the chain's inner values in registers and rounds as NumPy does.
 
 Anything the recording cannot follow makes the step run eagerly from then on, with one
 :class:`CompileWarning`: a value read by Python (``.item()``, ``float(t)``, ``bool(t)``,
@@ -34,7 +37,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import numpy as np
 
 from . import _hooks
-from ._backend import _loaded, active_backend
+from ._backend import CompiledLoops, _loaded, active_backend
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients
 from ._tensor import Tensor, wrap
@@ -79,6 +82,10 @@ def _is_ndarray(value: Any) -> bool:
 
 def _is_sequence(value: Any) -> bool:
     return isinstance(value, (tuple, list))
+
+
+def _is_slice(value: Any) -> bool:
+    return isinstance(value, slice)
 
 
 def _is_number(value: Any) -> bool:
@@ -728,6 +735,368 @@ class _Session:
             backend.__dict__.update(saved)
 
 
+# -- fusing element-wise chains ------------------------------------------------------------------
+# The ufuncs a fused loop computes, as each element's expression over its operands' names:
+# IEEE arithmetic, comparisons and selections, which a compiled loop without fastmath rounds
+# exactly as NumPy's passes do (a fused replay gives eager's bits). Transcendentals (exp,
+# tanh, log) stay NumPy passes between loops: NumPy's vectorised float32 versions round
+# differently from the C library's that numba calls, and a scalar library call keeps the loop
+# from being vectorised (see backends/numba_kernels.py).
+_ELEMENT_EXPRESSIONS: dict[Any, str] = {
+    np.add: "{0} + {1}",
+    np.subtract: "{0} - {1}",
+    np.multiply: "{0} * {1}",
+    np.true_divide: "{0} / {1}",
+    np.negative: "-{0}",
+    np.absolute: "abs({0})",
+    np.square: "{0} * {0}",
+    # NumPy's: the first operand where it is the larger or NaN, else the second (NaN spreads)
+    np.maximum: "{0} if {0} >= {1} or {0} != {0} else {1}",
+    np.minimum: "{0} if {0} <= {1} or {0} != {0} else {1}",
+}
+_COMPARISONS: dict[Any, str] = {
+    np.greater: "{0} > {1}",
+    np.greater_equal: "{0} >= {1}",
+    np.less: "{0} < {1}",
+    np.less_equal: "{0} <= {1}",
+    np.equal: "{0} == {1}",
+    np.not_equal: "{0} != {1}",
+}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_MAX_CHAIN = 48  # operations per loop: bounds one compile (numba's time grows with the body)
+# A chain runs at its last op's place, so the arrays it reads live until then: it does not
+# reach past more than this many other ops, nor past any but the cheap ones below (a matrix
+# product between would keep, say, every time step's weight gradient alive for one chain of
+# additions: more memory for no pass saved).
+_MAX_SPAN = 24
+_CHEAP_BETWEEN = frozenset(
+    {"__getitem__", "__setitem__", "reshape", "transpose", "matrix_transpose", "swapaxes", "T", "mT", "view"}
+    | {"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "where"}
+)
+
+
+def _broadcast_pattern(shape: tuple[int, ...], full: tuple[int, ...]) -> str | None:
+    """How an operand of ``shape`` meets a chain's ``full`` shape, seen as (rows, columns):
+    "full", "row" (a vector along the last axis: a bias), "column" (one value per row), "one"
+    (a single value); None for any other broadcast (the op is not fused)."""
+    if shape == full:
+        return "full"
+    if len(shape) > len(full):
+        return None
+    padded = (1,) * (len(full) - len(shape)) + shape
+    if all(d == 1 for d in padded):
+        return "one"
+    if all(d == 1 for d in padded[:-1]) and padded[-1] == full[-1]:
+        return "row"
+    if padded[-1] == 1 and padded[:-1] == full[:-1]:
+        return "column"
+    return None
+
+
+class _Chain:
+    """Element-wise operations replayed as one compiled loop: ``members`` (op positions, in
+    order) of one shape and float dtype, run where the last of them was."""
+
+    __slots__ = ("members", "shape", "dtype")
+
+    def __init__(self, members: list[int], shape: tuple[int, ...], dtype: Any) -> None:
+        self.members, self.shape, self.dtype = members, shape, dtype
+
+
+class _Fused:
+    """A chain ready to replay: its compiled loop, the registers it reads (with the replay
+    expression passing each) and the registers it writes (the values used outside it)."""
+
+    __slots__ = ("chain", "loop", "inputs", "outputs", "source")
+
+    def __init__(
+        self, chain: _Chain, loop: Any, inputs: list[tuple[int, str]], outputs: list[int], source: str
+    ) -> None:
+        self.chain, self.loop, self.inputs, self.outputs, self.source = chain, loop, inputs, outputs, source
+
+
+class _Fusion:
+    """Groups a recording's element-wise operations into chains (:class:`_Chain`) and
+    compiles each chain's loop with the backend (``compile_loop``).
+
+    A chain grows op by op in recorded order: an element-wise op joins the chains that made
+    its operands (same shape and dtype) where the grown chain can still run at the new op's
+    place: none of its values is read by an op outside it before that place, and nothing
+    between its first op and that place writes memory it reads (an in-place op, a kernel, a
+    host call). Its values read only inside it never become arrays. Each loop is checked once
+    against the values the recording computed: a loop that gives other bits is not used."""
+
+    def __init__(self, rec: _Recorder, escaping: set[int], into: dict[int, int], compile_loop: Any) -> None:
+        self.rec = rec
+        self.ops = rec.ops
+        self.escaping = escaping
+        self.compile_loop = compile_loop
+        self.uses: dict[int, list[int]] = {}
+        for position, op in enumerate(self.ops):
+            for index in _refs((op.args, op.kwargs), []):
+                self.uses.setdefault(index, []).append(position)
+        # per op: the memory (owner registers) it may write; None: anything (a host call)
+        self.writes: list[set[int] | None] = []
+        for op in self.ops:
+            if op.kind == "host":
+                self.writes.append(None)
+            else:
+                written = rec._writes(op.kind, op.fn, op.args, op.kwargs)
+                self.writes.append({rec.owner[i] for i in written})
+        for made, copy in into.items():  # a ufunc the replay writes into a copy's target
+            target = cast(_Ref, self.ops[copy].args[0])
+            cast("set[int]", self.writes[made]).add(rec.owner[target.index])
+        excluded = set(into) | set(into.values())
+        self.chain_of: dict[int, _Chain] = {}
+        for position in range(len(self.ops)):
+            if position not in excluded:
+                self._grow(position)
+        self.fused: dict[int, _Fused] = {}  # by the position it runs at
+        self.at: dict[int, int] = {}  # member position -> the position its chain runs at
+        self.internal: set[int] = set()  # registers a loop keeps in registers, never arrays
+        self.keep: dict[int, int] = {}  # register -> a loop's place where it is read (besides its ops' arguments)
+        done: set[int] = set()
+        for chain in self.chain_of.values():
+            if id(chain) in done or len(chain.members) < 2:
+                continue
+            done.add(id(chain))
+            fused = self._compile(chain)
+            if fused is None:
+                continue
+            end = chain.members[-1]
+            self.fused[end] = fused
+            for position in chain.members:
+                self.at[position] = end
+                out = self.ops[position].outs
+                if out not in fused.outputs:
+                    self.internal.add(out)
+
+    # -- which ops ----------------------------------------------------------------------------
+    def _element(self, position: int) -> tuple[tuple[int, ...], Any] | None:
+        """The shape and float dtype of an element-wise op a loop can compute, or None."""
+        op, rec = self.ops[position], self.rec
+        out = op.outs
+        if op.kind != "call" or op.kwargs or not isinstance(out, int):
+            return None
+        if not (op.ufunc and (op.fn in _ELEMENT_EXPRESSIONS or op.fn in _COMPARISONS)) and not (
+            op.fn is np.where and len(op.args) == 3
+        ):
+            return None
+        result = rec.plain[out]
+        if (
+            rec.made_by[out] != position
+            or rec.owner[out] != out
+            or not _is_ndarray(result)
+            or result.ndim == 0
+            or result.size == 0
+            or not result.flags.c_contiguous
+        ):
+            return None
+        shape: tuple[int, ...] = result.shape
+        arrays = [rec.plain[a.index] for a in op.args if isinstance(a, _Ref)]
+        if len(arrays) + sum(1 for a in op.args if self._constant(a)) != len(op.args):
+            return None
+        if any(not _is_ndarray(a) or _broadcast_pattern(a.shape, shape) is None for a in arrays):
+            return None
+        if op.fn is np.where:
+            condition, values = op.args[0], op.args[1:]
+            dtype = result.dtype
+            if not (isinstance(condition, _Ref) and rec.plain[condition.index].dtype == np.bool_):
+                return None
+            arrays = [rec.plain[a.index] for a in values if isinstance(a, _Ref)]
+        elif op.fn in _COMPARISONS:
+            if result.dtype != np.bool_ or not arrays:
+                return None
+            dtype = arrays[0].dtype
+        else:
+            dtype = result.dtype
+        if dtype not in _FLOATS or any(a.dtype != dtype for a in arrays):
+            return None
+        return shape, dtype
+
+    @staticmethod
+    def _constant(value: Any) -> bool:
+        # a Python number a loop writes as a literal of the chain's dtype (as NumPy converts it)
+        if type(value) is float:
+            return bool(np.isfinite(value))
+        return type(value) is int and abs(value) < 2**24
+
+    # -- growing chains ---------------------------------------------------------------------------
+    def _grow(self, position: int) -> None:
+        kind = self._element(position)
+        if kind is None:
+            return
+        shape, dtype = kind
+        candidates: list[_Chain] = []
+        for index in _refs(self.ops[position].args, []):
+            chain = self.chain_of.get(self.rec.made_by[index])
+            if chain is not None and chain.shape == shape and chain.dtype == dtype and chain not in candidates:
+                candidates.append(chain)
+        tries = [candidates] if len(candidates) > 1 else []
+        tries += [[c] for c in sorted(candidates, key=lambda c: -len(c.members))]
+        for group in tries:
+            members = sorted({p for c in group for p in c.members} | {position})
+            if len(members) <= _MAX_CHAIN and self._can_run_at(members, position):
+                merged = _Chain(members, shape, dtype)
+                for p in members:
+                    self.chain_of[p] = merged
+                return
+        self.chain_of[position] = _Chain([position], shape, dtype)
+
+    def _can_run_at(self, members: list[int], end: int) -> bool:
+        """Whether ops ``members`` can all run at ``end`` (the last of them)."""
+        inside = set(members)
+        made = {self.ops[p].outs for p in members}
+        for index in made:
+            if any(u < end and u not in inside for u in self.uses.get(index, ())):
+                return False  # read by an op outside the chain before the chain would run
+        if end - members[0] + 1 - len(members) > _MAX_SPAN:
+            return False
+        read = {self.rec.owner[i] for p in members for i in _refs(self.ops[p].args, []) if i not in made}
+        for p in range(members[0] + 1, end):
+            if p in inside:
+                continue
+            between = self.ops[p]
+            if not (between.ufunc or _name(between.fn) in _CHEAP_BETWEEN):
+                return False
+            written = self.writes[p]
+            if written is None or not written.isdisjoint(read):
+                return False
+        return True
+
+    # -- the loop --------------------------------------------------------------------------------------
+    def _column_slice(self, index: int, full: tuple[int, ...]) -> tuple[int, int] | None:
+        """``(parent, offset)`` where register ``index`` is ``parent[:, offset:offset + cols]``
+        of a C-contiguous 2-D ``parent`` (a gate of a fused matrix product), else None. A
+        loop reading such columns as an array of its own gets NumPy's strides, which numba
+        cannot vectorise over; read through the parent at an offset, it can. The slice is a
+        recorded op with a constant key, so the offset is the same at every replay."""
+        rec = self.rec
+        position = rec.made_by[index]
+        if position < 0 or len(full) != 2:
+            return None
+        op = self.ops[position]
+        if not (op.kind == "method" and op.fn == "__getitem__" and isinstance(op.args[0], _Ref)):
+            return None
+        template: Any = op.args[1]
+        if not isinstance(template, tuple):
+            return None
+        key = cast("tuple[Any, ...]", template)
+        if key and key[-1] is Ellipsis:
+            key = key[:-1]  # x[:, a:b, ...]: the library's slices of the last axis
+        parent = op.args[0].index
+        whole, array = rec.plain[parent], rec.plain[index]
+        columns: Any = key[1] if len(key) == 2 else None
+        if not (
+            key[0] == slice(None)
+            and _is_slice(columns)
+            and columns.step in (None, 1)
+            and _is_ndarray(whole)
+            and whole.ndim == 2
+            and whole.flags.c_contiguous
+            and array.shape == full
+            and whole.shape[0] == full[0]
+            and array.strides == whole.strides
+        ):
+            return None
+        offset = (array.ctypes.data - whole.ctypes.data) // whole.itemsize
+        return (parent, offset) if 0 <= offset <= whole.shape[1] - full[1] else None
+
+    def _compile(self, chain: _Chain) -> _Fused | None:
+        """The chain's loop: generated, compiled, and checked against the recorded values."""
+        rec, ops = self.rec, self.ops
+        inside = set(chain.members)
+        full = chain.shape
+        rows, cols = int(np.prod(full[:-1], dtype=np.int64)), full[-1]
+        name = "float32" if chain.dtype == np.float32 else "float64"
+        names: dict[int, str] = {}  # register -> its name in the loop
+        inputs: list[tuple[int, str]] = []
+        loads: list[str] = []
+        body: list[str] = []
+        outputs: list[int] = []
+        kept: list[int] = []  # registers read besides the ops' arguments (column slices' parents)
+        made = [cast(int, ops[p].outs) for p in chain.members]
+        for p, out in zip(chain.members, made, strict=True):
+            op = ops[p]
+            operands: list[str] = []
+            for arg in op.args:
+                if not isinstance(arg, _Ref):
+                    operands.append(f"np.{name}({float(arg)!r})")
+                    continue
+                if arg.index not in names:
+                    array = rec.plain[arg.index]
+                    passed, column = arg.index, self._column_slice(arg.index, full)
+                    if column is not None:
+                        # the contiguous array it is columns of: a loop over it is vectorised
+                        passed, offset = column
+                        expr, index = f"r{passed}", f"[i, j + {offset}]"
+                        kept.append(passed)
+                    else:
+                        pattern = _broadcast_pattern(array.shape, full)
+                        expr, index = _operand(f"r{arg.index}", array.ndim, pattern, rows, cols)
+                    names[arg.index] = f"x{len(inputs)}"
+                    loads.append(f"            x{len(inputs)} = a{len(inputs)}{index}")
+                    inputs.append((passed, expr))
+                operands.append(names[arg.index])
+            if op.fn is np.where:
+                text = f"{operands[1]} if {operands[0]} else {operands[2]}"
+            else:
+                text = (_ELEMENT_EXPRESSIONS.get(op.fn) or _COMPARISONS[op.fn]).format(*operands)
+            names[out] = f"t{len(body)}"
+            body.append(f"            t{len(body)} = {text}")
+            uses = self.uses.get(out, [])
+            if out in self.escaping or not uses or any(u not in inside for u in uses):
+                outputs.append(out)
+        stores = [f"            o{k}[i, j] = {names[out]}" for k, out in enumerate(outputs)]
+        parameters = [f"a{k}" for k in range(len(inputs))] + [f"o{k}" for k in range(len(outputs))]
+        source = "\n".join(
+            [
+                f"def fused({', '.join(parameters)}):",
+                "    rows, cols = o0.shape",
+                "    for i in range(rows):",
+                "        for j in range(cols):",
+                *loads,
+                *body,
+                *stores,
+            ]
+        )
+        # Compiled here for the recorded arrays' types, and checked against what eager computed.
+        recorded = [rec.plain[i] for i in outputs]
+        scratch = [np.empty_like(r) for r in recorded]
+        args = [_shaped(rec.plain[i], expr) for i, expr in inputs]
+        try:
+            loop = self.compile_loop(source, "fused")
+            if loop is None:
+                return None
+            loop(*args, *[s.reshape(rows, cols) for s in scratch])
+        except Exception:  # noqa: BLE001 -- a loop the compiler cannot build: the chain's ops stay as they are
+            return None
+        if not all(np.array_equal(s, r, equal_nan=True) for s, r in zip(scratch, recorded, strict=True)):
+            return None
+        for index in kept:
+            self.keep[index] = max(self.keep.get(index, -1), chain.members[-1])
+        return _Fused(chain, loop, inputs, outputs, source)
+
+
+def _operand(name: str, ndim: int, pattern: str | None, rows: int, cols: int) -> tuple[str, str]:
+    """How a replay passes an operand to a loop over (rows, cols), and the loop's index of it."""
+    if pattern == "full":
+        return (name if ndim == 2 else f"{name}.reshape({rows}, {cols})"), "[i, j]"
+    if pattern == "row":
+        return (name, "[j]") if ndim == 1 else (f"{name}.reshape(1, {cols})", "[0, j]")
+    if pattern == "column":
+        return (name if ndim == 2 else f"{name}.reshape({rows}, 1)"), "[i, 0]"
+    return (name, "[0]") if ndim == 1 else (f"{name}.reshape(1, 1)", "[0, 0]")
+
+
+def _shaped(array: Any, expr: str) -> Any:
+    """``array`` as the replay expression ``expr`` (from :func:`_operand`) passes it."""
+    if ".reshape(" not in expr:
+        return array
+    shape = tuple(int(d) for d in expr[expr.index(".reshape(") + 9 : -1].split(", "))
+    return array.reshape(shape)
+
+
 # -- the replay ----------------------------------------------------------------------------------
 class _Diverged(CompileError):
     pass
@@ -811,6 +1180,7 @@ class _Plan:
         end_state: list[tuple[Any, Any]],
         signature: Any,
         pins: list[Any],
+        backend: Any = None,
     ) -> None:
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
@@ -827,7 +1197,7 @@ class _Plan:
         self.inputs = rec.inputs
         self.n_ops = sum(1 for op in rec.ops if op.kind != "host")
         self.n_host = len(rec.ops) - self.n_ops
-        self._build(rec, needed)
+        self._build(rec, needed, backend)
 
     def _outputs(self, rec: _Recorder, value: Any, needed: list[int], slot: Any) -> Any:
         if _is_tensor(value):
@@ -854,29 +1224,48 @@ class _Plan:
             return ("dict", [(k, self._outputs(rec, v, needed, slot)) for k, v in entries.items()])
         return ("object", value)
 
-    def _build(self, rec: _Recorder, needed: list[int]) -> None:
+    @staticmethod
+    def _last_uses(
+        rec: _Recorder, needed: list[int], at: dict[int, int], keep: dict[int, int]
+    ) -> tuple[list[int], list[int]]:
+        """Each register's last use (``len(ops)``: given back) and its memory's (the last use
+        of any view of it); an op that runs inside a fused loop uses at the loop's place, and
+        a loop reads the registers ``keep`` names at its place."""
         ops = rec.ops
         n = len(rec.plain)
         last = [-1] * n
         for position, op in enumerate(ops):
+            runs = at.get(position, position)
             for index in _refs((op.args, op.kwargs), []):
-                last[index] = position
+                last[index] = max(last[index], runs)
             made: Any = op.outs
             outs: tuple[int | None, ...] = cast("tuple[int | None, ...]", made) if isinstance(made, tuple) else (made,)
             for index in outs:
                 if index is not None:
-                    last[index] = max(last[index], position)
-        end = len(ops)
+                    last[index] = max(last[index], runs)
+        for index, position in keep.items():
+            last[index] = max(last[index], position)
         for index in needed:
-            last[index] = end
+            last[index] = len(ops)
         # A value's memory lives as long as the last use of any view of it.
         memory_last = list(last)
         for index in range(n):
             owner = rec.owner[index]
             memory_last[owner] = max(memory_last[owner], last[index])
+        return last, memory_last
+
+    def _build(self, rec: _Recorder, needed: list[int], backend: Any) -> None:
+        ops = rec.ops
+        n = len(rec.plain)
+        end = len(ops)
+        last, memory_last = self._last_uses(rec, needed, {}, {})
         escaping = {rec.owner[index] for index in needed}
         inputs = set(rec.input_regs)
         into = self._elide_copies(rec, last, escaping)
+        fusion = _Fusion(rec, escaping, into, backend.compile_loop) if isinstance(backend, CompiledLoops) else None
+        if fusion is not None and fusion.fused:
+            last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
+        internal = fusion.internal if fusion is not None else set[int]()
         gen = _Codegen()
         lines = ["def _replay(I, F, C, B):"]
         if rec.input_regs:
@@ -886,62 +1275,119 @@ class _Plan:
         releases: dict[int, list[tuple[tuple[Any, ...], int]]] = {}
         dels: dict[int, list[int]] = {}
         for index in range(n):
-            if last[index] >= 0 and last[index] < end and index not in inputs:
+            if last[index] >= 0 and last[index] < end and index not in inputs and index not in internal:
                 dels.setdefault(last[index], []).append(index)
+
+        def buffer(out: int) -> int:
+            # a reused buffer for a value that is not given back, free again after its last use
+            plain = rec.plain[out]
+            key = (plain.shape, plain.dtype.str, plain.strides)
+            pool = free.get(key)
+            if pool:
+                slot_index = pool.pop()
+            else:
+                slot_index = len(buffers)
+                buffers.append(np.empty_like(plain))
+            releases.setdefault(memory_last[out], []).append((key, slot_index))
+            return slot_index
+
+        fused_at = fusion.fused if fusion is not None else {}
         for position, op in enumerate(ops):
             if op.kind == "host":
                 lines.append(f"    {gen.fn(op.fn)}()")
                 continue
             if position in into.values():
                 continue  # a copy into a buffer its value was written into directly
-            extra = ""
-            out = op.outs
-            if position in into:
-                extra = f"out={gen.expr(ops[into[position]].args[0])}"
-            elif (
-                op.ufunc
-                and isinstance(out, int)
-                and rec.made_by[out] == position
-                and rec.owner[out] == out
-                and out not in escaping
-                and isinstance(rec.plain[out], np.ndarray)
-                and rec.plain[out].ndim > 0
-            ):
-                plain = rec.plain[out]
-                key = (plain.shape, plain.dtype.str, plain.strides)
-                pool = free.get(key)
-                if pool:
-                    slot_index = pool.pop()
-                else:
-                    slot_index = len(buffers)
-                    buffers.append(np.empty_like(plain))
-                extra = f"out=B[{slot_index}]"
-                releases.setdefault(memory_last[out], []).append((key, slot_index))
-            text = gen.call(op, extra) if op.kind != "check" else ""
-            if op.kind == "method" and op.fn == "__setitem__":
-                lines.append(f"    {text}")
-            elif isinstance(out, int):
-                lines.append(f"    r{out} = {text}")
-            elif isinstance(out, tuple):
-                lines.append(f"    _t = {text}")
-                lines += [
-                    f"    r{index} = _t[{i}]"
-                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
-                    if index is not None
-                ]
-            elif op.kind == "check":
-                lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
-            elif op.kind == "kernel" and op.expect is not None:
-                lines.append(f"    _v = {text}")
-                lines.append(f"    if _v != {gen.const(op.expect)}: _diverged({position}, {gen.const(op.expect)}, _v)")
+            if fusion is not None and position in fusion.at:
+                fused = fused_at.get(position)
+                if fused is None:
+                    continue  # computed in its chain's loop, at the chain's last op
+                lines += self._fused_lines(rec, fused, gen, escaping, buffer)
             else:
-                lines.append(f"    {text}")
+                self._op_lines(rec, op, position, gen, into, escaping, buffer, lines)
             for key, slot_index in releases.pop(position, []):
                 free.setdefault(key, []).append(slot_index)
             gone = dels.pop(position, [])
             if gone:
                 lines.append("    del " + ", ".join(f"r{i}" for i in gone))
         lines.append("    return (" + "".join(f"r{i}, " for i in needed) + ")")
+        self.fused_operations = sum(len(f.chain.members) for f in fused_at.values())
+        self.fused_loops = len(fused_at)
+        self.loop_sources = sorted({f.source for f in fused_at.values()})
+        self._finish(rec, gen, lines, buffers, needed)
+
+    @staticmethod
+    def _fused_lines(
+        rec: _Recorder, fused: _Fused, gen: _Codegen, escaping: set[int], buffer: Callable[[int], int]
+    ) -> list[str]:
+        """A chain's loop call: its outputs' arrays (reused buffers, or new where given back)
+        and the loop over them."""
+        lines: list[str] = []
+        full = fused.chain.shape
+        rows, cols = int(np.prod(full[:-1], dtype=np.int64)), full[-1]
+        written: list[str] = []
+        for out in fused.outputs:
+            plain = rec.plain[out]
+            if out in escaping:
+                lines.append(
+                    f"    r{out} = {gen.fn(np.empty)}({gen.const(plain.shape)}, dtype={gen.const(plain.dtype)})"
+                )
+            else:
+                lines.append(f"    r{out} = B[{buffer(out)}]")
+            written.append(f"r{out}" if plain.ndim == 2 else f"r{out}.reshape({rows}, {cols})")
+        names = " ".join(_name(rec.ops[p].fn) for p in fused.chain.members)
+        arguments = ", ".join([expr for _, expr in fused.inputs] + written)
+        lines.append(f"    {gen.fn(fused.loop)}({arguments})  # fused: {names}")
+        return lines
+
+    @staticmethod
+    def _op_lines(
+        rec: _Recorder,
+        op: _Op,
+        position: int,
+        gen: _Codegen,
+        into: dict[int, int],
+        escaping: set[int],
+        buffer: Callable[[int], int],
+        lines: list[str],
+    ) -> None:
+        """One recorded operation's lines."""
+        ops = rec.ops
+        extra = ""
+        out = op.outs
+        if position in into:
+            extra = f"out={gen.expr(ops[into[position]].args[0])}"
+        elif (
+            op.ufunc
+            and isinstance(out, int)
+            and rec.made_by[out] == position
+            and rec.owner[out] == out
+            and out not in escaping
+            and isinstance(rec.plain[out], np.ndarray)
+            and rec.plain[out].ndim > 0
+        ):
+            extra = f"out=B[{buffer(out)}]"
+        text = gen.call(op, extra) if op.kind != "check" else ""
+        if op.kind == "method" and op.fn == "__setitem__":
+            lines.append(f"    {text}")
+        elif isinstance(out, int):
+            lines.append(f"    r{out} = {text}")
+        elif isinstance(out, tuple):
+            lines.append(f"    _t = {text}")
+            lines += [
+                f"    r{index} = _t[{i}]"
+                for i, index in enumerate(cast("tuple[int | None, ...]", out))
+                if index is not None
+            ]
+        elif op.kind == "check":
+            lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
+        elif op.kind == "kernel" and op.expect is not None:
+            lines.append(f"    _v = {text}")
+            lines.append(f"    if _v != {gen.const(op.expect)}: _diverged({position}, {gen.const(op.expect)}, _v)")
+        else:
+            lines.append(f"    {text}")
+
+    def _finish(self, rec: _Recorder, gen: _Codegen, lines: list[str], buffers: list[Any], needed: list[int]) -> None:
         self.source = "\n".join(lines)
         namespace: dict[str, Any] = {"_diverged": _diverged, "_failed": _failed}
         exec(builtins.compile(self.source, "<sg.compile replay>", "exec"), namespace)  # noqa: S102 -- our own generated code
@@ -1234,10 +1680,22 @@ def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
 # -- the compiled step -------------------------------------------------------------------------------
 class Recording:
     """One cached recording of a compiled step (``compiled.recordings``): the signature it
-    replays for, how many array operations and host calls it runs, and the bytes of its
-    reused buffers."""
+    replays for, how many array operations and host calls it runs, the bytes of its reused
+    buffers, and its fused chains: ``fused_operations`` element-wise operations replayed in
+    ``fused_loops`` compiled loops (``loop_sources``: the distinct loops' source, each
+    compiled once; none without numba)."""
 
-    __slots__ = ("signature", "operations", "host_calls", "buffer_bytes", "replays", "_plan")
+    __slots__ = (
+        "signature",
+        "operations",
+        "host_calls",
+        "buffer_bytes",
+        "replays",
+        "fused_operations",
+        "fused_loops",
+        "loop_sources",
+        "_plan",
+    )
 
     def __init__(self, plan: _Plan) -> None:
         self._plan = plan
@@ -1245,6 +1703,9 @@ class Recording:
         self.operations = plan.n_ops
         self.host_calls = plan.n_host
         self.buffer_bytes = plan.buffer_bytes
+        self.fused_operations = plan.fused_operations
+        self.fused_loops = plan.fused_loops
+        self.loop_sources = plan.loop_sources
         self.replays = 0
 
     @property
@@ -1255,6 +1716,7 @@ class Recording:
     def __repr__(self) -> str:
         return (
             f"Recording({self.operations} array operations, {self.host_calls} host calls, "
+            f"{self.fused_operations} fused into {self.fused_loops} loops, "
             f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
         )
 
@@ -1355,7 +1817,7 @@ class CompiledStep(Generic[P, R]):
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
             return result
         try:
-            plan = _Plan(rec, result, state.end_state(), key, pins)
+            plan = _Plan(rec, result, state.end_state(), key, pins, backend)
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
@@ -1394,7 +1856,11 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     optimizer's update as one host call (the learning rate and its schedule, bias correction
     and clipping are read at every replay). Later calls replay the recording: one generated
     function, buffers reused, no tape, no checks. Every error a mistake raises is raised by
-    the recording run, which is eager.
+    the recording run, which is eager. With numba installed (the ``fast`` extra), chains of
+    element-wise arithmetic, comparisons, ``where`` and ``maximum``/``minimum`` (a bias or a
+    scalar broadcast) and their gradients replay as single compiled loops, with eager's
+    results bit for bit; each distinct loop compiles once, in the recording call
+    (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``).
 
     A replay returns what the step returned, its tensors untraced. A step whose Python code
     reads a value (``.item()``, ``float(t)``, ``bool(t)``, ``if loss > x``, ``.tolist()``,

@@ -431,3 +431,95 @@ def test_an_array_kept_from_another_recording_is_not_mistaken_for_this_ones() ->
     with pytest.warns(sg.CompileWarning, match="derived outside this recording"):
         np.testing.assert_allclose(second(x).numpy(), [3.0, 6.0, 9.0])
     np.testing.assert_allclose(second(x * 0.0).numpy(), [2.0, 4.0, 6.0])
+
+
+# --------------------------------------------------------------------------- fused chains
+def _without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba as if it were not installed: the NumPy backend compiles no loop."""
+    from shapegrad_backends import numba_kernels
+
+    monkeypatch.setattr(numba_kernels, "_numba", False)
+
+
+def test_elementwise_chains_of_a_gru_step_are_fused_into_shared_loops() -> None:
+    pytest.importorskip("numba")
+    x, y = _data((3, 4, 5))
+    compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y)
+    (recording,) = compiled.recordings
+    # the cell's gates (sigmoid's arithmetic around its exp, r·h, 1 - z, the blend) and their
+    # gradients run as loops; each time step's chains share one compiled loop
+    assert recording.fused_operations > recording.operations // 4
+    assert 0 < len(recording.loop_sources) < recording.fused_loops
+    # a gate (columns of the fused gates' product) is read through that product at an offset
+    assert any("[i, j + 6]" in source for source in recording.loop_sources)
+    assert recording.source.count("# fused:") == recording.fused_loops
+    assert "fused into" in repr(recording)
+
+
+def test_without_numba_nothing_is_fused_and_the_replay_equals_eager(monkeypatch: pytest.MonkeyPatch) -> None:
+    _without_numba(monkeypatch)
+    x, y = _data((3, 4, 5))
+    compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y)
+    (recording,) = compiled.recordings
+    assert recording.fused_operations == recording.fused_loops == 0 and recording.loop_sources == []
+    assert "# fused:" not in recording.source
+
+
+def test_fused_loops_keep_numpys_special_values_bit_for_bit() -> None:
+    pytest.importorskip("numba")
+
+    def f(a: Any, b: Any, bias: Any) -> Any:
+        q = a / b - bias  # division by zero: inf and NaN as NumPy gives, never an error
+        return sg.where(q > 0.5, q.maximum(bias) * 2.0, (-q).minimum(bias * 3.0) + 1)
+
+    compiled = sg.compile(f)
+    values = np.array([[0.0, 1.0, -2.0, np.nan], [3.0, -0.0, np.inf, 5.0], [1e-30, 7.0, -1.0, 2.0]], np.float32)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        a = sg.tensor(values * np.float32(seed + 1))
+        b = sg.tensor(np.where(rng.random((3, 4)) < 0.3, 0.0, rng.standard_normal((3, 4))).astype(np.float32))
+        bias = sg.tensor(np.array([0.5, np.nan, -1.0, 2.0], np.float32))  # a last-axis vector
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(compiled(a, b, bias).numpy(), f(a, b, bias).numpy())
+    (recording,) = compiled.recordings
+    assert recording.fused_loops == 1 and recording.fused_operations >= 8
+
+
+def test_a_chain_is_not_moved_past_a_write_of_what_it_reads() -> None:
+    pytest.importorskip("numba")
+    model = MLP(sg.Generator(4))
+    opt, grads = sg.optim.SGD(model, lr=0.5), model.alloc_grads()
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        before = model.l2.bias * 2.0  # read before the update writes the bias in place
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, grads)
+        return before + 1.0, model.l2.bias + 1.0
+
+    x, y = _data((5, 8))
+    compiled = sg.compile(step)
+    for _ in range(3):
+        expected = model.l2.bias.numpy() * 2.0 + 1.0
+        before, after = compiled(x, y)
+        np.testing.assert_array_equal(before.numpy(), expected)
+        np.testing.assert_array_equal(after.numpy(), model.l2.bias.numpy() + 1.0)
+
+
+def test_fused_loops_over_three_axes_broadcast_a_value_per_row() -> None:
+    pytest.importorskip("numba")
+
+    def f(x: Any, scale: Any) -> Any:
+        centred = x - x.mean(axis=-1, keepdims=True)  # one value per row: (2, 3, 1)
+        return (centred * scale * 0.5 + 1.0).maximum(centred)
+
+    compiled = sg.compile(f)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        x = sg.tensor(rng.standard_normal((2, 3, 5)).astype(np.float32))
+        scale = sg.tensor(rng.standard_normal((2, 3, 1)).astype(np.float32))
+        np.testing.assert_array_equal(compiled(x, scale).numpy(), f(x, scale).numpy())
+    (recording,) = compiled.recordings
+    assert recording.fused_loops == 1 and recording.fused_operations == 5
+    assert "[i, 0]" in recording.loop_sources[0] and ".reshape(6, 5)" in recording.source
