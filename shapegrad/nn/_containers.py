@@ -305,6 +305,11 @@ class Sequential(Layer[I, O, I, O], checked=False):
     def __call__(self: Sequential[Chan[E], Chan[F]], x: Tensor[T, B, E, H, K]) -> Tensor[T, B, F, Open, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- a chain ending in channels first; one ending in features (Flatten, then Linear) next
     @overload
     def __call__(self: Sequential[Chan[E], F], x: Tensor[T, B, E, H, K]) -> Tensor[T, B, F]: ...
+    # The same for 1-D convolutions over (B, C, L) signals.
+    @overload
+    def __call__(self: Sequential[Chan[E], Chan[F]], x: Tensor[T, B, E, H]) -> Tensor[T, B, F, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- a chain ending in channels first; one ending in features next
+    @overload
+    def __call__(self: Sequential[Chan[E], F], x: Tensor[T, B, E, H]) -> Tensor[T, B, F]: ...
     @overload
     def __call__(self, x: Tensor[T, *S, I]) -> Tensor[T, *S, O]: ...
     def __call__(self, x: Any) -> Any:
