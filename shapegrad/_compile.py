@@ -1102,6 +1102,15 @@ class _Diverged(CompileError):
     pass
 
 
+def _assigned(out: Any, text: str) -> list[str]:
+    """The replay lines that store a call's result (an op's ``outs``): one register, or each
+    kept element of a tuple."""
+    if isinstance(out, int):
+        return [f"    r{out} = {text}"]
+    elements = cast("tuple[int | None, ...]", out)
+    return [f"    _t = {text}", *(f"    r{index} = _t[{i}]" for i, index in enumerate(elements) if index is not None)]
+
+
 def _diverged(position: int, expected: Any, found: Any) -> None:
     raise _Diverged(
         f"a compiled step's replay diverged from its recording: kernel call {position} returned {found!r}, "
@@ -1370,15 +1379,8 @@ class _Plan:
         text = gen.call(op, extra) if op.kind != "check" else ""
         if op.kind == "method" and op.fn == "__setitem__":
             lines.append(f"    {text}")
-        elif isinstance(out, int):
-            lines.append(f"    r{out} = {text}")
-        elif isinstance(out, tuple):
-            lines.append(f"    _t = {text}")
-            lines += [
-                f"    r{index} = _t[{i}]"
-                for i, index in enumerate(cast("tuple[int | None, ...]", out))
-                if index is not None
-            ]
+        elif isinstance(out, (int, tuple)):
+            lines += _assigned(out, text)
         elif op.kind == "check":
             lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
         elif op.kind == "kernel" and op.expect is not None:
@@ -1410,16 +1412,8 @@ class _Plan:
         for position in positions:
             op = rec.ops[position]
             out = op.outs
-            text = gen.call(op)
-            if isinstance(out, int):
-                lines.append(f"    r{out} = {text}")
-            elif isinstance(out, tuple):
-                lines.append(f"    _t = {text}")
-                lines += [
-                    f"    r{index} = _t[{i}]"
-                    for i, index in enumerate(cast("tuple[int | None, ...]", out))
-                    if index is not None
-                ]
+            if isinstance(out, (int, tuple)):
+                lines += _assigned(out, gen.call(op))
         lines.append("    return (" + "".join(f"bool(r{index}), " for _, index, _ in rec.guards) + ")")
         namespace: dict[str, Any] = {}
         exec(builtins.compile("\n".join(lines), "<sg.compile guard>", "exec"), namespace)  # noqa: S102
