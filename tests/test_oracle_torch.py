@@ -129,8 +129,9 @@ def test_linear_layer() -> None:
     )
 
 
-@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
-def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
+def _conv2d_matches_torch(stride: int, padding: int, dilation: int, groups: int, x: np.ndarray) -> None:
+    """A 4→8 channel 3×3 ``Conv2d`` and PyTorch's from the same weights: the same output and
+    gradients (input, weight, bias) on ``x``."""
     ours = sg.nn.Conv2d[L[4], L[8]](
         kernel_size=3, stride=stride, padding=padding, dilation=dilation, groups=groups, dtype="float64"
     )
@@ -138,9 +139,35 @@ def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
     with torch.no_grad():
         theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
         theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
-    x = np.random.default_rng(1).standard_normal((2, 4, 9, 8))
     _layer_grads_match(
         ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())]
+    )
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
+def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
+    _conv2d_matches_torch(stride, padding, dilation, groups, np.random.default_rng(1).standard_normal((2, 4, 9, 8)))
+
+
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups,size",
+    [(1, 1, 1, 1, (23, 21)), (2, 1, 1, 2, (45, 43)), (1, 2, 2, 4, (22, 25)), (1, 0, 1, 1, (18, 34))],
+)
+def test_conv2d_weight_gradient_summed_in_chunks_of_pixels(
+    stride: int, padding: int, dilation: int, groups: int, size: tuple[int, int]
+) -> None:
+    """Enough output pixels that the weight's gradient is summed over chunks of
+    ``_PIXEL_CHUNK`` rows (and, but for the last case, a partial chunk after them), with
+    stride, dilation and groups: the same gradients as PyTorch."""
+    from shapegrad.ops import conv
+
+    batch = 3
+    ho, wo = (conv.conv_output_size(n, 3, stride, padding, dilation) for n in size)
+    rows = batch * ho * wo
+    assert rows >= 2 * conv._PIXEL_CHUNK, rows
+    assert (rows % conv._PIXEL_CHUNK == 0) == (size == (18, 34)), rows
+    _conv2d_matches_torch(
+        stride, padding, dilation, groups, np.random.default_rng(7).standard_normal((batch, 4, *size))
     )
 
 

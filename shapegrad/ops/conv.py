@@ -196,6 +196,32 @@ def _grouped_product(xp: Any, a: Any, b: Any, groups: int) -> Any:
     return xp.reshape(xp.permute_dims(product, (1, 0, 2)), (a.shape[0], -1))
 
 
+# Rows per product in a sum over pixels (the weight's gradient): OpenBLAS's sgemm took
+# 1.3-2.1× as long for colsᵀ·g over all B·Ho·Wo rows at once as for the same sum cut into
+# products of 512 rows (one batched matmul) and added, measured one thread on the CIFAR
+# CNN's three shapes (a small output, a long reduction); 1,024 rows lost most of the gain.
+_PIXEL_CHUNK = 512
+
+
+def _pixel_sum(xp: Any, a: Any, b: Any) -> Any:
+    """``Σₙ a[..., n, :]ᵀ b[..., n, :]`` for ``a (..., N, m)``, ``b (..., N, n)``: the
+    product ``aᵀ·b`` over the long axis ``N``, as one batched product over chunks of
+    :data:`_PIXEL_CHUNK` rows summed (the rows past the last whole chunk in one more product)."""
+    n = a.shape[-2]
+    whole = n - n % _PIXEL_CHUNK
+    if whole < 2 * _PIXEL_CHUNK:
+        return xp.matmul(xp.matrix_transpose(a), b)
+    lead = a.shape[:-2]
+
+    def chunks(m: Any) -> Any:  # (..., N, k) to (..., N/chunk, chunk, k): a view
+        return xp.reshape(m[..., :whole, :], (*lead, whole // _PIXEL_CHUNK, _PIXEL_CHUNK, m.shape[-1]))
+
+    total = xp.sum(xp.matmul(xp.matrix_transpose(chunks(a)), chunks(b)), axis=-3)
+    if whole < n:
+        total = total + xp.matmul(xp.matrix_transpose(a[..., whole:, :]), b[..., whole:, :])
+    return total
+
+
 def conv2d_backward(
     xp: Any,
     g: Any,
@@ -222,11 +248,11 @@ def conv2d_backward(
         # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
         # (a small output, the long sum over pixels in the operands' slow axis), measured.
         if groups == 1:
-            taps = xp.matmul(xp.matrix_transpose(cols[:, 0, :]), rows)
+            taps = _pixel_sum(xp, cols[:, 0, :], rows)
             if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
                 gb, taps = taps[k, :], taps[:k, :]
         else:
-            taps = xp.matmul(xp.matrix_transpose(xp.permute_dims(cols, (1, 0, 2))), _per_group(xp, rows, groups))
+            taps = _pixel_sum(xp, xp.permute_dims(cols, (1, 0, 2)), _per_group(xp, rows, groups))
         # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
         taps = xp.reshape(taps, (groups, kh, kw, group_in, per_group))
         gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
@@ -263,9 +289,9 @@ def conv2d(
     product itself, viewed as ``(B, O, Ho, Wo)`` (element-wise ops and pooling keep the
     layout, and the next convolution's view of it is contiguous). The bias is added to it in
     place, or, where numba gathers the windows (one group), joins the product as a column of
-    ones. Backward: ``gW = colsᵀ·g``, ``gb`` a sum over each output channel's column,
-    ``gx`` the columns ``g·W`` summed back into the image (skipped for an input that only
-    carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
+    ones. Backward: ``gW = colsᵀ·g`` (summed over chunks of pixels), ``gb`` a sum over each
+    output channel's column, ``gx`` the columns ``g·W`` summed back into the image (skipped
+    for an input that only carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
     compiled pass each (``backends/numba_conv.py``).
     """
     backend = same_backend(x, weight)
