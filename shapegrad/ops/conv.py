@@ -233,6 +233,7 @@ def conv2d_backward(
     padding: Pair,
     dilation: Pair,
     col2im: Any,
+    images: int,
     need_x: bool,
     need_w: bool,
     has_bias: bool,
@@ -258,13 +259,20 @@ def conv2d_backward(
         gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
     gx = None
     if need_x:  # skipped for an input that only carries the tape (a network's first layer)
-        grouped_rows = xp.reshape(rows, (rows.shape[0], groups, per_group))
-        gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (rows.shape[0], groups, k))
-        out = (ho, wo)
-        if col2im is not None:
-            image = col2im(gcols, b, size, (kh, kw), stride, padding, dilation, out)
-        else:
-            image = _scatter_windows(xp, gcols, b, size, (kh, kw), stride, padding, dilation, out)
+        # On the host, `images` at a time (about _PIXEL_CHUNK pixels): a chunk's columns g·W
+        # are summed into its images while they are still in cache, instead of all the
+        # columns (nine times the input for a 3×3 kernel) going out to memory and back.
+        out, parts = (ho, wo), list[Any]()
+        for first in range(0, b, images) or [0]:  # one (empty) chunk for an empty batch
+            count = min(images, b - first)
+            part = rows[first * ho * wo : (first + count) * ho * wo, :]
+            grouped_rows = xp.reshape(part, (part.shape[0], groups, per_group))
+            gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (part.shape[0], groups, k))
+            if col2im is not None:
+                parts.append(col2im(gcols, count, size, (kh, kw), stride, padding, dilation, out))
+            else:
+                parts.append(_scatter_windows(xp, gcols, count, size, (kh, kw), stride, padding, dilation, out))
+        image = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         gx = xp.permute_dims(image, (0, 3, 1, 2))
     if not has_bias:
         return gx, gw
@@ -290,8 +298,8 @@ def conv2d(
     layout, and the next convolution's view of it is contiguous). The bias is added to it in
     place, or, where numba gathers the windows (one group), joins the product as a column of
     ones. Backward: ``gW = colsᵀ·g`` (summed over chunks of pixels), ``gb`` a sum over each
-    output channel's column, ``gx`` the columns ``g·W`` summed back into the image (skipped
-    for an input that only carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
+    output channel's column, ``gx`` the columns ``g·W`` summed back into the image (on the
+    host a few images at a time; skipped for an input that only carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
     compiled pass each (``backends/numba_conv.py``).
     """
     backend = same_backend(x, weight)
@@ -332,7 +340,10 @@ def conv2d(
     size = (data.shape[2], data.shape[3])
     need = (wants_grad(x), wants_grad(weight), bias is not None)
     col2im = fused_kernel(backend, "col2im", data.dtype) if need[0] else None
-    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, *need)
+    # Images per chunk of the input's gradient: all of them on a device (one product, one
+    # scatter), else about _PIXEL_CHUNK output pixels' worth.
+    images = max(1, _PIXEL_CHUNK // (out[0] * out[1])) if getattr(backend, "on_host", True) else b
+    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
     return record(result, conv2d_backward, inputs, saved, backend)
 
 
