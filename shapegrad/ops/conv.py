@@ -299,8 +299,9 @@ def conv2d(
     place, or, where numba gathers the windows (one group), joins the product as a column of
     ones. Backward: ``gW = colsᵀ·g`` (summed over chunks of pixels), ``gb`` a sum over each
     output channel's column, ``gx`` the columns ``g·W`` summed back into the image (on the
-    host a few images at a time; skipped for an input that only carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
-    compiled pass each (``backends/numba_conv.py``).
+    host a few images at a time; skipped for an input that only carries the tape). On the
+    NumPy backend with numba the gathering and its adjoint are one compiled pass each
+    (``backends/numba_conv.py``).
     """
     backend = same_backend(x, weight)
     if bias is not None:
