@@ -129,8 +129,9 @@ def test_linear_layer() -> None:
     )
 
 
-@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
-def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
+def _conv2d_matches_torch(stride: int, padding: int, dilation: int, groups: int, x: np.ndarray) -> None:
+    """A 4→8 channel 3×3 ``Conv2d`` and PyTorch's from the same weights: the same output and
+    gradients (input, weight, bias) on ``x``."""
     ours = sg.nn.Conv2d[L[4], L[8]](
         kernel_size=3, stride=stride, padding=padding, dilation=dilation, groups=groups, dtype="float64"
     )
@@ -138,10 +139,46 @@ def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
     with torch.no_grad():
         theirs.weight.copy_(torch.tensor(ours.weight.numpy()))
         theirs.bias.copy_(torch.tensor(ours.bias.numpy()))
-    x = np.random.default_rng(1).standard_normal((2, 4, 9, 8))
     _layer_grads_match(
         ours, theirs, x, [("weight", lambda m: m.weight.grad.numpy()), ("bias", lambda m: m.bias.grad.numpy())]
     )
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", [(1, 1, 1, 1), (2, 0, 1, 1), (1, 2, 2, 2), (2, 1, 1, 4)])
+def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
+    _conv2d_matches_torch(stride, padding, dilation, groups, np.random.default_rng(1).standard_normal((2, 4, 9, 8)))
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["kernels", "xp"])
+@pytest.mark.parametrize(
+    "stride,padding,dilation,groups,batch,size",
+    [
+        (1, 1, 1, 1, 3, (23, 21)),
+        (2, 1, 1, 2, 3, (45, 43)),
+        (1, 2, 2, 4, 3, (22, 25)),
+        (1, 0, 1, 1, 3, (18, 34)),
+        (1, 1, 1, 2, 7, (10, 20)),
+    ],
+)
+def test_conv2d_gradients_in_chunks_of_pixels(
+    stride: int, padding: int, dilation: int, groups: int, batch: int, size: tuple[int, int], kernels: bool
+) -> None:
+    """Enough output pixels that the weight's gradient is summed over chunks of
+    ``_PIXEL_CHUNK`` rows (a partial chunk after them but for 18×34), and the input's
+    gradient is scattered a few images at a time (the last 10×20 case: chunks of 2, 2, 2 and
+    1 images), with stride, dilation and groups, through the compiled gathering and the xp
+    reference: the same gradients as PyTorch."""
+    from shapegrad.ops import conv
+
+    ho, wo = (conv.conv_output_size(n, 3, stride, padding, dilation) for n in size)
+    rows = batch * ho * wo
+    assert rows >= 2 * conv._PIXEL_CHUNK, rows
+    assert (rows % conv._PIXEL_CHUNK == 0) == (size == (18, 34)), rows
+    x = np.random.default_rng(7).standard_normal((batch, 4, *size))
+    with pytest.MonkeyPatch.context() as patch:
+        if not kernels:
+            patch.setattr(conv, "fused_kernel", lambda *_: None)
+        _conv2d_matches_torch(stride, padding, dilation, groups, x)
 
 
 def test_conv1d_and_transpose() -> None:

@@ -196,6 +196,32 @@ def _grouped_product(xp: Any, a: Any, b: Any, groups: int) -> Any:
     return xp.reshape(xp.permute_dims(product, (1, 0, 2)), (a.shape[0], -1))
 
 
+# Rows per product in a sum over pixels (the weight's gradient): OpenBLAS's sgemm took
+# 1.3-2.1× as long for colsᵀ·g over all B·Ho·Wo rows at once as for the same sum cut into
+# products of 512 rows (one batched matmul) and added, measured one thread on the CIFAR
+# CNN's three shapes (a small output, a long reduction); 1,024 rows lost most of the gain.
+_PIXEL_CHUNK = 512
+
+
+def _pixel_sum(xp: Any, a: Any, b: Any) -> Any:
+    """``Σₙ a[..., n, :]ᵀ b[..., n, :]`` for ``a (..., N, m)``, ``b (..., N, n)``: the
+    product ``aᵀ·b`` over the long axis ``N``, as one batched product over chunks of
+    :data:`_PIXEL_CHUNK` rows summed (the rows past the last whole chunk in one more product)."""
+    n = a.shape[-2]
+    whole = n - n % _PIXEL_CHUNK
+    if whole < 2 * _PIXEL_CHUNK:
+        return xp.matmul(xp.matrix_transpose(a), b)
+    lead = a.shape[:-2]
+
+    def chunks(m: Any) -> Any:  # (..., N, k) to (..., N/chunk, chunk, k): a view
+        return xp.reshape(m[..., :whole, :], (*lead, whole // _PIXEL_CHUNK, _PIXEL_CHUNK, m.shape[-1]))
+
+    total = xp.sum(xp.matmul(xp.matrix_transpose(chunks(a)), chunks(b)), axis=-3)
+    if whole < n:
+        total = total + xp.matmul(xp.matrix_transpose(a[..., whole:, :]), b[..., whole:, :])
+    return total
+
+
 def conv2d_backward(
     xp: Any,
     g: Any,
@@ -207,6 +233,7 @@ def conv2d_backward(
     padding: Pair,
     dilation: Pair,
     col2im: Any,
+    images: int,
     need_x: bool,
     need_w: bool,
     has_bias: bool,
@@ -222,23 +249,30 @@ def conv2d_backward(
         # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
         # (a small output, the long sum over pixels in the operands' slow axis), measured.
         if groups == 1:
-            taps = xp.matmul(xp.matrix_transpose(cols[:, 0, :]), rows)
+            taps = _pixel_sum(xp, cols[:, 0, :], rows)
             if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
                 gb, taps = taps[k, :], taps[:k, :]
         else:
-            taps = xp.matmul(xp.matrix_transpose(xp.permute_dims(cols, (1, 0, 2))), _per_group(xp, rows, groups))
+            taps = _pixel_sum(xp, xp.permute_dims(cols, (1, 0, 2)), _per_group(xp, rows, groups))
         # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
         taps = xp.reshape(taps, (groups, kh, kw, group_in, per_group))
         gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
     gx = None
     if need_x:  # skipped for an input that only carries the tape (a network's first layer)
-        grouped_rows = xp.reshape(rows, (rows.shape[0], groups, per_group))
-        gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (rows.shape[0], groups, k))
-        out = (ho, wo)
-        if col2im is not None:
-            image = col2im(gcols, b, size, (kh, kw), stride, padding, dilation, out)
-        else:
-            image = _scatter_windows(xp, gcols, b, size, (kh, kw), stride, padding, dilation, out)
+        # On the host, `images` at a time (about _PIXEL_CHUNK pixels): a chunk's columns g·W
+        # are summed into its images while they are still in cache, instead of all the
+        # columns (nine times the input for a 3×3 kernel) going out to memory and back.
+        out, parts = (ho, wo), list[Any]()
+        for first in range(0, b, images) or [0]:  # one (empty) chunk for an empty batch
+            count = min(images, b - first)
+            part = rows[first * ho * wo : (first + count) * ho * wo, :]
+            grouped_rows = xp.reshape(part, (part.shape[0], groups, per_group))
+            gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (part.shape[0], groups, k))
+            if col2im is not None:
+                parts.append(col2im(gcols, count, size, (kh, kw), stride, padding, dilation, out))
+            else:
+                parts.append(_scatter_windows(xp, gcols, count, size, (kh, kw), stride, padding, dilation, out))
+        image = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         gx = xp.permute_dims(image, (0, 3, 1, 2))
     if not has_bias:
         return gx, gw
@@ -263,10 +297,11 @@ def conv2d(
     product itself, viewed as ``(B, O, Ho, Wo)`` (element-wise ops and pooling keep the
     layout, and the next convolution's view of it is contiguous). The bias is added to it in
     place, or, where numba gathers the windows (one group), joins the product as a column of
-    ones. Backward: ``gW = colsᵀ·g``, ``gb`` a sum over each output channel's column,
-    ``gx`` the columns ``g·W`` summed back into the image (skipped for an input that only
-    carries the tape). On the NumPy backend with numba the gathering and its adjoint are one
-    compiled pass each (``backends/numba_conv.py``).
+    ones. Backward: ``gW = colsᵀ·g`` (summed over chunks of pixels), ``gb`` a sum over each
+    output channel's column, ``gx`` the columns ``g·W`` summed back into the image (on the
+    host a few images at a time; skipped for an input that only carries the tape). On the
+    NumPy backend with numba the gathering and its adjoint are one compiled pass each
+    (``backends/numba_conv.py``).
     """
     backend = same_backend(x, weight)
     if bias is not None:
@@ -306,7 +341,10 @@ def conv2d(
     size = (data.shape[2], data.shape[3])
     need = (wants_grad(x), wants_grad(weight), bias is not None)
     col2im = fused_kernel(backend, "col2im", data.dtype) if need[0] else None
-    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, *need)
+    # Images per chunk of the input's gradient: all of them on a device (one product, one
+    # scatter), else about _PIXEL_CHUNK output pixels' worth.
+    images = max(1, _PIXEL_CHUNK // (out[0] * out[1])) if getattr(backend, "on_host", True) else b
+    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
     return record(result, conv2d_backward, inputs, saved, backend)
 
 
