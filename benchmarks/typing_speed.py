@@ -49,6 +49,8 @@ FORMS: dict[str, str] = {
     "add": "sg.add({}, w)",  # a bias (vector) on the right: the expression
     "mul_same": "sg.mul({}, m)",  # same shape
     "sub_left": "sg.sub(w, {})",  # a vector on the left
+    "float_left": "sg.sub(1.0, {})",  # a number on the left
+    "keep_left": "sg.sub(sg.mean(x, axis=-1, keepdims=True), {})",  # a keepdims reduction on the left
     "maximum": "sg.maximum({}, 0.0)",
     "where": "sg.where(m > 0, {}, m)",
     "mean_keep": "sg.sub({}, sg.mean(x, axis=-1, keepdims=True))",
