@@ -153,8 +153,12 @@ COMMON_LEFT = ("*S, L[1]", "N", "")  # keepdims on the last axis, a vector, rank
 
 
 def _common(other: str) -> Iterator[Sig]:
-    """The union overloads (see ``COMMON_RIGHT``), the same shape (or a number) on the right
-    second, and a number on the left."""
+    """The protocol overloads (``shapegrad/_broadcast.py``: the right operand's first, then
+    the left's), then the union overloads (see ``COMMON_RIGHT``), the same shape (or a
+    number) on the right second, and a number on the left."""
+    yield "Operand", [f"{other}: RightOfSame[Operand, T, *S]"], "Tensor[T, *S]"
+    yield "Operand", [f"{other}: RightOfBroadcast[Operand, T, *S]"], "Tensor[T, *S]"
+    yield "LeftOfBroadcast[Operand, T, *S]", [f"{other}: Operand"], "Tensor[T, *S]"
     right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
     yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
     yield "Tensor[T, *S]", [f"{other}: Tensor[T, *S] | float"], "Tensor[T, *S]"
@@ -672,9 +676,10 @@ from typing import Any, Literal as L, overload
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
+from ._broadcast import LeftOfBroadcast, RightOfBroadcast, RightOfSame
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, S, T
+from ._typevars import DA, DB, DC, DD, A, C, K, N, Operand, S, T
 '''
 
 

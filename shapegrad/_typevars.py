@@ -18,6 +18,8 @@ T = TypeVar("T")  # whatever tape the operand carries
 # The other operand's tape where a function form's union overload takes it apart from ``T``
 # (``_typegen.binary``): the result is ``Tensor[T | U, ...]``, and ``NoTape`` is ``Never``.
 U = TypeVar("U")
+# A binary function form's other operand, whole, in its protocol overloads (``_broadcast``).
+Operand = TypeVar("Operand")
 M = TypeVar("M")  # the model a tape records gradients for
 # The model of the tape a backward pass starts from (``backward``'s ``M``). ty solves ``M`` in
 # ``Tensor[OwnedTape[M]]`` from a join of two models' tapes (``OwnedTape[A] | OwnedTape[B]``,

@@ -1,0 +1,57 @@
+"""Broadcasting as protocols: the first overloads of a binary function form (``sg.add``,
+``sg.sub``, ...) check the common patterns through a method of ``Tensor`` that only the type
+checker sees.
+
+Why: pyright evaluates a nested argument once per overload it tries, with that overload's
+parameter as its expected type; an ordinary overload's tensor parameter hands the nested call
+an expected type that the nested call's own overloads are solved against, each giving the
+next level new expected types, and past pyright's 8 cached types per expression every level
+multiplies the work (``sg.sub(1.0, sg.sub(1.0, ...))`` took 20 s at depth 4). A protocol
+parameter is an expected type no overload's result is solved against, and the other operand's
+parameter is a bare type variable: every level is evaluated with the same few expected types,
+so the time grows linearly with the depth, the nested operand on either side
+(``tests/test_typing_speed.py``). The patterns:
+
+- ``RightOfSame``: the same shape, or a Python number, on the left;
+- ``RightOfBroadcast``: a vector, a keepdims reduction or a rank-0 tensor on the left;
+- ``LeftOfBroadcast``: the same shape, a bias, a keepdims reduction, a rank-0 tensor or a
+  number on the right.
+
+The receiver's tape is the result's; the other operand may be untraced (``NoTape`` is the
+bottom tape). Everything else (a rank broadcast, two tapes, an outer product, the
+``(N, 1) op (N,)`` guard, an open rank) falls through to the table's overloads after these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from typing_extensions import TypeVar, TypeVarTuple
+
+if TYPE_CHECKING:
+    from ._tensor import Tensor
+
+__all__ = ["LeftOfBroadcast", "RightOfBroadcast", "RightOfSame"]
+
+_Other = TypeVar("_Other", contravariant=True)
+_Tape = TypeVar("_Tape", covariant=True)
+_Dims = TypeVarTuple("_Dims")
+
+
+class RightOfSame(Protocol[_Other, _Tape, *_Dims]):
+    """A right operand that a left operand ``_Other`` of its own shape (or a number) meets."""
+
+    def _sg_right_of_same(self, left: _Other, /) -> Tensor[_Tape, *_Dims]: ...
+
+
+class RightOfBroadcast(Protocol[_Other, _Tape, *_Dims]):
+    """A right operand that a vector, keepdims or rank-0 left operand ``_Other`` meets."""
+
+    def _sg_right_of_broadcast(self, left: _Other, /) -> Tensor[_Tape, *_Dims]: ...
+
+
+class LeftOfBroadcast(Protocol[_Other, _Tape, *_Dims]):
+    """A left operand that a same-shape, bias, keepdims, rank-0 or number right operand
+    ``_Other`` meets."""
+
+    def _sg_left_of_broadcast(self, right: _Other, /) -> Tensor[_Tape, *_Dims]: ...
