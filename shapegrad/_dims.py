@@ -35,9 +35,9 @@ class Dim(int):
 
 
 class Open(Dim):
-    """A size the type system could not compute: the result of ``reshape`` to ints, a
-    convolution's spatial sizes, the joined axis of a ``concat`` of a list, a bounded slice,
-    ``sg.tensor`` of data, a layer's size given as a plain int (``Linear(n, m)``).
+    """A size the type system could not compute: a ``reshape`` to computed ints (``-1``, a
+    variable), a convolution's spatial sizes, the joined axis of a ``concat`` of a list, a
+    bounded slice, ``sg.tensor`` of data, a layer's size given as a plain int (``Linear(n, m)``).
 
     An open dim flows through later ops (``Tensor[T, Batch, Open] + bias`` is typed) but is
     not assignable to ``L[784]`` or to a named dim: leave it with :func:`shapegrad.cast`,
@@ -46,7 +46,7 @@ class Open(Dim):
     Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
-        >>> flat = sg.ones(2, 4, 4).reshape(2, 16)  # Tensor[NoTape, *tuple[Open, ...]]
+        >>> flat = sg.ones(2, 4, 4).reshape(2, -1)  # Tensor[NoTape, *tuple[Open, ...]]
         >>> sg.cast(flat, sg.Tensor[sg.NoTape, L[2], L[16]]).shape
         (2, 16)
     """
@@ -138,14 +138,14 @@ LiteralSize = Literal[
 ]
 
 
-class Prod(Generic[*_Sizes]):
+class Prod(int, Generic[*_Sizes]):
     """The product of the sizes ``_Sizes``: what ``flatten`` makes of ``(B, C, H, W)``
     (``Tensor[T, B, Prod[C, H, W]]``). A ``Linear[Prod[C, H, W], O]`` takes it as it is;
     there is no arithmetic, so ``Prod[L[28], L[28]]`` is not ``L[784]`` (use ``sg.cast``).
     At run time a product of literal sizes is checked as their product."""
 
 
-class Sum(Generic[_A, _B]):
+class Sum(int, Generic[_A, _B]):
     """The sum of the sizes ``_A`` and ``_B``: what a two-way ``concat`` of a tuple makes of
     the joined axis (``sg.concat((x, skip), axis=1)`` of ``(B, A, H, W)`` and ``(B, C, H, W)``
     is ``Tensor[T, B, Sum[A, C], H, W]``). A ``Linear[Sum[A, B], O]`` or a
@@ -154,13 +154,13 @@ class Sum(Generic[_A, _B]):
     sizes is checked as the number."""
 
 
-class Half(Generic[_A]):
+class Half(int, Generic[_A]):
     """Half the size ``_A``, rounded down (PyTorch's pooling by 2 floors: 7 -> 3): what
     ``MaxPool2d(2)`` and ``AvgPool2d(2)`` make of the height and width. At run time
     ``Half[L[7]]`` is checked as 3."""
 
 
-class Twice(Generic[_A]):
+class Twice(int, Generic[_A]):
     """Twice the size ``_A``: what an up-sampling ``ConvTranspose2d[I, O, Twice]`` (stride 2,
     ``2·padding = dilation·(kernel - 1) + output_padding - 1``, such as kernel 4, stride 2,
     padding 1) makes of the height and width. At run time ``Twice[L[7]]`` is checked as 14."""

@@ -16,7 +16,7 @@ from ._autodiff import NoTape
 from ._broadcast import LeftOfBroadcast, RightOfBroadcast, RightOfSame
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, Operand, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, S, T
 from .ops import (
     elementwise as _ew,
     linalg as _linalg,
@@ -1962,13 +1962,13 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
 
 
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA]) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+def reshape(x: Tensor[T, *S], shape: tuple[Z0]) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB]) -> Tensor[T, DA, DB]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1]) -> Tensor[T, Z0, Z1]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC]) -> Tensor[T, DA, DB, DC]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2]) -> Tensor[T, Z0, Z1, Z2]: ...
 @overload
-def reshape(x: Tensor[T, *S], shape: tuple[DA, DB, DC, DD]) -> Tensor[T, DA, DB, DC, DD]: ...
+def reshape(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2, Z3]) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
 @overload
 def reshape(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
 def reshape(x: Any, shape: Sequence[int]) -> Any:

@@ -33,8 +33,9 @@ from ._autodiff import (
 from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_backend
 from ._dims import Open
 from ._errors import DTypeError, ShapeError, TapeError
+from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
-from ._typevars import BM, K, M, N, S, U
+from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S, U
 
 if TYPE_CHECKING:
     from ._gradients import Gradients
@@ -114,10 +115,10 @@ class Tensor(TensorOps[Tape_, *Dims]):
         return tensor_annotation(args)
 
     # ----------------------------------------------------------------- basic facts
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The size of each axis."""
-        return tuple(self._data.shape)
+    shape = ShapeOf()
+    """The size of each axis, typed by the dims where each is an int to the checker
+    (``B, S, C = x.shape`` of a ``Tensor[T, Batch, Seq, L[32]]`` are ``Batch``, ``Seq``,
+    ``L[32]``; see ``_shape``), else ``tuple[int, ...]``."""
 
     @property
     def dtype(self) -> Any:
@@ -455,13 +456,32 @@ class Tensor(TensorOps[Tape_, *Dims]):
         """The last two axes swapped (a batch of matrices transposed)."""
         return _shape.swap_last(self)
 
+    # Sizes that are sg.Dim instances or literals keep their types, as reshape's do
+    # (``start.broadcast_to(b, 32)`` with ``b, _ = x.shape``); any plain int gives an open rank.
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], d0: Z0, /) -> Tensor[Tape_, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], d0: Z0, d1: Z1, /) -> Tensor[Tape_, Z0, Z1]: ...
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], d0: Z0, d1: Z1, d2: Z2, /) -> Tensor[Tape_, Z0, Z1, Z2]: ...
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], d0: Z0, d1: Z1, d2: Z2, d3: Z3, /) -> Tensor[Tape_, Z0, Z1, Z2, Z3]: ...
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], shape: tuple[Z0], /) -> Tensor[Tape_, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], shape: tuple[Z0, Z1], /) -> Tensor[Tape_, Z0, Z1]: ...
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], shape: tuple[Z0, Z1, Z2], /) -> Tensor[Tape_, Z0, Z1, Z2]: ...
+    @overload
+    def broadcast_to(self: Tensor[Tape_, *S], shape: tuple[Z0, Z1, Z2, Z3], /) -> Tensor[Tape_, Z0, Z1, Z2, Z3]: ...
     @overload
     def broadcast_to(self: Tensor[Tape_, *S], shape: Sequence[int], /) -> Tensor[Tape_, *tuple[Open, ...]]: ...
     @overload
     def broadcast_to(self: Tensor[Tape_, *S], *shape: int) -> Tensor[Tape_, *tuple[Open, ...]]: ...
-    def broadcast_to(self: Tensor[Tape_, *S], *shape: Any) -> Tensor[Tape_, *tuple[Open, ...]]:
+    def broadcast_to(self: Tensor[Tape_, *S], *shape: Any) -> Tensor[Tape_, *tuple[Any, ...]]:
         """The values repeated along new or size-1 axes to ``shape`` (sizes, or one tuple:
-        ``x.broadcast_to(4, 3)``, ``x.broadcast_to((4, 3))``, as ``Tensor.expand``)."""
+        ``x.broadcast_to(4, 3)``, ``x.broadcast_to((4, 3))``, as ``Tensor.expand``). Sizes
+        that are ``sg.Dim`` instances or literals keep their types."""
         return _shape.broadcast_to(self, shape)
 
     def take_along_axis(

@@ -20,7 +20,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -2564,13 +2564,13 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _shape_any.permute(self, axes or None)
 
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, /) -> Tensor[T, DA]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    def reshape(self: Tensor[T, *S], d0: Z0, /) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, /) -> Tensor[T, DA, DB]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, /) -> Tensor[T, Z0, Z1]: ...
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, d2: DC, /) -> Tensor[T, DA, DB, DC]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, d2: Z2, /) -> Tensor[T, Z0, Z1, Z2]: ...
     @overload
-    def reshape(self: Tensor[T, *S], d0: DA, d1: DB, d2: DC, d3: DD, /) -> Tensor[T, DA, DB, DC, DD]: ...
+    def reshape(self: Tensor[T, *S], d0: Z0, d1: Z1, d2: Z2, d3: Z3, /) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
     @overload
     def reshape(self: Tensor[T, *S], shape: Sequence[int], /) -> Tensor[T, *tuple[Open, ...]]: ...
     @overload

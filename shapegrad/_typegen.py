@@ -312,16 +312,16 @@ def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield from permute(op, other, form)
 
 
-# A Dim keeps its class (a literal bound here would cost every int size a check against
-# sg.LiteralSize).
-_DIM_VARS = ("DA", "DB", "DC", "DD")
+# A creation call's size variables: a Dim keeps its class, a literal in sg.LiteralSize its
+# literal (``B, S, C = x.shape`` then ``x.reshape(B, S, C)`` keeps all three).
+_SIZE_VARS = ("Z0", "Z1", "Z2", "Z3")
 
 
 def reshape(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    # Sizes given as sg.Dim instances keep their classes (a Dim does not widen to int);
-    # plain ints give open dims, to be stated with sg.cast.
+    # Sizes given as sg.Dim instances or literal sizes keep their types (a Dim does not widen
+    # to int); any plain int (a computed size, -1) gives an open rank, to be stated with sg.cast.
     for rank in (1, 2, 3, 4):
-        names = _DIM_VARS[:rank]
+        names = _SIZE_VARS[:rank]
         if form == "method":
             params = [f"d{i}: {n}" for i, n in enumerate(names)] + ["/"]
         else:
@@ -679,7 +679,7 @@ from ._autodiff import NoTape
 from ._broadcast import LeftOfBroadcast, RightOfBroadcast, RightOfSame
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import DA, DB, DC, DD, A, C, K, N, Operand, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, S, T
 '''
 
 
@@ -732,7 +732,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import DA, DB, DC, DD, Z0, Z1, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
 
 if TYPE_CHECKING:
     from ._tensor import Tensor

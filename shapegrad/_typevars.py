@@ -43,13 +43,6 @@ I = TypeVar("I")
 J = TypeVar("J")
 O = TypeVar("O")
 
-# Sizes given as sg.Dim instances (reshape to Batch(32), Pixels(784)): a Dim instance keeps
-# its class where an int literal would widen to int.
-DA = TypeVar("DA", bound=Dim)
-DB = TypeVar("DB", bound=Dim)
-DC = TypeVar("DC", bound=Dim)
-DD = TypeVar("DD", bound=Dim)
-
 # Sizes of a creation call (``sg.randn(8, 3)``, ``sg.zeros(Batch(32), 784)``): a Dim instance
 # keeps its class and a literal in ``LiteralSize`` keeps its literal (Z*: every size is one).
 # Otherwise each size is written ``Y0 | int``: a Dim solves Y0, an int solves nothing and the

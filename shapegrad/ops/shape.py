@@ -10,7 +10,7 @@ from .._autodiff import NoTape as NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
-from .._typevars import A, K, N, S, T
+from .._typevars import Z0, Z1, Z2, Z3, A, K, N, S, T
 from . import indexing as ix
 from ._toolkit import checked_axis
 
@@ -150,8 +150,19 @@ def broadcast_backward(xp: Any, g: Any) -> tuple[Any, ...]:
     return (g,)  # the engine sums the broadcast axes back
 
 
-def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
-    """The values repeated along new or size-1 axes. PyTorch: ``Tensor.expand``."""
+@overload
+def broadcast_to(x: Tensor[T, *S], shape: tuple[Z0]) -> Tensor[T, Z0]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def broadcast_to(x: Tensor[T, *S], shape: tuple[Z0, Z1]) -> Tensor[T, Z0, Z1]: ...
+@overload
+def broadcast_to(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2]) -> Tensor[T, Z0, Z1, Z2]: ...
+@overload
+def broadcast_to(x: Tensor[T, *S], shape: tuple[Z0, Z1, Z2, Z3]) -> Tensor[T, Z0, Z1, Z2, Z3]: ...
+@overload
+def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Open, ...]]: ...
+def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...]]:
+    """The values repeated along new or size-1 axes; sizes that are ``sg.Dim`` instances or
+    literals keep their types (``sg.broadcast_to(x, (b, 32))``). PyTorch: ``Tensor.expand``."""
     if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
         shape = tuple(shape[0])
     target = tuple(shape)
