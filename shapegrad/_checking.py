@@ -135,6 +135,9 @@ def _cache_safe(annotation: Any) -> bool:
     class may read anything, so a function using one is checked in full on every call."""
     from jaxtyping import AbstractArray
 
+    from ._annotations import run_time_check  # imports jaxtyping: not at import (SHAPEGRAD_CHECKS=0)
+
+    annotation = run_time_check(annotation)  # a Tensor[...] holding TypeVars: its check class
     if annotation in (inspect.Parameter.empty, Any, Ellipsis, None, Tensor) or annotation in _SCALARS:
         return True
     if isinstance(annotation, TypeVar):
@@ -328,8 +331,10 @@ def cast(x: Tensor[_InTape, *_InDims], to: type[Tensor[T, *S]]) -> Tensor[T, *S]
         # comparison of ints, not jaxtyping's check).
         _literal_sizes_fit(x, to)
         return x  # pyright: ignore[reportReturnType] -- named dims unchecked (SHAPEGRAD_CHECKS=0)
+    from ._annotations import run_time_check
+
     jaxtyped = _jaxtyped()
-    spec: Any = to
+    spec: Any = run_time_check(to)  # Tensor[T, ...] (a generic alias): the class that checks it
     checker: Any = getattr(spec, "__class__")
 
     def _check() -> str:
@@ -339,8 +344,8 @@ def cast(x: Tensor[_InTape, *_InDims], to: type[Tensor[T, *S]]) -> Tensor[T, *S]
     within_scope: Any = jaxtyped(typechecker=None)
     reason: str = within_scope(_check)()
     if reason:
-        dims = getattr(to, "dim_str", "?")
-        raise ShapeError(f"cast to {getattr(to, 'array_type', to)!r} with dims ({dims}) failed: {reason}; found {x!r}")
+        dims, kind = getattr(spec, "dim_str", "?"), getattr(spec, "array_type", spec)
+        raise ShapeError(f"cast to {kind!r} with dims ({dims}) failed: {reason}; found {x!r}")
     return x  # pyright: ignore[reportReturnType] -- verified above
 
 

@@ -463,6 +463,9 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 def _tokens(annotation: Any) -> list[_Token] | None:
     """The dims of a ``Tensor[...]`` (or jaxtyping) annotation, or None for any other."""
+    from ._annotations import run_time_check  # imports jaxtyping: not at import (SHAPEGRAD_CHECKS=0)
+
+    annotation = run_time_check(annotation)  # a Tensor[...] holding TypeVars: its check class
     params = getattr(annotation, "_shapegrad_params", None)
     if isinstance(params, tuple):  # a Tensor[...] holding TypeVars: the TypeVars themselves
         return [_param_token(p) for p in cast(tuple[Any, ...], params)[1:]]

@@ -25,9 +25,9 @@ NINP = 32
 NHID = 32  # tied weights need nhid == ninp
 NLAYERS = 2
 
-# port: the LSTM's state is (layers, batch, hidden), its first axis open (num_layers is an int);
-# a generic alias of one Tensor, since a generic alias of a tuple of them fails at run time
-State = Tensor[T, sg.Open, Batch, L[32]]
+# port: each of the LSTM's states (h, c) is (layers, batch, hidden), its first axis open
+# (num_layers is an int); the pair is the draft's generic alias, Hidden[T]
+Hidden = tuple[Tensor[T, sg.Open, Batch, L[32]], Tensor[T, sg.Open, Batch, L[32]]]
 
 
 class RNNModel(nn.Module):
@@ -53,9 +53,7 @@ class RNNModel(nn.Module):
         nn.init.uniform_(self.encoder.weight, -initrange, initrange)
         nn.init.zeros_(self.decoder_bias)
 
-    def __call__(
-        self, input: Tensor[T, Batch, Seq], hidden: tuple[State[T], State[T]]
-    ) -> tuple[Tensor[T, Batch, Seq, L[50]], tuple[State[T], State[T]]]:
+    def __call__(self, input: Tensor[T, Batch, Seq], hidden: Hidden[T]) -> tuple[Tensor[T, Batch, Seq, L[50]], Hidden[T]]:
         emb = self.drop(self.encoder(input))
         output, hidden = self.rnn(emb, hidden)
         output = self.drop(output)
@@ -64,7 +62,7 @@ class RNNModel(nn.Module):
         # labels, so no reshape to (-1, V)
         return decoded.log_softmax(axis=-1), hidden
 
-    def init_hidden(self, bsz: int) -> tuple[State[NoTape], State[NoTape]]:
+    def init_hidden(self, bsz: int) -> Hidden[NoTape]:
         # port: the state's sizes stated (the width from an int: Open otherwise)
         shape = Tensor[NoTape, sg.Open, Batch, L[32]]
         return (
@@ -73,7 +71,7 @@ class RNNModel(nn.Module):
         )
 
 
-def repackage_hidden(h: tuple[State[T], State[T]]) -> tuple[State[NoTape], State[NoTape]]:
+def repackage_hidden(h: Hidden[T]) -> Hidden[NoTape]:
     """Wraps hidden states in new tensors, to detach them from their history."""
     return h[0].detach(), h[1].detach()  # port: a pair, not tuple(generator), keeps its type
 
