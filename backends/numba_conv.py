@@ -126,8 +126,9 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
                 image = full
             width = kernel[0] * kernel[1] * (c // groups) + (1 if ones else 0)
             cols = np.empty((b * out[0] * out[1], groups, width), dtype=image.dtype)
-            rows = image.reshape(b, image.shape[1], -1)
-            gather(rows, kernel, stride, dilation, c, groups, out, ones, cols.reshape(cols.shape[0], -1))
+            # Sizes spelled out: a -1 beside a zero (an empty batch) is ambiguous to reshape.
+            rows = image.reshape(b, image.shape[1], image.shape[2] * c)
+            gather(rows, kernel, stride, dilation, c, groups, out, ones, cols.reshape(cols.shape[0], groups * width))
             return cols
 
         return im2col
@@ -142,8 +143,8 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
             c = groups * width // (kernel[0] * kernel[1])
             h, w = size[0] + 2 * padding[0], size[1] + 2 * padding[1]
             image = np.zeros((batch, h, w, c), dtype=cols.dtype)
-            flat = np.ascontiguousarray(cols).reshape(cols.shape[0], -1)
-            scatter(flat, kernel, stride, dilation, c, groups, out, image.reshape(batch, h, -1))
+            flat = np.ascontiguousarray(cols).reshape(cols.shape[0], groups * width)  # no -1, as in im2col
+            scatter(flat, kernel, stride, dilation, c, groups, out, image.reshape(batch, h, w * c))
             if padding != (0, 0):  # the padding's share dropped: a view of the image inside it
                 image = image[:, padding[0] : padding[0] + size[0], padding[1] : padding[1] + size[1], :]
             return image

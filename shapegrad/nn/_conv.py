@@ -13,7 +13,7 @@ from .._dims import Half, Open, Prod, Twice
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
-from ..ops.conv import conv2d as conv_op, fold, max_pool2d, unfold
+from ..ops.conv import check_extents, conv2d as conv_op, fold, max_pool2d, unfold
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
@@ -341,6 +341,9 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
                 f"ConvTranspose2d({self.in_channels}, {self.out_channels}) expects input (batch, "
                 f"{self.in_channels}, height, width), found shape {x.shape}"
             )
+        # PyTorch takes a zero height or width in an empty batch here; fold, which this
+        # composite's windows go through, refuses zero windows, so shapegrad refuses both.
+        check_extents("ConvTranspose2d", x.shape)
         b, c, h, w = x.shape
         kh, kw = self.kernel_size
         size = tuple(
@@ -417,6 +420,7 @@ class AvgPool2d(_Pool2d[R], checked=False):
     @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
+        check_extents("avg_pool2d", x.shape)  # as unfold would, but naming this op
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
         return cols.mean(2)
 

@@ -19,7 +19,7 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, record
 from ._toolkit import check_same_float, keep_where
 
-__all__ = ["conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
+__all__ = ["check_extents", "conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
 
 Pair = tuple[int, int]
 
@@ -27,6 +27,33 @@ Pair = tuple[int, int]
 def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
     """Output length of a convolution or pooling along one axis (PyTorch's formula)."""
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+_EXTENTS = ("channels", "height", "width")
+
+
+def check_extents(op: str, shape: tuple[int, ...], empty_batch_spatial: bool = False) -> None:
+    """``ShapeError`` naming each zero extent but the batch of a ``(B, C, H, W)`` input.
+    PyTorch's pooling and ``unfold`` take an empty batch and nothing else empty; its
+    convolutions also take a zero height or width in an empty batch (``empty_batch_spatial``;
+    the padding must still fit a window), and zero channels, for which they return no output
+    channels whatever the weight has: refused here."""
+    zero = [
+        name
+        for name, n in zip(_EXTENTS, shape[1:4], strict=False)
+        if n == 0 and not (empty_batch_spatial and shape[0] == 0 and name != "channels")
+    ]
+    if zero:
+        also = " (and in an empty batch the height or width)" if empty_batch_spatial else ""
+        extents = " and zero ".join(zero)
+        raise ShapeError(f"{op}: input of shape {tuple(shape)} has zero {extents}; only the batch may be empty{also}")
+
+
+def _check_steps(op: str, kernel: Pair, stride: Pair, dilation: Pair) -> None:
+    # A zero kernel, stride or dilation: PyTorch refuses it, and a zero stride divides by zero.
+    for name, pair in (("kernel", kernel), ("stride", stride), ("dilation", dilation)):
+        if min(pair) < 1:
+            raise ShapeError(f"{op}: {name} {pair} must be positive")
 
 
 def _windows_fitting(size: Pair, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair) -> Pair:
@@ -111,6 +138,8 @@ def unfold(
         raise ShapeError(f"unfold: window_axis is 1 or 2, found {window_axis}")
     if x.ndim != 4:
         raise ShapeError(f"unfold expects a (batch, channels, height, width) tensor, found shape {x.shape}")
+    check_extents("unfold", x.shape)
+    _check_steps("unfold", kernel, stride, dilation)
     h, w = x.shape[2], x.shape[3]
     out = _windows_fitting((h, w), kernel, stride, padding, dilation)
     xp = x._backend.xp
@@ -126,10 +155,14 @@ def _conv_geometry(x: AnyTensor, weight: AnyTensor, groups: int, stride: Pair, p
         raise ShapeError(f"conv2d expects weight (out, in/groups, kh, kw), found shape {weight.shape}")
     out_ch, group_in, kh, kw = weight.shape
     c = x.shape[1]
+    check_extents("conv2d", x.shape, empty_batch_spatial=True)
+    if out_ch == 0:  # PyTorch: "expected weight to be at least 1 at dimension 0"
+        raise ShapeError(f"conv2d: weight {weight.shape} has no output channels")
     if groups < 1 or c != group_in * groups or out_ch % groups:
         raise ShapeError(
             f"conv2d: input has {c} channels, expected {group_in * groups} (weight {weight.shape} with groups={groups})"
         )
+    _check_steps("conv2d", (kh, kw), stride, dilation)
     return _windows_fitting((x.shape[2], x.shape[3]), (kh, kw), stride, padding, dilation)
 
 
@@ -184,7 +217,8 @@ def _scatter_windows(
 
 def _per_group(xp: Any, m: Any, groups: int) -> Any:
     """``(rows, G·n)`` as ``(G, rows, n)``: a view, each group's block a strided matrix."""
-    return xp.permute_dims(xp.reshape(m, (m.shape[0], groups, -1)), (1, 0, 2))
+    # Sizes spelled out: a -1 beside zero rows (an empty batch) is ambiguous to reshape.
+    return xp.permute_dims(xp.reshape(m, (m.shape[0], groups, m.shape[1] // groups)), (1, 0, 2))
 
 
 def _grouped_product(xp: Any, a: Any, b: Any, groups: int) -> Any:
@@ -193,7 +227,7 @@ def _grouped_product(xp: Any, a: Any, b: Any, groups: int) -> Any:
     if groups == 1:
         return xp.matmul(a[:, 0, :], b[0, ...])
     product = xp.matmul(xp.permute_dims(a, (1, 0, 2)), b)  # (G, rows, n)
-    return xp.reshape(xp.permute_dims(product, (1, 0, 2)), (a.shape[0], -1))
+    return xp.reshape(xp.permute_dims(product, (1, 0, 2)), (a.shape[0], groups * b.shape[2]))
 
 
 # Rows per product in a sum over pixels (the weight's gradient): OpenBLAS's sgemm took
@@ -342,8 +376,9 @@ def conv2d(
     need = (wants_grad(x), wants_grad(weight), bias is not None)
     col2im = fused_kernel(backend, "col2im", data.dtype) if need[0] else None
     # Images per chunk of the input's gradient: all of them on a device (one product, one
-    # scatter), else about _PIXEL_CHUNK output pixels' worth.
-    images = max(1, _PIXEL_CHUNK // (out[0] * out[1])) if getattr(backend, "on_host", True) else b
+    # scatter), else about _PIXEL_CHUNK output pixels' worth; at least one, so that an empty
+    # batch's chunk loop still has a step (range(0, 0, 0) raises).
+    images = max(1, _PIXEL_CHUNK // (out[0] * out[1]) if getattr(backend, "on_host", True) else b)
     saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
     return record(result, conv2d_backward, inputs, saved, backend)
 
@@ -364,10 +399,13 @@ def fold(
     """
     if cols.ndim != 5 or cols.shape[2] != kernel[0] * kernel[1]:
         raise ShapeError(f"fold expects windows (B, C, {kernel[0] * kernel[1]}, Ho, Wo), found shape {cols.shape}")
+    if cols.shape[1] == 0:  # PyTorch: "non-zero dimensions" but the batch
+        raise ShapeError(f"fold: windows of shape {cols.shape} have zero channels (only the batch may be empty)")
+    _check_steps("fold", kernel, stride, dilation)
     out = (cols.shape[3], cols.shape[4])
     for axis in range(2):
         expected = conv_output_size(size[axis], kernel[axis], stride[axis], padding[axis], dilation[axis])
-        if expected != out[axis]:
+        if expected != out[axis] or expected <= 0:  # no window: PyTorch refuses it too
             raise ShapeError(f"fold: {out} windows do not tile an image of size {size}")
     xp = cols._backend.xp
     image = _col2im(xp, cols._data, size, kernel, stride, padding, dilation, out)
@@ -377,6 +415,8 @@ def fold(
 def _pool_geometry(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair) -> Pair:
     if x.ndim != 4:
         raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
+    check_extents("max_pool2d", x.shape)
+    _check_steps("max_pool2d", kernel, stride, (1, 1))
     out = (
         conv_output_size(x.shape[2], kernel[0], stride[0], padding[0], 1),
         conv_output_size(x.shape[3], kernel[1], stride[1], padding[1], 1),
