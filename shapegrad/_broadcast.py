@@ -1,6 +1,7 @@
 """Broadcasting as protocols: the first overloads of a binary function form (``sg.add``,
 ``sg.sub``, ...) check the common patterns through a method of ``Tensor`` that only the type
-checker sees.
+checker sees (generated into ``_tensor_ops.py``'s ``TensorOps`` by ``_typegen``, from the
+patterns of the union overloads that follow them).
 
 Why: pyright evaluates a nested argument once per overload it tries, with that overload's
 parameter as its expected type; an ordinary overload's tensor parameter hands the nested call

@@ -35,7 +35,7 @@ from ._dims import Open
 from ._errors import DTypeError, ShapeError, TapeError
 from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
-from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S, U
+from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S
 
 if TYPE_CHECKING:
     from ._gradients import Gradients
@@ -76,22 +76,6 @@ class Tensor(TensorOps[Tape_, *Dims]):
     _backend: Backend
     _param: ParamInfo | None
     _version: Version | None
-
-    if TYPE_CHECKING:
-        # The broadcasting patterns of a binary function form's first overloads, seen by the
-        # type checker only (``shapegrad/_broadcast.py`` says why): the receiver is one
-        # operand, the argument the other, and the receiver's tape is the result's.
-        def _sg_right_of_same(self: Tensor[U, *S], left: Tensor[U, *S] | float, /) -> Tensor[U, *S]: ...
-
-        def _sg_right_of_broadcast(
-            self: Tensor[U, *S, N], left: Tensor[U, N] | Tensor[U, *S, L[1]] | Tensor[U], /
-        ) -> Tensor[U, *S, N]: ...
-
-        def _sg_left_of_broadcast(
-            self: Tensor[U, *S, N],
-            right: Tensor[U, *S, N] | Tensor[U, N] | Tensor[U, *S, L[1]] | Tensor[U] | float,
-            /,
-        ) -> Tensor[U, *S, N]: ...
 
     def __init__(self, data: Any, *, backend: str | Backend | None = None) -> None:
         chosen = (

@@ -20,7 +20,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T, U
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -50,6 +50,13 @@ class TensorOps(Generic[Tape_, *Dims]):
     # Defining __eq__ (element-wise, below) would make the class unhashable: tensors hash by
     # identity, as PyTorch's do (parameters are dict keys).
     __hash__ = object.__hash__
+
+    # The broadcasting patterns of a binary function form's first overloads, seen by the
+    # type checker only (``shapegrad/_broadcast.py`` says why).
+    if TYPE_CHECKING:
+        def _sg_right_of_same(self: Tensor[U, *S], left: Tensor[U, *S] | float, /) -> Tensor[U, *S]: ...
+        def _sg_right_of_broadcast(self: Tensor[U, *S, N], left: Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U], /) -> Tensor[U, *S, N]: ...
+        def _sg_left_of_broadcast(self: Tensor[U, *S, N], right: Tensor[U, *S, N] | Tensor[U, *S, L[1]] | Tensor[U, N] | Tensor[U] | float, /) -> Tensor[U, *S, N]: ...
 
     @overload
     def __add__(self: Tensor[Tape_, *S], other: Tensor[Tape_, *S] | float) -> Tensor[Tape_, *S]: ...

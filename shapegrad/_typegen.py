@@ -168,6 +168,28 @@ def _common(other: str) -> Iterator[Sig]:
     yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"  # a Python number on the left, as NumPy
 
 
+def broadcast_protocol_methods() -> list[str]:
+    """The methods of ``Tensor`` that the protocols of ``_broadcast.py`` match, seen by the
+    type checker only, from the same patterns as the union overloads above (a pattern added
+    to ``COMMON_RIGHT`` or ``COMMON_LEFT`` reaches both): the receiver is one operand, the
+    argument the other, and the receiver's tape is the result's."""
+    right = " | ".join(tensor("U", dims) for dims in ("*S, N", *COMMON_RIGHT, ""))
+    left = " | ".join(tensor("U", dims) for dims in COMMON_LEFT)
+    signatures = (
+        ("_sg_right_of_same", "Tensor[U, *S]", "left", "Tensor[U, *S] | float", "Tensor[U, *S]"),
+        ("_sg_right_of_broadcast", "Tensor[U, *S, N]", "left", left, "Tensor[U, *S, N]"),
+        ("_sg_left_of_broadcast", "Tensor[U, *S, N]", "right", f"{right} | float", "Tensor[U, *S, N]"),
+    )
+    lines = [
+        "    # The broadcasting patterns of a binary function form's first overloads, seen by the",
+        "    # type checker only (``shapegrad/_broadcast.py`` says why).",
+        "    if TYPE_CHECKING:",
+    ]
+    for name, receiver, side, other, result in signatures:
+        lines.append(f"        def {name}(self: {receiver}, {side}: {other}, /) -> {result}: ...")
+    return lines
+
+
 # The table's patterns the union overloads cover (left, right): a function form leaves them
 # out, and their untraced-first copies.
 _COVERED_LEFT: set[tuple[str, str]] = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
@@ -732,7 +754,7 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
-from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T, U
 
 if TYPE_CHECKING:
     from ._tensor import Tensor
@@ -771,6 +793,7 @@ def methods_module() -> str:
     for module, name in SIGNATURE_METHODS:
         methods += [*signature_method_block(module, name), ""]
     handles = "".join(f"{alias}_any: Any = None\n" for alias in ALIASES.values())
+    methods = [*broadcast_protocol_methods(), "", *methods]
     return _METHODS_HEADER.replace("{handles}\n", handles) + "\n".join(methods[:-1]) + "\n"
 
 
