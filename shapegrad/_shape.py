@@ -32,7 +32,8 @@ _I4 = TypeVar("_I4", bound=int)
 
 
 class ShapeOf:
-    """The ``shape`` attribute of a tensor: ``tuple(x._data.shape)``, typed per rank (0-5)."""
+    """The type of ``Tensor.shape`` as the checker sees it, per rank (1-5); at run time the
+    attribute is a property returning ``tuple(x._data.shape)``."""
 
     @overload
     def __get__(self, tensor: None, owner: type[Any], /) -> ShapeOf: ...
@@ -54,6 +55,4 @@ class ShapeOf:
     def __get__(self, tensor: Tensor[Any, *tuple[Any, ...]], owner: type[Any], /) -> tuple[int, ...]: ...
     def __get__(self, tensor: Tensor[Any, *tuple[Any, ...]] | None, owner: type[Any], /) -> Any:
         """The size of each axis."""
-        if tensor is None:
-            return self
-        return tuple(tensor._data.shape)
+        return self if tensor is None else tuple(tensor._data.shape)

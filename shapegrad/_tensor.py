@@ -99,10 +99,16 @@ class Tensor(TensorOps[Tape_, *Dims]):
         return tensor_annotation(args)
 
     # ----------------------------------------------------------------- basic facts
-    shape = ShapeOf()
-    """The size of each axis, typed by the dims where each is an int to the checker
-    (``B, S, C = x.shape`` of a ``Tensor[T, Batch, Seq, L[32]]`` are ``Batch``, ``Seq``,
-    ``L[32]``; see ``_shape``), else ``tuple[int, ...]``."""
+    if TYPE_CHECKING:
+        shape = ShapeOf()
+    else:  # a property at run time: a Python __get__ costs ~10 ns more per access
+
+        @property
+        def shape(self):
+            """The size of each axis, typed by the dims where each is an int to the checker
+            (``B, S, C = x.shape`` of a ``Tensor[T, Batch, Seq, L[32]]`` are ``Batch``,
+            ``Seq``, ``L[32]``; see ``_shape``), else ``tuple[int, ...]``."""
+            return tuple(self._data.shape)
 
     @property
     def dtype(self) -> Any:
