@@ -1998,6 +1998,10 @@ def concat(tensors: tuple[Tensor[T, A, *S], Tensor[T, K, *S]], axis: L[0] = 0) -
 @overload
 def concat(tensors: tuple[Tensor[T, N, A, *S], Tensor[T, N, K, *S]], axis: L[1]) -> Tensor[T, N, Sum[A, K], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
+def concat(tensors: tuple[Tensor[T, N, C, A, *S], Tensor[T, N, C, K, *S]], axis: L[2]) -> Tensor[T, N, C, Sum[A, K], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def concat(tensors: tuple[Tensor[T, *S, A, N], Tensor[T, *S, K, N]], axis: L[-2]) -> Tensor[T, *S, Sum[A, K], N]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
 def concat(tensors: tuple[Tensor[T, *S, A], Tensor[T, *S, K]], axis: L[-1]) -> Tensor[T, *S, Sum[A, K]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
 def concat(tensors: Sequence[Tensor[T, *tuple[Open, ...]]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
@@ -2006,7 +2010,13 @@ def concat(tensors: Sequence[Tensor[T, Any, *S]], axis: L[0] = 0) -> Tensor[T, O
 @overload
 def concat(tensors: Sequence[Tensor[T, N, Any, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
 @overload
+def concat(tensors: Sequence[Tensor[T, N, K, Any, *S]], axis: L[2]) -> Tensor[T, N, K, Open, *S]: ...
+@overload
+def concat(tensors: Sequence[Tensor[T, *S, Any, N]], axis: L[-2]) -> Tensor[T, *S, Open, N]: ...
+@overload
 def concat(tensors: Sequence[Tensor[T, *S, Any]], axis: L[-1]) -> Tensor[T, *S, Open]: ...
+@overload
+def concat(tensors: Sequence[Tensor[T, *tuple[Open, ...]] | Tensor[T, *S]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def concat(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
 def concat(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None) -> Any:
@@ -2021,6 +2031,10 @@ def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[0] = 0) -> Tenso
 @overload
 def stack(tensors: tuple[Tensor[T, N, *S], Tensor[T, N, *S]], axis: L[1]) -> Tensor[T, N, L[2], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
+def stack(tensors: tuple[Tensor[T, N, K, *S], Tensor[T, N, K, *S]], axis: L[2]) -> Tensor[T, N, K, L[2], *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
+def stack(tensors: tuple[Tensor[T, *S, N], Tensor[T, *S, N]], axis: L[-2]) -> Tensor[T, *S, L[2], N]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+@overload
 def stack(tensors: tuple[Tensor[T, *S], Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, L[2]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
 def stack(tensors: Sequence[Tensor[T, *tuple[Open, ...]]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
@@ -2029,7 +2043,13 @@ def stack(tensors: Sequence[Tensor[T, *S]], axis: L[0] = 0) -> Tensor[T, Open, *
 @overload
 def stack(tensors: Sequence[Tensor[T, N, *S]], axis: L[1]) -> Tensor[T, N, Open, *S]: ...
 @overload
+def stack(tensors: Sequence[Tensor[T, N, K, *S]], axis: L[2]) -> Tensor[T, N, K, Open, *S]: ...
+@overload
+def stack(tensors: Sequence[Tensor[T, *S, N]], axis: L[-2]) -> Tensor[T, *S, Open, N]: ...
+@overload
 def stack(tensors: Sequence[Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, Open]: ...
+@overload
+def stack(tensors: Sequence[Tensor[T, *tuple[Open, ...]] | Tensor[T, *S]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def stack(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
 def stack(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None) -> Any:

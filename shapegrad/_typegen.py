@@ -373,11 +373,15 @@ def getitem(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
 _CONCAT = (
     ("L[0]", "Any, *S", "Open, *S"),
     ("L[1]", "N, Any, *S", "N, Open, *S"),
+    ("L[2]", "N, K, Any, *S", "N, K, Open, *S"),
+    ("L[-2]", "*S, Any, N", "*S, Open, N"),
     ("L[-1]", "*S, Any", "*S, Open"),
 )
 _STACK = (
     ("L[0]", "*S", "Open, *S"),
     ("L[1]", "N, *S", "N, Open, *S"),
+    ("L[2]", "N, K, *S", "N, K, Open, *S"),
+    ("L[-2]", "*S, N", "*S, Open, N"),
     ("L[-1]", "*S", "*S, Open"),
 )
 
@@ -389,11 +393,15 @@ _STACK = (
 _CONCAT_PAIRS = (
     ("L[0]", "A, *S", "K, *S", "Sum[A, K], *S"),
     ("L[1]", "N, A, *S", "N, K, *S", "N, Sum[A, K], *S"),
+    ("L[2]", "N, C, A, *S", "N, C, K, *S", "N, C, Sum[A, K], *S"),
+    ("L[-2]", "*S, A, N", "*S, K, N", "*S, Sum[A, K], N"),
     ("L[-1]", "*S, A", "*S, K", "*S, Sum[A, K]"),
 )
 _STACK_PAIRS = (
     ("L[0]", "*S", "*S", "L[2], *S"),
     ("L[1]", "N, *S", "N, *S", "N, L[2], *S"),
+    ("L[2]", "N, K, *S", "N, K, *S", "N, K, L[2], *S"),
+    ("L[-2]", "*S, N", "*S, N", "*S, L[2], N"),
     ("L[-1]", "*S", "*S", "*S, L[2]"),
 )
 
@@ -404,12 +412,17 @@ def _joined(pairs: tuple[tuple[str, str, str, str], ...], rules: tuple[tuple[str
         yield pair, [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
     # Tensors of open rank, at any axis (``[sg.sin(angles), sg.cos(angles)]`` of a reshape to
     # ints): mypy, Pyrefly and ty split no ``*tuple[Open, ...]`` into the rules below. A
-    # typed rank never matches (a typed dim is no Open). Before the rules: pyright's detail,
-    # when nothing matches, is the last overload's that takes the arguments given, and the
-    # rule of the axis compares the dims.
+    # typed rank never matches (a typed dim is no Open).
     yield f"Sequence[{tensor('T', OPEN_DIMS)}]", ["axis: int = 0"], tensor("T", OPEN_DIMS)
     for i, (axis, each, result) in enumerate(rules):
         yield f"Sequence[{tensor('T', each)}]", [f"axis: {axis}{' = 0' if i == 0 else ''}"], tensor("T", result)
+    # Typed tensors with open-rank ones (a U-Net skip with a padded up-sampling): an open
+    # rank, as an operator gives. The typed ones must still agree with each other (one ``*S``;
+    # typed tensors of different sizes along the joined axis beside an open one are refused),
+    # and when nothing matches, pyright's detail is this overload's: it names the typed
+    # tensor whose dims differ from the first one's.
+    mixed = f"Sequence[{tensor('T', OPEN_DIMS)} | {tensor('T', '*S')}]"
+    yield mixed, ["axis: int = 0"], tensor("T", OPEN_DIMS)
     yield f"Sequence[{tensor('T', '*S')}]", ["*", "any_axis: int"], tensor("T", OPEN_DIMS)
 
 
@@ -503,8 +516,8 @@ _OVERLAPPING: dict[str, set[int]] = {
     "transpose": {0},
     "reshape": {0},
     "getitem": {0, *_narrowed_slices()},
-    "concat": {0, 1, 2},  # a tuple pair (Sum) beside the open rules for any sequence
-    "stack": {0, 1, 2},
+    "concat": set(range(len(_CONCAT_PAIRS))),  # a tuple pair (Sum) beside the open rules for any sequence
+    "stack": set(range(len(_STACK_PAIRS))),
 }
 
 
