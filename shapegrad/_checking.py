@@ -331,6 +331,46 @@ def cast(x: Tensor[_InTape, *_InDims], to: type[Tensor[T, *S]]) -> Tensor[T, *S]
         # comparison of ints, not jaxtyping's check).
         _literal_sizes_fit(x, to)
         return x  # pyright: ignore[reportReturnType] -- named dims unchecked (SHAPEGRAD_CHECKS=0)
+    key = _cast_key(x, to)
+    if key is not None and key in _casts_passed:
+        return x  # pyright: ignore[reportReturnType] -- this target and signature passed before
+    _check_cast(x, to)
+    if key is not None:
+        if len(_casts_passed) >= _CACHE_LIMIT:
+            _casts_passed.clear()
+        _casts_passed.add(key)
+    return x  # pyright: ignore[reportReturnType] -- verified above
+
+
+# (target, described input) pairs whose cast passed. jaxtyping checks a cast in a scope of its
+# own (the enclosing call's dims play no part) and reads the input's class, tape, shape and
+# dtype only, all in :func:`_describe`: an input described alike passes alike. The full check
+# costs ~10 µs (jaxtyping builds a decorated function per call); a decoding step makes a few.
+_casts_passed: set[Any] = set()
+# target -> whether its check reads no more than _describe keeps (:func:`_cache_safe`)
+_cast_targets_safe: dict[Any, bool] = {}
+
+
+def _cast_key(x: Any, to: Any) -> Any:
+    """The cache key of ``cast(x, to)``, or None where its outcome may depend on more than
+    the key holds (a target with a validator; an unhashable target)."""
+    try:
+        safe = _cast_targets_safe.get(to)
+        if safe is None:
+            if len(_cast_targets_safe) >= _CACHE_LIMIT:
+                _cast_targets_safe.clear()
+            safe = _cast_targets_safe[to] = _cache_safe(to)
+    except TypeError:  # an unhashable target: checked in full every time
+        return None
+    if not safe:
+        return None
+    described = _describe(x)
+    return None if described is None else (to, described)
+
+
+def _check_cast(x: Any, to: Any) -> None:
+    """jaxtyping's check of ``x`` against ``to``, in a fresh scope for its named dims;
+    ``ShapeError`` saying why when it fails."""
     from ._annotations import run_time_check
 
     jaxtyped = _jaxtyped()
@@ -346,7 +386,6 @@ def cast(x: Tensor[_InTape, *_InDims], to: type[Tensor[T, *S]]) -> Tensor[T, *S]
     if reason:
         dims, kind = getattr(spec, "dim_str", "?"), getattr(spec, "array_type", spec)
         raise ShapeError(f"cast to {kind!r} with dims ({dims}) failed: {reason}; found {x!r}")
-    return x  # pyright: ignore[reportReturnType] -- verified above
 
 
 def _literal_sizes_fit(x: Tensor[Any, *tuple[Any, ...]], to: Any) -> None:

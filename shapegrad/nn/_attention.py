@@ -8,7 +8,9 @@ from typing import Any, Literal, cast, overload
 
 from typing_extensions import TypeVar
 
+from .. import _hooks
 from .._autodiff import NoTape
+from .._backend import Backend
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
@@ -53,6 +55,38 @@ def scaled_dot_product_attention(
         weights = dropout(weights)
     out: Any = weights @ v
     return out
+
+
+def _build_causal_mask(lq: int, lk: int, backend: Backend) -> AnyTensor:
+    """``(lq, lk)`` booleans, True where key ``j <= i`` (query ``i`` may attend to it)."""
+    from ..ops.creation import arange
+
+    rows: AnyTensor = arange(lq, backend=backend).reshape(lq, 1)
+    cols: AnyTensor = arange(lk, backend=backend).reshape(1, lk)
+    return cols <= rows
+
+
+# (lq, lk, backend) -> the causal mask. Every call of a causal attention needs one, and its
+# five untraced ops cost about as much as a small projection in a batch-1 decoding step.
+# Bounded: a model sees a few sequence lengths; the mask is untraced and never written into
+# (softmax reads it; no handle to it leaves this module but the softmax's saved values).
+_causal_masks: dict[tuple[int, int, Backend], AnyTensor] = {}
+_CAUSAL_MASKS_KEPT = 64
+
+
+def causal_mask_of(lq: int, lk: int, backend: Backend) -> AnyTensor:
+    """The causal mask of :func:`_build_causal_mask`, built once per ``(lq, lk, backend)``.
+    Built afresh while ``sg.compile`` records a step: the recording must see the ops that
+    make it (and an array made under it must not outlive the recording)."""
+    if _hooks.recorder is not None:
+        return _build_causal_mask(lq, lk, backend)
+    key = (lq, lk, backend)
+    mask = _causal_masks.get(key)
+    if mask is None:
+        if len(_causal_masks) >= _CAUSAL_MASKS_KEPT:
+            _causal_masks.clear()
+        mask = _causal_masks[key] = _build_causal_mask(lq, lk, backend)
+    return mask
 
 
 class MultiHeadAttention(Layer[D, D, D], checked=False):
@@ -150,12 +184,7 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         allowed: AnyTensor | None = mask
         b, lq, _ = query.shape
         if causal:
-            from ..ops.creation import arange
-
-            lk = keys.shape[1]
-            rows: AnyTensor = arange(lq, backend=query._backend).reshape(lq, 1)
-            cols: AnyTensor = arange(lk, backend=query._backend).reshape(1, lk)
-            causal_mask: AnyTensor = cols <= rows
+            causal_mask = causal_mask_of(lq, keys.shape[1], query._backend)
             allowed = causal_mask if allowed is None else where(allowed, causal_mask, False)
         q = self._heads(self.q_proj(query))
         keyed: AnyTensor = cast(Any, self.k_proj)(keys)

@@ -48,6 +48,27 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
     if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- reshape((2, 3)) as well as reshape(2, 3)
         shape = tuple(shape[0])
     data = x._data
+    source: tuple[int, ...] = data.shape
+    plain = _plain_ints(shape)
+    target = _targets.get((source, shape)) if plain else None  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+    if target is None:
+        target = _reshape_target(x, shape)
+        if plain:
+            if len(_targets) >= _TARGETS_KEPT:
+                _targets.clear()
+            _targets[(source, shape)] = target  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+    out = x._backend.xp.reshape(data, target)
+    return record(out, reshape_backward, (x,), (tuple(source),), x._backend)
+
+
+# (source shape, sizes as given) -> the checked target shape, for plain-int sizes (see
+# _plain_ints): a model reshapes with the same few sizes on every call.
+_targets: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+_TARGETS_KEPT = 256
+
+
+def _reshape_target(x: Any, shape: Sequence[int]) -> tuple[int, ...]:
+    """``shape`` as ints, one -1 allowed, checked to hold ``x``'s elements; else ShapeError."""
     target = tuple(int(n) for n in shape)
     known = math.prod(n for n in target if n != -1)
     if (
@@ -56,8 +77,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
         or (-1 in target and (known == 0 or x.size % known))
     ):
         raise ShapeError(f"reshape: cannot view shape {x.shape} ({x.size} elements) as {target}")
-    out = x._backend.xp.reshape(data, target)
-    return record(out, reshape_backward, (x,), (tuple(data.shape),), x._backend)
+    return target
 
 
 def flatten(x: Any) -> Any:
@@ -75,15 +95,42 @@ def permute_backward(xp: Any, g: Any, axes: tuple[int, ...]) -> tuple[Any, ...]:
     return (xp.permute_dims(g, tuple(inverse)),)
 
 
-def permute(x: Any, axes: Sequence[int] | None) -> Any:
-    """Axes in the order ``axes`` gives (reversed when None). PyTorch: ``Tensor.permute``."""
+# (axes as given, rank) -> the order they name, for plain-int axes that passed
+# :func:`_permutation`: a model permutes with the same few orders on every call (attention's
+# heads), and checking one costs more than the permuted view itself.
+_orders: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+_ORDERS_KEPT = 256
+
+
+def _permutation(x: Any, axes: Sequence[int] | None, ndim: int) -> tuple[int, ...]:
+    """The order ``axes`` names over ``ndim`` axes (reversed when None), or ShapeError."""
     if axes and len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(cast(Sequence[int], axes[0]))  # the method's x.permute((0, 2, 1)), as PyTorch's
-    ndim = x.ndim
     order = tuple(reversed(range(ndim))) if not axes else tuple(a % ndim if ndim else a for a in axes)
     if sorted(order) != list(range(ndim)):
         raise ShapeError(f"permute: {tuple(axes or ())} is not an ordering of the {ndim} axes of shape {x.shape}")
-    out = x._backend.xp.permute_dims(x._data, order)
+    return order
+
+
+def _plain_ints(axes: Any) -> bool:
+    # Only a tuple of ints keys the cache: its value cannot change after it is checked (a
+    # 0-d tensor or an array among the axes could), and comparing keys stays int with int.
+    return axes.__class__ is tuple and all(a.__class__ is int for a in axes)
+
+
+def permute(x: Any, axes: Sequence[int] | None) -> Any:
+    """Axes in the order ``axes`` gives (reversed when None). PyTorch: ``Tensor.permute``."""
+    data = x._data
+    ndim = data.ndim
+    plain = _plain_ints(axes)
+    order = _orders.get((axes, ndim)) if plain else None  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+    if order is None:
+        order = _permutation(x, axes, ndim)
+        if plain:
+            if len(_orders) >= _ORDERS_KEPT:
+                _orders.clear()
+            _orders[(axes, ndim)] = order  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+    out = x._backend.xp.permute_dims(data, order)
     return record(out, permute_backward, (x,), (order,), x._backend)
 
 
@@ -110,7 +157,7 @@ def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Any:
         order[axis1], order[axis2] = order[axis2], order[axis1]
     except IndexError:
         raise ShapeError(f"swapaxes: axes {axis1}, {axis2} out of range for shape {x.shape}") from None
-    return permute(x, order)
+    return permute(x, tuple(order))  # a tuple: permute caches the orders it has checked
 
 
 def swap_last(x: Tensor[T, *S, N, Any]) -> Any:
