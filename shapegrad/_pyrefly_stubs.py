@@ -173,10 +173,11 @@ def _getitem(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
 
 
 def _axis_name(axis: str) -> str:
-    """``L[1]`` -> ``1``, ``L[-1]`` -> ``last``: the suffix of a per-axis DSL rule."""
+    """``L[1]`` -> ``1``, ``L[-1]`` -> ``last``, ``L[-2]`` -> ``from_end_2``: the suffix of a
+    per-axis DSL rule."""
     k = int(axis[2:-1])
     if k < -1:
-        raise ValueError(f"a concat pair at axis {k}: only -1 counts from the end here")
+        return f"from_end_{-k}"
     return "last" if k == -1 else str(k)
 
 
@@ -213,6 +214,16 @@ def joined_rules() -> str:
                 "    if len(differ) > 0:\n"
                 '        return dsl.Invalid("concat: the dims other than the joined one differ")\n'
                 "    return dsl.concat(rest, dsl.IntTuple((a[-1] + b[-1],)))\n"
+            )
+        elif name.startswith("from_end_"):
+            back = int(name.removeprefix("from_end_"))
+            body = (
+                f"    if len(a) != len(b) or len(a) < {back}:\n"
+                '        return dsl.Invalid("concat: the two tensors\' ranks differ")\n'
+                f"    differ = dsl.IntTuple(a[i] for i in range(len(a)) if i != len(a) - {back} and a[i] != b[i])\n"
+                "    if len(differ) > 0:\n"
+                '        return dsl.Invalid("concat: the dims other than the joined one differ")\n'
+                f"    return dsl.IntTuple(a[i] + b[i] if i == len(a) - {back} else a[i] for i in range(len(a)))\n"
             )
         else:
             body = (

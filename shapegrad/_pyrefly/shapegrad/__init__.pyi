@@ -104,6 +104,28 @@ def joined_1(a: IntTuple, b: IntTuple) -> IntTuple:
 
 
 @type_shape_dsl_function
+def joined_2(a: IntTuple, b: IntTuple) -> IntTuple:
+    """``concat`` of a pair at axis 2."""
+    if len(a) != len(b) or len(a) <= 2:
+        return dsl.Invalid("concat: the two tensors' ranks differ")
+    differ = dsl.IntTuple(a[i] for i in range(len(a)) if i != 2 and a[i] != b[i])
+    if len(differ) > 0:
+        return dsl.Invalid("concat: the dims other than the joined one differ")
+    return dsl.IntTuple(a[i] + b[i] if i == 2 else a[i] for i in range(len(a)))
+
+
+@type_shape_dsl_function
+def joined_from_end_2(a: IntTuple, b: IntTuple) -> IntTuple:
+    """``concat`` of a pair at axis -2."""
+    if len(a) != len(b) or len(a) < 2:
+        return dsl.Invalid("concat: the two tensors' ranks differ")
+    differ = dsl.IntTuple(a[i] for i in range(len(a)) if i != len(a) - 2 and a[i] != b[i])
+    if len(differ) > 0:
+        return dsl.Invalid("concat: the dims other than the joined one differ")
+    return dsl.IntTuple(a[i] + b[i] if i == len(a) - 2 else a[i] for i in range(len(a)))
+
+
+@type_shape_dsl_function
 def joined_last(a: IntTuple, b: IntTuple) -> IntTuple:
     """``concat`` of a pair at axis -1."""
     if len(a) != len(b) or len(a) < 1:
@@ -1495,11 +1517,19 @@ def concat[T, S: IntTuple, S2: IntTuple](tensors: tuple[Tensor[T, S], Tensor[T, 
 @overload
 def concat[T, S: IntTuple, S2: IntTuple](tensors: tuple[Tensor[T, S], Tensor[T, S2]], axis: L[1]) -> Tensor[T, joined_1(S, S2)]: ...
 @overload
+def concat[T, S: IntTuple, S2: IntTuple](tensors: tuple[Tensor[T, S], Tensor[T, S2]], axis: L[2]) -> Tensor[T, joined_2(S, S2)]: ...
+@overload
+def concat[T, S: IntTuple, S2: IntTuple](tensors: tuple[Tensor[T, S], Tensor[T, S2]], axis: L[-2]) -> Tensor[T, joined_from_end_2(S, S2)]: ...
+@overload
 def concat[T, S: IntTuple, S2: IntTuple](tensors: tuple[Tensor[T, S], Tensor[T, S2]], axis: L[-1]) -> Tensor[T, joined_last(S, S2)]: ...
 @overload
 def concat[T, S: IntTuple](tensors: Sequence[Tensor[T, [int, *S]]], axis: L[0] = 0) -> Tensor[T, [int, *S]]: ...
 @overload
 def concat[T, S: IntTuple, N: IntVar](tensors: Sequence[Tensor[T, [N, int, *S]]], axis: L[1]) -> Tensor[T, [N, int, *S]]: ...
+@overload
+def concat[T, S: IntTuple, N: IntVar, K: IntVar](tensors: Sequence[Tensor[T, [N, K, int, *S]]], axis: L[2]) -> Tensor[T, [N, K, int, *S]]: ...
+@overload
+def concat[T, S: IntTuple, N: IntVar](tensors: Sequence[Tensor[T, [*S, int, N]]], axis: L[-2]) -> Tensor[T, [*S, int, N]]: ...
 @overload
 def concat[T, S: IntTuple](tensors: Sequence[Tensor[T, [*S, int]]], axis: L[-1]) -> Tensor[T, [*S, int]]: ...
 @overload
@@ -1510,11 +1540,19 @@ def stack[T, S: IntTuple](tensors: tuple[Tensor[T, [*S]], Tensor[T, [*S]]], axis
 @overload
 def stack[T, S: IntTuple, N: IntVar](tensors: tuple[Tensor[T, [N, *S]], Tensor[T, [N, *S]]], axis: L[1]) -> Tensor[T, [N, 2, *S]]: ...
 @overload
+def stack[T, S: IntTuple, N: IntVar, K: IntVar](tensors: tuple[Tensor[T, [N, K, *S]], Tensor[T, [N, K, *S]]], axis: L[2]) -> Tensor[T, [N, K, 2, *S]]: ...
+@overload
+def stack[T, S: IntTuple, N: IntVar](tensors: tuple[Tensor[T, [*S, N]], Tensor[T, [*S, N]]], axis: L[-2]) -> Tensor[T, [*S, 2, N]]: ...
+@overload
 def stack[T, S: IntTuple](tensors: tuple[Tensor[T, [*S]], Tensor[T, [*S]]], axis: L[-1]) -> Tensor[T, [*S, 2]]: ...
 @overload
 def stack[T, S: IntTuple](tensors: Sequence[Tensor[T, [*S]]], axis: L[0] = 0) -> Tensor[T, [int, *S]]: ...
 @overload
 def stack[T, S: IntTuple, N: IntVar](tensors: Sequence[Tensor[T, [N, *S]]], axis: L[1]) -> Tensor[T, [N, int, *S]]: ...
+@overload
+def stack[T, S: IntTuple, N: IntVar, K: IntVar](tensors: Sequence[Tensor[T, [N, K, *S]]], axis: L[2]) -> Tensor[T, [N, K, int, *S]]: ...
+@overload
+def stack[T, S: IntTuple, N: IntVar](tensors: Sequence[Tensor[T, [*S, N]]], axis: L[-2]) -> Tensor[T, [*S, int, N]]: ...
 @overload
 def stack[T, S: IntTuple](tensors: Sequence[Tensor[T, [*S]]], axis: L[-1]) -> Tensor[T, [*S, int]]: ...
 @overload

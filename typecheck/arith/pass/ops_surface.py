@@ -35,6 +35,8 @@ def main() -> None:
     assert_shape(x[:, None].shape, (4, 1, 8, 16))
     assert_shape(sg.concat((x, x), axis=-1).shape, (4, 8, 32))
     assert_shape(sg.concat((x, x[:2]), axis=0).shape, (6, 8, 16))
+    assert_shape(sg.concat((x, x[:, :2]), axis=-2).shape, (4, 10, 16))
+    assert_shape(sg.concat((x, x), axis=2).shape, (4, 8, 32))
     assert_shape(sg.stack((x, x), axis=0).shape, (2, 4, 8, 16))
     assert_shape(sg.where(x > 0.0, x, 0.0).shape, (4, 8, 16))
     assert_shape(x.softmax(-1).tanh().shape, (4, 8, 16))
