@@ -23,6 +23,7 @@ __all__ = [
     "BROADCAST",
     "NARROWED_SLICES",
     "COLUMN_OF_ITS_OWN_LENGTH",
+    "OPEN_DIM",
     "OUTER",
     "HAND_KINDS",
     "NOT_OPS",
@@ -128,6 +129,13 @@ BROADCAST: tuple[tuple[str, str, str, str], ...] = (
     ("suffix two ranks lower on the left", "*S", "A, K, *S", "A, K, *S"),
     ("per-item mask over heads, right", "A, K, N, *S", "A, L[1], L[1], *S", "A, K, N, *S"),
     ("per-item mask over heads, left", "A, L[1], L[1], *S", "A, K, N, *S", "A, K, N, *S"),
+    (
+        "keepdims on the last two axes, right (instance norm, a squeeze-excite scale)",
+        "*S, A, N",
+        "*S, L[1], L[1]",
+        "*S, A, N",
+    ),
+    ("keepdims on the last two axes, left", "*S, L[1], L[1]", "*S, A, N", "*S, A, N"),
 )
 
 # Outer products, the way sinusoidal embeddings, causal masks and scalings are built:
@@ -146,6 +154,26 @@ OUTER: tuple[tuple[str, str, str, str, str], ...] = (
     ("column with a vector", "*S, L[1]", "N", "*S, N", ""),
     ("a vector of its length with column", "A", "*S, A, L[1]", "*S, A, A", COLUMN_OF_ITS_OWN_LENGTH),
     ("vector with a column", "N", "*S, L[1]", "*S, N", ""),
+)
+
+# An open dim meeting a typed one (issue #23 §2, "open dims flow"): a convolution's open
+# height and width added to its input (a residual with padding 1), a list-indexed column
+# ``v[:, [-1]]`` compared with logits, a batch of data against a named one. At run time the
+# open size is the typed one or 1, so the result has the typed dim — except where the typed
+# side is 1, which the guards before a pattern give as open (the table's keepdims patterns
+# cover a size-1 last, first or last two axes). (name, left dims, right dims, result dims);
+# after OUTER.
+OPEN_DIM: tuple[tuple[str, str, str, str], ...] = (
+    ("open last axis, left", "*S, Open", "*S, N", "*S, N"),
+    ("open last axis, right", "*S, N", "*S, Open", "*S, N"),
+    ("open first axis, left", "Open, *S", "N, *S", "N, *S"),
+    ("open first axis, right", "N, *S", "Open, *S", "N, *S"),
+    ("open height and width against keepdims height, left", "*S, Open, Open", "*S, L[1], N", "*S, Open, N"),
+    ("open height and width against keepdims width, left", "*S, Open, Open", "*S, A, L[1]", "*S, A, Open"),
+    ("open height and width, left", "*S, Open, Open", "*S, A, N", "*S, A, N"),
+    ("open height and width against keepdims height, right", "*S, L[1], N", "*S, Open, Open", "*S, Open, N"),
+    ("open height and width against keepdims width, right", "*S, A, L[1]", "*S, Open, Open", "*S, A, Open"),
+    ("open height and width, right", "*S, A, N", "*S, Open, Open", "*S, A, N"),
 )
 
 # Reductions: (axis type, input dims, result without keepdims, result with keepdims).

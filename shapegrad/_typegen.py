@@ -28,6 +28,7 @@ if __package__:
         GETITEM,
         HAND_KINDS,
         NARROWED_SLICES,
+        OPEN_DIM,
         OPS,
         OUTER,
         REDUCE_AXES,
@@ -42,6 +43,7 @@ else:  # run as a script (python shapegrad/_typegen.py): works while the package
         GETITEM,
         HAND_KINDS,
         NARROWED_SLICES,
+        OPEN_DIM,
         OPS,
         OUTER,
         REDUCE_AXES,
@@ -197,9 +199,10 @@ _COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("*S", 
 
 
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    tape = _joined_tape(form)
     if form == "function":
-        yield from _common(other)
+        yield from _function_binary(other)
+        return
+    tape = _joined_tape(form)
     for _, left, right, result in _broadcast(form):
         if form == "function" and (left, right) in _COVERED:
             continue
@@ -216,9 +219,33 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # (a function form's untraced-first left patterns are in its union overloads)
     covered: set[tuple[str, str]] = _COVERED_LEFT if form == "function" else set()
     yield from _untraced_first([p for p in patterns if p not in same and p[:2] not in covered], other)
-    for left, right, result in [*_outer(), *OPEN_RANK]:
+    for left, right, result in [*_outer(), *_open_dim(), *OPEN_RANK]:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
-    yield from _untraced_first([*_outer(), *OPEN_RANK, *same], other)
+    yield from _untraced_first([*_outer(), *_open_dim(), *OPEN_RANK, *same], other)
+
+
+def _function_binary(other: str) -> Iterator[Sig]:
+    """A function form's overloads: the common patterns (``_common``), then each group of the
+    table's patterns with its untraced-first copies before it. A joined ``T`` that pyright
+    solves from an untraced first operand stays ``Never`` when the second is a caller's tape
+    variable (``sg.sub(pos_table, x)`` of a ``Tensor[T, ...]`` was ``Tensor[Never, ...]``,
+    untraced): the copy, whose second operand's tape is the result's, must match first."""
+    yield from _common(other)
+    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
+    same = [p for p in patterns if p[0] == p[1] == "*S"]
+    table = [p for p in patterns if p not in same and p[:2] not in _COVERED]
+    rest = [*_outer(), *_open_dim(), *OPEN_RANK]
+    for group in (table, rest):
+        yield from _untraced_first(group, other)
+        for left, right, result in group:
+            yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
+    yield from _untraced_first(same, other)
+
+
+def _open_dim() -> Iterator[tuple[str, str, str]]:
+    """OPEN_DIM's patterns as (left, right, result)."""
+    for _, left, right, result in OPEN_DIM:
+        yield left, right, result
 
 
 # An operand of open rank (``view(-1, V)``, ``reshape(-1)``, data) meets any other: the
@@ -250,7 +277,7 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    for left, right, result in _outer():
+    for left, right, result in [*_outer(), *_open_dim()]:
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
     # Last, an open rank on either side (``Tensor[T, *tuple[Open, ...]]``, no pattern above
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
@@ -542,9 +569,41 @@ _OPEN_RANK_OVERLAP = (
 )
 
 
+# pyright reads an open last axis (``*S, Open``) as overlapping the open rank's overloads
+# after it (``*tuple[Open, ...]``), which give another result: the typed pattern goes first.
+_OPEN_LAST_OVERLAP = "  # pyright: ignore[reportOverlappingOverload] -- an open last axis first, the open rank after"
+_OPEN_LAST = {("*S, Open", "*S, N"), ("*S, N", "*S, Open")}
+
+# pyright reads keepdims over the last two axes as covered by the per-item mask over heads
+# (``A, K, N, *S`` with ``A, L[1], L[1], *S``), which it is at rank 3 only: at rank 4,
+# ``(B, C, H, W) - x.mean((-2, -1), keepdims=True)`` reaches it.
+_LAST_TWO_OVERLAP = "  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only"
+_LAST_TWO = {("*S, A, N", "*S, L[1], L[1]"), ("*S, L[1], L[1]", "*S, A, N")}
+
+
+def _dims_of(annotation: str) -> str:
+    """``Tensor[T, *S, N]`` -> ``*S, N`` (the parameter part of a rendered tensor type)."""
+    inner = annotation.partition("[")[2].removesuffix("]")
+    return inner.partition(", ")[2]
+
+
 def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> str:
     if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
         return _OPEN_RANK_OVERLAP
+    # A binary function form puts each untraced-first copy before its typed pattern
+    # (``_function_binary``): pyright flags neither there, except the open last axis's copy
+    # (before the typed one and the open rank) and the same-shape copy (last, after the
+    # union overload of the same shape).
+    copies_first = form == "function" and op.kind == "binary"
+    untraced = first.startswith(f"Tensor[{UNTRACED_FIRST}")
+    if op.kind in ("binary", "compare") and rest:
+        pair = (_dims_of(first), _dims_of(rest[0].partition(": ")[2]))
+        if pair in _OPEN_LAST and (untraced or not copies_first):
+            return _OPEN_LAST_OVERLAP
+        if pair in _LAST_TWO:
+            return _LAST_TWO_OVERLAP
+        if copies_first:
+            return _UNTRACED_OVERLAP if untraced and pair == ("*S", "*S") else ""
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
     # (a union of untraced patterns comes before its traced twin, which pyright does not flag)
     if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join" and " | " not in operand:
