@@ -55,15 +55,19 @@ class OwnedTape(Generic[M]):
 
 _seq = itertools.count(1)
 _get_ident = threading.get_ident
+_new: Callable[[type], Any] = object.__new__
 
 Rule = Callable[..., Sequence[Any]]
-Watched = tuple["Version | Recordable", int, int]
-"""A write counter, or the input tensor whose counter it is, its value when an op was
-recorded, and which input it belongs to (-1: the op's result). An input is held as the
-tensor, whose counter is made on its first write or alias (:func:`version_of`) and reads 0
-until then, so that recording an op makes none for intermediate values nothing aliases;
-a parameter's counter and the result's are held themselves (the result's tensor would hold
-its own node in a cycle)."""
+Watched = tuple[Any, ...]
+"""Flat triples, one per watched counter: a write counter, or the input tensor whose counter
+it is; its value when an op was recorded; which input it belongs to (-1: the op's result).
+Flat (``(owner, value, position, owner, value, position, ...)``), not a list of triples: one
+object per node instead of one per watched input and one for the list, which the cyclic
+garbage collector would otherwise traverse, and promote, with the rest of the graph. An input
+is held as the tensor, whose counter is made on its first write or alias
+(:func:`version_of`) and reads 0 until then, so that recording an op makes none for
+intermediate values nothing aliases; a parameter's counter and the result's are held
+themselves (the result's tensor would hold its own node in a cycle)."""
 
 
 class GradientSink(Protocol):
@@ -160,10 +164,10 @@ class Node:
     is delivered. A node that ``wants`` no gradient only carries the tape: no gradient is
     computed for it or for anything that only it leads to. ``dtype`` is the dtype of the
     value the node produced: the gradient it receives is cast to it, so a leaf's gradient
-    has the leaf's dtype whatever it was combined with. ``versions`` holds, for each
-    parameter the op read and each other tensor whose data it saved, the write counter (or
-    the tensor whose counter it is, see :data:`Watched`), its value at that time and the
-    input's position (-1: the op's own result), so that a write
+    has the leaf's dtype whatever it was combined with. ``versions`` holds (flat, see
+    :data:`Watched`), for each parameter the op read and each other tensor whose data it
+    saved, the write counter (or the tensor whose counter it is), its value at that time and
+    the input's position (-1: the op's own result), so that a write
     between the forward and the backward pass is detected. ``lost`` (a parameter's leaf only,
     unset until then) says a backward pass computed its gradient but no ``Gradients`` on the
     tape held a slot for it (a second model chained after the first, traced with only the
@@ -198,7 +202,7 @@ class Node:
         xp: Any,
         key: int = 0,
         wants: bool = True,
-        versions: Sequence[Watched] | None = None,
+        versions: Watched | None = None,
     ) -> None:
         self.seq = next(_seq)
         self.tape = tape
@@ -327,10 +331,11 @@ def record_node(
     """
     # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
     # Written for speed: a counter, not enumerate; each attribute read once; the saved
-    # values searched by identity inline (a NumPy array's == is element-wise).
+    # values searched by identity inline (a NumPy array's == is element-wise); the watched
+    # counters one flat tuple (see Watched); the node built without a call to Node.__init__.
     tape: Tape | None = None
     graph = wanted = False
-    versions: list[Watched] | None = None
+    versions: Watched | None = None
     parents: list[Node | None] = []
     position = -1
     for tensor in inputs:
@@ -340,11 +345,11 @@ def record_node(
         if trainable:
             assert param is not None
             version = param.version
-            watched = (version, version.value, position)
-            if versions is None:
-                versions = [watched]
-            else:
-                versions.append(watched)
+            versions = (
+                (version, version.value, position)
+                if versions is None
+                else versions + (version, version.value, position)
+            )
         elif saved:
             if reads is not None:
                 read = reads[position]
@@ -358,11 +363,8 @@ def record_node(
             if read:
                 # The rule will read this tensor's memory: a later write must be seen.
                 version = tensor._version
-                watched = (tensor, 0 if version is None else version.value, position)
-                if versions is None:
-                    versions = [watched]
-                else:
-                    versions.append(watched)
+                value = 0 if version is None else version.value
+                versions = (tensor, value, position) if versions is None else versions + (tensor, value, position)
         node = tensor._node
         if node is not None:
             graph = True
@@ -384,30 +386,38 @@ def record_node(
         return None
     if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
         check_usable(tape)
-    if wanted:
-        shape = tuple(data.shape)
-        if result is not None and saved:
-            if reads is not None:
-                read = reads[-1]
-            else:
-                read = False
-                for value in saved:
-                    if value is data:
-                        read = True
-                        break
-            if read:
-                version = result._version
-                if version is None:
-                    version = result._version = Version()
-                watched = (version, version.value, -1)
-                if versions is None:
-                    versions = [watched]
-                else:
-                    versions.append(watched)
-        # The lists themselves, not tuples of them: one allocation less each, per op.
-        return Node(tape, parents, rule, saved, shape, data.dtype, xp, 0, True, versions)
-    # Only tape carriers in: the result carries the tape too, and saves nothing.
-    return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
+    if not wanted:
+        # Only tape carriers in: the result carries the tape too, and saves nothing.
+        return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
+    if result is not None and saved:
+        if reads is not None:
+            read = reads[-1]
+        else:
+            read = False
+            for value in saved:
+                if value is data:
+                    read = True
+                    break
+        if read:
+            version = result._version
+            if version is None:
+                version = result._version = Version()
+            versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
+    # Node's fields set here rather than through Node(...): no __init__ frame per op.
+    made: Node = _new(Node)
+    made.seq = next(_seq)
+    made.tape = tape
+    made.parents = parents  # the list itself, not a tuple of it: one allocation less per op
+    made.rule = rule
+    made.saved = saved
+    made.shape = tuple(data.shape)
+    made.dtype = data.dtype
+    made.xp = xp
+    made.key = 0
+    made.where = None
+    made.wants = True
+    made.versions = versions
+    return made
 
 
 def new_leaf_key() -> int:
@@ -460,8 +470,12 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
 
 
 def _check_versions(root: Tape, node: Node) -> None:
-    assert node.versions is not None
-    for owner, recorded, position in node.versions:
+    versions = node.versions
+    assert versions is not None
+    for index in range(0, len(versions), 3):
+        owner: Version | Recordable = versions[index]
+        recorded: int = versions[index + 1]
+        position: int = versions[index + 2]
         version = owner if isinstance(owner, Version) else owner._version
         now = 0 if version is None else version.value
         if now == recorded:
@@ -556,9 +570,10 @@ def run_backward(
             continue
         versions = node.versions
         if versions is not None:
-            for owner, recorded, _ in versions:
-                version = owner if isinstance(owner, Version) else owner._version
-                if (0 if version is None else version.value) != recorded:
+            for index in range(0, len(versions), 3):
+                owner = versions[index]
+                version = owner if owner.__class__ is Version else owner._version
+                if (0 if version is None else version.value) != versions[index + 1]:
                     _check_versions(tape, node)  # raises, naming what was written
         visited.append(ref(node))
         xp = node.xp

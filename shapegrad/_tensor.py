@@ -30,7 +30,7 @@ from ._autodiff import (
     run_backward,
     share_version,
 )
-from ._backend import Backend, active_backend, as_backend_array, bind_rule, get_backend
+from ._backend import Backend, active_backend, as_backend_array, bind_rule, bound_rules as _bound_rules, get_backend
 from ._dims import Open
 from ._errors import DTypeError, ShapeError, TapeError
 from ._shape import ShapeOf
@@ -583,9 +583,17 @@ def record_traced(
     result._backend = backend
     result._param = None
     result._version = None
-    node = record_node(data, rule, inputs, saved, backend.xp, reads, result)
-    if node is not None and node.rule is rule:
-        node.rule = bind_rule(backend, rule, data.dtype)
+    # The rule as the node will hold it (a backend's fused kernel in its place): bind_rule's
+    # cache read inline, bind_rule itself on a miss and while sg.compile records.
+    bound: Rule
+    if _hooks.recorder is None:
+        try:
+            bound = _bound_rules[backend][rule][data.dtype]
+        except KeyError:
+            bound = bind_rule(backend, rule, data.dtype)
+    else:
+        bound = bind_rule(backend, rule, data.dtype)
+    node = record_node(data, bound, inputs, saved, backend.xp, reads, result)
     result._node = node
     hook = _hooks.anomaly
     if hook is not None:

@@ -273,6 +273,19 @@ def test_relu_backward_kernel_matches_the_reference_selecting() -> None:
     np.testing.assert_array_equal(found, [0.0, 0.0, 3.0, 0.0, 0.0, np.inf, 0.0])
 
 
+def test_sigmoid_kernel_is_the_reference_bit_for_bit() -> None:
+    """The fused select after NumPy's exp rounds as the reference's passes: the same bits for
+    every sign, size, ±0, ±inf and NaN (a GRU's losses must not move)."""
+    from shapegrad.ops._toolkit import stable_sigmoid
+
+    x = (np.random.default_rng(5).standard_normal(4099) * 30).astype(np.float32)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.7]
+    with np.errstate(invalid="ignore", over="ignore"):
+        found = numba_kernels.kernel("sigmoid", np.float32)(x)
+        expected = stable_sigmoid(np, x)
+    np.testing.assert_array_equal(found.view(np.int32), expected.view(np.int32))
+
+
 class _Plain:  # NumPy without kernels: an optimizer runs its reference math
     xp = np
 
@@ -511,6 +524,14 @@ def _relu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     return [grads[t].numpy()]
 
 
+def _sigmoid_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
+    grads = sg.Gradients()
+    t = sg.tensor(x).trace(grads)
+    y = sg.sigmoid(t)
+    (y * sg.tensor(ordinary)).sum().backward()
+    return [y.detach().numpy(), grads[t].numpy()]
+
+
 def _softmax_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     found: list[Any] = []
     for mask in (None, sg.tensor((ordinary > -0.5)[None])):
@@ -664,6 +685,7 @@ def _recurrence_extremes(cell: str) -> Callable[[np.ndarray, np.ndarray], list[A
 KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "gelu_exact + backward": _gelu_case,
     "relu_backward": _relu_case,
+    "sigmoid": _sigmoid_case,
     "softmax + backward": _softmax_case,
     "cross_entropy + backward": _cross_entropy_case,
     "layer_norm + backward": _layer_norm_case,

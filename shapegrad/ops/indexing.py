@@ -107,10 +107,9 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
             out = data[key]
         except IndexError as exc:
             raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
-        backend = x._backend
-        return record(
-            out, getitem_backward, (x,), (tuple(data.shape), data.dtype, key, True, backend.scatter_add), backend
-        )
+        # No scatter saved: a basic index is written back by assignment (and a bound method
+        # per op would be one more object for the garbage collector to trace per node).
+        return record(out, getitem_backward, (x,), (tuple(data.shape), data.dtype, key, True, None), x._backend)
     if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
         rows: Any = x
         # x[ids] picks rows, as take(x, ids, axis=0); negative ids count from the end.
