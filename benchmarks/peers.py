@@ -125,35 +125,46 @@ def have_jax() -> str | None:
     return None
 
 
-def jax_mlp_step(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float = 1e-3) -> Any:
-    """The MLP step under ``jax.jit`` with optax's Adam, as a zero-argument callable that
-    returns the loss (waiting for the device, so a timing includes the work)."""
+def jax_train_step(apply: Any, params: Any, x: np.ndarray, y: np.ndarray, lr: float = 1e-3) -> Any:
+    """One training step of ``apply(params, x) → logits`` (softmax cross-entropy against the
+    integer labels ``y``, gradients by ``jax.value_and_grad``, optax's Adam), the whole step
+    under ``jax.jit`` with the weights and the optimizer state passed in and returned; as a
+    zero-argument callable that returns the loss (waiting for the device, so that a timing
+    includes the work). ``params`` is any pytree of arrays: the starting weights."""
     import jax
     import jax.numpy as jnp
     import optax
 
-    params = [jnp.asarray(w) for w in weights]
     optimizer = optax.adam(lr)
-    state = optimizer.init(params)
-    xs, ys = jnp.asarray(x), jnp.asarray(y)
+    weights = jax.tree.map(jnp.asarray, params)
+    xs, ys = jnp.asarray(x), jnp.asarray(y.astype(np.int32))
 
-    def loss_fn(ps: list[Any]) -> Any:
-        w1, b1, w2, b2, w3, b3 = ps
-        h = jax.nn.relu(xs @ w1 + b1)
-        h = jax.nn.relu(h @ w2 + b2)
-        logits = h @ w3 + b3
-        return optax.softmax_cross_entropy_with_integer_labels(logits, ys).mean()
+    def loss_fn(ps: Any, inputs: Any, labels: Any) -> Any:
+        return optax.softmax_cross_entropy_with_integer_labels(apply(ps, inputs), labels).mean()
 
     @jax.jit
-    def update(ps: list[Any], st: Any) -> tuple[Any, Any, Any]:
-        loss, grads = jax.value_and_grad(loss_fn)(ps)
+    def update(ps: Any, st: Any, inputs: Any, labels: Any) -> tuple[Any, Any, Any]:
+        loss, grads = jax.value_and_grad(loss_fn)(ps, inputs, labels)
         updates, st = optimizer.update(grads, st, ps)
         return optax.apply_updates(ps, updates), st, loss
 
-    carry = [params, state]
+    carry = [weights, optimizer.init(weights)]
 
     def step() -> float:
-        carry[0], carry[1], loss = update(carry[0], carry[1])
+        carry[0], carry[1], loss = update(carry[0], carry[1], xs, ys)
         return float(loss.block_until_ready())
 
     return step
+
+
+def jax_mlp_step(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float = 1e-3) -> Any:
+    """The MLP step under ``jax.jit`` with optax's Adam (:func:`jax_train_step`)."""
+    import jax
+
+    def apply(ps: list[Any], xs: Any) -> Any:
+        w1, b1, w2, b2, w3, b3 = ps
+        h = jax.nn.relu(xs @ w1 + b1)
+        h = jax.nn.relu(h @ w2 + b2)
+        return h @ w3 + b3
+
+    return jax_train_step(apply, list(weights), x, y, lr)

@@ -14,7 +14,9 @@ measured), so that section runs with the whole process pinned to one core
 sgemm rate measured in the same section. The workloads of issue #26 (``workloads.py``: a
 CIFAR-shaped CNN, a hand-written GRU cell, a tiny ViT, a wide MLP, greedy decoding) run in
 the one-thread section against PyTorch eager and ``torch.compile`` (inductor, timed in its
-steady state after the compile; skipped in ``--quick``, whose point is speed).
+steady state after the compile; skipped in ``--quick``, whose point is speed) and, where
+JAX is installed, their JAX twins under ``jax.jit`` (``jax_twins.py``, checked the same way,
+compiled in their first checked steps; where JAX is absent the column says why).
 
     python benchmarks/run.py --workloads-only    # that table alone, one thread
     python benchmarks/run.py --per-op            # the per-op cost alone: a 1,000-op chain, the GRU
@@ -556,13 +558,15 @@ def emit_per_op(emit: Callable[[str], None], quick: bool) -> None:
         )
 
 
-# workload, shapegrad, PyTorch eager, torch.compile, BLAS floor (seconds); why no compile column
-WorkloadRow = tuple[str, float, float | None, float | None, float | None, str | None]
+# workload, shapegrad, PyTorch eager, torch.compile, JAX jit, BLAS floor (seconds); why no
+# compile column; why no JAX column
+WorkloadRow = tuple[str, float, float | None, float | None, float | None, float | None, str | None, str | None]
 
 
 def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[WorkloadRow], list[str]]:
     """Issue #26's workloads at the pinned thread count, each checked against its PyTorch
-    twin first (``workloads.py``); the rows and notes (compile times, reasons)."""
+    twin first (``workloads.py``), and its JAX twin (checked the same way) where JAX is
+    installed; the rows and notes (compile times, reasons)."""
     rows: list[WorkloadRow] = []
     notes: list[str] = []
     for w in workloads.build_all(with_compile=not quick, sgemm_rate=sgemm_rate()):
@@ -574,12 +578,14 @@ def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[Workloa
         reason = w.compiled if isinstance(w.compiled, str) else None
         if not isinstance(w.compiled, str):
             contenders["torch.compile"] = w.compiled
+        jax_reason = w.jax if isinstance(w.jax, str) else None
+        if w.jax is not None and not isinstance(w.jax, str):
+            contenders["jax"] = w.jax
         t = compare(contenders, number, repeat)
-        rows.append((w.name, t["shapegrad"], t.get("torch"), t.get("torch.compile"), w.floor, reason))
+        peers_t = (t.get("torch"), t.get("torch.compile"), t.get("jax"), w.floor)
+        rows.append((w.name, t["shapegrad"], *peers_t, reason, jax_reason))
         if "sg.compile" in t:
-            rows.append(
-                (f"{w.name} — sg.compile", t["sg.compile"], t.get("torch"), t.get("torch.compile"), w.floor, reason)
-            )
+            rows.append((f"{w.name} — sg.compile", t["sg.compile"], *peers_t, reason, jax_reason))
             notes.append(f"{w.name}: sg.compile ÷ shapegrad eager {t['sg.compile'] / t['shapegrad']:.2f}")
         notes += w.notes
     return rows, notes
@@ -587,13 +593,14 @@ def bench_workloads(quick: bool, number: int, repeat: int) -> tuple[list[Workloa
 
 def workload_table(rows: list[WorkloadRow]) -> list[str]:
     out = [
-        "| workload | shapegrad | PyTorch eager | torch.compile | BLAS floor | ÷ eager | ÷ compile | ÷ floor |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| workload | shapegrad | PyTorch eager | torch.compile | JAX jit | BLAS floor | ÷ eager | ÷ compile "
+        "| ÷ JAX | ÷ floor |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, ours, eager, compiled, floor, _ in rows:
+    for name, ours, eager, compiled, jax, floor, *_ in rows:
         out.append(
-            f"| {name} | {us(ours)} | {us(eager)} | {us(compiled)} | {us(floor)} | {ratio(ours, eager)} | "
-            f"{ratio(ours, compiled)} | {ratio(ours, floor)} |"
+            f"| {name} | {us(ours)} | {us(eager)} | {us(compiled)} | {us(jax)} | {us(floor)} | {ratio(ours, eager)} | "
+            f"{ratio(ours, compiled)} | {ratio(ours, jax)} | {ratio(ours, floor)} |"
         )
     return out
 
@@ -709,14 +716,17 @@ def emit_workloads(emit: Callable[[str], None], quick: bool) -> None:
     emit(
         "each checked first: the same losses over its first steps as PyTorch from the same weights "
         "(decoding: the same tokens); torch.compile compiles the model (the optimizer eager) and is "
+        "timed after its compile; JAX jit: the twin in jax.numpy from the same weights, the whole "
+        "step jitted (optax's Adam; decoding: the forward pass and argmax), checked the same way and "
         "timed after its compile"
     )
     emit()
     for line in workload_table(rows):
         emit(line)
-    reasons = sorted({reason for *_, reason in rows if reason is not None})
+    reasons = [f"torch.compile column: {r}" for r in sorted({row[6] for row in rows if row[6] is not None})]
+    reasons += [f"JAX jit column: {r}" for r in sorted({row[7] for row in rows if row[7] is not None})]
     emit()
-    for line in [f"torch.compile column: {reason}" for reason in reasons] + notes:
+    for line in reasons + notes:
         emit(f"- {line}")
 
 

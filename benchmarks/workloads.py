@@ -16,7 +16,10 @@ Each builder checks that shapegrad and PyTorch reach the same losses (the same t
 decoding) before anything is timed. The ``torch.compile`` twin is built from the same
 weights, compiled (the model; the optimizer runs eagerly, as ``torch.compile(model)`` is
 used) and warmed up before timing, so that its column is the steady state; where inductor
-cannot build, the reason is reported instead.
+cannot build, the reason is reported instead. The JAX twin (``jax_twins.py``: jax.numpy, the
+whole step under ``jax.jit``, optax's Adam; decoding: the forward pass and argmax jitted) is
+built from the same weights too and checked the same way; where JAX is absent, the reason
+(``peers.have_jax``) stands in its place.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal as L
 
 import gpt_torch
+import jax_twins
 import numpy as np
 import peers
 
@@ -53,6 +57,8 @@ class Workload:
     # shapegrad's step under sg.compile (a twin of ``ours`` from the same weights), checked
     # to give the same losses (tokens) as ``ours`` before it is timed
     ours_compiled: Step | None = None
+    # the JAX twin's step (jitted), checked like the others; or why there is none
+    jax: Step | str | None = None
 
 
 def _t(array: Any) -> Any:
@@ -93,8 +99,20 @@ def _train_step(model: Any, x: Any, y: Any, lr: float = 1e-3) -> Step:
     return peers.torch_step(model, torch.optim.Adam(model.parameters(), lr=lr), x, y)
 
 
-def _check_losses(name: str, ours: list[float], theirs: list[float], rtol: float) -> None:
-    np.testing.assert_allclose(ours, theirs, rtol=rtol, err_msg=f"{name}: shapegrad and PyTorch disagree")
+def _check_losses(name: str, ours: list[float], theirs: list[float], rtol: float, peer: str = "PyTorch") -> None:
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, err_msg=f"{name}: shapegrad and {peer} disagree")
+
+
+def _jax_twin(build: Callable[[], Step], run: Callable[[Step], Any]) -> tuple[Step | str, float, Any]:
+    """``build()`` (the JAX twin's step) and ``run`` of it (its checked first calls, which
+    include jit's compile) with the seconds they took; or, where JAX is absent, why."""
+    missing = peers.have_jax()
+    if missing is not None:
+        return missing, 0.0, None
+    step = build()
+    start = time.perf_counter()
+    results = run(step)
+    return step, time.perf_counter() - start, results
 
 
 def _training(
@@ -105,6 +123,7 @@ def _training(
     y_np: np.ndarray,
     with_compile: bool,
     checks: int,
+    jax_twin: tuple[Callable[[Any, Any], Any], Callable[[Any], Any]],
     floor: float | None = None,
 ) -> Workload:
     """A training workload: the same losses for ``checks`` Adam steps (and for the compiled
@@ -127,21 +146,29 @@ def _training(
     # The twins are built before shapegrad trains: from its initial weights.
     eager = _train_step(build_torch(), tx, ty)
     twin = build_torch()
+    apply, params_of = jax_twin
+    weights = None if peers.have_jax() else params_of(model)  # copied before shapegrad trains
     losses = [ours() for _ in range(checks)]
     _check_losses(name, losses, [eager() for _ in range(checks)], 1e-4)
+    jax_step, seconds, jax_losses = _jax_twin(
+        lambda: peers.jax_train_step(apply, weights, x_np, y_np), lambda s: [s() for _ in range(checks)]
+    )
+    notes: list[str] = []
+    if not isinstance(jax_step, str):
+        _check_losses(name + " (JAX jit)", losses, jax_losses, 1e-4, "JAX")
+        notes.append(f"{name}: JAX jit's first {checks} steps (compiling) took {seconds:.1f} s")
     # sg.compile records the first step and replays the others: the same losses as eager
     _check_losses(name + " (sg.compile)", [ours_compiled() for _ in range(checks)], losses, 1e-6)
     if replayed.eager_reason is not None:
         raise AssertionError(f"{name}: sg.compile ran it eagerly: {replayed.eager_reason}")
     compiled: Step | str = SKIPPED
-    notes: list[str] = []
     if with_compile:
         # The compile happens in the checked steps; inductor reorders float32 sums.
         compiled, seconds, theirs = _compiled(lambda: twin, lambda m: _train_step(m, tx, ty), checks)
         if not isinstance(compiled, str):
             notes.append(f"{name}: torch.compile's first {checks} steps (compiling) took {seconds:.1f} s")
             _check_losses(name + " (torch.compile)", losses, theirs, 1e-3)
-    return Workload(name, ours, eager, compiled, floor, notes, ours_compiled)
+    return Workload(name, ours, eager, compiled, floor, notes, ours_compiled, jax_step)
 
 
 def _sg_train_step(model: Any, x: Any, y: Any) -> Callable[[], Any]:
@@ -196,12 +223,13 @@ def torch_cifar_cnn(ours: CifarCNN) -> Any:
 
 
 def cifar_cnn(with_compile: bool, checks: int = 3) -> Workload:
+    twin = (jax_twins.cifar_cnn, jax_twins.cifar_cnn_params)
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
     y_np = rng.integers(0, 10, 32)
     model = CifarCNN(sg.Generator(0))
     name = "CIFAR CNN 3→32→32→64, 32×32, batch 32, Adam"
-    return _training(name, model, lambda: torch_cifar_cnn(model), x_np, y_np, with_compile, checks)
+    return _training(name, model, lambda: torch_cifar_cnn(model), x_np, y_np, with_compile, checks, twin)
 
 
 # --------------------------------------------------------------------------- GRU cell
@@ -257,12 +285,13 @@ def torch_hand_gru(ours: HandGRU) -> Any:
 
 
 def hand_gru(with_compile: bool, checks: int = 3) -> Workload:
+    twin = (jax_twins.hand_gru, jax_twins.hand_gru_params)
     rng = np.random.default_rng(1)
     x_np = rng.standard_normal((GRU_BATCH, GRU_STEPS, GRU_INPUT)).astype(np.float32)
     y_np = rng.integers(0, 10, GRU_BATCH)
     model = HandGRU(sg.Generator(1))
     name = "hand-written GRU cell × 24 steps, hidden 128, batch 32, Adam"
-    return _training(name, model, lambda: torch_hand_gru(model), x_np, y_np, with_compile, checks)
+    return _training(name, model, lambda: torch_hand_gru(model), x_np, y_np, with_compile, checks, twin)
 
 
 # --------------------------------------------------------------------------- tiny ViT
@@ -332,12 +361,13 @@ def patches(images: np.ndarray, size: int = 4) -> np.ndarray:
 
 
 def tiny_vit(with_compile: bool, checks: int = 3) -> Workload:
+    twin = (jax_twins.tiny_vit, jax_twins.tiny_vit_params)
     rng = np.random.default_rng(2)
     x_np = patches(rng.standard_normal((32, 3, 32, 32)).astype(np.float32))
     y_np = rng.integers(0, 10, 32)
     model = TinyViT(sg.Generator(2))
     name = "tiny ViT, patch 4, width 64, 2 blocks, batch 32, Adam"
-    return _training(name, model, lambda: torch_tiny_vit(model), x_np, y_np, with_compile, checks)
+    return _training(name, model, lambda: torch_tiny_vit(model), x_np, y_np, with_compile, checks, twin)
 
 
 # --------------------------------------------------------------------------- wide MLP
@@ -378,7 +408,8 @@ def wide_mlp(with_compile: bool, sgemm_rate: float, checks: int = 3) -> Workload
     model = WideMLP(sg.Generator(3))
     name = "wide MLP 1024-1024-1024-10, batch 256, Adam"
     floor = wide_mlp_flops() / sgemm_rate
-    return _training(name, model, lambda: torch_wide_mlp(model), x_np, y_np, with_compile, checks, floor)
+    twin = (jax_twins.wide_mlp, jax_twins.wide_mlp_params)
+    return _training(name, model, lambda: torch_wide_mlp(model), x_np, y_np, with_compile, checks, twin, floor)
 
 
 # --------------------------------------------------------------------------- decoding
@@ -399,11 +430,11 @@ def greedy_decoding(with_compile: bool) -> Workload:
     def next_token(ids: Any) -> Any:
         return model(ids)[0, gpt.CONTEXT - 1].argmax()
 
-    def decoder(predict: Callable[[Any], Any]) -> Step:
+    def decoder(predict: Callable[[Any], Any], wrap: Callable[[np.ndarray], Any] = sg.tensor) -> Step:
         def decode() -> list[int]:
             ids = list(prompt)
             for _ in range(DECODE_TOKENS):
-                ids.append(int(predict(sg.tensor(np.array([ids[-gpt.CONTEXT :]]))).item()))
+                ids.append(int(predict(wrap(np.array([ids[-gpt.CONTEXT :]]))).item()))
             return ids[gpt.CONTEXT :]
 
         return decode
@@ -432,15 +463,23 @@ def greedy_decoding(with_compile: bool) -> Workload:
     if ours_compiled() != tokens or forward.eager_reason is not None:
         raise AssertionError(f"greedy decoding: sg.compile's tokens differ ({forward.eager_reason})")
     name = f"greedy decoding, 2-block LM, context 64, batch 1, {DECODE_TOKENS} tokens, untraced"
-    compiled: Step | str = SKIPPED
+    # JAX: the forward pass and argmax jitted (one shape: the last 64 ids), the loop Python
+    jax_decode, seconds, jax_tokens = _jax_twin(
+        lambda: decoder(jax_twins.gpt_next_token(model), lambda ids: ids.astype(np.int32)), lambda s: s()
+    )
     notes: list[str] = []
+    if not isinstance(jax_decode, str):
+        if jax_tokens != tokens:
+            raise AssertionError(f"greedy decoding: JAX's tokens {jax_tokens} differ from shapegrad's {tokens}")
+        notes.append(f"{name}: JAX jit's first decoding (compiling) took {seconds:.1f} s")
+    compiled: Step | str = SKIPPED
     if with_compile:
         compiled, seconds, decoded = _compiled(lambda: gpt_torch.torch_gpt(model).eval(), torch_decoder, 1)
         if not isinstance(compiled, str):
             notes.append(f"{name}: torch.compile's first decoding (compiling) took {seconds:.1f} s")
             if decoded[0] != tokens:
                 raise AssertionError("greedy decoding: torch.compile's tokens differ from shapegrad's")
-    return Workload(name, ours, eager, compiled, None, notes, ours_compiled)
+    return Workload(name, ours, eager, compiled, None, notes, ours_compiled, jax_decode)
 
 
 def build_all(with_compile: bool, sgemm_rate: float) -> list[Workload]:
