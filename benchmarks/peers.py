@@ -116,12 +116,13 @@ XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_thread
 
 
 def have_jax() -> str | None:
-    """None when JAX and optax import, else why not (the JAX columns say so)."""
-    try:
-        import jax  # noqa: F401
-        import optax  # noqa: F401
-    except ImportError as error:
-        return f"JAX absent ({error.name}): pip install -e '.[jax]'"
+    """None when JAX and optax are installed, else why not (the JAX columns say so). Looked up,
+    not imported: run.py sets XLA_FLAGS (one thread) after asking and before the first import."""
+    import importlib.util
+
+    for name in ("jax", "optax"):
+        if importlib.util.find_spec(name) is None:
+            return f"JAX absent ({name}): pip install -e '.[jax]'"
     return None
 
 
