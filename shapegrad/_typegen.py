@@ -194,8 +194,13 @@ def broadcast_protocol_methods() -> list[str]:
 
 # The table's patterns the union overloads cover (left, right): a function form leaves them
 # out, and their untraced-first copies.
-_COVERED_LEFT: set[tuple[str, str]] = {("N", "*S, N"), ("*S, L[1]", "*S, N")}
-_COVERED: set[tuple[str, str]] = {("*S, N", "N"), ("*S, N", "*S, L[1]"), ("*S", "*S"), *_COVERED_LEFT}
+_COVERED: set[tuple[str, str]] = {
+    ("*S, N", "N"),
+    ("*S, N", "*S, L[1]"),
+    ("*S", "*S"),
+    ("N", "*S, N"),
+    ("*S, L[1]", "*S, N"),
+}
 
 
 def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -204,24 +209,20 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         return
     tape = _joined_tape(form)
     for _, left, right, result in _broadcast(form):
-        if form == "function" and (left, right) in _COVERED:
-            continue
         b = tensor(tape, right)
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
         yield tensor(tape, left), [f"{other}: {b}"], tensor(tape, result)
-    # The untraced-first copies of the broadcast patterns come before the outer and open-rank
-    # patterns: ``sg.sub(w, <nested>)`` with an untraced ``w`` matches among them, and a nested
-    # argument is evaluated once per overload tried. The same-shape copy stays last (see
+    # The untraced-first copies (an untraced receiver, a traced operand) of the broadcast
+    # patterns come before the outer and open patterns; the same-shape copy stays last (see
     # ``_untraced_first``).
-    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
+    patterns = _patterns(BROADCAST)
     same = [p for p in patterns if p[0] == p[1] == "*S"]
-    # (a function form's untraced-first left patterns are in its union overloads)
-    covered: set[tuple[str, str]] = _COVERED_LEFT if form == "function" else set()
-    yield from _untraced_first([p for p in patterns if p not in same and p[:2] not in covered], other)
-    for left, right, result in [*_outer(), *_open_dim(), *OPEN_RANK]:
+    yield from _untraced_first([p for p in patterns if p not in same], other)
+    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_RANK]
+    for left, right, result in rest:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
-    yield from _untraced_first([*_outer(), *_open_dim(), *OPEN_RANK, *same], other)
+    yield from _untraced_first([*rest, *same], other)
 
 
 def _function_binary(other: str) -> Iterator[Sig]:
@@ -231,10 +232,10 @@ def _function_binary(other: str) -> Iterator[Sig]:
     variable (``sg.sub(pos_table, x)`` of a ``Tensor[T, ...]`` was ``Tensor[Never, ...]``,
     untraced): the copy, whose second operand's tape is the result's, must match first."""
     yield from _common(other)
-    patterns = [(left, right, result) for _, left, right, result in BROADCAST]
+    patterns = _patterns(BROADCAST)
     same = [p for p in patterns if p[0] == p[1] == "*S"]
     table = [p for p in patterns if p not in same and p[:2] not in _COVERED]
-    rest = [*_outer(), *_open_dim(), *OPEN_RANK]
+    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_RANK]
     for group in (table, rest):
         yield from _untraced_first(group, other)
         for left, right, result in group:
@@ -242,10 +243,9 @@ def _function_binary(other: str) -> Iterator[Sig]:
     yield from _untraced_first(same, other)
 
 
-def _open_dim() -> Iterator[tuple[str, str, str]]:
-    """OPEN_DIM's patterns as (left, right, result)."""
-    for _, left, right, result in OPEN_DIM:
-        yield left, right, result
+def _patterns(rows: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str, str]]:
+    """A table's named rows (BROADCAST, OPEN_DIM) as (left, right, result)."""
+    return [(left, right, result) for _, left, right, result in rows]
 
 
 # An operand of open rank (``view(-1, V)``, ``reshape(-1)``, data) meets any other: the
@@ -277,7 +277,7 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    for left, right, result in [*_outer(), *_open_dim()]:
+    for left, right, result in [*_outer(), *_patterns(OPEN_DIM)]:
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
     # Last, an open rank on either side (``Tensor[T, *tuple[Open, ...]]``, no pattern above
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
