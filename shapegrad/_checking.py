@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar, TypeVarTuple, cast as typing_cast
 
 from . import _hooks
+from ._bounded import remember
 from ._dims import literal_size
 from ._errors import AnnotationError, ShapeError
 from ._tensor import Tensor
@@ -357,9 +358,7 @@ def _cast_key(x: Any, to: Any) -> Any:
     try:
         safe = _cast_targets_safe.get(to)
         if safe is None:
-            if len(_cast_targets_safe) >= _CACHE_LIMIT:
-                _cast_targets_safe.clear()
-            safe = _cast_targets_safe[to] = _cache_safe(to)
+            safe = remember(_cast_targets_safe, to, _cache_safe(to), _CACHE_LIMIT)
     except TypeError:  # an unhashable target: checked in full every time
         return None
     if not safe:

@@ -11,6 +11,7 @@ from typing_extensions import TypeVar
 from .. import _hooks
 from .._autodiff import NoTape
 from .._backend import Backend
+from .._bounded import remember
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
@@ -83,9 +84,7 @@ def causal_mask_of(lq: int, lk: int, backend: Backend) -> AnyTensor:
     key = (lq, lk, backend)
     mask = _causal_masks.get(key)
     if mask is None:
-        if len(_causal_masks) >= _CAUSAL_MASKS_KEPT:
-            _causal_masks.clear()
-        mask = _causal_masks[key] = _build_causal_mask(lq, lk, backend)
+        mask = remember(_causal_masks, key, _build_causal_mask(lq, lk, backend), _CAUSAL_MASKS_KEPT)
     return mask
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, Literal as L, cast, overload
 
 from .._autodiff import NoTape as NoTape
+from .._bounded import remember
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
@@ -54,9 +55,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
     if target is None:
         target = _reshape_target(x, shape)
         if plain:
-            if len(_targets) >= _TARGETS_KEPT:
-                _targets.clear()
-            _targets[(source, shape)] = target  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+            remember(_targets, (source, shape), target, _TARGETS_KEPT)  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
     out = x._backend.xp.reshape(data, target)
     return record(out, reshape_backward, (x,), (tuple(source),), x._backend)
 
@@ -127,9 +126,7 @@ def permute(x: Any, axes: Sequence[int] | None) -> Any:
     if order is None:
         order = _permutation(x, axes, ndim)
         if plain:
-            if len(_orders) >= _ORDERS_KEPT:
-                _orders.clear()
-            _orders[(axes, ndim)] = order  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
+            remember(_orders, (axes, ndim), order, _ORDERS_KEPT)  # pyright: ignore[reportArgumentType] -- a tuple of ints when plain
     out = x._backend.xp.permute_dims(data, order)
     return record(out, permute_backward, (x,), (order,), x._backend)
 
