@@ -84,6 +84,14 @@ def _is_sequence(value: Any) -> bool:
     return isinstance(value, (tuple, list))
 
 
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_module(value: Any) -> bool:
+    return isinstance(value, Module)
+
+
 def _is_slice(value: Any) -> bool:
     return isinstance(value, slice)
 
@@ -1122,6 +1130,9 @@ def _failed(message: str) -> None:
     raise ShapeError(message)
 
 
+_AS_METHODS: dict[Any, str] = {np.reshape: "reshape", np.transpose: "transpose"}
+
+
 class _Codegen:
     """Writes the recording as one Python function over local variables ``r<register>``."""
 
@@ -1170,6 +1181,9 @@ class _Codegen:
             if op.fn == "__setitem__":
                 return f"{target}[{self.expr(rest[0])}] = {self.expr(rest[1])}"
             head = f"{target}.{op.fn}"
+        elif op.fn in _AS_METHODS and op.args and isinstance(op.args[0], _Ref) and not op.kwargs and not extra:
+            # np.reshape(r, s) is r.reshape(s) on an array, without the dispatch of the function
+            head, rest = f"{self.expr(op.args[0])}.{_AS_METHODS[op.fn]}", op.args[1:]
         else:
             head, rest = self.fn(op.fn), op.args
         parts = [self.expr(a) for a in rest] + [f"{k}={self.expr(v)}" for k, v in op.kwargs.items()]
@@ -1193,6 +1207,7 @@ class _Plan:
     ) -> None:
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
+        self.layout = _Layout([])
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1621,9 +1636,6 @@ class _State:
             elif isinstance(value, Optimizer):
                 self.optimizers.append(value)
 
-    def key(self) -> tuple[Any, ...]:
-        return tuple(tuple(m.training for m in module.modules()) for module in self.modules)
-
     def bookkeeping(self) -> list[tuple[Any, tuple[frozenset[int], Any]]]:
         """Each ``Gradients``'s bookkeeping as the call finds it: a recording that reads it
         before ``grads.zero()`` replays only where it is the same."""
@@ -1642,16 +1654,101 @@ class _State:
                     arrays[id(value)] = value
         return arrays
 
-    def end_state(self) -> list[tuple[Callable[[Any], None], Any]]:
+    def end_state(self, start_modes: list[tuple[Any, bool]]) -> list[tuple[Callable[[Any], None], Any]]:
         """What a replay sets, as the recorded run left it: the gradients' bookkeeping (which
-        buffers hold this step's gradient, whether an update used them) and module modes."""
+        buffers hold this step's gradient, whether an update used them) and the modes of the
+        modules whose mode the step changed (``start_modes``: as the recording began)."""
         restores: list[tuple[Callable[[Any], None], Any]] = []
         for g in self.grads:
             restores.append((functools.partial(_restore_grads, g), (frozenset(g._touched), g._consumed)))
-        for module in self.modules:
-            flags = [(m, m.training) for m in module.modules()]
-            restores.append((_restore_modes, flags))
+        changed = [(m, m.training) for m, training in start_modes if m.training is not training]
+        if changed:  # the step switched modes (model.eval() inside it): a replay does too
+            restores.append((_restore_modes, changed))
         return restores
+
+    def modes(self) -> list[tuple[Any, bool]]:
+        """Every reached module's train/eval flag, as the call finds them."""
+        return [(m, m.training) for module in self.modules for m in module.modules()]
+
+
+_MISSING = object()
+
+
+class _Layout:
+    """What a recording assumed of the modules its step reaches, checked before each replay.
+
+    A replay reads parameters and buffers from the tensor objects the recording found, and
+    what the step's Python read of a module (a dropout rate, a flag, a list's length) is
+    baked into it. So the modules must still hold the same things: each module's public
+    attributes (sub-modules, parameters, lists and dicts of them, numbers) the same objects,
+    its train/eval mode the same, no attribute added or removed, and each tensor's array
+    the same shape and dtype. ``model.head = Linear(...)``, ``model.layers[0] = ...``,
+    ``layer.weight = parameter(...)``, ``drop.p = 0.2`` or ``model.eval()`` after a
+    recording make the next call record again instead of replaying what no longer is.
+    """
+
+    __slots__ = ("roots", "modules", "containers", "tensors")
+
+    def __init__(self, roots: list[Any]) -> None:
+        self.roots = list(roots)
+        # (module, its __dict__'s size, its mode, its public (name, value) pairs)
+        self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
+        self.containers: list[tuple[Any, tuple[Any, ...]]] = []  # a list or dict and its items
+        self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
+        seen: set[int] = set()
+        for root in roots:
+            self._add(root, seen)
+
+    def _add(self, value: Any, seen: set[int]) -> None:
+        if id(value) in seen:
+            return
+        if _is_module(value):
+            seen.add(id(value))
+            attributes = cast("dict[str, Any]", vars(value))
+            public = tuple((n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training")
+            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
+            for _, v in public:
+                self._add(v, seen)
+        elif _is_tensor(value):
+            seen.add(id(value))
+            data = value._data
+            self.tensors.append((value, data.shape, data.dtype))
+        elif _is_sequence(value) or _is_dict(value):
+            seen.add(id(value))
+            values: tuple[Any, ...] = tuple(value.values()) if _is_dict(value) else tuple(value)
+            if not isinstance(value, tuple):  # a tuple cannot change; its parent holds it by identity
+                self.containers.append((value, tuple(value.items()) if _is_dict(value) else values))
+            for item in values:
+                self._add(item, seen)
+
+    def changed(self, roots: list[Any], modes: bool = True) -> str | None:
+        """What differs in the modules the call reaches from when recorded (their modes too
+        unless ``modes`` is false); None if nothing."""
+        if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
+            return "it reaches other modules"
+        for module, size, training, public in self.modules:
+            attributes = module.__dict__
+            if modes and module.training is not training:
+                return f"{type(module).__name__}'s train/eval mode changed"
+            if len(attributes) - ("training" in attributes) != size:
+                return f"{type(module).__name__} gained or lost an attribute"
+            for name, value in public:
+                if attributes.get(name) is not value:
+                    return f"{type(module).__name__}.{name} was replaced"
+        for container, items in self.containers:
+            if len(container) != len(items):
+                return f"a {type(container).__name__} of modules or tensors changed its length"
+            if isinstance(container, dict):
+                entries = cast("dict[Any, Any]", container)
+                if any(entries.get(k, _MISSING) is not v for k, v in items):
+                    return "an item of a dict of modules or tensors was replaced"
+            elif any(a is not b for a, b in zip(container, items, strict=True)):
+                return "an item of a list of modules or tensors was replaced"
+        for tensor, shape, dtype in self.tensors:
+            data = tensor._data
+            if data.shape != shape or data.dtype != dtype:
+                return f"a tensor of a module now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+        return None
 
 
 def _bookkeeping(grads: Any) -> tuple[frozenset[int], Any]:
@@ -1726,6 +1823,8 @@ class CompiledStep(Generic[P, R]):
         self._cache: dict[Any, list[Recording]] = {}  # signature -> recordings (by guard answers)
         self._order: dict[Recording, int] = {}  # recording -> when it was last recorded or replayed
         self._tick = 0
+        self._relayouts = 0  # calls in a row that found their modules changed since recorded
+        self._mutations = 0  # recordings in a row whose step changed its own modules
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
         functools.update_wrapper(self, step)
@@ -1748,9 +1847,15 @@ class CompiledStep(Generic[P, R]):
         aliasing = tuple(_alias_pattern(leaves))
         state = _State(_reachable(self._step, args, kwargs))
         backend = active_backend()
-        key = (described, described_kw, aliasing, state.key(), id(backend))
+        key = (described, described_kw, aliasing, id(backend))
+        relayout: str | None = None  # why no recording of this signature fits the modules as they are
         for recording in self._cache.get(key, ()):
             plan = recording._plan
+            changed = plan.layout.changed(state.modules)
+            if changed is not None:
+                relayout = changed if relayout is None else relayout
+                continue
+            relayout = ""  # one recording fits them: a new one is for another reason
             if any(_bookkeeping(g) != expected for g, expected in plan.bookkeeping):
                 continue
             values = plan.inputs_of(args, kwargs)
@@ -1758,7 +1863,18 @@ class CompiledStep(Generic[P, R]):
                 recording.replays += 1
                 self._tick += 1
                 self._order[recording] = self._tick  # the least recently used goes first
+                self._relayouts = 0
                 return plan.replay(values)
+        if relayout:
+            # Modules that change between every call (a counter kept on a module, a tensor
+            # attribute rebuilt per call) would record at every call: run eagerly instead.
+            self._relayouts += 1
+            if self._relayouts > self.max_recordings:
+                self._fall_back(
+                    f"what it reads of its modules changes from call to call ({relayout} "
+                    f"{self._relayouts} times running), so no recording could be replayed"
+                )
+                return self._step(*args, **kwargs)
         return self._record(key, args, kwargs, leaves, state, backend, pins)
 
     def _fall_back(self, reason: str) -> None:
@@ -1800,6 +1916,8 @@ class CompiledStep(Generic[P, R]):
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
         start = state.bookkeeping()
+        start_modes = state.modes()
+        start_layout = _Layout(state.modules)
         with _Session(rec, list(backends.values())):
             result = self._step(*args, **kwargs)
         if rec.value_reason is not None:
@@ -1811,11 +1929,22 @@ class CompiledStep(Generic[P, R]):
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
             return result
         try:
-            plan = _Plan(rec, result, state.end_state(), key, pins, backend)
+            plan = _Plan(rec, result, state.end_state(start_modes), key, pins, backend)
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
+        mutated = start_layout.changed(state.modules, modes=False)
+        if mutated is not None:
+            # The step itself changed what it reads of its modules (a counter, a lazily built
+            # attribute): a replay would not. Once may be a first call's set-up; twice running
+            # is every call's.
+            self._mutations += 1
+            if self._mutations > 1:
+                self._fall_back(f"it changes its modules at every call ({mutated}), which a replay would not do")
+            return result
+        self._mutations = 0
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
+        plan.layout = _Layout(state.modules)  # as the step left them: what the next call must find
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):
@@ -1844,8 +1973,9 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     """``step`` recorded once per argument signature, then replayed without Python per op.
 
     The first call for a signature (each tensor argument's shape, dtype and backend; numbers
-    and strings by value; other objects by identity; the bookkeeping of the ``Gradients`` and
-    the train/eval mode of the modules the step reaches) runs ``step`` eagerly and records its
+    and strings by value; other objects by identity; the bookkeeping of the ``Gradients``; the
+    modules the step reaches as they are laid out: their sub-modules, parameters and numbers by
+    identity and their train/eval mode) runs ``step`` eagerly and records its
     array operations: forward, backward, random draws, batch-norm statistics, and the
     optimizer's update as one host call (the learning rate and its schedule, bias correction
     and clipping are read at every replay). Later calls replay the recording: one generated

@@ -317,6 +317,120 @@ def test_train_and_eval_modes_are_recorded_apart() -> None:
     assert len(forward.recordings) == 2
 
 
+class _Holder(nn.Module):
+    """Modules in the places a user replaces them: an attribute, a list, a dict; a number
+    read by Python; a dropout that the mode switches."""
+
+    def __init__(self) -> None:
+        self.head = nn.Linear[L[8], L[3]](generator=sg.Generator(0))
+        self.blocks = [nn.Linear[L[8], L[8]](generator=sg.Generator(1))]
+        self.extra = {"out": nn.Linear[L[3], L[3]](generator=sg.Generator(2))}
+        self.drop = nn.Dropout(0.5, generator=sg.Generator(3))
+        self.scale = 1.0
+
+    def __call__(self, x: Any) -> Any:
+        for block in self.blocks:
+            x = block(x).relu()
+        return self.extra["out"](self.drop(self.head(x))) * self.scale
+
+
+def _replace(model: _Holder, how: str) -> None:
+    if how == "attribute":
+        model.head = nn.Linear[L[8], L[3]](generator=sg.Generator(10))
+    elif how == "list item":
+        model.blocks[0] = nn.Linear[L[8], L[8]](generator=sg.Generator(11))
+    elif how == "list length":
+        model.blocks.append(nn.Linear[L[8], L[8]](generator=sg.Generator(12)))
+    elif how == "dict item":
+        model.extra["out"] = nn.Linear[L[3], L[3]](generator=sg.Generator(13))
+    elif how == "parameter":
+        model.head.weight = nn.parameter(sg.tensor(np.full((8, 3), 0.5, np.float32)))
+    elif how == "number":
+        model.scale = 2.0
+    else:
+        model.eval()
+
+
+@pytest.mark.parametrize(
+    "how", ["attribute", "list item", "list length", "dict item", "parameter", "number", "mode"]
+)
+def test_a_module_changed_after_recording_is_recorded_again_not_replayed(how: str) -> None:
+    model = _Holder()
+    if how != "mode":
+        model.eval()  # no dropout draws: the compiled and eager results compare exactly
+    forward = sg.compile(lambda x: model(x))
+    x, _ = _data((4, 8))
+    forward(x)
+    forward(x)
+    _replace(model, how)
+    np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    assert len(forward.recordings) == 2
+    assert forward.eager_reason is None
+
+
+def test_another_model_under_the_same_name_is_recorded_again() -> None:
+    global _swapped
+    _swapped = _Holder().eval()
+    forward = sg.compile(lambda x: _swapped(x))
+    x, _ = _data((4, 8))
+    forward(x)
+    _swapped = _Holder().eval()
+    _swapped.head = nn.Linear[L[8], L[3]](generator=sg.Generator(20))
+    np.testing.assert_allclose(forward(x).numpy(), _swapped(x).numpy(), rtol=RTOL)
+
+
+_swapped: Any = None
+
+
+def test_a_step_changing_its_modules_at_every_call_runs_eagerly_with_one_warning() -> None:
+    class Counting(nn.Module):
+        def __init__(self) -> None:
+            self.layer = nn.Linear[L[8], L[3]](generator=sg.Generator(0))
+            self.calls = 0
+
+        def __call__(self, x: Any) -> Any:
+            self.calls += 1  # Python state a replay would not advance
+            return self.layer(x) * float(self.calls)
+
+    model = Counting()
+    forward = sg.compile(lambda x: model(x))
+    x, _ = _data((4, 8))
+    with pytest.warns(sg.CompileWarning, match=r"changes its modules at every call \(Counting.calls was replaced\)"):
+        results = [forward(x).numpy() for _ in range(6)]
+    assert model.calls == 6
+    for k, result in enumerate(results, start=1):
+        np.testing.assert_allclose(result, (model.layer(x) * float(k)).numpy(), rtol=RTOL)
+    assert forward.eager_reason is not None
+
+
+def test_modules_changed_before_every_call_run_eagerly_with_one_warning() -> None:
+    model = _Holder().eval()
+    forward = sg.compile(lambda x: model(x), max_recordings=2)
+    x, _ = _data((4, 8))
+    with pytest.warns(sg.CompileWarning, match=r"changes from call to call \(_Holder.scale was replaced"):
+        for k in range(6):
+            model.scale = float(k)
+            np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
+    assert forward.eager_reason is not None
+
+
+def test_a_step_that_switches_modes_leaves_them_as_eager_does() -> None:
+    model = MLP(sg.Generator(4), dropout=0.5)
+
+    def evaluate(x: Any) -> Any:
+        model.eval()
+        out = model(x)
+        model.train()
+        return out
+
+    forward = sg.compile(evaluate)
+    x, _ = _data((6, 8))
+    for _ in range(3):
+        np.testing.assert_allclose(forward(x).numpy(), evaluate(x).numpy(), rtol=RTOL)
+        assert model.training
+    assert [r.replays for r in forward.recordings] == [2]
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
