@@ -1574,9 +1574,33 @@ def _describe(value: Any, pins: list[Any]) -> Any:
     return ("object", id(value))
 
 
-def _reachable(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    """Objects the step can reach without a call: its arguments, its closure, the globals it
-    names, its defaults, a bound method's instance, and one level into their attributes."""
+def _free_values(step: Callable[..., Any]) -> list[Any]:
+    """What a step reads without taking it as an argument: a bound method's instance, its
+    closure, the globals it names and its defaults (modules, classes and functions left out)."""
+    values: list[Any] = []
+    fn: Any = step
+    if isinstance(fn, types.MethodType):
+        values.append(fn.__self__)
+        fn = fn.__func__
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for cell in fn.__closure__ or ():
+            try:
+                values.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        scope = fn.__globals__
+        values += [scope[name] for name in code.co_names if name in scope]
+        values += fn.__defaults__ or ()
+    return [v for v in values if not isinstance(v, _NOT_STATE)]
+
+
+_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+
+
+def _reachable(args: tuple[Any, ...], kwargs: dict[str, Any], free: list[Any]) -> list[Any]:
+    """Objects the step can reach without a call: its arguments, its ``free`` values, and
+    one level into their attributes."""
     found: list[Any] = []
 
     def add(value: Any, depth: int) -> None:
@@ -1586,28 +1610,11 @@ def _reachable(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str
         elif isinstance(value, dict) and depth < 2:
             for v in cast("dict[Any, Any]", value).values():
                 add(v, depth + 1)
-        elif not isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+        elif not isinstance(value, _NOT_STATE):
             found.append(value)
 
-    for a in (*args, *kwargs.values()):
+    for a in (*args, *kwargs.values(), *free):
         add(a, 0)
-    fn: Any = step
-    if isinstance(fn, types.MethodType):
-        add(fn.__self__, 0)
-        fn = fn.__func__
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        for cell in fn.__closure__ or ():
-            try:
-                add(cell.cell_contents, 0)
-            except ValueError:  # an empty cell
-                pass
-        scope = fn.__globals__
-        for name in code.co_names:
-            if name in scope:
-                add(scope[name], 0)
-        for d in fn.__defaults__ or ():
-            add(d, 0)
     for value in list(found):
         attributes = getattr(value, "__dict__", None)
         if isinstance(attributes, dict):
@@ -1675,25 +1682,28 @@ _MISSING = object()
 
 
 class _Layout:
-    """What a recording assumed of the modules its step reaches, checked before each replay.
+    """What a recording assumed of the Python state its step reads, checked before a replay.
 
     A replay reads parameters and buffers from the tensor objects the recording found, and
-    what the step's Python read of a module (a dropout rate, a flag, a list's length) is
-    baked into it. So the modules must still hold the same things: each module's public
-    attributes (sub-modules, parameters, lists and dicts of them, numbers) the same objects,
-    its train/eval mode the same, no attribute added or removed, and each tensor's array
-    the same shape and dtype. ``model.head = Linear(...)``, ``model.layers[0] = ...``,
-    ``layer.weight = parameter(...)``, ``drop.p = 0.2`` or ``model.eval()`` after a
-    recording make the next call record again instead of replaying what no longer is.
+    what the step's Python read (a dropout rate, a flag, a list's length, a global number) is
+    baked into it. So before a replay the step's free values (closure, named globals,
+    defaults, a bound method's instance) and the modules it reaches must be the same
+    objects, each module's public attributes (sub-modules, parameters, lists and dicts of
+    them, numbers) too, its train/eval mode the same, no attribute added or removed, and each
+    tensor's array the same shape and dtype. ``model.head = Linear(...)``,
+    ``model.blocks[0] = ...``, ``layer.weight = parameter(...)``, ``drop.p = 0.2``,
+    ``model.eval()`` or a global rebound after a recording make the next call record again
+    instead of replaying what no longer is.
     """
 
     __slots__ = ("roots", "modules", "containers", "tensors")
 
     def __init__(self, roots: list[Any]) -> None:
         self.roots = list(roots)
-        # (module, its __dict__'s size, its mode, its public (name, value) pairs)
+        # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
-        self.containers: list[tuple[Any, tuple[Any, ...]]] = []  # a list or dict and its items
+        # (a list or dict, its items, or None where only its length is checked; its length)
+        self.containers: list[tuple[Any, tuple[Any, ...] | None, int]] = []
         self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
         seen: set[int] = set()
         for root in roots:
@@ -1716,16 +1726,22 @@ class _Layout:
         elif _is_sequence(value) or _is_dict(value):
             seen.add(id(value))
             values: tuple[Any, ...] = tuple(value.values()) if _is_dict(value) else tuple(value)
-            if not isinstance(value, tuple):  # a tuple cannot change; its parent holds it by identity
-                self.containers.append((value, tuple(value.items()) if _is_dict(value) else values))
-            for item in values:
-                self._add(item, seen)
+            if len(values) > 64 and not any(_is_module(v) or _is_tensor(v) for v in values):
+                # data (a word list, a table): its length is checked, not each item at every call
+                self.containers.append((value, None, len(values)))
+            elif isinstance(value, tuple):  # a tuple cannot change; its parent holds it by identity
+                for item in values:
+                    self._add(item, seen)
+            else:
+                self.containers.append((value, tuple(value.items()) if _is_dict(value) else values, len(values)))
+                for item in values:
+                    self._add(item, seen)
 
     def changed(self, roots: list[Any], modes: bool = True) -> str | None:
-        """What differs in the modules the call reaches from when recorded (their modes too
-        unless ``modes`` is false); None if nothing."""
+        """What differs in what the call reaches from when recorded (modules' modes too unless
+        ``modes`` is false); None if nothing."""
         if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
-            return "it reaches other modules"
+            return "a value it reads by name (a closure variable, a global, a default) was rebound"
         for module, size, training, public in self.modules:
             attributes = module.__dict__
             if modes and module.training is not training:
@@ -1735,19 +1751,21 @@ class _Layout:
             for name, value in public:
                 if attributes.get(name) is not value:
                     return f"{type(module).__name__}.{name} was replaced"
-        for container, items in self.containers:
-            if len(container) != len(items):
-                return f"a {type(container).__name__} of modules or tensors changed its length"
+        for container, items, length in self.containers:
+            if len(container) != length:
+                return f"a {type(container).__name__} it reads changed its length"
+            if items is None:
+                continue
             if isinstance(container, dict):
                 entries = cast("dict[Any, Any]", container)
                 if any(entries.get(k, _MISSING) is not v for k, v in items):
-                    return "an item of a dict of modules or tensors was replaced"
+                    return "an item of a dict it reads was replaced"
             elif any(a is not b for a, b in zip(container, items, strict=True)):
-                return "an item of a list of modules or tensors was replaced"
+                return "an item of a list it reads was replaced"
         for tensor, shape, dtype in self.tensors:
             data = tensor._data
             if data.shape != shape or data.dtype != dtype:
-                return f"a tensor of a module now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+                return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
         return None
 
 
@@ -1845,13 +1863,15 @@ class CompiledStep(Generic[P, R]):
         described_kw = tuple((k, _describe(v, pins)) for k, v in kwargs.items())
         leaves = _tensor_leaves(args, kwargs)
         aliasing = tuple(_alias_pattern(leaves))
-        state = _State(_reachable(self._step, args, kwargs))
+        free = _free_values(self._step)
+        state = _State(_reachable(args, kwargs, free))
+        roots = free + state.modules  # what a recording's layout is checked against
         backend = active_backend()
         key = (described, described_kw, aliasing, id(backend))
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
         for recording in self._cache.get(key, ()):
             plan = recording._plan
-            changed = plan.layout.changed(state.modules)
+            changed = plan.layout.changed(roots)
             if changed is not None:
                 relayout = changed if relayout is None else relayout
                 continue
@@ -1871,11 +1891,11 @@ class CompiledStep(Generic[P, R]):
             self._relayouts += 1
             if self._relayouts > self.max_recordings:
                 self._fall_back(
-                    f"what it reads of its modules changes from call to call ({relayout} "
+                    f"what it reads changes from call to call ({relayout} "
                     f"{self._relayouts} times running), so no recording could be replayed"
                 )
                 return self._step(*args, **kwargs)
-        return self._record(key, args, kwargs, leaves, state, backend, pins)
+        return self._record(key, args, kwargs, leaves, state, roots, backend, pins)
 
     def _fall_back(self, reason: str) -> None:
         self.eager_reason = reason
@@ -1894,6 +1914,7 @@ class CompiledStep(Generic[P, R]):
         kwargs: dict[str, Any],
         leaves: list[tuple[tuple[Any, ...], Any]],
         state: _State,
+        roots: list[Any],
         backend: Any,
         pins: list[Any],
     ) -> R:
@@ -1917,7 +1938,7 @@ class CompiledStep(Generic[P, R]):
                 rec.add_input(plain, ("arg", path))
         start = state.bookkeeping()
         start_modes = state.modes()
-        start_layout = _Layout(state.modules)
+        start_layout = _Layout(roots)
         with _Session(rec, list(backends.values())):
             result = self._step(*args, **kwargs)
         if rec.value_reason is not None:
@@ -1933,18 +1954,19 @@ class CompiledStep(Generic[P, R]):
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
-        mutated = start_layout.changed(state.modules, modes=False)
+        roots = _free_values(self._step) + state.modules  # as the step left them
+        mutated = start_layout.changed(roots, modes=False)
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
             # attribute): a replay would not. Once may be a first call's set-up; twice running
             # is every call's.
             self._mutations += 1
             if self._mutations > 1:
-                self._fall_back(f"it changes its modules at every call ({mutated}), which a replay would not do")
+                self._fall_back(f"it changes what it reads at every call ({mutated}), which a replay would not do")
             return result
         self._mutations = 0
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
-        plan.layout = _Layout(state.modules)  # as the step left them: what the next call must find
+        plan.layout = _Layout(roots)  # as the step left them: what the next call must find
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):

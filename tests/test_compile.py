@@ -395,7 +395,7 @@ def test_a_step_changing_its_modules_at_every_call_runs_eagerly_with_one_warning
     model = Counting()
     forward = sg.compile(lambda x: model(x))
     x, _ = _data((4, 8))
-    with pytest.warns(sg.CompileWarning, match=r"changes its modules at every call \(Counting.calls was replaced\)"):
+    with pytest.warns(sg.CompileWarning, match=r"changes what it reads at every call \(Counting.calls was replaced\)"):
         results = [forward(x).numpy() for _ in range(6)]
     assert model.calls == 6
     for k, result in enumerate(results, start=1):
@@ -412,6 +412,44 @@ def test_modules_changed_before_every_call_run_eagerly_with_one_warning() -> Non
             model.scale = float(k)
             np.testing.assert_allclose(forward(x).numpy(), model(x).numpy(), rtol=RTOL)
     assert forward.eager_reason is not None
+
+
+_table: Any = None
+_factor = 2.0
+
+
+def test_a_rebound_global_tensor_or_number_is_recorded_again() -> None:
+    global _table, _factor
+    _table = sg.tensor(np.ones((4, 3), np.float32))
+
+    def step(x: Any) -> Any:
+        return x[:, :3] * _table * _factor
+
+    forward = sg.compile(step)
+    x, _ = _data((4, 8))
+    forward(x)
+    forward(x)
+    _table = sg.tensor(np.full((4, 3), 3.0, np.float32))
+    np.testing.assert_allclose(forward(x).numpy(), step(x).numpy(), rtol=RTOL)
+    _factor = 5.0
+    np.testing.assert_allclose(forward(x).numpy(), step(x).numpy(), rtol=RTOL)
+    assert len(forward.recordings) == 3
+
+
+def test_a_step_advancing_a_closure_counter_runs_eagerly_with_one_warning() -> None:
+    calls = 0
+
+    def step(x: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return x * float(calls)
+
+    forward = sg.compile(step)
+    x, _ = _data((4, 8))
+    with pytest.warns(sg.CompileWarning, match="changes what it reads at every call"):
+        results = [forward(x).numpy() for _ in range(4)]
+    for k, result in enumerate(results, start=1):
+        np.testing.assert_allclose(result, x.numpy() * k, rtol=RTOL)
 
 
 def test_a_step_that_switches_modes_leaves_them_as_eager_does() -> None:
