@@ -14,6 +14,13 @@ from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._broadcast import LeftOfBroadcast, RightOfBroadcast, RightOfSame
+from ._creation_ops import (
+    full as full,
+    ones as ones,
+    rand as rand,
+    randn as randn,
+    zeros as zeros,
+)
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, S, T
@@ -43,20 +50,15 @@ from .ops.creation import (
     eye as eye,
     from_dlpack as from_dlpack,
     from_numpy as from_numpy,
-    full as full,
     full_like as full_like,
     linspace as linspace,
     multinomial as multinomial,
-    ones as ones,
     ones_like as ones_like,
-    rand as rand,
     rand_like as rand_like,
     randint as randint,
-    randn as randn,
     randn_like as randn_like,
     randperm as randperm,
     tensor as tensor,
-    zeros as zeros,
     zeros_like as zeros_like,
 )
 from .ops.elementwise import (
@@ -268,20 +270,20 @@ __all__ = [
     "eye",
     "from_dlpack",
     "from_numpy",
-    "full",
     "linspace",
-    "ones",
-    "rand",
     "randint",
-    "randn",
     "randperm",
     "tensor",
-    "zeros",
     "full_like",
     "ones_like",
     "rand_like",
     "randn_like",
     "zeros_like",
+    "zeros",
+    "ones",
+    "rand",
+    "randn",
+    "full",
 ]
 
 

@@ -53,6 +53,7 @@ Kind = Literal[
     "concat",
     "stack",
     "where",
+    "sizes",  # a new tensor from sizes, one typed dim per size (``zeros(b, 3)``: ``Open, L[3]``)
     # Typed by the op's own signature, written with the function in its module (the kind says
     # what that signature must state; tests/test_typegen.py holds it):
     "unary",  # one tensor in, the same shape and tape out (``sin``, ``relu``, ``softmax``)
@@ -386,6 +387,8 @@ _TAPE: dict[Kind, TapeRule] = {
     "loss": "join",
 }
 _CREATION = "creation from sizes or data: there is no tensor to call it on"
+_FILLED = ("*", "dtype: str | None = None", "backend: str | Backend | None = None")
+_DRAWN = ("*", "dtype: str | None = None", "generator: Generator | None = None")
 _LIKE = "creation"
 
 
@@ -457,8 +460,20 @@ OPS: tuple[OpSpec, ...] = (
     *_hand(
         "creation",
         "ops.creation",
-        "arange asarray eye from_dlpack from_numpy full linspace ones rand randint randn randperm tensor zeros",
+        "arange asarray eye from_dlpack from_numpy linspace randint randperm tensor",
         no_method=_CREATION,
+    ),
+    # Sizes as arguments or one tuple (full: a tuple, then the value): each size's dim by itself,
+    # a Dim its class, a literal its literal, a plain int Open or the annotation's.
+    *(
+        OpSpec(name, "sizes", "untraced", "ops.creation", params=("d0",), no_method=_CREATION, extra=extra)
+        for name, extra in (
+            ("zeros", _FILLED),
+            ("ones", _FILLED),
+            ("rand", _DRAWN),
+            ("randn", _DRAWN),
+            ("full", ("value: float", "dtype: str | None = None", "*", "backend: str | Backend | None = None")),
+        )
     ),
     *_hand("creation", "ops.creation", "full_like ones_like rand_like randn_like zeros_like", no_method=_LIKE),
     *_hand(

@@ -274,7 +274,7 @@ def method_lines(op: OpSpec, name: str) -> list[str]:
 
 def function_lines(op: OpSpec) -> list[str]:
     """The function form ``sg.<name>`` of ``op``."""
-    if op.kind in HAND_KINDS:
+    if op.kind in HAND_KINDS or op.kind == "sizes":
         return _hand(op, op.name, op.params[0], "")
     first_name, *others = op.params
     sigs = list(RULES[op.kind](op, others[0] if others else "other", "function"))
@@ -302,7 +302,7 @@ def _hand(op: OpSpec, name: str, first: str, indent: str) -> list[str]:
             "@overload",
             f"def {name}[T](input: Tensor[T, Any], target: Tensor[T, Any], {_GRADUAL}) -> Tensor[T, []]: ...",
         ]
-    if op.kind == "creation" and op.name in _SIZED_CREATION:
+    if op.kind == "sizes" and op.name in _SIZED_CREATION:
         return [
             f"def {name}[S: IntTuple](*dims: *S, dtype: str | None = None, backend: Any = None, "
             "**kwargs: Any) -> Tensor[NoTape, S]: ..."

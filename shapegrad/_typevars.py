@@ -52,6 +52,12 @@ Z0 = TypeVar("Z0", bound=Dim | LiteralSize)
 Z1 = TypeVar("Z1", bound=Dim | LiteralSize)
 Z2 = TypeVar("Z2", bound=Dim | LiteralSize)
 Z3 = TypeVar("Z3", bound=Dim | LiteralSize)
+# A creation call's kept size where an earlier size is an int (``zeros(b, 3)``): a type
+# variable after one with a default needs one too; a kept size is always solved.
+W0 = TypeVar("W0", bound=Dim | LiteralSize, default=Open)
+W1 = TypeVar("W1", bound=Dim | LiteralSize, default=Open)
+W2 = TypeVar("W2", bound=Dim | LiteralSize, default=Open)
+W3 = TypeVar("W3", bound=Dim | LiteralSize, default=Open)
 Y0 = TypeVar("Y0", bound=int, default=Open)
 Y1 = TypeVar("Y1", bound=int, default=Open)
 Y2 = TypeVar("Y2", bound=int, default=Open)

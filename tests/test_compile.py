@@ -351,9 +351,7 @@ def _replace(model: _Holder, how: str) -> None:
         model.eval()
 
 
-@pytest.mark.parametrize(
-    "how", ["attribute", "list item", "list length", "dict item", "parameter", "number", "mode"]
-)
+@pytest.mark.parametrize("how", ["attribute", "list item", "list length", "dict item", "parameter", "number", "mode"])
 def test_a_module_changed_after_recording_is_recorded_again_not_replayed(how: str) -> None:
     model = _Holder()
     if how != "mode":

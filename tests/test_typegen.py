@@ -36,7 +36,7 @@ def test_the_generator_runs_as_a_script_in_check_mode() -> None:
 def _generated_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "shapegrad"
     copy.mkdir()
-    for module in {*_typegen.ALIASES, _typegen.METHODS_MODULE, _typegen.FUNCTIONS_MODULE}:
+    for module in {*_typegen.ALIASES, _typegen.METHODS_MODULE, _typegen.FUNCTIONS_MODULE, _typegen.CREATION_MODULE}:
         target = copy.joinpath(*module.split(".")).with_suffix(".py")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(_typegen._path(module).read_text())

@@ -40,8 +40,8 @@ def unannotated() -> None:
 
 
 def sizes_from_a_config(cfg: Config, t: Seq) -> None:
-    h = sg.zeros(1, cfg.n_embd)  # an int size: Open, and it flows
-    assert_type(h, Tensor[NoTape, Open, Open])
+    h = sg.zeros(1, cfg.n_embd)  # each size by itself: the literal kept, the int Open (it flows)
+    assert_type(h, Tensor[NoTape, L[1], Open])
     print(h + 1.0, h * h, sg.tanh(h))
     positions = sg.arange(0, t)  # arange of a Dim is that Dim
     assert_type(positions, Tensor[NoTape, Seq])
