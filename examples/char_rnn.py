@@ -20,7 +20,7 @@ from _cli import example_parser, parse
 from gpt import corpus, unigram_baseline
 
 import shapegrad as sg
-from shapegrad import NoTape, Open, OwnedTape, Tensor
+from shapegrad import NoTape, OwnedTape, Tensor
 from shapegrad.nn import LSTM, Embedding, Linear, Module
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ class Batch(sg.Dim): ...
 class Steps(sg.Dim): ...
 
 
-State = tuple[Tensor[NoTape, Open, Batch, Hidden], Tensor[NoTape, Open, Batch, Hidden]]
+State = tuple[Tensor[NoTape, L[2], Batch, Hidden], Tensor[NoTape, L[2], Batch, Hidden]]  # (layers, B, H)
 
 
 class CharLSTM(Module):

@@ -39,7 +39,7 @@ from ._conv import (
     conv2d,
 )
 from ._linear import Embedding, Linear
-from ._module import Chan, Layer, Module, parameter
+from ._module import Chan, ChanLayer, Layer, Module, parameter
 from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
 from ._recurrent import GRU, LSTM, RNN
 from ._state import IncompatibleKeys
@@ -71,6 +71,7 @@ __all__ = [
     "Halves",
     "IncompatibleKeys",
     "Chan",
+    "ChanLayer",
     "Layer",
     "LayerNorm",
     "LeakyReLU",

@@ -11,7 +11,7 @@ from .._dims import Open
 from .._errors import ShapegradError
 from .._tensor import Tensor
 from .._typevars import B, C, E, F, H, I, K, N, O, S, T
-from ._module import Chan, Layer
+from ._module import Chan, ChanLayer, Layer
 
 __all__ = ["Residual", "Sequential"]
 
@@ -42,8 +42,10 @@ class Sequential(Layer[I, O, I, O], checked=False):
     100→10 layer is a pyright error. Layers that all keep their size (``Sequential(*[Block()
     for _ in range(n)])``, each block a ``Layer[D, D]``) are typed at any length. (There is
     deliberately no catch-all overload for other chains, which would swallow every mismatch;
-    a longer one is refused with a message that says to nest Sequentials.) A module of your
-    own goes into a typed chain as a ``Layer[I, O]`` subclass. Parameters are named by position:
+    a longer one is refused with a message that says to nest Sequentials.) Each link is a
+    ``Layer`` or a ``ChanLayer``: ``BatchNorm1d[C]`` is both (``Layer[C, C]`` after a Linear,
+    ``ChanLayer[Chan[C], Chan[C]]`` after a Conv1d); as the first link it reads as features. A
+    module of your own goes into a typed chain as a ``Layer[I, O]`` subclass. Parameters are named by position:
     ``"0.weight"``, ``"2.bias"``.
 
     Examples:
@@ -56,199 +58,212 @@ class Sequential(Layer[I, O, I, O], checked=False):
     """
 
     @overload
-    def __init__(self: Sequential[X0, X1], l1: Layer[X0, X1], /) -> None: ...
-    @overload
-    def __init__(self: Sequential[X0, X2], l1: Layer[X0, X1], l2: Layer[X1, X2], /) -> None: ...
-    @overload
-    def __init__(self: Sequential[X0, X3], l1: Layer[X0, X1], l2: Layer[X1, X2], l3: Layer[X2, X3], /) -> None: ...
+    def __init__(self: Sequential[X0, X1], l1: Layer[X0, X1] | ChanLayer[X0, X1], /) -> None: ...
     @overload
     def __init__(
-        self: Sequential[X0, X4], l1: Layer[X0, X1], l2: Layer[X1, X2], l3: Layer[X2, X3], l4: Layer[X3, X4], /
+        self: Sequential[X0, X2], l1: Layer[X0, X1] | ChanLayer[X0, X1], l2: Layer[X1, X2] | ChanLayer[X1, X2], /
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X3],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        /,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Sequential[X0, X4],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X5],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X6],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X7],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X8],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X9],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X10],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X11],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X12],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
-        l12: Layer[X11, X12],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
+        l12: Layer[X11, X12] | ChanLayer[X11, X12],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X13],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
-        l12: Layer[X11, X12],
-        l13: Layer[X12, X13],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
+        l12: Layer[X11, X12] | ChanLayer[X11, X12],
+        l13: Layer[X12, X13] | ChanLayer[X12, X13],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X14],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
-        l12: Layer[X11, X12],
-        l13: Layer[X12, X13],
-        l14: Layer[X13, X14],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
+        l12: Layer[X11, X12] | ChanLayer[X11, X12],
+        l13: Layer[X12, X13] | ChanLayer[X12, X13],
+        l14: Layer[X13, X14] | ChanLayer[X13, X14],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X15],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
-        l12: Layer[X11, X12],
-        l13: Layer[X12, X13],
-        l14: Layer[X13, X14],
-        l15: Layer[X14, X15],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
+        l12: Layer[X11, X12] | ChanLayer[X11, X12],
+        l13: Layer[X12, X13] | ChanLayer[X12, X13],
+        l14: Layer[X13, X14] | ChanLayer[X13, X14],
+        l15: Layer[X14, X15] | ChanLayer[X14, X15],
         /,
     ) -> None: ...
     @overload
     def __init__(
         self: Sequential[X0, X16],
-        l1: Layer[X0, X1],
-        l2: Layer[X1, X2],
-        l3: Layer[X2, X3],
-        l4: Layer[X3, X4],
-        l5: Layer[X4, X5],
-        l6: Layer[X5, X6],
-        l7: Layer[X6, X7],
-        l8: Layer[X7, X8],
-        l9: Layer[X8, X9],
-        l10: Layer[X9, X10],
-        l11: Layer[X10, X11],
-        l12: Layer[X11, X12],
-        l13: Layer[X12, X13],
-        l14: Layer[X13, X14],
-        l15: Layer[X14, X15],
-        l16: Layer[X15, X16],
+        l1: Layer[X0, X1] | ChanLayer[X0, X1],
+        l2: Layer[X1, X2] | ChanLayer[X1, X2],
+        l3: Layer[X2, X3] | ChanLayer[X2, X3],
+        l4: Layer[X3, X4] | ChanLayer[X3, X4],
+        l5: Layer[X4, X5] | ChanLayer[X4, X5],
+        l6: Layer[X5, X6] | ChanLayer[X5, X6],
+        l7: Layer[X6, X7] | ChanLayer[X6, X7],
+        l8: Layer[X7, X8] | ChanLayer[X7, X8],
+        l9: Layer[X8, X9] | ChanLayer[X8, X9],
+        l10: Layer[X9, X10] | ChanLayer[X9, X10],
+        l11: Layer[X10, X11] | ChanLayer[X10, X11],
+        l12: Layer[X11, X12] | ChanLayer[X11, X12],
+        l13: Layer[X12, X13] | ChanLayer[X12, X13],
+        l14: Layer[X13, X14] | ChanLayer[X13, X14],
+        l15: Layer[X14, X15] | ChanLayer[X14, X15],
+        l16: Layer[X15, X16] | ChanLayer[X15, X16],
         /,
     ) -> None: ...
     # Sequential(*blocks), as PyTorch code builds a stack: layers that keep their size (a list
@@ -282,10 +297,11 @@ class Sequential(Layer[I, O, I, O], checked=False):
         /,
         *more: Layer[Any, Any],
     ) -> None: ...
-    def __init__(self, *layers: Layer[Any, Any]) -> None:
+    def __init__(self, *layers: Layer[Any, Any] | ChanLayer[Any, Any]) -> None:
         if not layers:
             raise ShapegradError("Sequential expects at least one layer, found none")
-        self.layers: tuple[Layer[Any, Any], ...] = tuple(layers)
+        # A ChanLayer is a second reading of a Layer (BatchNorm1d is both), never a layer alone.
+        self.layers: tuple[Layer[Any, Any], ...] = tuple(cast(Layer[Any, Any], layer) for layer in layers)
 
     def named_children(self) -> Iterator[tuple[str, Any]]:
         """The layers, named by position (``"0"``, ``"1"``, ...)."""

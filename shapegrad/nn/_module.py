@@ -21,7 +21,7 @@ from .._typevars import S
 if TYPE_CHECKING:
     from ._state import IncompatibleKeys
 
-__all__ = ["Layer", "Module", "parameter"]
+__all__ = ["ChanLayer", "Layer", "Module", "parameter"]
 
 I = TypeVar("I")
 O = TypeVar("O")
@@ -376,6 +376,16 @@ class Chan(Generic[I]):
     ``Layer[Chan[L[1]], Chan[L[8]]]``, ``Linear[L[392], L[10]]`` a ``Layer[L[392], L[10]]``. So
     ``Sequential`` refuses a convolution followed by a Linear without ``Flatten``, and a chain
     whose channels drift. Never instantiated."""
+
+
+class ChanLayer(Generic[I, O]):
+    """The channels reading of a layer that maps features and, equally, the channels of a
+    ``(B, C, L)`` signal: ``BatchNorm1d[L[16]]`` is a ``Layer[L[16], L[16]]`` (after a
+    ``Linear``) and a ``ChanLayer[Chan[L[16]], Chan[L[16]]]`` (after a ``Conv1d``).
+    ``Sequential`` takes a layer as either, so the sizes still chain: a ``Conv1d`` to 16
+    channels followed by ``BatchNorm1d[L[8]]`` stays a pyright error. (Pyright reads a class's
+    type arguments from one base per generic class, hence a second class rather than a second
+    ``Layer`` base.) Never instantiated on its own."""
 
 
 class Layer(Module[Own0, Own1], Generic[I, O, Own0, Own1]):

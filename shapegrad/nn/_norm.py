@@ -13,7 +13,7 @@ from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
 from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
-from ._module import Chan, Layer, parameter
+from ._module import Chan, ChanLayer, Layer, parameter
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 
@@ -21,7 +21,8 @@ __all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
 N = TypeVar("N", default=Open)
 C = TypeVar("C", default=Open)
 # The kind of the size a batch norm keeps: features (C) for BatchNorm1d, channels (Chan[C])
-# for BatchNorm2d, so that Sequential takes a BatchNorm2d after a convolution.
+# for BatchNorm2d, so that Sequential takes a BatchNorm2d after a convolution. BatchNorm1d is
+# also a ChanLayer[Chan[C], Chan[C]]: Sequential takes it after a Linear and after a Conv1d.
 K_ = TypeVar("K_")
 
 
@@ -134,7 +135,7 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
 
 
-class BatchNorm1d(_BatchNorm[C, C], checked=False):
+class BatchNorm1d(_BatchNorm[C, C], ChanLayer[Chan[C], Chan[C]], checked=False):
     """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
 
     In training mode it normalizes with the batch's statistics and updates

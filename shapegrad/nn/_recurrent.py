@@ -33,6 +33,15 @@ H = TypeVar("H", default=Open)
 # wide (both directions' states side by side). A default that is a TypeVar (the width, H)
 # would be widened to int by pyright for literal sizes; a literal default is kept.
 D = TypeVar("D", default=Literal[1])
+# The first axis of h_n (and c_n): num_layers · directions. Built with the default
+# num_layers=1 it is L[1] (L[2] bidirectional), with a literal count that count (times two
+# bidirectional, for 1 and 2 layers); with any other int it is Open, the default when a type
+# annotation leaves it out.
+NL = TypeVar("NL", default=Open)
+# A literal layer count a one-way layer's h_n takes as its first axis (constraints are kept
+# literal where a plain TypeVar would widen the argument to int).
+_NL = TypeVar("_NL", Literal[1], Literal[2], Literal[3], Literal[4])
+_N = TypeVar("_N")
 # The sizes a constructor call binds (class-scoped variables may not appear in __init__'s self).
 _I = TypeVar("_I")
 _H = TypeVar("_H")
@@ -44,7 +53,7 @@ Steps = TypeVar("Steps")
 # H)`` as PyTorch's ``h_0``; a final one ``Tensor[T, Open, Batch, H]``, on the input's tape.
 
 
-class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
+class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
     """What RNN, LSTM and GRU share: the parameters, the checks and the loop over layers."""
 
     _cell: str
@@ -57,7 +66,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
 
     @overload
     def __init__(
-        self: _Recurrent[Open, Open, Literal[1]],
+        self: _Recurrent[Open, Open, Literal[1], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -69,7 +78,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _Recurrent[Open, Open, Literal[2]],
+        self: _Recurrent[Open, Open, Literal[2], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -81,7 +90,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _Recurrent[_I, _H, Literal[1]],
+        self: _Recurrent[_I, _H, Literal[1], Any],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -93,7 +102,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _Recurrent[_I, _H, Literal[2]],
+        self: _Recurrent[_I, _H, Literal[2], Any],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -105,7 +114,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: _Recurrent[_I, _H, Literal[1]],
+        self: _Recurrent[_I, _H, Literal[1], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -117,7 +126,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: _Recurrent[_I, _H, Literal[2]],
+        self: _Recurrent[_I, _H, Literal[2], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -231,47 +240,47 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D], checked=False):
         return swapaxes(layer_input, 0, 1), [stack(f) for f in finals]
 
 
-class _OneState(_Recurrent[I, H, D], checked=False):
+class _OneState(_Recurrent[I, H, D, NL], checked=False):
     """RNN and GRU: one state, ``h``."""
 
     # A layer built from plain ints (Open input size) takes any last axis, as Linear does; the
     # run time checks it against the weights.
     @overload
     def __call__(
-        self: _OneState[Open, _H, Literal[1]],
+        self: _OneState[Open, _H, Literal[1], _N],
         x: Tensor[T, Batch, Steps, Any],
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, _N, Batch, _H]]: ...
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[1]],
+        self: _OneState[_I, _H, Literal[1], _N],
         x: Tensor[T, Batch, Steps, _I],
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, Open, Batch, _H]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, _H], Tensor[T, _N, Batch, _H]]: ...
     @overload
     def __call__(  # pyright: ignore[reportOverlappingOverload] -- both directions of an Open width are one Open width (not Prod[L[2], Open], which no declared Open accepts)
-        self: _OneState[Open, Open, Literal[2]],
+        self: _OneState[Open, Open, Literal[2], _N],
         x: Tensor[T, Batch, Steps, Any],
         h_0: Tensor[Any, Any, Batch, Any] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, Open], Tensor[T, Open, Batch, Open]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, Open], Tensor[T, _N, Batch, Open]]: ...
     @overload
     def __call__(
-        self: _OneState[Open, _H, Literal[2]],
+        self: _OneState[Open, _H, Literal[2], _N],
         x: Tensor[T, Batch, Steps, Any],
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, Open, Batch, _H]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, _N, Batch, _H]]: ...
     @overload
     def __call__(
-        self: _OneState[_I, _H, Literal[2]],
+        self: _OneState[_I, _H, Literal[2], _N],
         x: Tensor[T, Batch, Steps, _I],
         h_0: Tensor[Any, Any, Batch, _H] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, Open, Batch, _H]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, Prod[Literal[2], _H]], Tensor[T, _N, Batch, _H]]: ...
     def __call__(self, x: Any, h_0: Any = None) -> Any:
         out, (h_n,) = self._run(x, None if h_0 is None else (h_0,), 1)
         return out, h_n
 
 
-class RNN(_OneState[I, H, D], checked=False):
+class RNN(_OneState[I, H, D, NL], checked=False):
     """An Elman RNN, ``h_t = tanh(x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh)`` (``relu`` with
     ``nonlinearity="relu"``), over ``(batch, steps, I)`` inputs: PyTorch's
     ``torch.nn.RNN(..., batch_first=True)``.
@@ -302,9 +311,77 @@ class RNN(_OneState[I, H, D], checked=False):
 
     _cell = "rnn_tanh"
 
+    # h_n's first axis (layers · directions): typed by a literal num_layers, Open for any other
+    # int. In __new__, whose return type pyright keeps even for a subscripted class (where the
+    # omitted type argument would otherwise be its default); __init__ checks the rest. A
+    # one-way layer keeps a third type argument of L[2] refused (no overload takes it
+    # without bidirectional=True); bidirectional=True makes it L[2].
+    @overload
+    def __new__(
+        cls: type[RNN[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> RNN[I, H, Literal[1], Literal[1]]: ...
+    @overload
+    def __new__(
+        cls: type[RNN[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: _NL = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> RNN[I, H, Literal[1], _NL]: ...
+    @overload
+    def __new__(  # pyright: ignore[reportOverlappingOverload] -- the default count first, a given literal or int count after
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> RNN[I, H, Literal[2], Literal[2]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[2] = ...,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> RNN[I, H, Literal[2], Literal[4]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> RNN[I, H, Literal[2], Open]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: bool = False,
+        **options: Any,
+    ) -> RNN[I, H, D, Open]: ...
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        return super().__new__(cls)
+
     @overload
     def __init__(
-        self: _OneState[Open, Open, Literal[1]],
+        self: _OneState[Open, Open, Literal[1], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -317,7 +394,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _OneState[Open, Open, Literal[2]],
+        self: _OneState[Open, Open, Literal[2], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -330,7 +407,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _OneState[_I, _H, Literal[1]],
+        self: _OneState[_I, _H, Literal[1], Any],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -343,7 +420,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(
-        self: _OneState[_I, _H, Literal[2]],
+        self: _OneState[_I, _H, Literal[2], Any],
         input_size: _I | None = None,
         hidden_size: _H | None = None,
         num_layers: int = 1,
@@ -356,7 +433,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: _OneState[_I, _H, Literal[1]],
+        self: _OneState[_I, _H, Literal[1], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -369,7 +446,7 @@ class RNN(_OneState[I, H, D], checked=False):
     ) -> None: ...
     @overload
     def __init__(  # pyright: ignore[reportOverlappingOverload] -- reached when the type arguments are literal sizes and the arguments plain ints (checked at run time)
-        self: _OneState[_I, _H, Literal[2]],
+        self: _OneState[_I, _H, Literal[2], Any],
         input_size: int,
         hidden_size: int,
         num_layers: int = 1,
@@ -399,7 +476,7 @@ class RNN(_OneState[I, H, D], checked=False):
         self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype)
 
 
-class GRU(_OneState[I, H, D], checked=False):
+class GRU(_OneState[I, H, D, NL], checked=False):
     """A gated recurrent unit over ``(batch, steps, I)`` inputs, PyTorch's
     ``torch.nn.GRU(..., batch_first=True)``: gates ``r, z, n`` (in that order in the weights),
     ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = (1 - z) ⊙ n + z ⊙ h``.
@@ -417,8 +494,76 @@ class GRU(_OneState[I, H, D], checked=False):
 
     _cell = "gru"
 
+    # h_n's first axis (layers · directions): typed by a literal num_layers, Open for any other
+    # int. In __new__, whose return type pyright keeps even for a subscripted class (where the
+    # omitted type argument would otherwise be its default); __init__ checks the rest. A
+    # one-way layer keeps a third type argument of L[2] refused (no overload takes it
+    # without bidirectional=True); bidirectional=True makes it L[2].
+    @overload
+    def __new__(
+        cls: type[GRU[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> GRU[I, H, Literal[1], Literal[1]]: ...
+    @overload
+    def __new__(
+        cls: type[GRU[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: _NL = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> GRU[I, H, Literal[1], _NL]: ...
+    @overload
+    def __new__(  # pyright: ignore[reportOverlappingOverload] -- the default count first, a given literal or int count after
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> GRU[I, H, Literal[2], Literal[2]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[2] = ...,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> GRU[I, H, Literal[2], Literal[4]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> GRU[I, H, Literal[2], Open]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: bool = False,
+        **options: Any,
+    ) -> GRU[I, H, D, Open]: ...
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        return super().__new__(cls)
 
-class LSTM(_Recurrent[I, H, D], checked=False):
+
+class LSTM(_Recurrent[I, H, D, NL], checked=False):
     """A long short-term memory layer over ``(batch, steps, I)`` inputs, PyTorch's
     ``torch.nn.LSTM(..., batch_first=True)``: gates ``i, f, g, o`` (in that order in the
     weights), ``c' = f ⊙ c + i ⊙ g``, ``h' = o ⊙ tanh(c')``.
@@ -437,39 +582,107 @@ class LSTM(_Recurrent[I, H, D], checked=False):
 
     _cell = "lstm"
 
+    # h_n's first axis (layers · directions): typed by a literal num_layers, Open for any other
+    # int. In __new__, whose return type pyright keeps even for a subscripted class (where the
+    # omitted type argument would otherwise be its default); __init__ checks the rest. A
+    # one-way layer keeps a third type argument of L[2] refused (no overload takes it
+    # without bidirectional=True); bidirectional=True makes it L[2].
+    @overload
+    def __new__(
+        cls: type[LSTM[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> LSTM[I, H, Literal[1], Literal[1]]: ...
+    @overload
+    def __new__(
+        cls: type[LSTM[I, H, Literal[1], Any]],
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: _NL = 1,
+        *,
+        bidirectional: Literal[False] = False,
+        **options: Any,
+    ) -> LSTM[I, H, Literal[1], _NL]: ...
+    @overload
+    def __new__(  # pyright: ignore[reportOverlappingOverload] -- the default count first, a given literal or int count after
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[1] = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> LSTM[I, H, Literal[2], Literal[2]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: Literal[2] = ...,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> LSTM[I, H, Literal[2], Literal[4]]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: Literal[True],
+        **options: Any,
+    ) -> LSTM[I, H, Literal[2], Open]: ...
+    @overload
+    def __new__(
+        cls,
+        input_size: Any = None,
+        hidden_size: Any = None,
+        num_layers: int = 1,
+        *,
+        bidirectional: bool = False,
+        **options: Any,
+    ) -> LSTM[I, H, D, Open]: ...
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        return super().__new__(cls)
+
     @overload
     def __call__(
-        self: LSTM[Open, _H, Literal[1]],
+        self: LSTM[Open, _H, Literal[1], _N],
         x: Tensor[T, Batch, Steps, Any],
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, _N, Batch, _H], Tensor[T, _N, Batch, _H]]]: ...
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[1]],
+        self: LSTM[_I, _H, Literal[1], _N],
         x: Tensor[T, Batch, Steps, _I],
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, _H], tuple[Tensor[T, _N, Batch, _H], Tensor[T, _N, Batch, _H]]]: ...
     @overload
     def __call__(  # pyright: ignore[reportOverlappingOverload] -- both directions of an Open width are one Open width (not Prod[L[2], Open], which no declared Open accepts)
-        self: LSTM[Open, Open, Literal[2]],
+        self: LSTM[Open, Open, Literal[2], _N],
         x: Tensor[T, Batch, Steps, Any],
         state: tuple[Tensor[Any, Any, Batch, Any], Tensor[Any, Any, Batch, Any]] | None = None,
-    ) -> tuple[Tensor[T, Batch, Steps, Open], tuple[Tensor[T, Open, Batch, Open], Tensor[T, Open, Batch, Open]]]: ...
+    ) -> tuple[Tensor[T, Batch, Steps, Open], tuple[Tensor[T, _N, Batch, Open], Tensor[T, _N, Batch, Open]]]: ...
     @overload
     def __call__(
-        self: LSTM[Open, _H, Literal[2]],
+        self: LSTM[Open, _H, Literal[2], _N],
         x: Tensor[T, Batch, Steps, Any],
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
     ) -> tuple[
-        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]
+        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, _N, Batch, _H], Tensor[T, _N, Batch, _H]]
     ]: ...
     @overload
     def __call__(
-        self: LSTM[_I, _H, Literal[2]],
+        self: LSTM[_I, _H, Literal[2], _N],
         x: Tensor[T, Batch, Steps, _I],
         state: tuple[Tensor[Any, Any, Batch, _H], Tensor[Any, Any, Batch, _H]] | None = None,
     ) -> tuple[
-        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, Open, Batch, _H], Tensor[T, Open, Batch, _H]]
+        Tensor[T, Batch, Steps, Prod[Literal[2], _H]], tuple[Tensor[T, _N, Batch, _H], Tensor[T, _N, Batch, _H]]
     ]: ...
     def __call__(self, x: Any, state: Any = None) -> Any:
         pair = cast(tuple[Any, ...], state) if isinstance(state, tuple) else None

@@ -1,5 +1,6 @@
 """Recurrent layers keep batch and steps, map the features to the hidden size (twice it when
-bidirectional), and their final states follow the input's tape."""
+bidirectional), and their final states follow the input's tape, their first axis (layers · directions) typed by a
+literal num_layers."""
 
 from typing import Literal as L
 
@@ -28,7 +29,7 @@ def main(x: Tensor[NoTape, Batch, Steps, L[8]]) -> None:
     lstm = LSTM[L[8], L[16]](num_layers=2)
     out, (h_n, c_n) = lstm(x)
     o: Tensor[NoTape, Batch, Steps, L[16]] = out
-    h: Tensor[NoTape, Open, Batch, L[16]] = h_n
+    h: Tensor[NoTape, L[2], Batch, L[16]] = h_n
     again, _ = lstm(x, (h_n, c_n))  # the final state feeds the next call
     print(o, h, c_n, again)
 
@@ -44,13 +45,13 @@ def main(x: Tensor[NoTape, Batch, Steps, L[8]]) -> None:
     traced = x.trace(grads)
     y: Tensor[OwnedTape[Tagger], Batch, Steps, L[5]] = model(traced)
     _, (h_traced, _) = model.lstm(traced)
-    state: Tensor[OwnedTape[Tagger], Open, Batch, L[16]] = h_traced
+    state: Tensor[OwnedTape[Tagger], L[2], Batch, L[16]] = h_traced
     print(y, state)
 
 
 def two_way(x: Tensor[NoTape, Batch, Steps, L[8]]) -> Tensor[NoTape, Batch, Steps, Prod[L[2], L[16]]]:
     out, (h_n, _) = LSTM[L[8], L[16], L[2]](num_layers=2, bidirectional=True)(x)
-    final: Tensor[NoTape, Open, Batch, L[16]] = h_n
+    final: Tensor[NoTape, L[4], Batch, L[16]] = h_n
     print(final)
     return out
 
