@@ -51,7 +51,8 @@ which ``tests/test_numba_kernels.py`` compares these kernels with.
 - ``lstm_sequence``, ``gru_sequence``, ``rnn_tanh_sequence``, ``rnn_relu_sequence`` and
   their ``_backward``: one layer-direction of a recurrent layer over the whole sequence
   (``backends/numba_recurrent.py``); float32 and float64.
-- ``im2col`` and ``col2im``: a convolution's window gathering and its adjoint, channels-last
+- ``im2col`` and ``col2im``: a convolution's window gathering and its adjoint, channels-last,
+  and ``im2col_planes``, the gathering of a channels-first input a row per tap
   (``backends/numba_conv.py``); float32 and float64.
 
 ``loop(source, name)`` compiles a function from generated source: ``sg.compile``'s fused

@@ -260,6 +260,7 @@ def conv2d_backward(
     xp: Any,
     g: Any,
     cols: Any,
+    by_tap: bool,
     kernel: Any,
     weight_shape: tuple[int, ...],
     size: Pair,
@@ -282,7 +283,11 @@ def conv2d_backward(
     if need_w:  # Σ over pixels of window ⊗ g, per group: (G, k, N) @ (G, N, O/G)
         # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
         # (a small output, the long sum over pixels in the operands' slow axis), measured.
-        if groups == 1:
+        if by_tap:  # columns a row per tap (one group): (k [+1], N) @ (N, O) as it stands
+            taps = xp.matmul(cols, rows)
+            if cols.shape[0] == k + 1:  # the forward's row of ones: the bias's gradient
+                gb, taps = taps[k, :], taps[:k, :]
+        elif groups == 1:
             taps = _pixel_sum(xp, cols[:, 0, :], rows)
             if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
                 gb, taps = taps[k, :], taps[:k, :]
@@ -335,7 +340,8 @@ def conv2d(
     output channel's column, ``gx`` the columns ``g·W`` summed back into the image (on the
     host a few images at a time; skipped for an input that only carries the tape). On the
     NumPy backend with numba the gathering and its adjoint are one compiled pass each
-    (``backends/numba_conv.py``).
+    (``backends/numba_conv.py``), and a channels-first input (a network's images, not a
+    convolution's result) is gathered transposed, a row per tap, the product reading it so.
     """
     backend = same_backend(x, weight)
     if bias is not None:
@@ -355,9 +361,15 @@ def conv2d(
     # layer's result is the largest array of a CNN), and the backward pass's product for the
     # weight gives the bias's gradient as its last row.
     ones = im2col is not None and bias is not None and groups == 1
-    if im2col is not None:
+    # A channels-first input (a network's images) is gathered a row per tap instead,
+    # (kh·kw·C [+1], B·Ho·Wo): long runs of pixels where the channels-last rows of a
+    # 3-channel image are runs of 9 values (backends/numba_conv.py); None for other layouts.
+    planes = fused_kernel(backend, "im2col_planes", data.dtype) if groups == 1 else None
+    cols = None if planes is None else planes(data, (kh, kw), stride, padding, dilation, out, ones)
+    by_tap = cols is not None
+    if cols is None and im2col is not None:
         cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out, ones)
-    else:
+    elif cols is None:
         cols = _gather_windows(xp, image, (kh, kw), stride, padding, dilation, groups, out)
     # The kernel's taps in the columns' order, (G, O/G, kh·kw·C/G): a small copy.
     kernel = xp.reshape(xp.permute_dims(weight._data, (0, 2, 3, 1)), (groups, out_ch // groups, -1))
@@ -365,7 +377,10 @@ def conv2d(
     if ones:
         assert bias is not None
         taps = xp.concat([taps, xp.reshape(bias._data, (1, 1, out_ch))], axis=1)
-    product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
+    if by_tap:  # (B·Ho·Wo, O) as colsᵀ·taps: BLAS reads the transposed operand in place
+        product = xp.matmul(xp.matrix_transpose(cols), taps[0, ...])
+    else:
+        product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
         if not ones:
@@ -379,7 +394,7 @@ def conv2d(
     # scatter), else about _PIXEL_CHUNK output pixels' worth; at least one, so that an empty
     # batch's chunk loop still has a step (range(0, 0, 0) raises).
     images = max(1, _PIXEL_CHUNK // (out[0] * out[1]) if getattr(backend, "on_host", True) else b)
-    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
+    saved = (cols, by_tap, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
     return record(result, conv2d_backward, inputs, saved, backend)
 
 
