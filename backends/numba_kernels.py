@@ -220,6 +220,17 @@ def _gelu_exact_backward() -> Callable[..., Any]:
     return gelu_exact_backward
 
 
+def _relu_value(x: Any) -> Any:
+    # np.maximum(x, 0.0) bit for bit: a NaN stays (its payload too), -0.0 and -inf give +0.0.
+    # NumPy's maximum ran at a quarter of the speed of a copy (its NaN-propagating loop),
+    # this at a copy's, measured on the CIFAR CNN's 4 MiB activation and an MLP's 128×256.
+    return x if x > 0 else (x if x != x else np.float32(0.0))
+
+
+def _relu() -> Callable[..., Any]:
+    return _ufunc("float32(float32)", _relu_value, fastmath=False)  # no fastmath: NaN kept
+
+
 def _relu_grad(g: Any, x: Any) -> Any:
     # A select, as PyTorch's threshold_backward: 0 where x <= 0 even for an infinite or NaN g
     # (g·0 would be NaN there).
@@ -868,6 +879,7 @@ _conv_builders = numba_conv.builders(_jit, _LOOP_FLAGS)
 _BUILDERS: dict[str, Callable[[], Callable[..., Any]]] = {
     "gelu_exact": _gelu_exact,
     "gelu_exact_backward": _gelu_exact_backward,
+    "relu": _relu,
     "relu_backward": _relu_backward,
     "sigmoid": _sigmoid,
     "max_pool2d": _max_pool2d,

@@ -534,8 +534,10 @@ def _gelu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
 def _relu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     grads = sg.Gradients()
     t = sg.tensor(x).trace(grads)
-    (sg.relu(t) * sg.tensor(x[::-1].copy())).sum().backward()
-    return [grads[t].numpy()]
+    y = sg.relu(t)
+    (y * sg.tensor(x[::-1].copy())).sum().backward()
+    signs = np.signbit(sg.relu(sg.tensor(-np.abs(x))).numpy()).astype(np.float32)  # -0.0 and below: +0.0
+    return [y.detach().numpy(), grads[t].numpy(), signs]
 
 
 def _sigmoid_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
@@ -698,7 +700,7 @@ def _recurrence_extremes(cell: str) -> Callable[[np.ndarray, np.ndarray], list[A
 # Every kernel numba_kernels builds, through the op, loss or optimizer that uses it.
 KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "gelu_exact + backward": _gelu_case,
-    "relu_backward": _relu_case,
+    "relu + backward": _relu_case,
     "sigmoid": _sigmoid_case,
     "softmax + backward": _softmax_case,
     "cross_entropy + backward": _cross_entropy_case,
