@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ import workloads  # noqa: E402
 import shapegrad as sg  # noqa: E402
 
 
-def phases(rounds: int) -> dict[str, tuple[float, float, float]]:
+def phases(rounds: int) -> dict[str, workloads.Phases]:
     """Median seconds of (forward + loss, backward, update) per step, both frameworks."""
     import numpy as np
     import torch
@@ -43,17 +42,9 @@ def phases(rounds: int) -> dict[str, tuple[float, float, float]]:
     twin_opt = torch.optim.Adam(twin.parameters(), lr=1e-3)
     x, y, tx, ty = sg.tensor(x_np), sg.tensor(y_np), torch.from_numpy(x_np), torch.from_numpy(y_np)
 
-    def ours() -> tuple[float, float, float]:
-        start = time.perf_counter()
-        grads.zero()
-        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
-        forward = time.perf_counter()
-        loss.backward()
-        backward = time.perf_counter()
-        opt.update(model, grads)
-        return forward - start, backward - forward, time.perf_counter() - backward
+    ours = workloads.sg_step_phases(model, opt, grads, x, y)
 
-    def theirs() -> tuple[float, float, float]:
+    def theirs() -> workloads.Phases:
         start = time.perf_counter()
         twin_opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(twin(tx), ty)
@@ -63,18 +54,7 @@ def phases(rounds: int) -> dict[str, tuple[float, float, float]]:
         twin_opt.step()
         return forward - start, backward - forward, time.perf_counter() - backward
 
-    times: dict[str, list[tuple[float, float, float]]] = {"shapegrad": [], "torch": []}
-    for _ in range(5):
-        ours(), theirs()
-    for _ in range(rounds):
-        times["shapegrad"].append(ours())
-        times["torch"].append(theirs())
-
-    def medians(steps: list[tuple[float, float, float]]) -> tuple[float, float, float]:
-        forward, backward, update = zip(*steps, strict=True)
-        return statistics.median(forward), statistics.median(backward), statistics.median(update)
-
-    return {name: medians(steps) for name, steps in times.items()}
+    return workloads.median_phases({"shapegrad": ours, "torch": theirs}, rounds, warmup=5)
 
 
 def main() -> None:
