@@ -188,7 +188,9 @@ def test_conv2d_gradients_in_chunks_of_pixels(
     x = np.random.default_rng(7).standard_normal((batch, 4, *size))
     if channels_last:  # the same values laid out (B, H, W, C), as a convolution's result is
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
-        assert sg.tensor(x).numpy().transpose(0, 2, 3, 1).flags.c_contiguous
+        kept = sg.tensor(x)
+        if kept._backend.name == "numpy":  # the layout reaches conv2d (a device copies to its own)
+            assert kept.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
     with pytest.MonkeyPatch.context() as patch:
         if not kernels:
             patch.setattr(conv, "fused_kernel", lambda *_: None)
