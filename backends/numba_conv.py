@@ -15,6 +15,13 @@ once, the pixel's neighbourhood still in cache.
   joins the matrix product by (its gradient then comes out of the weight's product too).
 - ``col2im(cols, batch, size, kernel, stride, padding, dilation, out) -> image``
   ``(B, H, W, C)``, contiguous; ``cols`` any strides.
+- ``im2col_planes(x, kernel, stride, padding, dilation, out, ones=False) -> cols`` for one
+  group and a channels-first input ``(B, C, H, W)`` (a network's images): the same columns
+  transposed, ``(kh·kw·C [+1], B·Ho·Wo)``, a row per tap. Each row is the input's plane
+  shifted, so every copy is an image row's run of ``Wo`` pixels (with stride 1), where the
+  channels-last gather of three channels copies runs of 9 values: a 3-channel 32×32 batch
+  gathers in about a quarter of the time, measured. None for any other layout (the
+  channels-last gather, on a copy, is then as fast or faster).
 
 float32 and float64.
 """
@@ -101,6 +108,49 @@ def _scatter(
                                 target[g * cg + c] += window[c]
 
 
+def _gather_planes(x: Any, kernel: Any, stride: Any, padding: Any, dilation: Any, out: Any, cols: Any) -> None:
+    # x (B, C, H, W) with unit steps along W; cols (kh·kw·C, B·Ho·Wo), row (di, dj, c) the
+    # plane c read at tap (di, dj) of every window: per output row a run of Wo pixels, zero
+    # where the tap falls in the padding. The taps' order (kh, kw, C) is the channels-last
+    # gather's, so the kernel's layout and the weight gradient's are the same for both.
+    # (The row's slice is `dest`: named `target`, numba 0.68 compiled this loop 3.5× slower,
+    # measured; renaming was the only change.)
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (out_h, out_w) = kernel, stride, padding, dilation, out
+    batch, channels, h, w = x.shape
+    for di in range(kh):
+        for dj in range(kw):
+            shift = dj * dw - pw  # output column j reads input column j·sw + shift
+            lo = 0  # the first output column whose tap lies inside the image, then past the last
+            while lo < out_w and lo * sw + shift < 0:
+                lo += 1
+            hi = out_w
+            while hi > lo and (hi - 1) * sw + shift >= w:
+                hi -= 1
+            for c in range(channels):
+                row = cols[(di * kw + dj) * channels + c]
+                for b in range(batch):
+                    for i in range(out_h):
+                        start = (b * out_h + i) * out_w
+                        dest = row[start : start + out_w]
+                        r = i * sh + di * dh - ph
+                        if r < 0 or r >= h:
+                            for j in range(out_w):
+                                dest[j] = 0
+                            continue
+                        line = x[b, c, r]
+                        for j in range(lo):
+                            dest[j] = 0
+                        for j in range(hi, out_w):
+                            dest[j] = 0
+                        if sw == 1:  # one contiguous run: a vectorised copy
+                            source, inside = line[lo + shift : hi + shift], dest[lo:hi]
+                            for j in range(source.shape[0]):
+                                inside[j] = source[j]
+                        else:
+                            for j in range(lo, hi):
+                                dest[j] = line[j * sw + shift]
+
+
 def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     """The kernels' builders by name, compiled with ``jit(fn, **flags)`` on first use."""
 
@@ -151,4 +201,25 @@ def builders(jit: Callable[..., Callable[..., Any]], flags: dict[str, Any]) -> d
 
         return col2im
 
-    return {"im2col": im2col, "col2im": col2im}
+    def im2col_planes() -> Callable[..., Any]:
+        gather = jit(_gather_planes, **flags)
+
+        def im2col_planes(
+            x: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair, ones: bool = False
+        ) -> Any:
+            # Channels-first rows only: a channels-last array (a convolution's result) or one
+            # strided along its width goes to the channels-last gather instead.
+            b, c = x.shape[0], x.shape[1]
+            if x.strides[3] != x.itemsize or (c > 1 and x.strides[1] < x.strides[2]):
+                return None
+            n = b * out[0] * out[1]
+            taps = kernel[0] * kernel[1] * c
+            cols = np.empty((taps + (1 if ones else 0), n), dtype=x.dtype)
+            gather(x, kernel, stride, padding, dilation, out, cols)
+            if ones:
+                cols[taps] = 1
+            return cols
+
+        return im2col_planes
+
+    return {"im2col": im2col, "col2im": col2im, "im2col_planes": im2col_planes}

@@ -52,8 +52,8 @@ class NumpyBackend(NumpyLikeBackend):
         where SciPy is installed (one pass instead of the reference math's ~60);
         where numba is installed (``backends/numba_kernels.py``): ``"adam"`` as one
         compiled pass, ``"sgd_momentum"``/``"sgd_nesterov"``, ``"max_pool2d"`` and its
-        backward, a convolution's ``"im2col"``/``"col2im"``, and for float32 ``"gelu_exact"``/``"gelu_exact_backward"``,
-        ``"relu_backward"`` and ``"sigmoid"``; no other kernel."""
+        backward, a convolution's ``"im2col"``/``"im2col_planes"``/``"col2im"``, and for float32 ``"gelu_exact"``/``"gelu_exact_backward"``,
+        ``"relu"``, ``"relu_backward"`` and ``"sigmoid"``; no other kernel."""
         if name == "adam":
             return self._adam_kernel(dtype)
         compiled = numba_kernels.kernel(name, dtype)

@@ -29,10 +29,11 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 
 import gpt  # noqa: E402
 import gpt_torch  # noqa: E402
+import workloads  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
 
-Phases = tuple[float, float, float]
+Phases = workloads.Phases
 
 
 def step_phases(rounds: int) -> dict[str, Phases]:
@@ -49,15 +50,7 @@ def step_phases(rounds: int) -> dict[str, Phases]:
     twin_opt = torch.optim.AdamW(twin.parameters(), lr=1e-3)
     tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
 
-    def ours() -> Phases:
-        start = time.perf_counter()
-        grads.zero()
-        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
-        forward = time.perf_counter()
-        loss.backward()
-        backward = time.perf_counter()
-        opt.update(model, grads)
-        return forward - start, backward - forward, time.perf_counter() - backward
+    ours = workloads.sg_step_phases(model, opt, grads, x, y)
 
     def theirs() -> Phases:
         start = time.perf_counter()
@@ -71,22 +64,7 @@ def step_phases(rounds: int) -> dict[str, Phases]:
         twin_opt.step()
         return forward - start, backward - forward, time.perf_counter() - backward
 
-    runs: dict[str, Callable[[], Phases]] = {"shapegrad": ours, "torch": theirs}
-    samples: dict[str, list[Phases]] = {name: [] for name in runs}
-    for fn in runs.values():
-        for _ in range(3):
-            fn()
-    for _ in range(rounds):  # interleaved: a noisy neighbour slows both alike
-        for name, fn in runs.items():
-            samples[name].append(fn())
-    return {
-        name: (
-            statistics.median(s[0] for s in values),
-            statistics.median(s[1] for s in values),
-            statistics.median(s[2] for s in values),
-        )
-        for name, values in samples.items()
-    }
+    return workloads.median_phases({"shapegrad": ours, "torch": theirs}, rounds)
 
 
 def forward_ops(rounds: int) -> dict[str, tuple[float, float]]:

@@ -25,6 +25,7 @@ built from the same weights too and checked the same way; where JAX is absent, t
 from __future__ import annotations
 
 import copy
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -183,6 +184,46 @@ def _sg_train_step(model: Any, x: Any, y: Any) -> Callable[[], Any]:
         return loss
 
     return step
+
+
+Phases = tuple[float, float, float]
+
+
+def sg_step_phases(model: Any, opt: Any, grads: Any, x: Any, y: Any) -> Callable[[], Phases]:
+    """One step of ``model`` on ``(x, y)`` (cross-entropy, ``opt``'s update) that returns
+    the seconds of its forward pass with the loss, its backward pass and its update."""
+
+    def step() -> Phases:
+        start = time.perf_counter()
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        forward = time.perf_counter()
+        loss.backward()
+        backward = time.perf_counter()
+        opt.update(model, grads)
+        return forward - start, backward - forward, time.perf_counter() - backward
+
+    return step
+
+
+def median_phases(runs: dict[str, Callable[[], Phases]], rounds: int, warmup: int = 3) -> dict[str, Phases]:
+    """Each run's median (forward, backward, update) over ``rounds`` interleaved calls (a
+    noisy neighbour slows all alike), after ``warmup`` calls each."""
+    for fn in runs.values():
+        for _ in range(warmup):
+            fn()
+    samples: dict[str, list[Phases]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            samples[name].append(fn())
+    return {
+        name: (
+            statistics.median(s[0] for s in values),
+            statistics.median(s[1] for s in values),
+            statistics.median(s[2] for s in values),
+        )
+        for name, values in samples.items()
+    }
 
 
 # --------------------------------------------------------------------------- CIFAR CNN

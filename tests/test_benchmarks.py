@@ -121,6 +121,14 @@ def test_the_gpt_phase_breakdown_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_cifar_ab_runs() -> None:
+    """benchmarks/cifar_ab.py: the CIFAR CNN step, sg.compile and PyTorch eager, and the phases."""
+    pytest.importorskip("torch")
+    result = _run_benchmark("cifar_ab.py", "--rounds", "2", "--phases", timeout=600)
+    for row in ("shapegrad", "sg.compile ÷ shapegrad eager", "÷ PyTorch eager", "forward + loss"):
+        assert row in result.stdout
+
+
 def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
     pytest.importorskip("torch")

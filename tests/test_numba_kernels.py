@@ -168,6 +168,7 @@ WINDOWS = [  # kernel, stride, padding, dilation, groups
     ((3, 2), (2, 1), (0, 2), (1, 1), 1),
     ((2, 3), (1, 2), (1, 0), (2, 1), 2),
     ((3, 3), (2, 2), (2, 1), (1, 2), 4),
+    ((3, 3), (2, 3), (2, 4), (2, 2), 1),  # padding wider than a window's reach: whole rows of zeros
     ((1, 1), (1, 1), (0, 0), (1, 1), 1),
 ]
 
@@ -195,6 +196,15 @@ def test_window_kernels_match_the_reference_gathering_and_its_adjoint(
         kernel[0] * kernel[1] * c // groups,
     )
     np.testing.assert_array_equal(found, expected)
+    if groups == 1:  # channels-first: the same columns, a row per tap; channels-last: refused
+        planes = numba_kernels.kernel("im2col_planes", dtype)(
+            image.transpose(0, 3, 1, 2), kernel, stride, padding, dilation, out
+        )
+        if channels_last:
+            assert planes is None
+        else:
+            assert planes is not None and planes.dtype == dtype
+            np.testing.assert_array_equal(planes, expected[:, 0, :].T)
     cols = rng.standard_normal(expected.shape).astype(dtype)
     strided = np.concatenate([cols, cols], axis=2)[:, :, : cols.shape[2]]  # any strides taken
     back = numba_kernels.kernel("col2im", dtype)(strided, b, (h, w), kernel, stride, padding, dilation, out)
@@ -213,6 +223,10 @@ def test_im2col_appends_the_biass_column_of_ones() -> None:
     np.testing.assert_array_equal(with_ones[:, :, :-1], conv._gather_windows(np, image, *args))
     np.testing.assert_array_equal(with_ones[:, :, :-1], plain)
     np.testing.assert_array_equal(with_ones[:, :, -1], 1)
+    planes = numba_kernels.kernel("im2col_planes", np.float32)(
+        np.ascontiguousarray(image.transpose(0, 3, 1, 2)), *args[:4], args[5], True
+    )
+    np.testing.assert_array_equal(planes, with_ones[:, 0, :].T)
 
 
 @pytest.mark.parametrize("weight_trained", [True, False])
@@ -520,8 +534,10 @@ def _gelu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
 def _relu_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
     grads = sg.Gradients()
     t = sg.tensor(x).trace(grads)
-    (sg.relu(t) * sg.tensor(x[::-1].copy())).sum().backward()
-    return [grads[t].numpy()]
+    y = sg.relu(t)
+    (y * sg.tensor(x[::-1].copy())).sum().backward()
+    signs = np.signbit(sg.relu(sg.tensor(-np.abs(x))).numpy()).astype(np.float32)  # -0.0 and below: +0.0
+    return [y.detach().numpy(), grads[t].numpy(), signs]
 
 
 def _sigmoid_case(x: np.ndarray, ordinary: np.ndarray) -> list[Any]:
@@ -684,13 +700,13 @@ def _recurrence_extremes(cell: str) -> Callable[[np.ndarray, np.ndarray], list[A
 # Every kernel numba_kernels builds, through the op, loss or optimizer that uses it.
 KERNEL_CASES: dict[str, Callable[[np.ndarray, np.ndarray], list[Any]]] = {
     "gelu_exact + backward": _gelu_case,
-    "relu_backward": _relu_case,
+    "relu + backward": _relu_case,
     "sigmoid": _sigmoid_case,
     "softmax + backward": _softmax_case,
     "cross_entropy + backward": _cross_entropy_case,
     "layer_norm + backward": _layer_norm_case,
     "max_pool2d + backward": _max_pool_case,
-    "im2col col2im": _conv_case,
+    "im2col im2col_planes col2im": _conv_case,  # a channels-first image: the planes' gather
     "scatter_add_rows": _scatter_rows_case,
     "adam": _optimizer_extremes(lambda m: sg.optim.Adam(m, lr=0.01)),
     "sgd_momentum": _optimizer_extremes(lambda m: sg.optim.SGD(m, lr=0.01, momentum=0.9)),

@@ -149,6 +149,7 @@ def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
     _conv2d_matches_torch(stride, padding, dilation, groups, np.random.default_rng(1).standard_normal((2, 4, 9, 8)))
 
 
+@pytest.mark.parametrize("channels_last", [False, True], ids=["channels-first", "channels-last"])
 @pytest.mark.parametrize("kernels", [True, False], ids=["kernels", "xp"])
 @pytest.mark.parametrize(
     "stride,padding,dilation,groups,batch,size",
@@ -161,13 +162,23 @@ def test_conv2d(stride: int, padding: int, dilation: int, groups: int) -> None:
     ],
 )
 def test_conv2d_gradients_in_chunks_of_pixels(
-    stride: int, padding: int, dilation: int, groups: int, batch: int, size: tuple[int, int], kernels: bool
+    stride: int,
+    padding: int,
+    dilation: int,
+    groups: int,
+    batch: int,
+    size: tuple[int, int],
+    kernels: bool,
+    channels_last: bool,
 ) -> None:
     """Enough output pixels that the weight's gradient is summed over chunks of
     ``_PIXEL_CHUNK`` rows (a partial chunk after them but for 18×34), and the input's
     gradient is scattered a few images at a time (the last 10×20 case: chunks of 2, 2, 2 and
     1 images), with stride, dilation and groups, through the compiled gathering and the xp
-    reference: the same gradients as PyTorch."""
+    reference: the same gradients as PyTorch. A channels-last input (a convolution's result)
+    with one group takes the compiled path that gathers a few images' windows at a time, in
+    the forward pass and again for the weight's gradient; a channels-first one with one
+    group, the gathering a row per tap."""
     from shapegrad.ops import conv
 
     ho, wo = (conv.conv_output_size(n, 3, stride, padding, dilation) for n in size)
@@ -175,6 +186,11 @@ def test_conv2d_gradients_in_chunks_of_pixels(
     assert rows >= 2 * conv._PIXEL_CHUNK, rows
     assert (rows % conv._PIXEL_CHUNK == 0) == (size == (18, 34)), rows
     x = np.random.default_rng(7).standard_normal((batch, 4, *size))
+    if channels_last:  # the same values laid out (B, H, W, C), as a convolution's result is
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+        kept = sg.tensor(x)
+        if kept._backend.name == "numpy":  # the layout reaches conv2d (a device copies to its own)
+            assert kept.numpy().transpose(0, 2, 3, 1).flags.c_contiguous
     with pytest.MonkeyPatch.context() as patch:
         if not kernels:
             patch.setattr(conv, "fused_kernel", lambda *_: None)

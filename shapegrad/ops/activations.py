@@ -64,7 +64,9 @@ def relu_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:
 def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
     data = x._data
-    return unary(x, x._backend.xp.maximum(data, 0.0), relu_backward, (data,))
+    forward = fused_kernel(x._backend, "relu", data.dtype)  # the same values in one pass
+    out = forward(data) if forward is not None else x._backend.xp.maximum(data, 0.0)
+    return unary(x, out, relu_backward, (data,))
 
 
 def leaky_relu_backward(xp: Any, g: Any, x: Any, slope: float) -> tuple[Any, ...]:

@@ -11,6 +11,7 @@ instead of NumPy-only stride tricks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._autodiff import column_sums, wants_grad
@@ -256,10 +257,17 @@ def _pixel_sum(xp: Any, a: Any, b: Any) -> Any:
     return total
 
 
+def _image_chunks(batch: int, images: int) -> list[Pair]:
+    """``(first, count)`` of each run of ``images`` images; one empty run for an empty batch."""
+    return [(first, min(images, batch - first)) for first in range(0, batch, images)] or [(0, 0)]
+
+
 def conv2d_backward(
     xp: Any,
     g: Any,
     cols: Any,
+    by_tap: bool,
+    regather: Any,
     kernel: Any,
     weight_shape: tuple[int, ...],
     size: Pair,
@@ -278,34 +286,46 @@ def conv2d_backward(
     out_ch, group_in, kh, kw = weight_shape
     b, _, ho, wo = g.shape
     rows = xp.reshape(xp.permute_dims(g, (0, 2, 3, 1)), (b * ho * wo, out_ch))
-    gw = gb = None
-    if need_w:  # Σ over pixels of window ⊗ g, per group: (G, k, N) @ (G, N, O/G)
-        # As colsᵀ·g, not gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout
-        # (a small output, the long sum over pixels in the operands' slow axis), measured.
-        if groups == 1:
-            taps = _pixel_sum(xp, cols[:, 0, :], rows)
-            if cols.shape[2] == k + 1:  # the forward's column of ones: the bias's gradient
-                gb, taps = taps[k, :], taps[:k, :]
-        else:
-            taps = _pixel_sum(xp, xp.permute_dims(cols, (1, 0, 2)), _per_group(xp, rows, groups))
-        # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
-        taps = xp.reshape(taps, (groups, kh, kw, group_in, per_group))
-        gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
-    gx = None
-    if need_x:  # skipped for an input that only carries the tape (a network's first layer)
-        # On the host, `images` at a time (about _PIXEL_CHUNK pixels): a chunk's columns g·W
-        # are summed into its images while they are still in cache, instead of all the
-        # columns (nine times the input for a 3×3 kernel) going out to memory and back.
-        out, parts = (ho, wo), list[Any]()
-        for first in range(0, b, images) or [0]:  # one (empty) chunk for an empty batch
-            count = min(images, b - first)
+    taps = gw = gb = None
+    # Σ over pixels of window ⊗ g, per group: (G, k, N) @ (G, N, O/G). As colsᵀ·g, not
+    # gᵀ·cols: OpenBLAS takes 2-2.5× as long for the latter's layout (a small output, the
+    # long sum over pixels in the operands' slow axis), measured.
+    if need_w and by_tap:  # columns a row per tap (one group): (k [+1], N) @ (N, O) as it stands
+        taps = xp.matmul(cols, rows)
+    elif need_w and regather is None and groups == 1:
+        taps = _pixel_sum(xp, cols[:, 0, :], rows)
+    elif need_w and regather is None:
+        taps = _pixel_sum(xp, xp.permute_dims(cols, (1, 0, 2)), _per_group(xp, rows, groups))
+    parts = list[Any]()
+    if need_x or (need_w and regather is not None):
+        # On the host, `images` at a time (about _PIXEL_CHUNK pixels), while the chunk's
+        # rows of g are in cache: its windows gathered again (`regather`, one group) for
+        # the weight's sum, and its columns g·W summed into its images for the input's,
+        # instead of all the columns (nine times the image for a 3×3 kernel) going out to
+        # memory and back. The input's gradient is skipped for an input that only carries
+        # the tape (a network's first layer).
+        out = (ho, wo)
+        for first, count in _image_chunks(b, images):
             part = rows[first * ho * wo : (first + count) * ho * wo, :]
+            if need_w and regather is not None:
+                term = xp.matmul(xp.matrix_transpose(regather(first, count)[:, 0, :]), part)
+                taps = term if taps is None else taps + term
+            if not need_x:
+                continue
             grouped_rows = xp.reshape(part, (part.shape[0], groups, per_group))
             gcols = xp.reshape(_grouped_product(xp, grouped_rows, kernel, groups), (part.shape[0], groups, k))
             if col2im is not None:
                 parts.append(col2im(gcols, count, size, (kh, kw), stride, padding, dilation, out))
             else:
                 parts.append(_scatter_windows(xp, gcols, count, size, (kh, kw), stride, padding, dilation, out))
+    if taps is not None:
+        if taps.shape[-2] == k + 1:  # the forward's column (row) of ones: the bias's gradient
+            gb, taps = taps[k, :], taps[:k, :]
+        # (G, kh, kw, C/G, O/G) to the weight's (O, C/G, kh, kw), contiguous (a small copy).
+        taps = xp.reshape(taps, (groups, kh, kw, group_in, per_group))
+        gw = xp.reshape(xp.reshape(xp.permute_dims(taps, (0, 4, 3, 1, 2)), (-1,)), weight_shape)
+    gx = None
+    if need_x:
         image = parts[0] if len(parts) == 1 else xp.concat(parts, axis=0)
         gx = xp.permute_dims(image, (0, 3, 1, 2))
     if not has_bias:
@@ -335,7 +355,10 @@ def conv2d(
     output channel's column, ``gx`` the columns ``g·W`` summed back into the image (on the
     host a few images at a time; skipped for an input that only carries the tape). On the
     NumPy backend with numba the gathering and its adjoint are one compiled pass each
-    (``backends/numba_conv.py``).
+    (``backends/numba_conv.py``); with one group, a channels-first input (a network's
+    images) is gathered transposed, a row per tap, the product reading it so, and a
+    channels-last one (a convolution's result) a few images at a time, each chunk's columns
+    multiplied while in cache and gathered again for the weight's gradient, never all kept.
     """
     backend = same_backend(x, weight)
     if bias is not None:
@@ -355,17 +378,43 @@ def conv2d(
     # layer's result is the largest array of a CNN), and the backward pass's product for the
     # weight gives the bias's gradient as its last row.
     ones = im2col is not None and bias is not None and groups == 1
-    if im2col is not None:
-        cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out, ones)
-    else:
-        cols = _gather_windows(xp, image, (kh, kw), stride, padding, dilation, groups, out)
+    # A channels-first input (a network's images) is gathered a row per tap instead,
+    # (kh·kw·C [+1], B·Ho·Wo): long runs of pixels where the channels-last rows of a
+    # 3-channel image are runs of 9 values (backends/numba_conv.py); None for other layouts.
+    planes = fused_kernel(backend, "im2col_planes", data.dtype) if groups == 1 else None
+    cols = None if planes is None else planes(data, (kh, kw), stride, padding, dilation, out, ones)
+    by_tap = cols is not None
+    # Images per chunk on the host (about _PIXEL_CHUNK output pixels: the gathering, the
+    # products and the input's gradient), all of them on a device (one product, one
+    # scatter); at least one, so that an empty batch's chunk loop still has a step.
+    images = max(1, _PIXEL_CHUNK // (out[0] * out[1]) if getattr(backend, "on_host", True) else b)
     # The kernel's taps in the columns' order, (G, O/G, kh·kw·C/G): a small copy.
     kernel = xp.reshape(xp.permute_dims(weight._data, (0, 2, 3, 1)), (groups, out_ch // groups, -1))
     taps = xp.matrix_transpose(kernel)
     if ones:
         assert bias is not None
         taps = xp.concat([taps, xp.reshape(bias._data, (1, 1, out_ch))], axis=1)
-    product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
+    regather: Callable[[int, int], Any] | None = None
+    if by_tap:  # (B·Ho·Wo, O) as colsᵀ·taps: BLAS reads the transposed operand in place
+        product = xp.matmul(xp.matrix_transpose(cols), taps[0, ...])
+    elif im2col is not None and groups == 1:
+        # Compiled, one group: the windows of a few images at a time, each chunk's columns
+        # multiplied while in cache and dropped; the backward pass gathers them again for
+        # the weight's gradient. All the columns at once (nine times the image) went out to
+        # memory and came back cold twice: a tenth slower at the CIFAR CNN's second and
+        # third layers, measured (forward and weight gradient, the gathering included).
+        def gather(first: int, count: int) -> Any:  # the columns of images [first, first + count)
+            return im2col(image[first : first + count], (kh, kw), stride, padding, dilation, 1, out, ones)
+
+        regather = gather
+        chunks = [xp.matmul(gather(first, count)[:, 0, :], taps[0, ...]) for first, count in _image_chunks(b, images)]
+        product = chunks[0] if len(chunks) == 1 else xp.concat(chunks, axis=0)
+    else:
+        if im2col is not None:
+            cols = im2col(image, (kh, kw), stride, padding, dilation, groups, out, ones)
+        else:
+            cols = _gather_windows(xp, image, (kh, kw), stride, padding, dilation, groups, out)
+        product = _grouped_product(xp, cols, taps, groups)  # (B·Ho·Wo, O)
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
         if not ones:
@@ -375,11 +424,20 @@ def conv2d(
     size = (data.shape[2], data.shape[3])
     need = (wants_grad(x), wants_grad(weight), bias is not None)
     col2im = fused_kernel(backend, "col2im", data.dtype) if need[0] else None
-    # Images per chunk of the input's gradient: all of them on a device (one product, one
-    # scatter), else about _PIXEL_CHUNK output pixels' worth; at least one, so that an empty
-    # batch's chunk loop still has a step (range(0, 0, 0) raises).
-    images = max(1, _PIXEL_CHUNK // (out[0] * out[1]) if getattr(backend, "on_host", True) else b)
-    saved = (cols, kernel, tuple(weight.shape), size, stride, padding, dilation, col2im, images, *need)
+    saved = (
+        cols,
+        by_tap,
+        regather,
+        kernel,
+        tuple(weight.shape),
+        size,
+        stride,
+        padding,
+        dilation,
+        col2im,
+        images,
+        *need,
+    )
     return record(result, conv2d_backward, inputs, saved, backend)
 
 
