@@ -129,6 +129,14 @@ def test_the_cifar_ab_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_decoding_profile_runs() -> None:
+    """benchmarks/decode_profile.py: the compiled decoding replay by array function, and its
+    products on NumPy (and XLA where JAX is installed)."""
+    result = _run_benchmark("decode_profile.py", "--quick", timeout=600)
+    for row in ("compiled decoding step", "matmul", "the replay's products", "NumPy"):
+        assert row in result.stdout
+
+
 def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
     pytest.importorskip("torch")
