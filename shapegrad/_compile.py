@@ -10,7 +10,10 @@ arguments) as inputs of the recording. Fused kernels, the backends' in-place hel
 random draws are recorded as calls of the same callables, so a replay runs the same
 kernels and draws fresh numbers from the same generators. An optimizer's update is
 recorded as one host call (its schedule, bias correction and clipping are Python over
-the step count), run again at every replay.
+the step count), run again at every replay; so is ``sg.distributed``'s
+``Comm.allreduce_mean`` (a collective every rank runs at the same place whether it
+replays, records or runs eagerly; its host call sets the gradients' bookkeeping to what
+the recording run found there first, since a replay restores it only at its end).
 
 The recording becomes one generated Python function: a line per array operation on local
 variables, element-wise results written into buffers allocated once (``out=``) and shared

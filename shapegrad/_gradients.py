@@ -249,6 +249,20 @@ def mark_received(grads: Gradients[Any], key: int) -> None:
     grads._touched.add(key)
 
 
+def bookkeeping(grads: Gradients[Any]) -> tuple[frozenset[int], str | None]:
+    """Which buffers hold this step's gradient and which update used them (a snapshot)."""
+    return frozenset(grads._touched), grads._consumed
+
+
+def set_bookkeeping(grads: Gradients[Any], state: tuple[frozenset[int], str | None]) -> None:
+    """Put back a :func:`bookkeeping` snapshot (sg.compile: a replay's host call, where the
+    Python state is still the previous call's)."""
+    touched, consumed = state
+    grads._touched.clear()
+    grads._touched.update(touched)
+    grads._consumed = consumed
+
+
 def mark_consumed(grads: Gradients[Any], by: str) -> None:
     """An optimizer update (``by``) used these gradients: no backward into them before ``zero()``."""
     grads._consumed = by

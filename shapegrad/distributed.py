@@ -30,7 +30,7 @@ import hashlib
 import importlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -41,7 +41,17 @@ from ._backend import Backend
 from ._dims import Open
 from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
 from ._errors import BackendError, CheckpointError, CompileError, ShapegradError
-from ._gradients import Gradients, buffer_backend, buffers, layout, mark_received, on_ready, received_keys
+from ._gradients import (
+    Gradients,
+    bookkeeping,
+    buffer_backend,
+    buffers,
+    layout,
+    mark_received,
+    on_ready,
+    received_keys,
+    set_bookkeeping,
+)
 from ._serialize import load as _load, save as _save
 from ._tensor import AnyTensor, Tensor, array_of, backend_of, parameter_info, record
 
@@ -118,12 +128,13 @@ def _digest(value: Any) -> str:
 
 
 def _refuse_in_compile(what: str) -> None:
-    """sg.compile cannot record collectives (a replay would skip the other ranks' side)."""
+    """sg.compile records ``allreduce_mean`` only (as a host call); a replay would skip any
+    other collective, leaving the other ranks waiting in theirs."""
     if _hooks.recorder is not None:
         raise CompileError(
-            f"{what} inside a compiled step: sg.compile does not record sg.distributed's collectives; "
-            "expected the step to stop before the allreduce (compile the forward and backward, reduce "
-            "and update outside), or no sg.compile"
+            f"{what} inside a compiled step: of sg.distributed's collectives sg.compile records "
+            "Comm.allreduce_mean only (without Comm.overlap); expected the step to call it outside "
+            "the compiled step, or no sg.compile"
         )
 
 
@@ -247,12 +258,39 @@ class Comm:
         parameter was used is agreed across ranks: used on any rank counts as used on all,
         so ``UnusedParameterError`` is raised on every rank or on none.
 
+        Inside ``sg.compile`` (without ``Comm.overlap``) it is recorded as one host call,
+        run again at its place in every replay: ``comm.samples`` is read there at every
+        step, and every rank runs the same collectives whether it replays, records or runs
+        eagerly. Where a replay finds the ranks' used parameters differ from those its
+        recording found (a parameter used on some rank only under some signatures), the
+        update it recorded would be another: ``CompileError`` on every rank, nothing
+        changed.
+
         Raises:
             ShapegradError: on every rank, before any gradient is changed, where the ranks'
                 gradients differ in parameters, shapes or dtypes, where some ranks state a
                 sample count and others do not, or where no rank has a sample.
+            CompileError: inside a compiled step with ``Comm.overlap`` on ``grads``, or (on
+                every rank) where a replay's used parameters differ from its recording's.
         """
-        _refuse_in_compile("Comm.allreduce_mean")
+        if _hooks.recorder is not None:
+            # A step that did not zero grads depends on the bookkeeping it came in with.
+            _hooks.recorder.touch(grads)
+            overlap = self._overlaps.get(id(grads))
+            if overlap is not None and overlap.grads is grads:
+                _refuse_overlap()
+            # What the eager run finds now, the replays find at this place too: a replay
+            # restores the gradients' bookkeeping only at its end, so mid-replay it is the
+            # previous call's (which buffers hold this step's gradient decides which are
+            # zeroed here; grads.zero() forgets the buffers, it does not zero them).
+            _hooks.recorder.host_call(_RecordedAllreduce(self._allreduce_mean, grads, bookkeeping(grads)))
+            return grads
+        self._allreduce_mean(grads, None)
+        return grads
+
+    def _allreduce_mean(self, grads: Gradients[M], expected: frozenset[int] | None) -> frozenset[int]:
+        """``allreduce_mean``'s work; returns the keys used on some rank. ``expected``: those
+        this rank's replay was recorded with (None outside a replay)."""
         rows_of, slots = layout(grads), buffers(grads)
         key = (rows_of, tuple(slots[slot].dtype for _, slot, _ in rows_of))
         if key not in self._checked_layouts:
@@ -274,13 +312,36 @@ class Comm:
         if overlap is not None:
             overlap.fix_weight(count)
             overlap.launch_rest()
-        # One collective agrees both which parameters were used and every rank's count.
-        shared = np.zeros(len(rows_of) + self.size, dtype=np.int64)
-        shared[: len(rows_of)] = [slot in touched for _, slot, _ in rows_of]
-        shared[len(rows_of) + self.rank] = -1 if count is None else count
+        # One collective agrees which parameters were used, every rank's count and, for the
+        # ranks replaying a compiled step, whether they were recorded with the same used ones
+        # (eager, recording and replaying ranks all send this one vector: the same collectives).
+        n = len(rows_of)
+        shared = np.zeros(2 * n + self.size + 1, dtype=np.int64)
+        shared[:n] = [slot in touched for _, slot, _ in rows_of]
+        shared[n + self.rank] = -1 if count is None else count
+        if expected is not None:
+            shared[n + self.size : 2 * n + self.size] = [slot in expected for _, slot, _ in rows_of]
+            shared[-1] = 1
         if self.size > 1:
             self.mpi.Allreduce(self._mpi_in_place(), shared, op=_mpi().SUM)
-        counts = shared[len(rows_of) :].tolist()
+        used_flags = shared[:n].tolist()
+        counts = shared[n : n + self.size].tolist()
+        replaying = int(shared[-1])
+        recorded = shared[n + self.size : 2 * n + self.size].tolist()
+        differ = [
+            path
+            for (path, _, _), used, seen in zip(rows_of, used_flags, recorded, strict=True)
+            if seen != (replaying if used else 0)
+        ]
+        if differ:
+            if overlap is not None:
+                overlap.discard()
+            raise CompileError(
+                f"allreduce_mean in a compiled step: the parameters used on some rank ({', '.join(differ)} "
+                "differing) are not those a replaying rank's recording was made with, so the update it "
+                "recorded would be another; expected the same parameters used at every step with a given "
+                "signature on every rank, or no sg.compile. No gradient was changed."
+            )
         try:
             total = _total_samples(counts)
         except ShapegradError:
@@ -300,10 +361,10 @@ class Comm:
                     backend.copy_into(buffer, backend.xp.zeros_like(buffer))
             for bucket in _buckets(entries, self.bucket_bytes):
                 self._allreduce_sum([buffer for _, buffer, _ in bucket], bucket[0][2], scale, weight)
-        for (_, slot, _), used in zip(rows_of, shared[: len(rows_of)].tolist(), strict=True):
+        for (_, slot, _), used in zip(rows_of, used_flags, strict=True):
             if used:
                 mark_received(grads, slot)
-        return grads
+        return frozenset(slot for (_, slot, _), used in zip(rows_of, used_flags, strict=True) if used)
 
     def _mpi_in_place(self) -> Any:
         return _mpi().IN_PLACE
@@ -345,6 +406,39 @@ class Comm:
         return int(self.mpi.allreduce(int(value)))
 
 
+def _refuse_overlap() -> None:
+    raise CompileError(
+        "Comm.overlap's gradients reduced inside a compiled step: sg.compile records allreduce_mean only "
+        "without overlap (buckets started during a recorded backward pass would not start in a replay); "
+        "expected no comm.overlap(grads) on gradients a compiled step reduces, or no sg.compile"
+    )
+
+
+class _RecordedAllreduce:
+    """``allreduce_mean`` as ``sg.compile`` records it: one host call, run in the recording
+    run and again at its place in every replay, on the bookkeeping the recording run found
+    there (``state``: which buffers hold this step's gradient; a replay's backward pass
+    writes the same ones), set before it runs so that it zeroes, reduces and marks exactly
+    as eager does. ``used`` holds the keys the ranks used when recorded: a replay whose
+    ranks use others is refused on every rank (the recorded update would be another)."""
+
+    def __init__(
+        self,
+        reduce: Callable[[Gradients[Any], frozenset[int] | None], frozenset[int]],
+        grads: Gradients[Any],
+        state: tuple[frozenset[int], str | None],
+    ) -> None:
+        self.reduce, self.grads, self.state = reduce, grads, state
+        self.used: frozenset[int] | None = None
+
+    def __call__(self) -> None:
+        if self.used is None:  # the recording run: the bookkeeping is this step's
+            self.used = self.reduce(self.grads, None)
+            return
+        set_bookkeeping(self.grads, self.state)
+        self.reduce(self.grads, self.used)
+
+
 class _Overlap:
     """The buckets of one ``Gradients`` reduced while its backward pass runs (``Comm.overlap``)."""
 
@@ -377,6 +471,8 @@ class _Overlap:
             )
 
     def ready(self, slot: int) -> None:
+        if _hooks.recorder is not None:
+            _refuse_overlap()  # before any bucket starts: no rank is left in a collective
         index = self.bucket_of.get(slot)
         if index is None:
             return

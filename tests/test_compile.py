@@ -500,20 +500,20 @@ def test_mistakes_still_raise_in_the_recording_run() -> None:
         sg.compile(lambda x: x, max_recordings=0)
 
 
-def test_distributed_inside_a_compiled_step_is_refused() -> None:
-    class OneRank:
-        def Get_rank(self) -> int:  # noqa: N802 -- mpi4py's name
-            return 0
+class _OneRank:
+    """An MPI communicator of one process, as much of it as Comm uses with one rank."""
 
-        def Get_size(self) -> int:  # noqa: N802
-            return 1
+    def Get_rank(self) -> int:  # noqa: N802 -- mpi4py's name
+        return 0
 
-    from shapegrad import distributed
+    def Get_size(self) -> int:  # noqa: N802
+        return 1
 
-    comm = distributed.Comm(OneRank())
-    model = MLP(sg.Generator(0))
-    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+    def allgather(self, value: Any) -> list[Any]:
+        return [value]
 
+
+def _data_parallel_step(comm: Any, model: Any, opt: Any, grads: Any) -> Callable[[Any, Any], Any]:
     def step(x: Any, y: Any) -> Any:
         grads.zero()
         loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
@@ -522,8 +522,61 @@ def test_distributed_inside_a_compiled_step_is_refused() -> None:
         opt.update(model, grads)
         return loss
 
-    with pytest.raises(sg.CompileError, match="allreduce_mean inside a compiled step"):
-        sg.compile(step)(*_data((5, 8)))
+    return step
+
+
+def test_allreduce_mean_is_recorded_as_a_host_call() -> None:
+    """issue #26: comm.allreduce_mean inside a compiled step is a host call run at every
+    replay (tests/support/mpi_worker.py's "compiled" scenario checks it on two ranks)."""
+    from shapegrad import distributed
+
+    results = []
+    for compiled in (False, True):
+        comm = distributed.Comm(_OneRank())
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.Adam(model), model.alloc_grads()
+        step = _data_parallel_step(comm, model, opt, grads)
+        run = sg.compile(step) if compiled else step
+        losses = []
+        for i in range(6):
+            comm.samples = 5 + i % 2
+            losses.append(run(*_data((5, 8), seed=i)).item())
+        results.append((losses, [t.numpy().copy() for _, t in model.named_tensors()]))
+        if compiled:
+            assert isinstance(run, sg.CompiledStep) and run.eager_reason is None
+            (recording,) = run.recordings
+            assert (recording.host_calls, recording.replays) == (2, 5)
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-6)
+    for ours, theirs in zip(results[1][1], results[0][1], strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+
+
+def test_other_collectives_and_overlap_inside_a_compiled_step_are_refused() -> None:
+    from shapegrad import distributed
+
+    comm = distributed.Comm(_OneRank())
+    model = MLP(sg.Generator(0))
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+    x, y = _data((5, 8))
+    for call in (
+        comm.barrier,
+        lambda: comm.sum_int(1),
+        lambda: comm.broadcast_object(1),
+        lambda: comm.broadcast_parameters(model),
+        lambda: comm.overlap(grads),
+    ):
+        with pytest.raises(sg.CompileError, match="records Comm.allreduce_mean only"):
+            sg.compile(lambda x, call=call: call())(x)
+    # Buckets reduced during the backward pass: refused as the recorded backward reaches the
+    # first gradient, before any bucket starts (and in allreduce_mean where none did).
+    comm.overlap(grads)
+    step = sg.compile(_data_parallel_step(comm, model, opt, grads))
+    before = model.l1.weight.numpy().copy()
+    with pytest.raises(sg.CompileError, match="Comm.overlap"):
+        step(x, y)
+    with pytest.raises(sg.CompileError, match="Comm.overlap"):
+        sg.compile(lambda: comm.allreduce_mean(grads))()
+    np.testing.assert_array_equal(model.l1.weight.numpy(), before)
 
 
 def test_other_backends_run_eagerly_with_a_warning() -> None:

@@ -153,13 +153,15 @@ def mismatch(comm: dist.Comm) -> None:
     comm.barrier()
 
 
-def _refused_everywhere(comm: dist.Comm, attempt: Any, *expected: str) -> None:
+def _refused_everywhere(
+    comm: dist.Comm, attempt: Any, *expected: str, kind: type[Exception] = sg.ShapegradError
+) -> None:
     try:
         attempt()
-    except sg.ShapegradError as exc:
+    except kind as exc:
         assert all(text in str(exc) for text in expected), str(exc)
     else:
-        raise AssertionError(f"accepted on rank {comm.rank}, expected an error with {expected}")
+        raise AssertionError(f"accepted on rank {comm.rank}, expected a {kind.__name__} with {expected}")
 
 
 def gradient_dtypes(comm: dist.Comm) -> None:
@@ -240,6 +242,97 @@ def unused(comm: dist.Comm) -> None:
     comm.barrier()
 
 
+class Heads(nn.Module, checked=False):
+    """A trunk and two heads, in float64: ``aux`` is used where the step says so."""
+
+    def __init__(self) -> None:
+        self.fc = nn.Linear(4, 8, dtype="float64", generator=sg.Generator(1))
+        self.out = nn.Linear(8, 3, dtype="float64", generator=sg.Generator(2))
+        self.aux = nn.Linear(8, 2, dtype="float64", generator=sg.Generator(3))
+
+
+def _data_parallel(comm: dist.Comm, compiled: bool) -> tuple[Heads, list[float], Any]:
+    """20 Adam steps of a data-parallel step, eager or under sg.compile: batches of another
+    size on each rank and at some steps (several signatures; rank 0 records its second one
+    at step 10, while rank 1 replays), ``comm.samples`` changing between replays of one
+    signature, and ``aux`` used
+    on rank 0 only (rank 1's buffer for it keeps the last step's reduced gradient unless the
+    allreduce zeroes it again at every replay)."""
+    model = Heads()
+    opt = sg.optim.Adam(model, lr=0.05)
+    grads = model.alloc_grads()
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        h = model.fc(x.trace(grads)).tanh()
+        loss = sg.losses.cross_entropy(model.out(h), y)
+        if comm.rank == 0:
+            loss = loss + (model.aux(h) ** 2).mean()
+        loss.backward()
+        comm.allreduce_mean(grads)
+        opt.update(model, grads)
+        return loss
+
+    run = sg.compile(step) if compiled else step
+    rng = np.random.default_rng(21 + comm.rank)
+    losses: list[float] = []
+    for i in range(20):
+        size = (2 if i == 10 else 4) if comm.rank == 0 else 1 + i % 3
+        x, y = rng.standard_normal((size, 4)), rng.integers(0, 3, size)
+        # a stated count that changes while the signature does not: read at every replay
+        comm.samples = size + (i % 4 == 1)
+        losses.append(run(sg.tensor(x, dtype="float64"), sg.tensor(y)).item())
+    comm.samples = None
+    return model, losses, run
+
+
+def compiled_step(comm: dist.Comm) -> None:
+    """issue #26: allreduce_mean inside sg.compile. The compiled data-parallel step gives the
+    eager one's losses and weights on every rank (``_data_parallel``), and the ranks' weights
+    stay equal; a replay whose ranks use other parameters than its recording found is
+    refused on every rank with nothing changed; other collectives stay refused."""
+    eager, eager_losses, _ = _data_parallel(comm, compiled=False)
+    model, losses, run = _data_parallel(comm, compiled=True)
+    assert run.eager_reason is None, run.eager_reason
+    assert sum(r.replays for r in run.recordings) >= 14, run.recordings
+    assert all(r.host_calls == 2 for r in run.recordings), run.recordings  # the allreduce and the update
+    _close(losses, eager_losses, "losses")
+    for (path, ours), (_, theirs) in zip(model.named_tensors(), eager.named_tensors(), strict=True):
+        _close(ours.numpy(), theirs.numpy(), f"compiled {path}")
+    everyone = comm.mpi.allgather([t.numpy() for _, t in model.named_tensors()])
+    for theirs in everyone[1:]:
+        for a, b in zip(everyone[0], theirs, strict=True):
+            _close(a, b, "the ranks' weights")
+
+    # aux used on rank 0 at its second call only: rank 1 replays a recording made when no
+    # rank used it, so its recorded update (fc and out) is not eager's (aux too).
+    model = Heads()
+    opt = sg.optim.Sgd(model, lr=0.1, unused="ignore")
+    grads = model.alloc_grads()
+
+    def step(x: Any, aux: bool) -> Any:
+        grads.zero()
+        h = model.fc(x.trace(grads)).tanh()
+        loss = (model.out(h) ** 2).mean()
+        if aux:
+            loss = loss + (model.aux(h) ** 2).mean()
+        loss.backward()
+        comm.allreduce_mean(grads)
+        opt.update(model, grads)
+        return loss
+
+    run = sg.compile(step)
+    x = sg.ones(2, 4, dtype="float64")
+    run(x, False)
+    before = [t.numpy().copy() for _, t in model.named_tensors()]
+    _refused_everywhere(
+        comm, lambda: run(x, comm.rank == 0), "aux.weight", "replaying rank's recording", kind=sg.CompileError
+    )
+    for (_, tensor), old in zip(model.named_tensors(), before, strict=True):
+        assert np.array_equal(tensor.numpy(), old), "a refused step changed a weight"
+    comm.barrier()
+
+
 def save(comm: dist.Comm, directory: str) -> None:
     """dist.save writes once (rank 0); every rank loads the same weights."""
     model = Net()
@@ -291,6 +384,8 @@ def main() -> None:
         sample_counts(comm)
         sharded_shuffle(comm)
         save(comm, comm.mpi.bcast(tempfile.mkdtemp() if comm.rank == 0 else None, root=0))
+    elif scenario == "compiled":
+        compiled_step(comm)
     elif scenario == "crash":
         crash(comm)
     elif scenario == "exit-status":
