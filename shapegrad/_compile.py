@@ -42,7 +42,7 @@ import numpy as np
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._errors import CompileError, CompileWarning, ShapeError
-from ._gradients import Gradients
+from ._gradients import Gradients, bookkeeping, set_bookkeeping
 from ._tensor import Tensor, wrap
 from .nn._module import Module
 from .optim._base import Optimizer
@@ -1649,7 +1649,7 @@ class _State:
     def bookkeeping(self) -> list[tuple[Any, tuple[frozenset[int], Any]]]:
         """Each ``Gradients``'s bookkeeping as the call finds it: a recording that reads it
         before ``grads.zero()`` replays only where it is the same."""
-        return [(g, _bookkeeping(g)) for g in self.grads]
+        return [(g, bookkeeping(g)) for g in self.grads]
 
     def allowed(self) -> dict[int, Any]:
         """Arrays that persist between steps and may be reached outside a tensor: gradient
@@ -1670,7 +1670,7 @@ class _State:
         modules whose mode the step changed (``start_modes``: as the recording began)."""
         restores: list[tuple[Callable[[Any], None], Any]] = []
         for g in self.grads:
-            restores.append((functools.partial(_restore_grads, g), (frozenset(g._touched), g._consumed)))
+            restores.append((functools.partial(set_bookkeeping, g), bookkeeping(g)))
         changed = [(m, m.training) for m, training in start_modes if m.training is not training]
         if changed:  # the step switched modes (model.eval() inside it): a replay does too
             restores.append((_restore_modes, changed))
@@ -1772,18 +1772,6 @@ class _Layout:
         return None
 
 
-def _bookkeeping(grads: Any) -> tuple[frozenset[int], Any]:
-    return frozenset(grads._touched), grads._consumed
-
-
-def _restore_grads(grads: Any, state: tuple[frozenset[int], Any]) -> None:
-    touched, consumed = state
-    if grads._touched != touched:
-        grads._touched.clear()
-        grads._touched.update(touched)
-    grads._consumed = consumed
-
-
 def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
     for module, training in flags:
         module.training = training
@@ -1879,7 +1867,7 @@ class CompiledStep(Generic[P, R]):
                 relayout = changed if relayout is None else relayout
                 continue
             relayout = ""  # one recording fits them: a new one is for another reason
-            if any(_bookkeeping(g) != expected for g, expected in plan.bookkeeping):
+            if any(bookkeeping(g) != expected for g, expected in plan.bookkeeping):
                 continue
             values = plan.inputs_of(args, kwargs)
             if plan.admits(values):

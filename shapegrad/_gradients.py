@@ -255,8 +255,8 @@ def bookkeeping(grads: Gradients[Any]) -> tuple[frozenset[int], str | None]:
 
 
 def set_bookkeeping(grads: Gradients[Any], state: tuple[frozenset[int], str | None]) -> None:
-    """Put back a :func:`bookkeeping` snapshot (sg.compile: a replay's host call, where the
-    Python state is still the previous call's)."""
+    """Put back a :func:`bookkeeping` snapshot (sg.compile: where a replay ends, and in a
+    replay's host call, where the Python state is still the previous call's)."""
     touched, consumed = state
     grads._touched.clear()
     grads._touched.update(touched)
