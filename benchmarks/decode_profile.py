@@ -8,7 +8,7 @@ on NumPy's BLAS against XLA's (issue #26: why ``sg.compile`` trails JAX ``jit`` 
 1) under ``sg.compile``, replayed with every array function of the replay timed by name;
 then each product shape of that replay, timed as ``numpy.matmul`` and inside one
 ``jax.jit`` executable (32 products per call, so XLA's dispatch is shared), one thread, the
-process pinned to one core, medians.
+process pinned to one core, medians of interleaved rounds (``run.compare``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(name, "1")
 
 import numpy as np  # noqa: E402
+import run  # noqa: E402
 from gpt_torch import gpt  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
@@ -34,16 +35,9 @@ import shapegrad as sg  # noqa: E402
 QUICK = "--quick" in sys.argv[1:]
 
 
-def _median(fn: Callable[[], Any], number: int, repeat: int = 7) -> float:
-    if QUICK:
-        number, repeat = max(1, number // 50), 3
-    times: list[float] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return sorted(times)[repeat // 2]
+def _median(contenders: dict[str, Callable[[], Any]], number: int) -> dict[str, float]:
+    """``run.compare``: seconds per call, medians of interleaved rounds (fewer with --quick)."""
+    return run.compare(contenders, max(1, number // 50), 3) if QUICK else run.compare(contenders, number, 7)
 
 
 def replay_by_function() -> tuple[float, dict[str, float], collections.Counter[tuple[Any, ...]]]:
@@ -55,7 +49,7 @@ def replay_by_function() -> tuple[float, dict[str, float], collections.Counter[t
     ids = sg.tensor(prompt[None])
     for _ in range(3):
         forward(ids).item()
-    whole = _median(lambda: forward(ids), 200)
+    whole = _median({"replay": lambda: forward(ids)}, 200)["replay"]
     plan: Any = forward.recordings[0]._plan  # noqa: SLF001 -- a benchmark reads the recording
     spent: dict[str, float] = collections.defaultdict(float)
     shapes: collections.Counter[tuple[Any, ...]] = collections.Counter()
@@ -95,8 +89,7 @@ def products(shapes: collections.Counter[tuple[Any, ...]]) -> list[tuple[Any, in
     for (left, right), count in shapes.items():
         a = rng.standard_normal(left).astype(np.float32)
         bs = [rng.standard_normal(right).astype(np.float32) for _ in range(32)]
-        ours = _median(lambda: [np.matmul(a, b) for b in bs], 100) / len(bs)
-        theirs = None
+        contenders: dict[str, Callable[[], Any]] = {"numpy": lambda: [np.matmul(a, b) for b in bs]}
         if jax is not None:
 
             def many(a: Any, bs: list[Any]) -> Any:
@@ -104,9 +97,10 @@ def products(shapes: collections.Counter[tuple[Any, ...]]) -> list[tuple[Any, in
 
             jitted = jax.jit(many)
             ja, jbs = jnp.asarray(a), [jnp.asarray(b) for b in bs]
-            jitted(ja, jbs).block_until_ready()
-            theirs = _median(lambda: jitted(ja, jbs).block_until_ready(), 100) / len(bs)
-        rows.append(((left, right), count, ours, theirs))
+            contenders["xla"] = lambda: jitted(ja, jbs).block_until_ready()
+        times = _median(contenders, 100)
+        theirs = times["xla"] / len(bs) if "xla" in times else None
+        rows.append(((left, right), count, times["numpy"] / len(bs), theirs))
     return rows
 
 

@@ -1664,21 +1664,17 @@ class _State:
                     arrays[id(value)] = value
         return arrays
 
-    def end_state(self, start_modes: list[tuple[Any, bool]]) -> list[tuple[Callable[[Any], None], Any]]:
+    def end_state(self, start: _Layout) -> list[tuple[Callable[[Any], None], Any]]:
         """What a replay sets, as the recorded run left it: the gradients' bookkeeping (which
         buffers hold this step's gradient, whether an update used them) and the modes of the
-        modules whose mode the step changed (``start_modes``: as the recording began)."""
+        modules whose mode the step changed (``start``: the layout as the recording began)."""
         restores: list[tuple[Callable[[Any], None], Any]] = []
         for g in self.grads:
             restores.append((functools.partial(set_bookkeeping, g), bookkeeping(g)))
-        changed = [(m, m.training) for m, training in start_modes if m.training is not training]
+        changed = [(m, m.training) for m, _, training, _ in start.modules if m.training is not training]
         if changed:  # the step switched modes (model.eval() inside it): a replay does too
             restores.append((_restore_modes, changed))
         return restores
-
-    def modes(self) -> list[tuple[Any, bool]]:
-        """Every reached module's train/eval flag, as the call finds them."""
-        return [(m, m.training) for module in self.modules for m in module.modules()]
 
 
 _MISSING = object()
@@ -1928,7 +1924,6 @@ class CompiledStep(Generic[P, R]):
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
         start = state.bookkeeping()
-        start_modes = state.modes()
         start_layout = _Layout(roots)
         with _Session(rec, list(backends.values())):
             result = self._step(*args, **kwargs)
@@ -1940,22 +1935,22 @@ class CompiledStep(Generic[P, R]):
         if rec.escape_reason is not None:
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
             return result
-        try:
-            plan = _Plan(rec, result, state.end_state(start_modes), key, pins, backend)
-        except CompileError as error:
-            self._fall_back(f"the recording could not follow it: {error}")
-            return result
         roots = _free_values(self._step) + state.modules  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
             # attribute): a replay would not. Once may be a first call's set-up; twice running
-            # is every call's.
+            # is every call's. No plan is built for a recording that is not kept.
             self._mutations += 1
             if self._mutations > 1:
                 self._fall_back(f"it changes what it reads at every call ({mutated}), which a replay would not do")
             return result
         self._mutations = 0
+        try:
+            plan = _Plan(rec, result, state.end_state(start_layout), key, pins, backend)
+        except CompileError as error:
+            self._fall_back(f"the recording could not follow it: {error}")
+            return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         plan.layout = _Layout(roots)  # as the step left them: what the next call must find
         if len(self.recordings) >= self.max_recordings:

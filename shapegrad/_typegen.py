@@ -872,10 +872,10 @@ def functions_module() -> str:
 
 def creation_module() -> str:
     """The whole text of ``_creation_ops.py``: the ``sizes`` ops' function forms."""
-    text = _CREATION_HEADER + "\n__all__ = [" + ", ".join(f'"{op.name}"' for op in OPS if op.kind == "sizes") + "]\n"
-    for op in OPS:
-        if op.kind == "sizes":
-            text += "\n\n" + "\n".join(function_form(op)) + "\n"
+    sized = [op for op in OPS if op.kind == "sizes"]
+    text = _CREATION_HEADER + "\n__all__ = [" + ", ".join(f'"{op.name}"' for op in sized) + "]\n"
+    for op in sized:
+        text += "\n\n" + "\n".join(function_form(op)) + "\n"
     return text
 
 
