@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -107,6 +108,27 @@ def torch_step(model: Any, opt: Any, x: Any, y: Any) -> Any:
         return loss.item()
 
     return step
+
+
+# --------------------------------------------------------------------------- BLAS
+def blas_kernels() -> str:
+    """The kernels NumPy's OpenBLAS runs on this CPU, as OpenBLAS names them (``Haswell``:
+    AVX2; ``SkylakeX``: AVX-512), asked of the library NumPy loaded; what
+    ``OPENBLAS_CORETYPE`` forces, if set, is what it reports. "unknown" where NumPy's BLAS is
+    not the bundled OpenBLAS."""
+    import ctypes
+    import glob
+
+    libs = Path(np.__file__).resolve().parent.parent / "numpy.libs"
+    for path in sorted(glob.glob(str(libs / "libscipy_openblas*.so*"))):
+        lib = ctypes.CDLL(path)
+        for symbol in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename"):
+            get = getattr(lib, symbol, None)
+            if get is not None:
+                get.restype = ctypes.c_char_p
+                name: bytes = get()
+                return name.decode()
+    return "unknown"
 
 
 # --------------------------------------------------------------------------- JAX

@@ -16,7 +16,11 @@ CIFAR-shaped CNN, a hand-written GRU cell, a tiny ViT, a wide MLP, greedy decodi
 the one-thread section against PyTorch eager and ``torch.compile`` (inductor, timed in its
 steady state after the compile; skipped in ``--quick``, whose point is speed) and, where
 JAX is installed, their JAX twins under ``jax.jit`` (``jax_twins.py``, checked the same way,
-compiled in their first checked steps; where JAX is absent the column says why).
+compiled in their first checked steps; where JAX is absent the column says why). Where the
+environment forces OpenBLAS's kernels (``OPENBLAS_CORETYPE``, as on the machines these
+figures come from), the workloads run once more in a process without that variable, so that
+the tables show NumPy's products on the kernels OpenBLAS would pick for the CPU too; the
+header names the kernels each ran on.
 
     python benchmarks/run.py --workloads-only    # that table alone, one thread
     python benchmarks/run.py --per-op            # the per-op cost alone: a 1,000-op chain, the GRU
@@ -701,10 +705,13 @@ def table(runs: list[list[Row]]) -> list[str]:
     return out
 
 
+WORKLOADS_HEADING = "## Workloads of issue #26, 1 thread"
+
+
 def emit_workloads(emit: Callable[[str], None], quick: bool) -> None:
     """Issue #26's workloads at one thread, as a table and its notes."""
     emit()
-    emit("## Workloads of issue #26, 1 thread")
+    emit(WORKLOADS_HEADING)
     emit()
     if not have_torch():
         emit("skipped: PyTorch is absent (each workload is checked against its PyTorch twin)")
@@ -728,6 +735,38 @@ def emit_workloads(emit: Callable[[str], None], quick: bool) -> None:
     emit()
     for line in reasons + notes:
         emit(f"- {line}")
+
+
+def emit_own_kernels(emit: Callable[[str], None], quick: bool) -> None:
+    """Where the environment forces OpenBLAS's kernels (``OPENBLAS_CORETYPE``), the workloads
+    again in a process without it: OpenBLAS's own choice for this CPU. Same checks, same
+    peers; only NumPy's matrix products change (PyTorch and XLA bring their own)."""
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    if not forced:
+        return
+    emit()
+    emit("## Workloads of issue #26, 1 thread, OpenBLAS's own kernel choice")
+    emit()
+    if quick:
+        emit("skipped in --quick (a second process running every workload)")
+        return
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    command = [sys.executable, str(HERE / "run.py"), "--workloads-only"]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+    output = result.stdout.splitlines()
+    kernels = next((line.removeprefix("BLAS: ") for line in output if line.startswith("BLAS: ")), "unknown")
+    emit(
+        f"the environment sets OPENBLAS_CORETYPE={forced}; the same workloads in a process without it "
+        f"(BLAS: {kernels}), NumPy's products on the kernels OpenBLAS picks for this CPU:"
+    )
+    for line in output[output.index(WORKLOADS_HEADING) + 1 :]:
+        emit(line)
+
+
+def blas_line() -> str:
+    """NumPy's BLAS kernels, and the variable that chose them if the environment set one."""
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"OpenBLAS, {peers.blas_kernels()} kernels" + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
 
 
 def main() -> None:
@@ -757,6 +796,7 @@ def main() -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or 'cpu'}, Python {platform.python_version()}, "
         f"numpy {np.__version__}, torch {torch_version}, shapegrad {sg.__version__}"
     )
+    emit(f"BLAS: {blas_line()}")
     flags = (" --quick" if args.quick else "") + (f" --runs {args.runs}" if args.runs > 1 else "")
     emit(f"command: python benchmarks/run.py{flags}")
     emit(
@@ -814,6 +854,7 @@ def main() -> None:
         if threads == 1:
             emit_per_op(emit, args.quick)
             emit_workloads(emit, args.quick)
+            emit_own_kernels(emit, args.quick)
         os.sched_setaffinity(0, all_cores)
     steps = 20 if args.quick else 200
     memory = bench_memory(steps)
