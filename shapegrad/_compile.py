@@ -1999,9 +1999,12 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     ``.numpy()``) or does array math the recording cannot follow runs eagerly from then on,
     with one :class:`CompileWarning` saying why (``compiled.eager_reason``). Tensors the step
     reads without taking them as arguments are read from the same tensor objects at each
-    replay; NumPy arrays it converts are constants. ``sg.distributed`` inside a compiled
-    step raises :class:`CompileError`. Replays are for the NumPy backend; on others the step
-    runs eagerly (with the warning). Not thread-safe while recording.
+    replay; NumPy arrays it converts are constants. ``sg.distributed``'s
+    ``comm.allreduce_mean(grads)`` is recorded as a host call and runs at its place in every
+    replay; its other collectives (``Comm.overlap``, ``barrier``, the broadcasts, the sums
+    and so ``SyncBatchNorm``) raise :class:`CompileError` inside a compiled step. Replays are
+    for the NumPy backend; on others the step runs eagerly (with the warning). Not
+    thread-safe while recording.
 
     Args:
         step: a function of tensors (a training step or a forward pass).
