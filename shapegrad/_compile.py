@@ -41,6 +41,8 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
+from ._compile_layout import Layout, TooLarge, argument_objects, free_values, reachable
+from ._compile_watch import generator_states, iterator_state, same_state, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
 from ._tensor import Tensor, wrap
@@ -85,14 +87,6 @@ def _is_ndarray(value: Any) -> bool:
 
 def _is_sequence(value: Any) -> bool:
     return isinstance(value, (tuple, list))
-
-
-def _is_dict(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def _is_module(value: Any) -> bool:
-    return isinstance(value, Module)
 
 
 def _is_slice(value: Any) -> bool:
@@ -1210,7 +1204,7 @@ class _Plan:
     ) -> None:
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
-        self.layout = _Layout([])
+        self.layout = Layout([])
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1577,55 +1571,6 @@ def _describe(value: Any, pins: list[Any]) -> Any:
     return ("object", id(value))
 
 
-def _free_values(step: Callable[..., Any]) -> list[Any]:
-    """What a step reads without taking it as an argument: a bound method's instance, its
-    closure, the globals it names and its defaults (modules, classes and functions left out)."""
-    values: list[Any] = []
-    fn: Any = step
-    if isinstance(fn, types.MethodType):
-        values.append(fn.__self__)
-        fn = fn.__func__
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        for cell in fn.__closure__ or ():
-            try:
-                values.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                pass
-        scope = fn.__globals__
-        values += [scope[name] for name in code.co_names if name in scope]
-        values += fn.__defaults__ or ()
-    return [v for v in values if not isinstance(v, _NOT_STATE)]
-
-
-_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
-
-
-def _reachable(args: tuple[Any, ...], kwargs: dict[str, Any], free: list[Any]) -> list[Any]:
-    """Objects the step can reach without a call: its arguments, its ``free`` values, and
-    one level into their attributes."""
-    found: list[Any] = []
-
-    def add(value: Any, depth: int) -> None:
-        if isinstance(value, (tuple, list)) and depth < 2:
-            for v in cast("tuple[Any, ...]", value):
-                add(v, depth + 1)
-        elif isinstance(value, dict) and depth < 2:
-            for v in cast("dict[Any, Any]", value).values():
-                add(v, depth + 1)
-        elif not isinstance(value, _NOT_STATE):
-            found.append(value)
-
-    for a in (*args, *kwargs.values(), *free):
-        add(a, 0)
-    for value in list(found):
-        attributes = getattr(value, "__dict__", None)
-        if isinstance(attributes, dict):
-            for v in cast("dict[str, Any]", attributes).values():
-                add(v, 1)
-    return found
-
-
 class _State:
     """The library objects a step reaches, by kind: what the signature reads of them and what a
     replay restores."""
@@ -1664,7 +1609,7 @@ class _State:
                     arrays[id(value)] = value
         return arrays
 
-    def end_state(self, start: _Layout) -> list[tuple[Callable[[Any], None], Any]]:
+    def end_state(self, start: Layout) -> list[tuple[Callable[[Any], None], Any]]:
         """What a replay sets, as the recorded run left it: the gradients' bookkeeping (which
         buffers hold this step's gradient, whether an update used them) and the modes of the
         modules whose mode the step changed (``start``: the layout as the recording began)."""
@@ -1675,97 +1620,6 @@ class _State:
         if changed:  # the step switched modes (model.eval() inside it): a replay does too
             restores.append((_restore_modes, changed))
         return restores
-
-
-_MISSING = object()
-
-
-class _Layout:
-    """What a recording assumed of the Python state its step reads, checked before a replay.
-
-    A replay reads parameters and buffers from the tensor objects the recording found, and
-    what the step's Python read (a dropout rate, a flag, a list's length, a global number) is
-    baked into it. So before a replay the step's free values (closure, named globals,
-    defaults, a bound method's instance) and the modules it reaches must be the same
-    objects, each module's public attributes (sub-modules, parameters, lists and dicts of
-    them, numbers) too, its train/eval mode the same, no attribute added or removed, and each
-    tensor's array the same shape and dtype. ``model.head = Linear(...)``,
-    ``model.blocks[0] = ...``, ``layer.weight = parameter(...)``, ``drop.p = 0.2``,
-    ``model.eval()`` or a global rebound after a recording make the next call record again
-    instead of replaying what no longer is.
-    """
-
-    __slots__ = ("roots", "modules", "containers", "tensors")
-
-    def __init__(self, roots: list[Any]) -> None:
-        self.roots = list(roots)
-        # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
-        self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
-        # (a list or dict, its items, or None where only its length is checked; its length)
-        self.containers: list[tuple[Any, tuple[Any, ...] | None, int]] = []
-        self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
-        seen: set[int] = set()
-        for root in roots:
-            self._add(root, seen)
-
-    def _add(self, value: Any, seen: set[int]) -> None:
-        if id(value) in seen:
-            return
-        if _is_module(value):
-            seen.add(id(value))
-            attributes = cast("dict[str, Any]", vars(value))
-            public = tuple((n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training")
-            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
-            for _, v in public:
-                self._add(v, seen)
-        elif _is_tensor(value):
-            seen.add(id(value))
-            data = value._data
-            self.tensors.append((value, data.shape, data.dtype))
-        elif _is_sequence(value) or _is_dict(value):
-            seen.add(id(value))
-            values: tuple[Any, ...] = tuple(value.values()) if _is_dict(value) else tuple(value)
-            if len(values) > 64 and not any(_is_module(v) or _is_tensor(v) for v in values):
-                # data (a word list, a table): its length is checked, not each item at every call
-                self.containers.append((value, None, len(values)))
-            elif isinstance(value, tuple):  # a tuple cannot change; its parent holds it by identity
-                for item in values:
-                    self._add(item, seen)
-            else:
-                self.containers.append((value, tuple(value.items()) if _is_dict(value) else values, len(values)))
-                for item in values:
-                    self._add(item, seen)
-
-    def changed(self, roots: list[Any], modes: bool = True) -> str | None:
-        """What differs in what the call reaches from when recorded (modules' modes too unless
-        ``modes`` is false); None if nothing."""
-        if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
-            return "a value it reads by name (a closure variable, a global, a default) was rebound"
-        for module, size, training, public in self.modules:
-            attributes = module.__dict__
-            if modes and module.training is not training:
-                return f"{type(module).__name__}'s train/eval mode changed"
-            if len(attributes) - ("training" in attributes) != size:
-                return f"{type(module).__name__} gained or lost an attribute"
-            for name, value in public:
-                if attributes.get(name) is not value:
-                    return f"{type(module).__name__}.{name} was replaced"
-        for container, items, length in self.containers:
-            if len(container) != length:
-                return f"a {type(container).__name__} it reads changed its length"
-            if items is None:
-                continue
-            if isinstance(container, dict):
-                entries = cast("dict[Any, Any]", container)
-                if any(entries.get(k, _MISSING) is not v for k, v in items):
-                    return "an item of a dict it reads was replaced"
-            elif any(a is not b for a, b in zip(container, items, strict=True)):
-                return "an item of a list it reads was replaced"
-        for tensor, shape, dtype in self.tensors:
-            data = tensor._data
-            if data.shape != shape or data.dtype != dtype:
-                return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
-        return None
 
 
 def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
@@ -1850,9 +1704,12 @@ class CompiledStep(Generic[P, R]):
         described_kw = tuple((k, _describe(v, pins)) for k, v in kwargs.items())
         leaves = _tensor_leaves(args, kwargs)
         aliasing = tuple(_alias_pattern(leaves))
-        free = _free_values(self._step)
-        state = _State(_reachable(args, kwargs, free))
-        roots = free + state.modules  # what a recording's layout is checked against
+        free = free_values(self._step)
+        state = _State(reachable(args, kwargs, free))
+        objects = argument_objects(args, kwargs)  # held by identity in the signature; their insides here
+        # what a recording's layout is checked against: the step itself (its globals' insides, the
+        # attributes of the user's modules it names) and what it reaches
+        roots = [self._step, *free, *objects, *state.modules]
         backend = active_backend()
         key = (described, described_kw, aliasing, id(backend))
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
@@ -1882,7 +1739,7 @@ class CompiledStep(Generic[P, R]):
                     f"{self._relayouts} times running), so no recording could be replayed"
                 )
                 return self._step(*args, **kwargs)
-        return self._record(key, args, kwargs, leaves, state, roots, backend, pins)
+        return self._record(key, args, kwargs, leaves, state, roots, objects, backend, pins)
 
     def _fall_back(self, reason: str) -> None:
         self.eager_reason = reason
@@ -1902,6 +1759,7 @@ class CompiledStep(Generic[P, R]):
         leaves: list[tuple[tuple[Any, ...], Any]],
         state: _State,
         roots: list[Any],
+        objects: list[Any],
         backend: Any,
         pins: list[Any],
     ) -> R:
@@ -1924,9 +1782,21 @@ class CompiledStep(Generic[P, R]):
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
         start = state.bookkeeping()
-        start_layout = _Layout(roots)
-        with _Session(rec, list(backends.values())):
+        try:
+            start_layout = Layout(roots)
+        except TooLarge as error:
+            self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
+            return self._step(*args, **kwargs)
+        drawn = generator_states(start_layout.generators)
+        positions = [iterator_state(it) for it in start_layout.iterators]
+        with _Session(rec, list(backends.values())), watching(rec.value_read):
             result = self._step(*args, **kwargs)
+        if rec.value_reason is None and not all(
+            same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
+        ):
+            rec.value_read("a random number drawn from a NumPy generator in Python (rng.uniform(), np.random.rand())")
+        if rec.value_reason is None and positions != [iterator_state(it) for it in start_layout.iterators]:
+            rec.value_read("the next item of an iterator or a generator it reaches (next(batches))")
         if rec.value_reason is not None:
             self._fall_back(
                 f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"
@@ -1935,7 +1805,7 @@ class CompiledStep(Generic[P, R]):
         if rec.escape_reason is not None:
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
             return result
-        roots = _free_values(self._step) + state.modules  # as the step left them
+        roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
@@ -1947,12 +1817,25 @@ class CompiledStep(Generic[P, R]):
             return result
         self._mutations = 0
         try:
+            end_layout = Layout(roots)  # as the step left them: what the next call must find
+        except TooLarge as error:
+            self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
+            return result
+        reached = {id(t) for t, _, _ in start_layout.tensors} | {id(t) for t, _, _ in end_layout.tensors}
+        if any(kind == "holder" and id(tensor) not in reached for kind, tensor in rec.inputs):
+            self._fall_back(
+                "it read a tensor it neither takes as an argument nor reaches through what it names (one from an "
+                "iterator, a generator or a call's result, say), so a replay could not know to read another: pass "
+                "the data as arguments"
+            )
+            return result
+        try:
             plan = _Plan(rec, result, state.end_state(start_layout), key, pins, backend)
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
-        plan.layout = _Layout(roots)  # as the step left them: what the next call must find
+        plan.layout = end_layout
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):
@@ -1994,12 +1877,16 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     results bit for bit; each distinct loop compiles once, in the recording call
     (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``).
 
-    A replay returns what the step returned, its tensors untraced. A step whose Python code
-    reads a value (``.item()``, ``float(t)``, ``bool(t)``, ``if loss > x``, ``.tolist()``,
-    ``.numpy()``) or does array math the recording cannot follow runs eagerly from then on,
-    with one :class:`CompileWarning` saying why (``compiled.eager_reason``). Tensors the step
-    reads without taking them as arguments are read from the same tensor objects at each
-    replay; NumPy arrays it converts are constants. ``sg.distributed``'s
+    A replay returns what the step returned, its tensors untraced. Before each replay the
+    Python state the step reaches (its globals, closure, defaults and those of the functions
+    and classes it names, its object arguments, and inside them modules, plain objects,
+    lists, dicts and sets) must be as recorded, else it records again (see
+    ``shapegrad._compile_layout.Layout``). A step whose Python code reads a value
+    (``.item()``, ``float(t)``, ``bool(t)``, ``if loss > x``, ``.tolist()``, ``.numpy()``),
+    takes one from hidden state (``random``, a NumPy generator, a clock, ``next(it)``) or
+    does array math the recording cannot follow runs eagerly from then on, with one
+    :class:`CompileWarning` saying why (``compiled.eager_reason``). Tensors the step reads
+    without taking them as arguments are read from the same tensor objects at each replay. ``sg.distributed``'s
     ``comm.allreduce_mean(grads)`` is recorded as a host call and runs at its place in every
     replay; its other collectives (``Comm.overlap``, ``barrier``, the broadcasts, the sums
     and so ``SyncBatchNorm``) raise :class:`CompileError` inside a compiled step. Replays are

@@ -1,0 +1,430 @@
+"""What a compiled step's replay assumes of the Python state the step reads, checked before
+each replay (``sg.compile``; see :class:`Layout`).
+
+A replay runs no Python: every number the step's Python read (a temperature in a config
+object, a flag on a module, a global a helper function reads, an item of a list) is baked
+into the recording. So the recording notes, by identity, everything the step can reach
+without a call: its free values (closure, the globals it and the functions it names read,
+defaults, a bound method's instance), the objects it takes as arguments, and, from those,
+modules and their classes, plain objects (a dataclass, ``argparse.Namespace``,
+``SimpleNamespace``), lists, dicts and sets. Before a replay all of it must be as recorded;
+a change records again (or, when the step itself makes it, runs the step eagerly).
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import functools
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, cast
+
+import numpy as np
+
+from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file
+from ._tensor import Tensor
+from .nn._module import Module
+
+__all__ = ["Layout", "TooLarge", "argument_objects", "free_values", "reachable"]
+
+_MISSING = object()
+
+# Values whose identity (or value) is all there is to check: nothing inside them can change.
+_ATOMS = (
+    type(None),
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    range,
+    slice,
+    np.generic,
+    np.dtype,
+    enum.Enum,
+    types.BuiltinFunctionType,
+    types.BuiltinMethodType,
+    types.ModuleType,
+)
+_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
+
+# NumPy arrays up to this many elements are compared by value (larger ones, data, by identity:
+# used as data inside a step they make it run eagerly anyway).
+SMALL_ARRAY = 4096
+
+# How many objects and items one layout may note: a step reaching more (a dataset of
+# dicts held in its closure) is run eagerly with a warning rather than checked partly.
+BUDGET = 50_000
+
+
+class TooLarge(Exception):
+    """The step reaches more than ``BUDGET`` objects and items."""
+
+
+# Packages whose objects are held by identity only: shapegrad's own (other than modules and
+# tensors: Gradients, optimizers, generators, communicators, whose state a replay handles
+# through host calls and recorded draws) and the typing machinery (type variables, aliases).
+_OPAQUE_PACKAGES = frozenset({"shapegrad", "typing", "typing_extensions", "jaxtyping", "beartype"})
+
+
+def _isa(value: Any, kinds: Any) -> bool:
+    """``isinstance`` that leaves ``value`` typed ``Any`` (an object of any class reaches here)."""
+    return isinstance(value, kinds)
+
+
+def _type_of(value: Any) -> type:
+    """``type(value)``, typed ``type`` (of an ``Any``, pyright's is partly unknown)."""
+    kind: type = value.__class__
+    return kind
+
+
+def _library_object(value: Any) -> bool:
+    """Whether ``value`` is held by identity only (see ``_OPAQUE_PACKAGES``)."""
+    module = type(value).__module__.partition(".")[0]
+    return module in _OPAQUE_PACKAGES
+
+
+def _code_names(code: types.CodeType) -> set[str]:
+    """The global and attribute names a code object and those nested in it (lambdas,
+    comprehensions, inner functions) use."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def free_values(step: Callable[..., Any]) -> list[Any]:
+    """What a step reads without taking it as an argument: a bound method's instance, its
+    closure, the globals it names and its defaults (modules, classes and functions left
+    out: :class:`Layout` follows functions itself)."""
+    values: list[Any] = []
+    fn: Any = step
+    if isinstance(fn, types.MethodType):
+        values.append(fn.__self__)
+        fn = fn.__func__
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        for cell in fn.__closure__ or ():
+            try:
+                values.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+        scope = fn.__globals__
+        values += [scope[name] for name in code.co_names if name in scope]
+        values += fn.__defaults__ or ()
+        values += (fn.__kwdefaults__ or {}).values()
+    return values
+
+
+def reachable(args: tuple[Any, ...], kwargs: dict[str, Any], free: list[Any]) -> list[Any]:
+    """Objects the step can reach without a call: its arguments, its ``free`` values, and
+    one level into their attributes (where its modules, gradients and optimizers are)."""
+    found: list[Any] = []
+
+    def add(value: Any, depth: int) -> None:
+        if isinstance(value, (tuple, list)) and depth < 2:
+            for v in cast("tuple[Any, ...]", value):
+                add(v, depth + 1)
+        elif isinstance(value, dict) and depth < 2:
+            for v in cast("dict[Any, Any]", value).values():
+                add(v, depth + 1)
+        elif not isinstance(value, _NOT_STATE):
+            found.append(value)
+
+    for a in (*args, *kwargs.values(), *free):
+        add(a, 0)
+    for value in list(found):
+        attributes = getattr(value, "__dict__", None)
+        if isinstance(attributes, dict):
+            for v in cast("dict[str, Any]", attributes).values():
+                add(v, 1)
+    return found
+
+
+def argument_objects(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """The arguments that are objects the signature holds by identity (not tensors, arrays,
+    numbers or strings), found through tuples, lists and dicts as the signature is: what
+    is inside them is checked like a free value's."""
+    found: list[Any] = []
+
+    def add(value: Any) -> None:
+        if isinstance(value, (tuple, list)):
+            for v in cast("tuple[Any, ...]", value):
+                add(v)
+        elif isinstance(value, dict):
+            for v in cast("dict[Any, Any]", value).values():
+                add(v)
+        elif not isinstance(value, (Tensor, np.ndarray, *_ATOMS)):
+            found.append(value)
+
+    for a in (*args, *kwargs.values()):
+        add(a)
+    return found
+
+
+class Layout:
+    """What a recording assumed of the Python state its step reads, checked before a replay.
+
+    A replay reads parameters and buffers from the tensor objects the recording found, and
+    what the step's Python read is baked into it. So before a replay these must be as when
+    recorded: the roots (free values, object arguments, modules) by identity; each module's
+    public attributes (sub-modules, parameters, lists and dicts of them, numbers), its
+    train/eval mode, no attribute added or removed; each plain object's attributes (all of
+    them: a config dataclass, an ``argparse.Namespace``); each list's, dict's and set's
+    items; the globals and closure variables of the functions the step and its modules'
+    classes name (a helper's global, a class attribute, an attribute of the user's own
+    config module); each tensor's array shape and dtype. A list of numbers or strings is
+    compared by value in one C-level comparison, whatever its length.
+
+    ``model.head = Linear(...)``, ``cfg.temperature = 0.5``, ``args.scale = 2``,
+    ``TEMPERATURE = 0.5`` read by a helper, ``weights[3] = 0.0`` in a long list, or
+    ``model.eval()`` after a recording make the next call record again instead of replaying
+    what no longer is. Raises :class:`TooLarge` past ``BUDGET`` objects and items.
+    """
+
+    __slots__ = (
+        "roots",
+        "modules",
+        "objects",
+        "containers",
+        "values",
+        "tensors",
+        "arrays",
+        "generators",
+        "iterators",
+        "count",
+    )
+
+    def __init__(self, roots: list[Any]) -> None:
+        self.roots = list(roots)
+        # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
+        self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
+        # (a plain object, its attributes' (name, value) pairs; slots read with getattr)
+        self.objects: list[tuple[Any, bool, tuple[tuple[str, Any], ...]]] = []
+        # (a list, dict or set, a copy of it, whether its items are compared by value)
+        self.containers: list[tuple[Any, Any, bool]] = []
+        # (a namespace: globals, a class's or a module's dict; a name; the value it held)
+        self.values: list[tuple[Any, str, Any]] = []
+        self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
+        self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
+        self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
+        self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
+        self.count = 0
+        seen: set[int] = set()
+        for root in roots:
+            self._add(root, seen)
+
+    def _note(self, n: int = 1) -> None:
+        self.count += n
+        if self.count > BUDGET:
+            raise TooLarge(f"it reaches more than {BUDGET:,} Python objects and items")
+
+    def _add(self, value: Any, seen: set[int]) -> None:
+        if _isa(value, _ATOMS) or id(value) in seen:
+            return
+        seen.add(id(value))
+        self._note()
+        if _isa(value, Module):
+            attributes = cast("dict[str, Any]", value.__dict__)
+            public = tuple((n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training")
+            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
+            for _, v in public:
+                self._add(v, seen)
+            self._add_class(_type_of(value), seen)
+        elif _isa(value, Tensor):
+            data = value._data
+            self.tensors.append((value, data.shape, data.dtype))
+        elif _isa(value, (list, dict, set, frozenset, tuple, collections.deque)):
+            self._add_container(value, seen)
+        elif _isa(value, NUMPY_GENERATORS):
+            self.generators.append(value)
+        elif is_iterator(value):
+            self.iterators.append(value)
+            if hasattr(value, "__dict__"):
+                self._add_object(value, seen)  # a class of the user's with __next__: its counters too
+        elif _isa(value, np.ndarray):
+            if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
+                self.arrays.append((value, value.copy()))
+        elif _isa(value, type) or _library_object(value):
+            if _isa(value, type):
+                self._add_class(value, seen)
+        elif _isa(value, types.FunctionType):
+            self._add_function(value, seen)
+        elif _isa(value, types.MethodType):
+            self._add(value.__self__, seen)
+            self._add(value.__func__, seen)
+        elif _isa(value, functools.partial):
+            self._add(value.func, seen)
+            self._add(value.args, seen)
+            self._add(value.keywords, seen)
+        else:
+            self._add_object(value, seen)
+
+    def _add_container(self, value: Any, seen: set[int]) -> None:
+        items: list[Any] = list(cast("dict[Any, Any]", value).values()) if _isa(value, dict) else list(value)
+        self._note(len(items) // 64)  # a long list of numbers costs a fraction per item
+        if _isa(value, (tuple, frozenset)):  # cannot change; its holder holds it by identity
+            for item in items:
+                self._add(item, seen)
+            return
+        by_value = all(isinstance(v, _ATOMS) and not isinstance(v, np.generic) for v in items)
+        if _isa(value, dict):
+            copy: Any = dict(cast("dict[Any, Any]", value))
+            by_value = by_value and all(isinstance(k, _ATOMS) for k in copy)
+        elif _isa(value, set):
+            copy = set(cast("set[Any]", value))
+        else:
+            copy = list(cast("list[Any]", value))
+        self.containers.append((value, copy, by_value))
+        if not by_value:
+            for item in items:
+                self._add(item, seen)
+
+    def _add_object(self, value: Any, seen: set[int]) -> None:
+        attributes = getattr(value, "__dict__", None)
+        if _isa(attributes, dict):
+            items = tuple(cast("dict[str, Any]", attributes).items())
+            self.objects.append((value, True, items))
+        else:
+            names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
+            if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
+                return
+            items = tuple((n, getattr(value, n, _MISSING)) for n in names)
+            self.objects.append((value, False, items))
+        for _, v in items:
+            self._add(v, seen)
+        self._add_class(_type_of(value), seen)
+
+    def _add_class(self, cls: type, seen: set[int]) -> None:
+        """A class's own attributes and its methods' globals, for the user's classes."""
+        for klass in cls.__mro__:
+            if (
+                id(klass) in seen
+                or klass.__module__ in ("builtins", "shapegrad")
+                or klass.__module__.startswith("shapegrad.")
+            ):
+                continue
+            seen.add(id(klass))
+            namespace = klass.__dict__
+            module = sys.modules.get(klass.__module__)
+            if module is None or not user_file(getattr(module, "__file__", None) or "<unknown>"):
+                continue
+            self._note()
+            for name, attribute in namespace.items():
+                if name.startswith("__") and name.endswith("__"):
+                    continue
+                if _isa(attribute, (staticmethod, classmethod)):
+                    attribute = attribute.__func__
+                if _isa(attribute, property):
+                    for accessor in (attribute.fget, attribute.fset):
+                        if accessor is not None:
+                            self._add(accessor, seen)
+                    continue
+                self.values.append((namespace, name, attribute))
+                self._add(attribute, seen)
+            call = namespace.get("__call__")
+            if call is not None:
+                self._add(call, seen)
+
+    def _add_function(self, fn: types.FunctionType, seen: set[int]) -> None:
+        """A user function's closure, the globals it names (and, in the user's own modules it
+        names, the attributes it names), its defaults; library functions by identity."""
+        code = fn.__code__
+        if not user_file(code.co_filename):
+            wrapped = getattr(fn, "__wrapped__", None)  # a user's function under a library's decorator
+            if wrapped is not None:
+                self._add(wrapped, seen)
+            return
+        self._note()
+        for cell in fn.__closure__ or ():
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            self._add(contents, seen)
+        scope = fn.__globals__
+        names = _code_names(code)
+        for name in names:
+            value = scope.get(name, _MISSING)
+            if value is _MISSING:
+                continue
+            self.values.append((scope, name, value))
+            if _isa(value, types.ModuleType):
+                self._add_module_names(value, names, seen)
+            else:
+                self._add(value, seen)
+        self._add(fn.__defaults__, seen)
+        self._add(fn.__kwdefaults__, seen)
+
+    def _add_module_names(self, module: types.ModuleType, names: set[str], seen: set[int]) -> None:
+        """The attributes of the user's own module (``config.LR``) that a function names."""
+        if not user_file(getattr(module, "__file__", None) or "<unknown>"):
+            return
+        namespace = vars(module)
+        for name in names:
+            value = namespace.get(name, _MISSING)
+            if value is not _MISSING:
+                self.values.append((namespace, name, value))
+                self._add(value, seen)
+
+    def changed(self, roots: list[Any], modes: bool = True) -> str | None:
+        """What differs in what the call reaches from when recorded (modules' modes too unless
+        ``modes`` is false); None if nothing."""
+        if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
+            return "a value it reads by name (a closure variable, a global, a default) was rebound"
+        for module, size, training, public in self.modules:
+            attributes = module.__dict__
+            if modes and module.training is not training:
+                return f"{type(module).__name__}'s train/eval mode changed"
+            if len(attributes) - ("training" in attributes) != size:
+                return f"{type(module).__name__} gained or lost an attribute"
+            for name, value in public:
+                if attributes.get(name) is not value:
+                    return f"{type(module).__name__}.{name} was replaced"
+        for obj, has_dict, items in self.objects:
+            if has_dict:
+                attributes = obj.__dict__
+                if len(attributes) != len(items):
+                    return f"{type(obj).__name__} gained or lost an attribute"
+                for name, value in items:
+                    if attributes.get(name, _MISSING) is not value:
+                        return f"{type(obj).__name__}.{name} was replaced"
+            else:
+                for name, value in items:
+                    if getattr(obj, name, _MISSING) is not value:
+                        return f"{type(obj).__name__}.{name} was replaced"
+        for namespace, name, value in self.values:
+            if namespace.get(name, _MISSING) is not value:
+                return f"{name!r}, a name it reads through a function or a class, was rebound"
+        for container, copy, by_value in self.containers:
+            kind = type(container).__name__
+            if len(container) != len(copy):
+                return f"a {kind} it reads changed its length"
+            if by_value:
+                try:
+                    same = bool(container == copy)
+                except Exception:  # noqa: BLE001 -- an item whose == is not a truth value: changed
+                    same = False
+                if not same:
+                    return f"an item of a {kind} it reads changed"
+            elif _isa(container, dict):
+                entries = cast("dict[Any, Any]", container)
+                if any(entries.get(k, _MISSING) is not v for k, v in copy.items()):
+                    return "an item of a dict it reads was replaced"
+            elif _isa(container, set):
+                if container != copy:
+                    return "a set it reads changed"
+            elif any(a is not b for a, b in zip(container, copy, strict=True)):
+                return f"an item of a {kind} it reads was replaced"
+        for array, copy in self.arrays:
+            if array.shape != copy.shape or array.dtype != copy.dtype or not np.array_equal(array, copy):
+                return "a NumPy array it reads changed"
+        for tensor, shape, dtype in self.tensors:
+            data = tensor._data
+            if data.shape != shape or data.dtype != dtype:
+                return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+        return None

@@ -1,0 +1,198 @@
+"""Calls of the step's Python that a replay cannot repeat: values from hidden state.
+
+A replay runs none of the step's Python, so a number its Python drew from ``random``, from a
+NumPy generator (``rng.uniform()``, ``np.random.rand()``) or read from a clock is baked in:
+every replay would reuse the first one. While ``sg.compile`` records, :func:`watching`
+installs a profile function (``sys.setprofile``, this thread only) that sees each call of a
+C function and reports those draws and reads, made from the user's code, through
+``report``; the recording then runs the step eagerly from then on, as for ``.item()``.
+shapegrad's own draws (``sg.Generator``, dropout) are recorded calls, not reported.
+
+Where a profiler already holds the profile hook (``cProfile``), it is left alone and these
+calls are not watched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import operator
+import os
+import random
+import sys
+import sysconfig
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "NUMPY_GENERATORS",
+    "generator_states",
+    "is_iterator",
+    "iterator_state",
+    "same_state",
+    "user_file",
+    "watching",
+]
+
+_STATEFUL = (random.Random, np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+# The clocks, by the module that owns them (a C function's __self__) and name.
+_CLOCKS = {
+    id(time): {
+        "time",
+        "time_ns",
+        "perf_counter",
+        "perf_counter_ns",
+        "monotonic",
+        "monotonic_ns",
+        "process_time",
+        "process_time_ns",
+    },
+    id(getattr(os.urandom, "__self__", None)): {"urandom"},  # posix (nt on Windows)
+}
+_RANDOM_FILE = random.__file__
+_NOW = {"now", "utcnow", "today"}
+
+
+_library: list[tuple[str, ...]] = []
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """The standard library, installed packages, shapegrad and its backends' package (which
+    an editable install leaves outside site-packages)."""
+    if not _library:
+        paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        paths.add(os.path.dirname(os.path.abspath(__file__)))
+        backends = sys.modules.get("shapegrad_backends")
+        if backends is not None and getattr(backends, "__file__", None):
+            paths.add(os.path.dirname(os.path.abspath(backends.__file__ or "")))
+        _library.append(tuple(os.path.abspath(p) + os.sep for p in paths))
+    return _library[0]
+
+
+def user_file(filename: str) -> bool:
+    """Whether code from ``filename`` is the user's: not the standard library, an installed
+    package, shapegrad or its backends (whose globals do not change between steps, and
+    whose clocks and draws are not the step's values)."""
+    if filename.startswith("<"):  # <stdin>, <string>, an interactive cell: the user's
+        return True
+    return not os.path.abspath(filename).startswith(_library_dirs())
+
+
+def _hidden_state(fn: Any) -> str | None:
+    """What ``fn`` (a C function about to be called) reads that a replay would not read
+    again, or None."""
+    owner = getattr(fn, "__self__", None)
+    name = getattr(fn, "__name__", "?")
+    if isinstance(owner, _STATEFUL):
+        return f"a random number drawn in Python ({type(owner).__name__}.{name})"
+    if (owner is datetime.datetime or owner is datetime.date) and name in _NOW:
+        return f"the clock (datetime.{name})"
+    if name in _CLOCKS.get(id(owner), ()):  # identity: an owner's == may be an array's
+        return f"the clock or the system's random source ({getattr(owner, '__name__', '?')}.{name})"
+    return None
+
+
+# NumPy's generators are Cython: their draws make no profile events. Instead the states of
+# those the step reaches (and NumPy's global one, behind np.random.rand) are compared before
+# and after the recording run.
+NUMPY_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def generator_states(generators: list[Any]) -> list[Any]:
+    """The state of each NumPy generator in ``generators`` and of NumPy's global one."""
+    states: list[Any] = []
+    global_state: Any = np.random.mtrand._rand  # behind np.random.rand
+    for g in [*generators, global_state]:
+        if isinstance(g, np.random.Generator):
+            states.append(g.bit_generator.state)
+        elif isinstance(g, np.random.RandomState):
+            states.append(g.get_state(legacy=False))
+        else:
+            states.append(g.state)
+    return states
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_tuple(value: Any) -> bool:
+    return isinstance(value, tuple)
+
+
+def _is_ndarray(value: Any) -> bool:
+    return isinstance(value, np.ndarray)
+
+
+def same_state(a: Any, b: Any) -> bool:
+    """Whether two generator states (dicts of numbers, strings and arrays) are equal."""
+    if _is_dict(a) and _is_dict(b):
+        return a.keys() == b.keys() and all(same_state(a[k], b[k]) for k in a)
+    if _is_ndarray(a) or _is_ndarray(b):
+        return bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
+def is_iterator(value: Any) -> bool:
+    """An iterator or a generator (something ``next`` advances), not a container."""
+    kind: type = value.__class__
+    return hasattr(kind, "__next__") or hasattr(value, "gi_frame") or hasattr(value, "ag_frame")
+
+
+def iterator_state(value: Any, depth: int = 0) -> Any:
+    """Where an iterator is: a generator's frame position, else how many items it has left
+    (``length_hint``) or, for iterators without one (``itertools.count``, ``zip`` of
+    iterators), what its pickling reduces to, their inner iterators' states included."""
+    for name in ("gi_frame", "cr_frame", "ag_frame"):
+        if hasattr(value, name):
+            frame = getattr(value, name)
+            return ("frame", None if frame is None else frame.f_lasti)
+    hint = operator.length_hint(value, -1)
+    if hint >= 0 or depth > 2:
+        return ("left", hint)
+    try:
+        reduced = value.__reduce__()
+    except Exception:  # noqa: BLE001 -- an iterator that cannot say where it is
+        return ("left", hint)
+    parts: list[Any] = []
+    arguments: tuple[Any, ...] = tuple(reduced[1:]) if _is_tuple(reduced) else ()
+    for part in arguments:
+        inner: tuple[Any, ...] = tuple(part) if _is_tuple(part) else (part,)
+        for item in inner:
+            if is_iterator(item):
+                parts.append(iterator_state(item, depth + 1))
+            elif isinstance(item, (int, float, str, bytes, bool, type(None))):
+                parts.append(item)
+    return ("reduced", tuple(parts))
+
+
+@contextlib.contextmanager
+def watching(report: Callable[[str], None]) -> Generator[None]:
+    """While inside, each call the user's code makes of a function in :func:`_hidden_state`
+    is reported (``report(what)``) before it runs."""
+    if sys.getprofile() is not None:  # a profiler's: not replaced
+        yield
+        return
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "c_call":
+            return
+        what = _hidden_state(arg)
+        if what is None:
+            return
+        # Made by the user's code, or by random's Python (random.uniform) called by it; not a
+        # library's own use (numba timing its compiles, logging stamping a record).
+        caller = frame.f_code.co_filename
+        if caller == _RANDOM_FILE and frame.f_back is not None:
+            caller = frame.f_back.f_code.co_filename
+        if user_file(caller):
+            report(what)
+
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)

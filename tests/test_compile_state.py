@@ -1,0 +1,321 @@
+"""sg.compile and the Python state a step reads: a change records again, a value from hidden
+state (a random draw, a clock, an iterator) runs the step eagerly; never a stale replay.
+
+Each test changes something the step's Python reads between calls, the way a training script
+does (a config object, a helper's global, an argparse namespace, a list, a generator), and
+checks that every call of the compiled step returns what the step itself returns."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import queue
+import random
+import sys
+import time
+import types
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import _compile_layout
+
+
+@pytest.fixture(autouse=True)
+def _records_on_numpy(numpy_backend: str) -> None:
+    """sg.compile records on the NumPy backend only (see test_compile.py)."""
+
+
+X = np.arange(4, dtype=np.float32)
+
+
+def _calls(step: Callable[..., Any], change: Callable[[int], None], *args: Any, n: int = 5) -> list[float]:
+    """``n`` calls of ``step``, ``change(i)`` before each."""
+    out: list[float] = []
+    for i in range(n):
+        change(i)
+        out.append(step(*args).item())
+    return out
+
+
+def _same_as_eager(step: Callable[..., Any], change: Callable[[int], None], *args: Any) -> sg.CompiledStep[..., Any]:
+    """The compiled ``step`` returns what ``step`` returns at every call, ``change`` applied
+    before each pair of calls; no warning (it replays or records again)."""
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(5):
+            change(i)
+            assert compiled(*args).item() == step(*args).item(), f"call {i}"
+    return compiled
+
+
+def _runs_eagerly(step: Callable[[], Any], expected: list[float], because: str) -> None:
+    """The compiled ``step`` gives ``expected`` over five calls (each a new value) and runs
+    eagerly from its first call, with a warning that says ``because``."""
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match=because):
+        got = [compiled().item() for _ in range(5)]
+    assert got == expected
+    assert compiled.eager_reason is not None
+
+
+# --------------------------------------------------------------------------- changed state records again
+@dataclass
+class Config:
+    scale: float = 1.0
+
+
+CONFIG = Config()
+
+
+def test_an_attribute_of_a_config_object_it_reads() -> None:
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return (x * CONFIG.scale).sum()
+
+    compiled = _same_as_eager(step, lambda i: setattr(CONFIG, "scale", float(i)), x)
+    assert compiled.recordings  # it replays where nothing changed
+    before = compiled.recordings[-1].replays
+    compiled(x)
+    assert compiled.recordings[-1].replays == before + 1
+
+
+def test_an_attribute_of_an_object_it_takes_as_an_argument() -> None:
+    x = sg.tensor(X)
+    args = argparse.Namespace(temperature=1.0)
+
+    def step(x: Any, args: argparse.Namespace) -> Any:
+        return (x / args.temperature).sum()
+
+    _same_as_eager(step, lambda i: setattr(args, "temperature", float(i + 1)), x, args)
+
+
+def test_an_attribute_of_an_object_two_levels_down() -> None:
+    x = sg.tensor(X)
+    trainer = types.SimpleNamespace(schedule=types.SimpleNamespace(factor=1.0))
+
+    def step(x: Any) -> Any:
+        return (x * trainer.schedule.factor).sum()
+
+    _same_as_eager(step, lambda i: setattr(trainer.schedule, "factor", float(i)), x)
+
+
+SHIFT = 0.0
+
+
+def _shifted(x: Any) -> Any:
+    return x + SHIFT
+
+
+def test_a_global_read_by_a_helper_function() -> None:
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return _shifted(x).sum()
+
+    def change(i: int) -> None:
+        global SHIFT
+        SHIFT = float(i)
+
+    _same_as_eager(step, change, x)
+
+
+class Scaled(sg.nn.Module):
+    factor = 1.0  # a class attribute
+
+    def __call__(self, x: Any) -> Any:
+        return x * self.factor
+
+
+def test_a_class_attribute_a_module_reads() -> None:
+    x, model = sg.tensor(X), Scaled()
+
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    _same_as_eager(step, lambda i: setattr(Scaled, "factor", float(i)), x)
+
+
+def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "train_settings.py").write_text("LR_SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import train_settings  # pyright: ignore[reportMissingImports]
+
+    x = sg.tensor(X)
+    namespace: dict[str, Any] = {"settings": train_settings}
+    exec("def step(x):\n    return (x * settings.LR_SCALE).sum()\n", namespace)  # a step in another module
+    try:
+        _same_as_eager(namespace["step"], lambda i: setattr(train_settings, "LR_SCALE", float(i)), x)
+    finally:
+        sys.modules.pop("train_settings", None)
+
+
+def test_a_long_list_of_numbers_changed_in_place() -> None:
+    x = sg.tensor(np.ones(100, dtype=np.float32))
+    weights = [1.0] * 100  # longer than the lists whose items are held one by one
+
+    def step(x: Any) -> Any:
+        return (x * sg.tensor(weights)).sum()
+
+    def change(i: int) -> None:
+        weights[i] = 5.0
+
+    _same_as_eager(step, change, x)
+
+
+def test_a_sliding_window_of_token_ids() -> None:
+    window = list(range(80))
+
+    def step() -> Any:
+        return sg.tensor(window).sum()
+
+    def change(i: int) -> None:
+        window.pop(0)
+        window.append(100 + i)
+
+    _same_as_eager(step, change)
+
+
+def test_a_small_numpy_table_read_by_python() -> None:
+    x = sg.tensor(X)
+    table = np.ones(10)  # a schedule its Python indexes
+
+    def step(x: Any) -> Any:
+        return (x * float(table[2])).sum()
+
+    def change(i: int) -> None:
+        table[2] = float(i)
+
+    _same_as_eager(step, change, x)
+
+
+# --------------------------------------------------------------------------- hidden state: eager
+def test_a_python_random_draw_runs_eagerly() -> None:
+    x = sg.tensor(X)
+    draws = random.Random(0)
+    expected_draws = random.Random(0)
+
+    def step() -> Any:
+        return (x * draws.random()).sum()
+
+    expected = [float((X * np.float32(expected_draws.random())).sum()) for _ in range(5)]
+    _runs_eagerly(step, expected, r"random number drawn in Python \(Random.random\)")
+
+
+def test_the_random_modules_functions_run_eagerly() -> None:
+    x = sg.tensor(X)
+
+    def step() -> Any:
+        return (x * random.uniform(0.0, 1.0)).sum()  # Python's random.uniform over Random.random
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="random number drawn in Python"):
+        values = {compiled().item() for _ in range(5)}
+    assert len(values) == 5
+
+
+def test_a_numpy_generator_draw_runs_eagerly() -> None:
+    x = sg.tensor(X)
+    rng, twin = np.random.default_rng(0), np.random.default_rng(0)
+
+    def step() -> Any:
+        return (x * float(rng.uniform())).sum()
+
+    expected = [float((X * np.float32(twin.uniform())).sum()) for _ in range(5)]
+    _runs_eagerly(step, expected, "NumPy generator")
+
+
+def test_numpys_global_generator_runs_eagerly() -> None:
+    x = sg.tensor(X)
+
+    def step() -> Any:
+        return (x * float(np.random.rand())).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="NumPy generator"):
+        values = {compiled().item() for _ in range(5)}
+    assert len(values) == 5
+
+
+def test_the_clock_runs_eagerly() -> None:
+    x = sg.tensor(X)
+
+    def step() -> Any:
+        return (x * (time.perf_counter() % 1.0)).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match=r"the clock .*perf_counter"):
+        values = {compiled().item() for _ in range(5)}
+    assert len(values) > 1
+
+
+def _batches() -> list[Any]:
+    return [sg.full((4,), float(i)) for i in range(6)]
+
+
+def test_a_tensor_from_an_iterator_runs_eagerly() -> None:
+    batches = iter(_batches())
+
+    def step() -> Any:
+        return (next(batches) * 2.0).sum()
+
+    _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "next item of an iterator")
+
+
+def test_a_tensor_from_a_generator_runs_eagerly() -> None:
+    def stream() -> Iterator[Any]:
+        yield from _batches()
+
+    batches = stream()
+
+    def step() -> Any:
+        return (next(batches) * 2.0).sum()
+
+    _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "next item of an iterator")
+
+
+def test_a_tensor_from_a_queue_runs_eagerly() -> None:
+    batches: queue.SimpleQueue[Any] = queue.SimpleQueue()  # a C object: nothing of it is checked
+    for batch in _batches():
+        batches.put(batch)
+
+    def step() -> Any:
+        return (batches.get() * 2.0).sum()
+
+    _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
+
+
+def test_a_deque_the_step_rotates_runs_eagerly() -> None:
+    queue = collections.deque(_batches())
+
+    def step() -> Any:
+        queue.rotate(1)
+        return (queue[0] * 2.0).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="deque"):
+        got = [compiled().item() for _ in range(5)]
+    assert got == [40.0, 32.0, 24.0, 16.0, 8.0]
+
+
+def test_a_step_reaching_too_many_objects_runs_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_compile_layout, "BUDGET", 50)
+    rows = [{"value": float(i)} for i in range(100)]  # dicts: each one is checked
+    x = sg.tensor(X)
+
+    def step() -> Any:
+        return (x * rows[3]["value"]).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="more than 50 Python objects"):
+        assert compiled().item() == 18.0
+    rows[3]["value"] = 1.0
+    assert compiled().item() == 6.0
