@@ -1789,7 +1789,7 @@ class CompiledStep(Generic[P, R]):
             return self._step(*args, **kwargs)
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
-        with _Session(rec, list(backends.values())), watching(rec.value_read):
+        with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
             result = self._step(*args, **kwargs)
         if rec.value_reason is None and not all(
             same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
@@ -1817,7 +1817,9 @@ class CompiledStep(Generic[P, R]):
             return result
         self._mutations = 0
         try:
-            end_layout = Layout(roots)  # as the step left them: what the next call must find
+            # As the step left them: what the next call must find. Only the attributes the
+            # code that ran names (a trainer's history list the step never reads may change).
+            end_layout = Layout(roots, watch.read_names())
         except TooLarge as error:
             self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
             return result

@@ -197,14 +197,19 @@ class Layout:
         "generators",
         "iterators",
         "count",
+        "names",
     )
 
-    def __init__(self, roots: list[Any]) -> None:
+    def __init__(self, roots: list[Any], names: frozenset[str] | None = None) -> None:
         self.roots = list(roots)
+        # The attribute names the step's code could have read (None: all of them, where the
+        # code that ran is not known): other attributes of objects and modules are not checked.
+        self.names = names
         # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
-        # (a plain object, its attributes' (name, value) pairs; slots read with getattr)
-        self.objects: list[tuple[Any, bool, tuple[tuple[str, Any], ...]]] = []
+        # (a plain object, whether it has a __dict__ (else slots, read with getattr), the
+        # dict's size, its (name, value) pairs)
+        self.objects: list[tuple[Any, bool, int, tuple[tuple[str, Any], ...]]] = []
         # (a list, dict or set, a copy of it, whether its items are compared by value)
         self.containers: list[tuple[Any, Any, bool]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
@@ -218,6 +223,10 @@ class Layout:
         for root in roots:
             self._add(root, seen)
 
+    def _read(self, name: str) -> bool:
+        """Whether the step's code may have read an attribute called ``name``."""
+        return self.names is None or name in self.names
+
     def _note(self, n: int = 1) -> None:
         self.count += n
         if self.count > BUDGET:
@@ -230,7 +239,9 @@ class Layout:
         self._note()
         if _isa(value, Module):
             attributes = cast("dict[str, Any]", value.__dict__)
-            public = tuple((n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training")
+            public = tuple(
+                (n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training" and self._read(n)
+            )
             self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
             for _, v in public:
                 self._add(v, seen)
@@ -287,14 +298,15 @@ class Layout:
     def _add_object(self, value: Any, seen: set[int]) -> None:
         attributes = getattr(value, "__dict__", None)
         if _isa(attributes, dict):
-            items = tuple(cast("dict[str, Any]", attributes).items())
-            self.objects.append((value, True, items))
+            entries = cast("dict[str, Any]", attributes)
+            items = tuple((n, v) for n, v in entries.items() if self._read(n))
+            self.objects.append((value, True, len(entries), items))
         else:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
-            items = tuple((n, getattr(value, n, _MISSING)) for n in names)
-            self.objects.append((value, False, items))
+            items = tuple((n, getattr(value, n, _MISSING)) for n in names if self._read(n))
+            self.objects.append((value, False, len(names), items))
         for _, v in items:
             self._add(v, seen)
         self._add_class(_type_of(value), seen)
@@ -315,7 +327,7 @@ class Layout:
                 continue
             self._note()
             for name, attribute in namespace.items():
-                if name.startswith("__") and name.endswith("__"):
+                if (name.startswith("__") and name.endswith("__")) or not self._read(name):
                     continue
                 if _isa(attribute, (staticmethod, classmethod)):
                     attribute = attribute.__func__
@@ -385,10 +397,10 @@ class Layout:
             for name, value in public:
                 if attributes.get(name) is not value:
                     return f"{type(module).__name__}.{name} was replaced"
-        for obj, has_dict, items in self.objects:
+        for obj, has_dict, size, items in self.objects:
             if has_dict:
                 attributes = obj.__dict__
-                if len(attributes) != len(items):
+                if len(attributes) != size:
                     return f"{type(obj).__name__} gained or lost an attribute"
                 for name, value in items:
                     if attributes.get(name, _MISSING) is not value:

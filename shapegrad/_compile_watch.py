@@ -22,6 +22,7 @@ import random
 import sys
 import sysconfig
 import time
+import types
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -169,15 +170,50 @@ def iterator_state(value: Any, depth: int = 0) -> Any:
     return ("reduced", tuple(parts))
 
 
+class Watch:
+    """What :func:`watching` saw: the code objects that ran (None where a profiler held the
+    hook and nothing was watched)."""
+
+    __slots__ = ("codes",)
+
+    def __init__(self, codes: set[types.CodeType] | None) -> None:
+        self.codes = codes
+
+    def read_names(self) -> frozenset[str] | None:
+        """Every name the code that ran could have read an attribute by: the names its
+        bytecode uses and its string constants (``getattr(cfg, "lr")``), or None if unknown."""
+        if self.codes is None:
+            return None
+        names: set[str] = set()
+        for code in self.codes:
+            names.update(code.co_names)
+            _strings(code.co_consts, names)
+        return frozenset(names)
+
+
+def _strings(constants: Any, into: set[str]) -> None:
+    for const in constants:
+        if isinstance(const, str):
+            into.add(const)
+        elif isinstance(const, (tuple, frozenset)):
+            _strings(const, into)
+
+
 @contextlib.contextmanager
-def watching(report: Callable[[str], None]) -> Generator[None]:
+def watching(report: Callable[[str], None]) -> Generator[Watch]:
     """While inside, each call the user's code makes of a function in :func:`_hidden_state`
-    is reported (``report(what)``) before it runs."""
+    is reported (``report(what)``) before it runs, and the code objects that run are noted
+    (the :class:`Watch` yielded)."""
     if sys.getprofile() is not None:  # a profiler's: not replaced
-        yield
+        yield Watch(None)
         return
+    codes: set[types.CodeType] = set()
+    ran = codes.add
 
     def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            ran(frame.f_code)
+            return
         if event != "c_call":
             return
         what = _hidden_state(arg)
@@ -193,6 +229,6 @@ def watching(report: Callable[[str], None]) -> Generator[None]:
 
     sys.setprofile(profile)
     try:
-        yield
+        yield Watch(codes)
     finally:
         sys.setprofile(None)

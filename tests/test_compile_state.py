@@ -197,6 +197,70 @@ def test_a_small_numpy_table_read_by_python() -> None:
     _same_as_eager(step, change, x)
 
 
+class Trainer:
+    """A training loop's object: the step is its method; it also keeps the loop's records."""
+
+    def __init__(self) -> None:
+        self.model = sg.nn.Linear(4, 1, generator=sg.Generator(0))
+        self.opt, self.grads = sg.optim.SGD(self.model, lr=0.1), self.model.alloc_grads()
+        self.losses: list[float] = []  # appended after every step: the step never reads it
+        self.global_step = 0
+        self.warmup = 3
+
+    def step(self, x: Any) -> Any:
+        self.grads.zero()
+        loss = (self.model(x.trace(self.grads)) ** 2).mean()
+        loss.backward()
+        self.opt.update(self.model, self.grads)
+        return loss
+
+
+def test_a_trainers_records_the_step_never_reads_do_not_stop_replays() -> None:
+    trainer, twin = Trainer(), Trainer()
+    compiled = sg.compile(trainer.step)
+    x = sg.ones(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(12):
+            loss = compiled(x).item()
+            assert loss == twin.step(x).item()
+            trainer.losses.append(loss)
+            trainer.global_step += 1
+    assert compiled.recordings[0].replays == 11  # one recording, replayed since
+
+
+class ScaledTrainer(Trainer):
+    def step(self, x: Any) -> Any:
+        return (self.model(x) * min(1.0, (self.global_step + 1) / self.warmup)).sum()  # reads the count
+
+
+def test_a_trainers_count_the_step_reads_records_again() -> None:
+    trainer = ScaledTrainer()
+
+    def change(i: int) -> None:
+        trainer.global_step = i
+
+    _same_as_eager(trainer.step, change, sg.ones(2, 4))
+
+
+def test_under_a_profiler_every_attribute_is_checked() -> None:
+    """cProfile holds the profile hook: the code that ran is not known, so every attribute of
+    what the step reaches is checked (a replay is never stale, at the price of more records)."""
+    import cProfile
+
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return (x * CONFIG.scale).sum()
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        _same_as_eager(step, lambda i: setattr(CONFIG, "scale", float(i)), x)
+    finally:
+        profiler.disable()
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
