@@ -24,8 +24,11 @@ loop that keeps the chain's inner values in registers and rounds as NumPy does.
 
 Anything the recording cannot follow makes the step run eagerly from then on, with one
 :class:`CompileWarning`: a value read by Python (``.item()``, ``float(t)``, ``bool(t)``,
-``.tolist()``, ``.numpy()``: the step's control flow may depend on it), or an array that
-reached the step's math through a path the recording does not see. Never a wrong replay.
+``.tolist()``, ``.numpy()``: the step's control flow may depend on it), a value from hidden
+state (a random draw in Python, a clock, an iterator's next item: ``_compile_watch``), or an
+array that reached the step's math through a path the recording does not see. What the
+step's Python read is baked in, so before each replay the state it reaches must be as
+recorded (``_compile_layout.Layout``), else it records again. Never a wrong replay.
 """
 
 from __future__ import annotations
