@@ -224,7 +224,12 @@ class Layout:
             raise TooLarge(f"it reaches more than {BUDGET:,} Python objects and items")
 
     def _add(self, value: Any, seen: set[int]) -> None:
-        if _isa(value, _ATOMS) or id(value) in seen:
+        if _isa(value, _ATOMS):
+            return
+        if _isa(value, type):  # a class it names (Config.LR): _add_class notes each class once
+            self._add_class(value, seen)
+            return
+        if id(value) in seen:
             return
         seen.add(id(value))
         self._note()
@@ -249,9 +254,8 @@ class Layout:
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
                 self.arrays.append((value, value.copy()))
-        elif _isa(value, type) or _library_object(value):
-            if _isa(value, type):
-                self._add_class(value, seen)
+        elif _library_object(value):
+            pass
         elif _isa(value, types.FunctionType):
             self._add_function(value, seen)
         elif _isa(value, types.MethodType):

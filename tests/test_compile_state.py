@@ -144,6 +144,19 @@ def test_a_class_attribute_a_module_reads() -> None:
     _same_as_eager(step, lambda i: setattr(Scaled, "factor", float(i)), x)
 
 
+class Hyper:
+    scale = 1.0  # a class the step names, not an instance of it
+
+
+def test_a_class_attribute_of_a_class_it_names() -> None:
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return (x * Hyper.scale).sum()
+
+    _same_as_eager(step, lambda i: setattr(Hyper, "scale", float(i)), x)
+
+
 def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "train_settings.py").write_text("LR_SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
