@@ -319,20 +319,16 @@ class Layout:
                 continue
             self._note()
             for name, attribute in namespace.items():
-                if name.startswith("__") and name.endswith("__"):
-                    continue
-                if _isa(attribute, (staticmethod, classmethod)):
-                    attribute = attribute.__func__
-                if _isa(attribute, property):
-                    for accessor in (attribute.fget, attribute.fset):
+                inner = attribute.__func__ if _isa(attribute, (staticmethod, classmethod)) else attribute
+                if name.startswith("__") and name.endswith("__") and not _isa(inner, (types.FunctionType, property)):
+                    continue  # __module__, __doc__, a dataclass's fields; its methods (__getattr__) are followed
+                self.values.append((namespace, name, attribute))  # as the class holds it: a staticmethod too
+                if _isa(inner, property):
+                    for accessor in (inner.fget, inner.fset):
                         if accessor is not None:
                             self._add(accessor, seen)
-                    continue
-                self.values.append((namespace, name, attribute))
-                self._add(attribute, seen)
-            call = namespace.get("__call__")
-            if call is not None:
-                self._add(call, seen)
+                else:
+                    self._add(inner, seen)
 
     def _add_function(self, fn: types.FunctionType, seen: set[int]) -> None:
         """A user function's closure, the globals it names (and, in the user's own modules it

@@ -157,6 +157,54 @@ def test_a_class_attribute_of_a_class_it_names() -> None:
     _same_as_eager(step, lambda i: setattr(Hyper, "scale", float(i)), x)
 
 
+class Activated(sg.nn.Module):
+    def __init__(self) -> None:
+        self.scale = 2.0
+
+    @staticmethod
+    def activation(x: Any) -> Any:
+        return x.relu()
+
+    @classmethod
+    def build(cls) -> Activated:
+        return cls()
+
+    def __call__(self, x: Any) -> Any:
+        return self.activation(x * self.scale)
+
+
+def test_a_module_with_a_staticmethod_and_a_classmethod_replays() -> None:
+    x, model = sg.tensor(X), Activated.build()
+
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    compiled = _same_as_eager(step, lambda i: None, x)
+    assert compiled.recordings[-1].replays == 4
+
+
+SETTINGS: dict[str, float] = {"scale": 1.0}
+
+
+class Settings:
+    """A config object whose attributes are a global dict's items (read by ``__getattr__``)."""
+
+    def __getattr__(self, name: str) -> float:
+        try:
+            return SETTINGS[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def test_a_global_read_by_a_dunder_method_of_a_config_class() -> None:
+    x, settings = sg.tensor(X), Settings()
+
+    def step(x: Any) -> Any:
+        return (x * settings.scale).sum()
+
+    _same_as_eager(step, lambda i: SETTINGS.__setitem__("scale", float(i)), x)
+
+
 def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "train_settings.py").write_text("LR_SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
