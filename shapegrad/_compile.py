@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
-from ._compile_layout import Layout, TooLarge, argument_objects, free_values, reachable
+from ._compile_layout import Layout, TooLarge, argument_objects, attribute, free_values, reachable
 from ._compile_watch import generator_states, iterator_state, same_state, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -1686,7 +1686,10 @@ class CompiledStep(Generic[P, R]):
         self._mutations = 0  # recordings in a row whose step changed its own modules
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
-        functools.update_wrapper(self, step)
+        try:
+            functools.update_wrapper(self, step)
+        except Exception:  # noqa: BLE001 -- a callable object whose __getattr__ raises KeyError, say
+            self.__wrapped__ = step
 
     @property
     def recordings(self) -> list[Recording]:
@@ -1746,7 +1749,7 @@ class CompiledStep(Generic[P, R]):
         self._cache.clear()
         self._order.clear()
         warnings.warn(
-            f"sg.compile: {getattr(self._step, '__qualname__', self._step)!r} runs eagerly from now on: {reason}",
+            f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} runs eagerly from now on: {reason}",
             CompileWarning,
             stacklevel=3,
         )

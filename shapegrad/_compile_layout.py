@@ -27,7 +27,7 @@ from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file
 from ._tensor import Tensor
 from .nn._module import Module
 
-__all__ = ["Layout", "TooLarge", "argument_objects", "free_values", "reachable"]
+__all__ = ["Layout", "TooLarge", "argument_objects", "attribute", "free_values", "reachable"]
 
 _MISSING = object()
 
@@ -81,6 +81,16 @@ def _type_of(value: Any) -> type:
     return kind
 
 
+def attribute(value: Any, name: str, default: Any = None) -> Any:
+    """``getattr(value, name, default)`` that also gives ``default`` where a class's own
+    ``__getattr__`` raises something other than ``AttributeError`` (a config object whose
+    ``__getattr__`` reads a dict raises ``KeyError`` for a name it lacks)."""
+    try:
+        return getattr(value, name, default)
+    except Exception:  # noqa: BLE001 -- the user's __getattr__, whatever it raises
+        return default
+
+
 def _library_object(value: Any) -> bool:
     """Whether ``value`` is held by identity only (see ``_OPAQUE_PACKAGES``)."""
     module = type(value).__module__.partition(".")[0]
@@ -106,7 +116,7 @@ def free_values(step: Callable[..., Any]) -> list[Any]:
     if isinstance(fn, types.MethodType):
         values.append(fn.__self__)
         fn = fn.__func__
-    code = getattr(fn, "__code__", None)
+    code = attribute(fn, "__code__")
     if code is not None:
         for cell in fn.__closure__ or ():
             try:
@@ -138,7 +148,7 @@ def reachable(args: tuple[Any, ...], kwargs: dict[str, Any], free: list[Any]) ->
     for a in (*args, *kwargs.values(), *free):
         add(a, 0)
     for value in list(found):
-        attributes = getattr(value, "__dict__", None)
+        attributes = attribute(value, "__dict__")
         if isinstance(attributes, dict):
             for v in cast("dict[str, Any]", attributes).values():
                 add(v, 1)
@@ -249,7 +259,7 @@ class Layout:
             self.generators.append(value)
         elif is_iterator(value):
             self.iterators.append(value)
-            if hasattr(value, "__dict__"):
+            if attribute(value, "__dict__") is not None:
                 self._add_object(value, seen)  # a class of the user's with __next__: its counters too
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
@@ -289,7 +299,7 @@ class Layout:
                 self._add(item, seen)
 
     def _add_object(self, value: Any, seen: set[int]) -> None:
-        attributes = getattr(value, "__dict__", None)
+        attributes = attribute(value, "__dict__")
         if _isa(attributes, dict):
             items = tuple(cast("dict[str, Any]", attributes).items())
             self.objects.append((value, True, items))
@@ -297,7 +307,7 @@ class Layout:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
-            items = tuple((n, getattr(value, n, _MISSING)) for n in names)
+            items = tuple((n, attribute(value, n, _MISSING)) for n in names)
             self.objects.append((value, False, items))
         for _, v in items:
             self._add(v, seen)
@@ -395,7 +405,7 @@ class Layout:
                         return f"{type(obj).__name__}.{name} was replaced"
             else:
                 for name, value in items:
-                    if getattr(obj, name, _MISSING) is not value:
+                    if attribute(obj, name, _MISSING) is not value:
                         return f"{type(obj).__name__}.{name} was replaced"
         for namespace, name, value in self.values:
             if namespace.get(name, _MISSING) is not value:

@@ -205,6 +205,40 @@ def test_a_global_read_by_a_dunder_method_of_a_config_class() -> None:
     _same_as_eager(step, lambda i: SETTINGS.__setitem__("scale", float(i)), x)
 
 
+class Lookup:
+    """A config whose ``__getattr__`` raises ``KeyError`` (not ``AttributeError``) for a name it
+    lacks: ``__dict__``, ``__name__``, ``gi_frame`` looked up on it must not crash sg.compile."""
+
+    __slots__ = ("table",)
+
+    def __init__(self) -> None:
+        self.table = {"scale": 1.0}
+
+    def __getattr__(self, name: str) -> float:
+        return self.table[name]
+
+
+class LookupStep:
+    def __init__(self) -> None:
+        self.config = {"offset": 0.0}
+
+    def __getattr__(self, name: str) -> float:
+        return self.config[name]
+
+    def __call__(self, x: Any, lookup: Lookup) -> Any:
+        return (x * lookup.scale + self.offset).sum()
+
+
+def test_objects_whose_getattr_raises_key_error() -> None:
+    x, lookup, step = sg.tensor(X), Lookup(), LookupStep()
+
+    def change(i: int) -> None:
+        lookup.table["scale"] = float(i)
+        step.config["offset"] = float(i // 2)
+
+    _same_as_eager(step, change, x, lookup)
+
+
 def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "train_settings.py").write_text("LR_SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
