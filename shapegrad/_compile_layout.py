@@ -182,8 +182,9 @@ class Layout:
     A replay reads parameters and buffers from the tensor objects the recording found, and
     what the step's Python read is baked into it. So before a replay these must be as when
     recorded: the roots (free values, object arguments, modules) by identity; each module's
-    public attributes (sub-modules, parameters, lists and dicts of them, numbers), its
-    train/eval mode, no attribute added or removed; each plain object's attributes (all of
+    attributes (sub-modules, parameters, lists and dicts of them, numbers; private ones such
+    as ``self._scale`` too), its train/eval mode, no attribute added or removed; each plain
+    object's attributes (all of
     them: a config dataclass, an ``argparse.Namespace``); each list's, dict's and set's
     items; the globals and closure variables of the functions the step and its modules'
     classes name (a helper's global, a class attribute, an attribute of the user's own
@@ -211,7 +212,7 @@ class Layout:
 
     def __init__(self, roots: list[Any]) -> None:
         self.roots = list(roots)
-        # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
+        # (module, its __dict__'s size without "training", its mode, its other (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
         # (a plain object, its attributes' (name, value) pairs; slots read with getattr)
         self.objects: list[tuple[Any, bool, tuple[tuple[str, Any], ...]]] = []
@@ -245,9 +246,10 @@ class Layout:
         self._note()
         if _isa(value, Module):
             attributes = cast("dict[str, Any]", value.__dict__)
-            public = tuple((n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training")
-            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
-            for _, v in public:
+            # every attribute but the mode: a private one (self._scale, self._mask) is read as a public one is
+            own = tuple((n, v) for n, v in attributes.items() if n != "training")
+            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, own))
+            for _, v in own:
                 self._add(v, seen)
             self._add_class(_type_of(value), seen)
         elif _isa(value, Tensor):
@@ -386,13 +388,13 @@ class Layout:
         ``modes`` is false); None if nothing."""
         if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
             return "a value it reads by name (a closure variable, a global, a default) was rebound"
-        for module, size, training, public in self.modules:
+        for module, size, training, own in self.modules:
             attributes = module.__dict__
             if modes and module.training is not training:
                 return f"{type(module).__name__}'s train/eval mode changed"
             if len(attributes) - ("training" in attributes) != size:
                 return f"{type(module).__name__} gained or lost an attribute"
-            for name, value in public:
+            for name, value in own:
                 if attributes.get(name) is not value:
                     return f"{type(module).__name__}.{name} was replaced"
         for obj, has_dict, items in self.objects:

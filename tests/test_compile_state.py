@@ -144,6 +144,31 @@ def test_a_class_attribute_a_module_reads() -> None:
     _same_as_eager(step, lambda i: setattr(Scaled, "factor", float(i)), x)
 
 
+class Private(sg.nn.Module):
+    def __init__(self) -> None:
+        self._scale = 1.0  # private attributes: a number and a tensor buffer
+        self._offset = sg.zeros(4)
+
+    def __call__(self, x: Any) -> Any:
+        return x * self._scale + self._offset
+
+
+def test_a_private_attribute_of_a_module() -> None:
+    x, model = sg.tensor(X), Private()
+
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    def change(i: int) -> None:
+        model._scale = float(i)
+        if i == 3:
+            model._offset = sg.ones(4)
+
+    _same_as_eager(step, change, x)
+    compiled = _same_as_eager(step, lambda i: None, x)  # a private tensor buffer is read like a public one
+    assert compiled.recordings[-1].replays == 4
+
+
 class Hyper:
     scale = 1.0  # a class the step names, not an instance of it
 
