@@ -168,8 +168,8 @@ def argument_objects(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]
         elif isinstance(value, dict):
             for v in cast("dict[Any, Any]", value).values():
                 add(v)
-        elif not isinstance(value, (Tensor, np.ndarray, *_ATOMS)):
-            found.append(value)
+        elif isinstance(value, types.ModuleType) or not isinstance(value, (Tensor, np.ndarray, *_ATOMS)):
+            found.append(value)  # a module too: the user's config module passed as an argument
 
     for a in (*args, *kwargs.values()):
         add(a)
@@ -208,6 +208,8 @@ class Layout:
         "generators",
         "iterators",
         "count",
+        "_names",
+        "_held_modules",
     )
 
     def __init__(self, roots: list[Any]) -> None:
@@ -225,9 +227,23 @@ class Layout:
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.count = 0
+        self._names: set[str] = set()  # the names the user's functions it reaches use
+        self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = set()
         for root in roots:
             self._add(root, seen)
+        # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):
+        # the names of it that the user's functions use, until following those finds no new name.
+        looked_up: dict[int, set[str]] = {}
+        while True:
+            fresh = [(m, self._names - looked_up.setdefault(id(m), set())) for m in self._held_modules]
+            fresh = [(m, names) for m, names in fresh if names]
+            if not fresh:
+                break
+            for module, names in fresh:
+                looked_up[id(module)] |= names
+                self._add_module_names(module, names, seen)
+        del self._names, self._held_modules
 
     def _note(self, n: int = 1) -> None:
         self.count += n
@@ -236,6 +252,9 @@ class Layout:
 
     def _add(self, value: Any, seen: set[int]) -> None:
         if _isa(value, _ATOMS):
+            if _isa(value, types.ModuleType) and id(value) not in seen:
+                seen.add(id(value))
+                self._held_modules.append(value)  # its names are looked up at the end
             return
         if _isa(value, type):  # a class it names (Config.LR): _add_class notes each class once
             self._add_class(value, seen)
@@ -360,6 +379,7 @@ class Layout:
             self._add(contents, seen)
         scope = fn.__globals__
         names = _code_names(code)
+        self._names |= names
         for name in names:
             value = scope.get(name, _MISSING)
             if value is _MISSING:
@@ -367,21 +387,27 @@ class Layout:
             self.values.append((scope, name, value))
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
-            else:
-                self._add(value, seen)
+            self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)
         self._add(fn.__defaults__, seen)
         self._add(fn.__kwdefaults__, seen)
 
-    def _add_module_names(self, module: types.ModuleType, names: set[str], seen: set[int]) -> None:
-        """The attributes of the user's own module (``config.LR``) that a function names."""
-        if not user_file(getattr(module, "__file__", None) or "<unknown>"):
+    def _add_module_names(
+        self, module: types.ModuleType, names: set[str], seen: set[int], within: frozenset[int] = frozenset()
+    ) -> None:
+        """The attributes of the user's own module (``config.LR``) that a function names, and
+        of the user's modules among them (``package.settings.LR``; ``within``: the modules
+        this lookup came through)."""
+        if id(module) in within or not user_file(getattr(module, "__file__", None) or "<unknown>"):
             return
         namespace = vars(module)
         for name in names:
             value = namespace.get(name, _MISSING)
             if value is not _MISSING:
                 self.values.append((namespace, name, value))
-                self._add(value, seen)
+                if _isa(value, types.ModuleType):
+                    self._add_module_names(value, names, seen, within | {id(module)})
+                else:
+                    self._add(value, seen)
 
     def changed(self, roots: list[Any], modes: bool = True) -> str | None:
         """What differs in what the call reaches from when recorded (modules' modes too unless

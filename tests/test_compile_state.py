@@ -278,6 +278,36 @@ def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch
         sys.modules.pop("train_settings", None)
 
 
+def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "run_config").mkdir()
+    (tmp_path / "run_config" / "__init__.py").write_text("from . import optim\n")
+    (tmp_path / "run_config" / "optim.py").write_text("LR_SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import run_config  # pyright: ignore[reportMissingImports]
+
+    x = sg.tensor(X)
+    namespace: dict[str, Any] = {"run_config": run_config}
+    exec("def step(x):\n    return (x * run_config.optim.LR_SCALE).sum()\n", namespace)  # package.module.NAME
+    trainer = types.SimpleNamespace(config=run_config.optim)  # a module held by an object
+
+    def held(x: Any) -> Any:
+        return (x * trainer.config.LR_SCALE).sum()
+
+    def passed(x: Any, config: types.ModuleType) -> Any:
+        return (x * config.LR_SCALE).sum()
+
+    def change(i: int) -> None:
+        run_config.optim.LR_SCALE = float(i)
+
+    try:
+        _same_as_eager(namespace["step"], change, x)
+        _same_as_eager(held, change, x)
+        _same_as_eager(passed, change, x, run_config.optim)
+    finally:
+        sys.modules.pop("run_config", None)
+        sys.modules.pop("run_config.optim", None)
+
+
 def test_a_long_list_of_numbers_changed_in_place() -> None:
     x = sg.tensor(np.ones(100, dtype=np.float32))
     weights = [1.0] * 100  # longer than the lists whose items are held one by one
