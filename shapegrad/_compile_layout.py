@@ -218,8 +218,9 @@ class Layout:
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
         # (a plain object, its attributes' (name, value) pairs; slots read with getattr)
         self.objects: list[tuple[Any, bool, tuple[tuple[str, Any], ...]]] = []
-        # (a list, dict or set, a copy of it, whether its items are compared by value)
-        self.containers: list[tuple[Any, Any, bool]] = []
+        # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
+        # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
+        self.containers: list[tuple[Any, Any, list[type] | None]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
         self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
@@ -312,9 +313,13 @@ class Layout:
             by_value = by_value and all(isinstance(k, _ATOMS) for k in copy)
         elif _isa(value, set):
             copy = set(cast("set[Any]", value))
+        elif _isa(value, collections.deque):
+            copy = collections.deque(cast("collections.deque[Any]", value))  # a deque == a list is False
         else:
             copy = list(cast("list[Any]", value))
-        self.containers.append((value, copy, by_value))
+        # a set's items are compared by value only (its order may change with no item changed)
+        kinds = [] if _isa(value, set) else list(map(_type_of, items))
+        self.containers.append((value, copy, kinds if by_value else None))
         if not by_value:
             for item in items:
                 self._add(item, seen)
@@ -438,17 +443,19 @@ class Layout:
         for namespace, name, value in self.values:
             if namespace.get(name, _MISSING) is not value:
                 return f"{name!r}, a name it reads through a function or a class, was rebound"
-        for container, copy, by_value in self.containers:
+        for container, copy, kinds in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
-            if by_value:
+            if kinds is not None:
                 try:
                     same = bool(container == copy)
                 except Exception:  # noqa: BLE001 -- an item whose == is not a truth value: changed
                     same = False
                 if not same:
                     return f"an item of a {kind} it reads changed"
+                if kinds and list(map(_type_of, container.values() if _isa(container, dict) else container)) != kinds:
+                    return f"an item of a {kind} it reads changed its type (1 to 1.0, say)"
             elif _isa(container, dict):
                 entries = cast("dict[Any, Any]", container)
                 if any(entries.get(k, _MISSING) is not v for k, v in copy.items()):

@@ -321,6 +321,38 @@ def test_a_long_list_of_numbers_changed_in_place() -> None:
     _same_as_eager(step, change, x)
 
 
+def test_an_item_changed_to_an_equal_number_of_another_type() -> None:
+    weights = [1, 2, 3]  # ints: an int64 tensor; 1.0 == 1, but a float list makes a float32 one
+    flags = {"causal": 1}
+
+    def step() -> Any:
+        scale = 2.0 if flags["causal"] is True else 3.0
+        return sg.tensor(weights) * scale
+
+    def change(i: int) -> None:
+        if i == 2:
+            weights[:] = [1.0, 2.0, 3.0]
+        if i == 3:
+            flags["causal"] = True
+
+    compiled = sg.compile(step)
+    for i in range(5):
+        change(i)
+        got, expected = compiled(), step()
+        assert (got.dtype, got.tolist()) == (expected.dtype, expected.tolist()), f"call {i}"
+    assert compiled.eager_reason is None
+
+
+def test_a_deque_of_numbers_replays() -> None:
+    window = collections.deque(range(8), maxlen=8)  # a deque is no list: compared as a deque
+
+    def step() -> Any:
+        return sg.tensor(list(window)).sum()
+
+    compiled = _same_as_eager(step, lambda i: window.append(100) if i == 2 else None)
+    assert compiled.recordings[-1].replays == 2
+
+
 def test_a_sliding_window_of_token_ids() -> None:
     window = list(range(80))
 
