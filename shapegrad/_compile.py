@@ -1231,7 +1231,8 @@ class _Plan:
             needed.append(index)
             return ("tensor", index, value._backend)
         if _is_ndarray(value):
-            index = rec.reg_of.get(id(value))
+            traced = isinstance(value, _Traced) and value._rec is rec  # an array argument given back, say
+            index = value._r if traced else rec.reg_of.get(id(value))
             if index is None:
                 rec.escape("the step returned an array no recorded operation produced")
                 return ("object", value)
@@ -1792,8 +1793,13 @@ class CompiledStep(Generic[P, R]):
             return self._step(*args, **kwargs)
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
+        # NumPy array arguments are given to the step as traced views: what its Python reads of
+        # one (float(a[0]), a.tolist()) is a value read, and its NumPy math on one is recorded
+        call_args = tuple(_traced_argument(rec, a) for a in args)
+        call_kwargs = {k: _traced_argument(rec, v) for k, v in kwargs.items()}
         with _Session(rec, list(backends.values())), watching(rec.value_read):
-            result = self._step(*args, **kwargs)
+            traced_result = self._step(*call_args, **call_kwargs)
+        result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
             same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
         ):
@@ -1833,7 +1839,7 @@ class CompiledStep(Generic[P, R]):
             )
             return result
         try:
-            plan = _Plan(rec, result, state.end_state(start_layout), key, pins, backend)
+            plan = _Plan(rec, traced_result, state.end_state(start_layout), key, pins, backend)
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
@@ -1851,6 +1857,38 @@ class CompiledStep(Generic[P, R]):
         self._tick += 1
         self._order[recording] = self._tick
         return result
+
+
+def _traced_argument(rec: _Recorder, value: Any) -> Any:
+    """An argument as the recorded step is given it: a NumPy array (at the top or inside
+    tuples, which are rebuilt; lists and dicts are the caller's own objects and are passed
+    as they are) as its register's traced view."""
+    if _is_ndarray(value) and not isinstance(value, _Traced):
+        index = rec.reg_of.get(id(value))
+        return value if index is None else rec.traced(index)
+    if type(value) is tuple:  # not a named tuple, whose class would have to be rebuilt
+        traced: Any = tuple(_traced_argument(rec, v) for v in cast("tuple[Any, ...]", value))
+        return traced
+    return value
+
+
+def _untraced_result(value: Any) -> Any:
+    """What the recording run returns, its traced arrays (an array argument given back) as
+    the plain arrays behind them, inside tuples, lists and dicts too."""
+    if isinstance(value, _Traced):
+        return _plain_of(value)
+    kind: type = value.__class__  # exactly these: a named tuple or a dict subclass is given back as it is
+    if kind is tuple or kind is list:
+        old: list[Any] = list(cast("list[Any]", value))
+        items = [_untraced_result(v) for v in old]
+        if all(a is b for a, b in zip(items, old, strict=True)):
+            return value  # nothing traced: the step's own object
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        entries = cast("dict[Any, Any]", value)
+        plain = {k: _untraced_result(v) for k, v in entries.items()}
+        return value if all(plain[k] is v for k, v in entries.items()) else plain
+    return value
 
 
 def _alias_pattern(leaves: list[tuple[tuple[Any, ...], Any]]) -> list[int]:

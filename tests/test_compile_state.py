@@ -379,6 +379,36 @@ def test_a_small_numpy_table_read_by_python() -> None:
     _same_as_eager(step, change, x)
 
 
+def test_a_numpy_array_argument_its_python_reads() -> None:
+    x = sg.tensor(X)
+    scales = [np.array([float(i), 1.0]) for i in range(5)]
+
+    def step(x: Any, scale: Any) -> Any:
+        return (x * float(scale[0])).sum()  # a value of an argument read by Python
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="__float__ of an array"):
+        got = [compiled(x, s).item() for s in scales]
+    assert got == [step(x, s).item() for s in scales] == [0.0, 6.0, 12.0, 18.0, 24.0]
+
+
+def test_numpy_math_on_an_array_argument_replays() -> None:
+    x = sg.tensor(X)
+    offsets = [X + float(i) for i in range(5)]
+
+    def step(x: Any, offset: Any) -> Any:
+        return (x * sg.tensor(offset[::-1] * 2.0)).sum(), offset
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for offset in offsets:
+            (loss, given), (expected, _) = compiled(x, offset), step(x, offset)
+            assert loss.item() == expected.item()
+            assert type(given) is np.ndarray and np.array_equal(given, offset)
+    assert compiled.recordings[-1].replays == 4
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
