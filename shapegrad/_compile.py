@@ -1795,10 +1795,17 @@ class CompiledStep(Generic[P, R]):
         positions = [iterator_state(it) for it in start_layout.iterators]
         # NumPy array arguments are given to the step as traced views: what its Python reads of
         # one (float(a[0]), a.tolist()) is a value read, and its NumPy math on one is recorded
-        call_args = tuple(_traced_argument(rec, a) for a in args)
-        call_kwargs = {k: _traced_argument(rec, v) for k, v in kwargs.items()}
-        with _Session(rec, list(backends.values())), watching(rec.value_read):
-            traced_result = self._step(*call_args, **call_kwargs)
+        # (in the caller's lists and dicts for the recording run, put back after it)
+        swapped: list[tuple[Any, Any, Any, Any]] = []
+        call_args = tuple(_traced_argument(rec, a, swapped) for a in args)
+        call_kwargs = {k: _traced_argument(rec, v, swapped) for k, v in kwargs.items()}
+        try:
+            with _Session(rec, list(backends.values())), watching(rec.value_read):
+                traced_result = self._step(*call_args, **call_kwargs)
+        finally:
+            for holder, key, original, traced in reversed(swapped):
+                if holder[key] is traced:  # not one the step itself replaced
+                    holder[key] = original
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
             same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
@@ -1859,16 +1866,26 @@ class CompiledStep(Generic[P, R]):
         return result
 
 
-def _traced_argument(rec: _Recorder, value: Any) -> Any:
-    """An argument as the recorded step is given it: a NumPy array (at the top or inside
-    tuples, which are rebuilt; lists and dicts are the caller's own objects and are passed
-    as they are) as its register's traced view."""
+def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, Any, Any]]) -> Any:
+    """An argument as the recorded step is given it: each NumPy array in it as its register's
+    traced view, at the top, in tuples (rebuilt) and in the caller's lists and dicts (swapped
+    in place: ``swapped`` notes ``(list or dict, key, array, view)`` to put back)."""
     if _is_ndarray(value) and not isinstance(value, _Traced):
         index = rec.reg_of.get(id(value))
         return value if index is None else rec.traced(index)
-    if type(value) is tuple:  # not a named tuple, whose class would have to be rebuilt
-        traced: Any = tuple(_traced_argument(rec, v) for v in cast("tuple[Any, ...]", value))
+    kind: type = value.__class__
+    if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
+        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in cast("tuple[Any, ...]", value))
         return traced
+    if kind is list or kind is dict:
+        holder = cast("dict[Any, Any]", value)
+        keys = list(holder) if kind is dict else range(len(holder))
+        for key in keys:
+            item = holder[key]
+            new = _traced_argument(rec, item, swapped)
+            if new is not item:
+                holder[key] = new
+                swapped.append((holder, key, item, new))
     return value
 
 

@@ -392,6 +392,20 @@ def test_a_numpy_array_argument_its_python_reads() -> None:
     assert got == [step(x, s).item() for s in scales] == [0.0, 6.0, 12.0, 18.0, 24.0]
 
 
+def test_a_numpy_array_in_a_batch_dict_its_python_reads() -> None:
+    x = sg.tensor(X)
+    batches = [{"x": X + 1.0, "length": np.array([i])} for i in range(5)]
+
+    def step(x: Any, batch: dict[str, Any]) -> Any:
+        return (x[: int(batch["length"][0])] * sg.tensor(batch["x"][:1])).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="__int__ of an array"):
+        got = [compiled(x, b).item() for b in batches]
+    assert got == [step(x, b).item() for b in batches] == [0.0, 0.0, 1.0, 3.0, 6.0]
+    assert all(type(b["length"]) is np.ndarray for b in batches)  # the caller's dicts as they were
+
+
 def test_numpy_math_on_an_array_argument_replays() -> None:
     x = sg.tensor(X)
     offsets = [X + float(i) for i in range(5)]
