@@ -18,6 +18,7 @@ import enum
 import functools
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -207,6 +208,7 @@ class Layout:
         "arrays",
         "generators",
         "iterators",
+        "references",
         "count",
         "_names",
         "_held_modules",
@@ -227,6 +229,7 @@ class Layout:
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
+        self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
         self.count = 0
         self._names: set[str] = set()  # the names the user's functions it reaches use
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
@@ -293,6 +296,10 @@ class Layout:
         elif _isa(value, types.MethodType):
             self._add(value.__self__, seen)
             self._add(value.__func__, seen)
+        elif _isa(value, weakref.ref):  # a WeakValueDictionary's items too
+            target = value()
+            self.references.append((value, target))
+            self._add(target, seen)
         elif _isa(value, functools.partial):
             self._add(value.func, seen)
             self._add(value.args, seen)
@@ -465,6 +472,9 @@ class Layout:
                     return "a set it reads changed"
             elif any(a is not b for a, b in zip(container, copy, strict=True)):
                 return f"an item of a {kind} it reads was replaced"
+        for reference, target in self.references:
+            if reference() is not target:
+                return "a weak reference it reads now gives another object"
         for array, copy in self.arrays:
             if array.shape != copy.shape or array.dtype != copy.dtype or not np.array_equal(array, copy):
                 return "a NumPy array it reads changed"

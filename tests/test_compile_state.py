@@ -15,6 +15,7 @@ import sys
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,16 @@ def test_an_attribute_of_an_object_two_levels_down() -> None:
         return (x * trainer.schedule.factor).sum()
 
     _same_as_eager(step, lambda i: setattr(trainer.schedule, "factor", float(i)), x)
+
+
+def test_an_object_it_reaches_through_a_weak_reference() -> None:
+    x, config = sg.tensor(X), Config()
+    reference, registry = weakref.ref(config), weakref.WeakValueDictionary({"config": config})
+
+    def step(x: Any) -> Any:
+        return (x * reference().scale + registry["config"].scale).sum()  # pyright: ignore[reportOptionalMemberAccess]
+
+    _same_as_eager(step, lambda i: setattr(config, "scale", float(i)), x)
 
 
 SHIFT = 0.0
