@@ -44,7 +44,7 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
-from ._compile_layout import Layout, TooLarge, argument_objects, free_values, reachable
+from ._compile_layout import Layout, TooLarge, argument_objects, attribute, free_values, reachable
 from ._compile_watch import generator_states, iterator_state, same_state, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -1234,7 +1234,8 @@ class _Plan:
             needed.append(index)
             return ("tensor", index, value._backend)
         if _is_ndarray(value):
-            index = rec.reg_of.get(id(value))
+            traced = isinstance(value, _Traced) and value._rec is rec  # an array argument given back, say
+            index = value._r if traced else rec.reg_of.get(id(value))
             if index is None:
                 rec.escape("the step returned an array no recorded operation produced")
                 return ("object", value)
@@ -1689,7 +1690,10 @@ class CompiledStep(Generic[P, R]):
         self._mutations = 0  # recordings in a row whose step changed its own modules
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
-        functools.update_wrapper(self, step)
+        try:
+            functools.update_wrapper(self, step)
+        except Exception:  # noqa: BLE001 -- a callable object whose __getattr__ raises KeyError, say
+            self.__wrapped__ = step
 
     @property
     def recordings(self) -> list[Recording]:
@@ -1749,7 +1753,7 @@ class CompiledStep(Generic[P, R]):
         self._cache.clear()
         self._order.clear()
         warnings.warn(
-            f"sg.compile: {getattr(self._step, '__qualname__', self._step)!r} runs eagerly from now on: {reason}",
+            f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} runs eagerly from now on: {reason}",
             CompileWarning,
             stacklevel=3,
         )
@@ -1792,8 +1796,20 @@ class CompiledStep(Generic[P, R]):
             return self._step(*args, **kwargs)
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
-        with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
-            result = self._step(*args, **kwargs)
+        # NumPy array arguments are given to the step as traced views: what its Python reads of
+        # one (float(a[0]), a.tolist()) is a value read, and its NumPy math on one is recorded
+        # (in the caller's lists and dicts for the recording run, put back after it)
+        swapped: list[tuple[Any, Any, Any, Any]] = []
+        call_args = tuple(_traced_argument(rec, a, swapped) for a in args)
+        call_kwargs = {k: _traced_argument(rec, v, swapped) for k, v in kwargs.items()}
+        try:
+            with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
+                traced_result = self._step(*call_args, **call_kwargs)
+        finally:
+            for holder, key, original, traced in reversed(swapped):
+                if holder[key] is traced:  # not one the step itself replaced
+                    holder[key] = original
+        result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
             same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
         ):
@@ -1835,7 +1851,7 @@ class CompiledStep(Generic[P, R]):
             )
             return result
         try:
-            plan = _Plan(rec, result, state.end_state(start_layout), key, pins, backend)
+            plan = _Plan(rec, traced_result, state.end_state(start_layout), key, pins, backend)
         except CompileError as error:
             self._fall_back(f"the recording could not follow it: {error}")
             return result
@@ -1853,6 +1869,48 @@ class CompiledStep(Generic[P, R]):
         self._tick += 1
         self._order[recording] = self._tick
         return result
+
+
+def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, Any, Any]]) -> Any:
+    """An argument as the recorded step is given it: each NumPy array in it as its register's
+    traced view, at the top, in tuples (rebuilt) and in the caller's lists and dicts (swapped
+    in place: ``swapped`` notes ``(list or dict, key, array, view)`` to put back)."""
+    if _is_ndarray(value) and not isinstance(value, _Traced):
+        index = rec.reg_of.get(id(value))
+        return value if index is None else rec.traced(index)
+    kind: type = value.__class__
+    if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
+        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in cast("tuple[Any, ...]", value))
+        return traced
+    if kind is list or kind is dict:
+        holder = cast("dict[Any, Any]", value)
+        keys = list(holder) if kind is dict else range(len(holder))
+        for key in keys:
+            item = holder[key]
+            new = _traced_argument(rec, item, swapped)
+            if new is not item:
+                holder[key] = new
+                swapped.append((holder, key, item, new))
+    return value
+
+
+def _untraced_result(value: Any) -> Any:
+    """What the recording run returns, its traced arrays (an array argument given back) as
+    the plain arrays behind them, inside tuples, lists and dicts too."""
+    if isinstance(value, _Traced):
+        return _plain_of(value)
+    kind: type = value.__class__  # exactly these: a named tuple or a dict subclass is given back as it is
+    if kind is tuple or kind is list:
+        old: list[Any] = list(cast("list[Any]", value))
+        items = [_untraced_result(v) for v in old]
+        if all(a is b for a, b in zip(items, old, strict=True)):
+            return value  # nothing traced: the step's own object
+        return tuple(items) if kind is tuple else items
+    if kind is dict:
+        entries = cast("dict[Any, Any]", value)
+        plain = {k: _untraced_result(v) for k, v in entries.items()}
+        return value if all(plain[k] is v for k, v in entries.items()) else plain
+    return value
 
 
 def _alias_pattern(leaves: list[tuple[tuple[Any, ...], Any]]) -> list[int]:

@@ -18,6 +18,7 @@ import enum
 import functools
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -27,7 +28,7 @@ from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file
 from ._tensor import Tensor
 from .nn._module import Module
 
-__all__ = ["Layout", "TooLarge", "argument_objects", "free_values", "reachable"]
+__all__ = ["Layout", "TooLarge", "argument_objects", "attribute", "free_values", "reachable"]
 
 _MISSING = object()
 
@@ -81,6 +82,16 @@ def _type_of(value: Any) -> type:
     return kind
 
 
+def attribute(value: Any, name: str, default: Any = None) -> Any:
+    """``getattr(value, name, default)`` that also gives ``default`` where a class's own
+    ``__getattr__`` raises something other than ``AttributeError`` (a config object whose
+    ``__getattr__`` reads a dict raises ``KeyError`` for a name it lacks)."""
+    try:
+        return getattr(value, name, default)
+    except Exception:  # noqa: BLE001 -- the user's __getattr__, whatever it raises
+        return default
+
+
 def _library_object(value: Any) -> bool:
     """Whether ``value`` is held by identity only (see ``_OPAQUE_PACKAGES``)."""
     module = type(value).__module__.partition(".")[0]
@@ -106,7 +117,7 @@ def free_values(step: Callable[..., Any]) -> list[Any]:
     if isinstance(fn, types.MethodType):
         values.append(fn.__self__)
         fn = fn.__func__
-    code = getattr(fn, "__code__", None)
+    code = attribute(fn, "__code__")
     if code is not None:
         for cell in fn.__closure__ or ():
             try:
@@ -138,7 +149,7 @@ def reachable(args: tuple[Any, ...], kwargs: dict[str, Any], free: list[Any]) ->
     for a in (*args, *kwargs.values(), *free):
         add(a, 0)
     for value in list(found):
-        attributes = getattr(value, "__dict__", None)
+        attributes = attribute(value, "__dict__")
         if isinstance(attributes, dict):
             for v in cast("dict[str, Any]", attributes).values():
                 add(v, 1)
@@ -158,8 +169,8 @@ def argument_objects(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]
         elif isinstance(value, dict):
             for v in cast("dict[Any, Any]", value).values():
                 add(v)
-        elif not isinstance(value, (Tensor, np.ndarray, *_ATOMS)):
-            found.append(value)
+        elif isinstance(value, types.ModuleType) or not isinstance(value, (Tensor, np.ndarray, *_ATOMS)):
+            found.append(value)  # a module too: the user's config module passed as an argument
 
     for a in (*args, *kwargs.values()):
         add(a)
@@ -172,8 +183,9 @@ class Layout:
     A replay reads parameters and buffers from the tensor objects the recording found, and
     what the step's Python read is baked into it. So before a replay these must be as when
     recorded: the roots (free values, object arguments, modules) by identity; each module's
-    public attributes (sub-modules, parameters, lists and dicts of them, numbers), its
-    train/eval mode, no attribute added or removed; each plain object's attributes (all of
+    attributes (sub-modules, parameters, lists and dicts of them, numbers; private ones such
+    as ``self._scale`` too), its train/eval mode, no attribute added or removed; each plain
+    object's attributes (all of
     them: a config dataclass, an ``argparse.Namespace``); each list's, dict's and set's
     items; the globals and closure variables of the functions the step and its modules'
     classes name (a helper's global, a class attribute, an attribute of the user's own
@@ -196,8 +208,11 @@ class Layout:
         "arrays",
         "generators",
         "iterators",
+        "references",
         "count",
         "names",
+        "_names",
+        "_held_modules",
     )
 
     def __init__(self, roots: list[Any], names: frozenset[str] | None = None) -> None:
@@ -205,23 +220,39 @@ class Layout:
         # The attribute names the step's code could have read (None: all of them, where the
         # code that ran is not known): other attributes of objects and modules are not checked.
         self.names = names
-        # (module, its __dict__'s size without "training", its mode, its public (name, value) pairs)
+        # (module, its __dict__'s size without "training", its mode, its other (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
         # (a plain object, whether it has a __dict__ (else slots, read with getattr), the
         # dict's size, its (name, value) pairs)
         self.objects: list[tuple[Any, bool, int, tuple[tuple[str, Any], ...]]] = []
-        # (a list, dict or set, a copy of it, whether its items are compared by value)
-        self.containers: list[tuple[Any, Any, bool]] = []
+        # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
+        # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
+        self.containers: list[tuple[Any, Any, list[type] | None]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
         self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
+        self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
         self.count = 0
+        self._names: set[str] = set()  # the names the user's functions it reaches use
+        self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = set()
         for root in roots:
             self._add(root, seen)
+        # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):
+        # the names of it that the user's functions use, until following those finds no new name.
+        looked_up: dict[int, set[str]] = {}
+        while True:
+            fresh = [(m, self._names - looked_up.setdefault(id(m), set())) for m in self._held_modules]
+            fresh = [(m, wanted) for m, wanted in fresh if wanted]
+            if not fresh:
+                break
+            for module, wanted in fresh:
+                looked_up[id(module)] |= wanted
+                self._add_module_names(module, wanted, seen)
+        del self._names, self._held_modules
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""
@@ -233,17 +264,25 @@ class Layout:
             raise TooLarge(f"it reaches more than {BUDGET:,} Python objects and items")
 
     def _add(self, value: Any, seen: set[int]) -> None:
-        if _isa(value, _ATOMS) or id(value) in seen:
+        if _isa(value, _ATOMS):
+            if _isa(value, types.ModuleType) and id(value) not in seen:
+                seen.add(id(value))
+                self._held_modules.append(value)  # its names are looked up at the end
+            return
+        if _isa(value, type):  # a class it names (Config.LR): _add_class notes each class once
+            self._add_class(value, seen)
+            return
+        if id(value) in seen:
             return
         seen.add(id(value))
         self._note()
         if _isa(value, Module):
             attributes = cast("dict[str, Any]", value.__dict__)
-            public = tuple(
-                (n, v) for n, v in attributes.items() if not n.startswith("_") and n != "training" and self._read(n)
-            )
-            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, public))
-            for _, v in public:
+            # every attribute but the mode: a private one (self._scale, self._mask) is read as a
+            # public one is; of those, the ones the code that ran names
+            own = tuple((n, v) for n, v in attributes.items() if n != "training" and self._read(n))
+            self.modules.append((value, len(attributes) - ("training" in attributes), value.training, own))
+            for _, v in own:
                 self._add(v, seen)
             self._add_class(_type_of(value), seen)
         elif _isa(value, Tensor):
@@ -255,19 +294,22 @@ class Layout:
             self.generators.append(value)
         elif is_iterator(value):
             self.iterators.append(value)
-            if hasattr(value, "__dict__"):
+            if attribute(value, "__dict__") is not None:
                 self._add_object(value, seen)  # a class of the user's with __next__: its counters too
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
                 self.arrays.append((value, value.copy()))
-        elif _isa(value, type) or _library_object(value):
-            if _isa(value, type):
-                self._add_class(value, seen)
+        elif _library_object(value):
+            pass
         elif _isa(value, types.FunctionType):
             self._add_function(value, seen)
         elif _isa(value, types.MethodType):
             self._add(value.__self__, seen)
             self._add(value.__func__, seen)
+        elif _isa(value, weakref.ref):  # a WeakValueDictionary's items too
+            target = value()
+            self.references.append((value, target))
+            self._add(target, seen)
         elif _isa(value, functools.partial):
             self._add(value.func, seen)
             self._add(value.args, seen)
@@ -288,15 +330,19 @@ class Layout:
             by_value = by_value and all(isinstance(k, _ATOMS) for k in copy)
         elif _isa(value, set):
             copy = set(cast("set[Any]", value))
+        elif _isa(value, collections.deque):
+            copy = collections.deque(cast("collections.deque[Any]", value))  # a deque == a list is False
         else:
             copy = list(cast("list[Any]", value))
-        self.containers.append((value, copy, by_value))
+        # a set's items are compared by value only (its order may change with no item changed)
+        kinds = [] if _isa(value, set) else list(map(_type_of, items))
+        self.containers.append((value, copy, kinds if by_value else None))
         if not by_value:
             for item in items:
                 self._add(item, seen)
 
     def _add_object(self, value: Any, seen: set[int]) -> None:
-        attributes = getattr(value, "__dict__", None)
+        attributes = attribute(value, "__dict__")
         if _isa(attributes, dict):
             entries = cast("dict[str, Any]", attributes)
             items = tuple((n, v) for n, v in entries.items() if self._read(n))
@@ -305,7 +351,7 @@ class Layout:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
-            items = tuple((n, getattr(value, n, _MISSING)) for n in names if self._read(n))
+            items = tuple((n, attribute(value, n, _MISSING)) for n in names if self._read(n))
             self.objects.append((value, False, len(names), items))
         for _, v in items:
             self._add(v, seen)
@@ -327,20 +373,19 @@ class Layout:
                 continue
             self._note()
             for name, attribute in namespace.items():
-                if (name.startswith("__") and name.endswith("__")) or not self._read(name):
-                    continue
-                if _isa(attribute, (staticmethod, classmethod)):
-                    attribute = attribute.__func__
-                if _isa(attribute, property):
-                    for accessor in (attribute.fget, attribute.fset):
+                inner = attribute.__func__ if _isa(attribute, (staticmethod, classmethod)) else attribute
+                dunder = name.startswith("__") and name.endswith("__")
+                if dunder and not _isa(inner, (types.FunctionType, property)):
+                    continue  # __module__, __doc__, a dataclass's fields; its methods (__getattr__) are followed
+                if not dunder and not self._read(name):
+                    continue  # named by no code that ran (a dunder method runs unnamed: always followed)
+                self.values.append((namespace, name, attribute))  # as the class holds it: a staticmethod too
+                if _isa(inner, property):
+                    for accessor in (inner.fget, inner.fset):
                         if accessor is not None:
                             self._add(accessor, seen)
-                    continue
-                self.values.append((namespace, name, attribute))
-                self._add(attribute, seen)
-            call = namespace.get("__call__")
-            if call is not None:
-                self._add(call, seen)
+                else:
+                    self._add(inner, seen)
 
     def _add_function(self, fn: types.FunctionType, seen: set[int]) -> None:
         """A user function's closure, the globals it names (and, in the user's own modules it
@@ -360,6 +405,7 @@ class Layout:
             self._add(contents, seen)
         scope = fn.__globals__
         names = _code_names(code)
+        self._names |= names
         for name in names:
             value = scope.get(name, _MISSING)
             if value is _MISSING:
@@ -367,34 +413,40 @@ class Layout:
             self.values.append((scope, name, value))
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
-            else:
-                self._add(value, seen)
+            self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)
         self._add(fn.__defaults__, seen)
         self._add(fn.__kwdefaults__, seen)
 
-    def _add_module_names(self, module: types.ModuleType, names: set[str], seen: set[int]) -> None:
-        """The attributes of the user's own module (``config.LR``) that a function names."""
-        if not user_file(getattr(module, "__file__", None) or "<unknown>"):
+    def _add_module_names(
+        self, module: types.ModuleType, names: set[str], seen: set[int], within: frozenset[int] = frozenset()
+    ) -> None:
+        """The attributes of the user's own module (``config.LR``) that a function names, and
+        of the user's modules among them (``package.settings.LR``; ``within``: the modules
+        this lookup came through)."""
+        if id(module) in within or not user_file(getattr(module, "__file__", None) or "<unknown>"):
             return
         namespace = vars(module)
         for name in names:
             value = namespace.get(name, _MISSING)
             if value is not _MISSING:
                 self.values.append((namespace, name, value))
-                self._add(value, seen)
+                if _isa(value, types.ModuleType):
+                    self._add_module_names(value, names, seen, within | {id(module)})
+                else:
+                    self._add(value, seen)
 
     def changed(self, roots: list[Any], modes: bool = True) -> str | None:
         """What differs in what the call reaches from when recorded (modules' modes too unless
         ``modes`` is false); None if nothing."""
         if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
             return "a value it reads by name (a closure variable, a global, a default) was rebound"
-        for module, size, training, public in self.modules:
+        for module, size, training, own in self.modules:
             attributes = module.__dict__
             if modes and module.training is not training:
                 return f"{type(module).__name__}'s train/eval mode changed"
             if len(attributes) - ("training" in attributes) != size:
                 return f"{type(module).__name__} gained or lost an attribute"
-            for name, value in public:
+            for name, value in own:
                 if attributes.get(name) is not value:
                     return f"{type(module).__name__}.{name} was replaced"
         for obj, has_dict, size, items in self.objects:
@@ -407,22 +459,24 @@ class Layout:
                         return f"{type(obj).__name__}.{name} was replaced"
             else:
                 for name, value in items:
-                    if getattr(obj, name, _MISSING) is not value:
+                    if attribute(obj, name, _MISSING) is not value:
                         return f"{type(obj).__name__}.{name} was replaced"
         for namespace, name, value in self.values:
             if namespace.get(name, _MISSING) is not value:
                 return f"{name!r}, a name it reads through a function or a class, was rebound"
-        for container, copy, by_value in self.containers:
+        for container, copy, kinds in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
-            if by_value:
+            if kinds is not None:
                 try:
                     same = bool(container == copy)
                 except Exception:  # noqa: BLE001 -- an item whose == is not a truth value: changed
                     same = False
                 if not same:
                     return f"an item of a {kind} it reads changed"
+                if kinds and list(map(_type_of, container.values() if _isa(container, dict) else container)) != kinds:
+                    return f"an item of a {kind} it reads changed its type (1 to 1.0, say)"
             elif _isa(container, dict):
                 entries = cast("dict[Any, Any]", container)
                 if any(entries.get(k, _MISSING) is not v for k, v in copy.items()):
@@ -432,6 +486,9 @@ class Layout:
                     return "a set it reads changed"
             elif any(a is not b for a, b in zip(container, copy, strict=True)):
                 return f"an item of a {kind} it reads was replaced"
+        for reference, target in self.references:
+            if reference() is not target:
+                return "a weak reference it reads now gives another object"
         for array, copy in self.arrays:
             if array.shape != copy.shape or array.dtype != copy.dtype or not np.array_equal(array, copy):
                 return "a NumPy array it reads changed"

@@ -139,8 +139,8 @@ def same_state(a: Any, b: Any) -> bool:
 
 def is_iterator(value: Any) -> bool:
     """An iterator or a generator (something ``next`` advances), not a container."""
-    kind: type = value.__class__
-    return hasattr(kind, "__next__") or hasattr(value, "gi_frame") or hasattr(value, "ag_frame")
+    kind: type = value.__class__  # the class's attributes: an instance's __getattr__ may raise anything
+    return hasattr(kind, "__next__") or hasattr(kind, "gi_frame") or hasattr(kind, "ag_frame")
 
 
 def iterator_state(value: Any, depth: int = 0) -> Any:

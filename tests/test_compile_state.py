@@ -15,6 +15,7 @@ import sys
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,16 @@ def test_an_attribute_of_an_object_two_levels_down() -> None:
     _same_as_eager(step, lambda i: setattr(trainer.schedule, "factor", float(i)), x)
 
 
+def test_an_object_it_reaches_through_a_weak_reference() -> None:
+    x, config = sg.tensor(X), Config()
+    reference, registry = weakref.ref(config), weakref.WeakValueDictionary({"config": config})
+
+    def step(x: Any) -> Any:
+        return (x * reference().scale + registry["config"].scale).sum()  # pyright: ignore[reportOptionalMemberAccess]
+
+    _same_as_eager(step, lambda i: setattr(config, "scale", float(i)), x)
+
+
 SHIFT = 0.0
 
 
@@ -144,6 +155,126 @@ def test_a_class_attribute_a_module_reads() -> None:
     _same_as_eager(step, lambda i: setattr(Scaled, "factor", float(i)), x)
 
 
+class Private(sg.nn.Module):
+    def __init__(self) -> None:
+        self._scale = 1.0  # private attributes: a number and a tensor buffer
+        self._offset = sg.zeros(4)
+
+    def __call__(self, x: Any) -> Any:
+        return x * self._scale + self._offset
+
+
+def test_a_private_attribute_of_a_module() -> None:
+    x, model = sg.tensor(X), Private()
+
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    def change(i: int) -> None:
+        model._scale = float(i)
+        if i == 3:
+            model._offset = sg.ones(4)
+
+    _same_as_eager(step, change, x)
+    compiled = _same_as_eager(step, lambda i: None, x)  # a private tensor buffer is read like a public one
+    assert compiled.recordings[-1].replays == 4
+
+
+class Hyper:
+    scale = 1.0  # a class the step names, not an instance of it
+
+
+def test_a_class_attribute_of_a_class_it_names() -> None:
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return (x * Hyper.scale).sum()
+
+    _same_as_eager(step, lambda i: setattr(Hyper, "scale", float(i)), x)
+
+
+class Activated(sg.nn.Module):
+    def __init__(self) -> None:
+        self.scale = 2.0
+
+    @staticmethod
+    def activation(x: Any) -> Any:
+        return x.relu()
+
+    @classmethod
+    def build(cls) -> Activated:
+        return cls()
+
+    def __call__(self, x: Any) -> Any:
+        return self.activation(x * self.scale)
+
+
+def test_a_module_with_a_staticmethod_and_a_classmethod_replays() -> None:
+    x, model = sg.tensor(X), Activated.build()
+
+    def step(x: Any) -> Any:
+        return model(x).sum()
+
+    compiled = _same_as_eager(step, lambda i: None, x)
+    assert compiled.recordings[-1].replays == 4
+
+
+SETTINGS: dict[str, float] = {"scale": 1.0}
+
+
+class Settings:
+    """A config object whose attributes are a global dict's items (read by ``__getattr__``)."""
+
+    def __getattr__(self, name: str) -> float:
+        try:
+            return SETTINGS[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def test_a_global_read_by_a_dunder_method_of_a_config_class() -> None:
+    x, settings = sg.tensor(X), Settings()
+
+    def step(x: Any) -> Any:
+        return (x * settings.scale).sum()
+
+    _same_as_eager(step, lambda i: SETTINGS.__setitem__("scale", float(i)), x)
+
+
+class Lookup:
+    """A config whose ``__getattr__`` raises ``KeyError`` (not ``AttributeError``) for a name it
+    lacks: ``__dict__``, ``__name__``, ``gi_frame`` looked up on it must not crash sg.compile."""
+
+    __slots__ = ("table",)
+
+    def __init__(self) -> None:
+        self.table = {"scale": 1.0}
+
+    def __getattr__(self, name: str) -> float:
+        return self.table[name]
+
+
+class LookupStep:
+    def __init__(self) -> None:
+        self.config = {"offset": 0.0}
+
+    def __getattr__(self, name: str) -> float:
+        return self.config[name]
+
+    def __call__(self, x: Any, lookup: Lookup) -> Any:
+        return (x * lookup.scale + self.offset).sum()
+
+
+def test_objects_whose_getattr_raises_key_error() -> None:
+    x, lookup, step = sg.tensor(X), Lookup(), LookupStep()
+
+    def change(i: int) -> None:
+        lookup.table["scale"] = float(i)
+        step.config["offset"] = float(i // 2)
+
+    _same_as_eager(step, change, x, lookup)
+
+
 def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "train_settings.py").write_text("LR_SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -158,6 +289,36 @@ def test_an_attribute_of_the_users_own_config_module(tmp_path: Path, monkeypatch
         sys.modules.pop("train_settings", None)
 
 
+def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "run_config").mkdir()
+    (tmp_path / "run_config" / "__init__.py").write_text("from . import optim\n")
+    (tmp_path / "run_config" / "optim.py").write_text("LR_SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import run_config  # pyright: ignore[reportMissingImports]
+
+    x = sg.tensor(X)
+    namespace: dict[str, Any] = {"run_config": run_config}
+    exec("def step(x):\n    return (x * run_config.optim.LR_SCALE).sum()\n", namespace)  # package.module.NAME
+    trainer = types.SimpleNamespace(config=run_config.optim)  # a module held by an object
+
+    def held(x: Any) -> Any:
+        return (x * trainer.config.LR_SCALE).sum()
+
+    def passed(x: Any, config: types.ModuleType) -> Any:
+        return (x * config.LR_SCALE).sum()
+
+    def change(i: int) -> None:
+        run_config.optim.LR_SCALE = float(i)
+
+    try:
+        _same_as_eager(namespace["step"], change, x)
+        _same_as_eager(held, change, x)
+        _same_as_eager(passed, change, x, run_config.optim)
+    finally:
+        sys.modules.pop("run_config", None)
+        sys.modules.pop("run_config.optim", None)
+
+
 def test_a_long_list_of_numbers_changed_in_place() -> None:
     x = sg.tensor(np.ones(100, dtype=np.float32))
     weights = [1.0] * 100  # longer than the lists whose items are held one by one
@@ -169,6 +330,38 @@ def test_a_long_list_of_numbers_changed_in_place() -> None:
         weights[i] = 5.0
 
     _same_as_eager(step, change, x)
+
+
+def test_an_item_changed_to_an_equal_number_of_another_type() -> None:
+    weights = [1, 2, 3]  # ints: an int64 tensor; 1.0 == 1, but a float list makes a float32 one
+    flags = {"causal": 1}
+
+    def step() -> Any:
+        scale = 2.0 if flags["causal"] is True else 3.0
+        return sg.tensor(weights) * scale
+
+    def change(i: int) -> None:
+        if i == 2:
+            weights[:] = [1.0, 2.0, 3.0]
+        if i == 3:
+            flags["causal"] = True
+
+    compiled = sg.compile(step)
+    for i in range(5):
+        change(i)
+        got, expected = compiled(), step()
+        assert (got.dtype, got.tolist()) == (expected.dtype, expected.tolist()), f"call {i}"
+    assert compiled.eager_reason is None
+
+
+def test_a_deque_of_numbers_replays() -> None:
+    window = collections.deque(range(8), maxlen=8)  # a deque is no list: compared as a deque
+
+    def step() -> Any:
+        return sg.tensor(list(window)).sum()
+
+    compiled = _same_as_eager(step, lambda i: window.append(100) if i == 2 else None)
+    assert compiled.recordings[-1].replays == 2
 
 
 def test_a_sliding_window_of_token_ids() -> None:
@@ -259,6 +452,50 @@ def test_under_a_profiler_every_attribute_is_checked() -> None:
         _same_as_eager(step, lambda i: setattr(CONFIG, "scale", float(i)), x)
     finally:
         profiler.disable()
+
+
+def test_a_numpy_array_argument_its_python_reads() -> None:
+    x = sg.tensor(X)
+    scales = [np.array([float(i), 1.0]) for i in range(5)]
+
+    def step(x: Any, scale: Any) -> Any:
+        return (x * float(scale[0])).sum()  # a value of an argument read by Python
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="__float__ of an array"):
+        got = [compiled(x, s).item() for s in scales]
+    assert got == [step(x, s).item() for s in scales] == [0.0, 6.0, 12.0, 18.0, 24.0]
+
+
+def test_a_numpy_array_in_a_batch_dict_its_python_reads() -> None:
+    x = sg.tensor(X)
+    batches = [{"x": X + 1.0, "length": np.array([i])} for i in range(5)]
+
+    def step(x: Any, batch: dict[str, Any]) -> Any:
+        return (x[: int(batch["length"][0])] * sg.tensor(batch["x"][:1])).sum()
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="__int__ of an array"):
+        got = [compiled(x, b).item() for b in batches]
+    assert got == [step(x, b).item() for b in batches] == [0.0, 0.0, 1.0, 3.0, 6.0]
+    assert all(type(b["length"]) is np.ndarray for b in batches)  # the caller's dicts as they were
+
+
+def test_numpy_math_on_an_array_argument_replays() -> None:
+    x = sg.tensor(X)
+    offsets = [X + float(i) for i in range(5)]
+
+    def step(x: Any, offset: Any) -> Any:
+        return (x * sg.tensor(offset[::-1] * 2.0)).sum(), offset
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for offset in offsets:
+            (loss, given), (expected, _) = compiled(x, offset), step(x, offset)
+            assert loss.item() == expected.item()
+            assert type(given) is np.ndarray and np.array_equal(given, offset)
+    assert compiled.recordings[-1].replays == 4
 
 
 # --------------------------------------------------------------------------- hidden state: eager
