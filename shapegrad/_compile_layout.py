@@ -490,7 +490,11 @@ class Layout:
             if reference() is not target:
                 return "a weak reference it reads now gives another object"
         for array, copy in self.arrays:
-            if array.shape != copy.shape or array.dtype != copy.dtype or not np.array_equal(array, copy):
+            if (
+                array.shape != copy.shape
+                or array.dtype != copy.dtype
+                or not np.array_equal(array, copy, equal_nan=array.dtype.kind in "fc")  # a NaN is as it was
+            ):
                 return "a NumPy array it reads changed"
         for tensor, shape, dtype in self.tensors:
             data = tensor._data

@@ -498,6 +498,17 @@ def test_numpy_math_on_an_array_argument_replays() -> None:
     assert compiled.recordings[-1].replays == 4
 
 
+def test_a_small_numpy_table_holding_a_nan_replays() -> None:
+    x = sg.tensor(X)
+    table = np.array([1.0, np.nan, 3.0])  # a NaN the step never reads
+
+    def step(x: Any) -> Any:
+        return (x * float(table[0])).sum()
+
+    compiled = _same_as_eager(step, lambda i: None, x)
+    assert compiled.recordings[0].replays == 4
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
