@@ -334,8 +334,10 @@ class Layout:
             copy = collections.deque(cast("collections.deque[Any]", value))  # a deque == a list is False
         else:
             copy = list(cast("list[Any]", value))
-        # a set's items are compared by value only (its order may change with no item changed)
-        kinds = [] if _isa(value, set) else list(map(_type_of, items))
+        # Types are compared where equal values may differ in type: numbers (1 == 1.0 == True).
+        # Not for a set (its order may change with no item changed) nor for strings alone.
+        numeric = any(isinstance(v, (bool, int, float, complex)) for v in items)
+        kinds: list[type] = list(map(type, items)) if numeric and not _isa(value, set) else []
         self.containers.append((value, copy, kinds if by_value else None))
         if not by_value:
             for item in items:
@@ -475,7 +477,7 @@ class Layout:
                     same = False
                 if not same:
                     return f"an item of a {kind} it reads changed"
-                if kinds and list(map(_type_of, container.values() if _isa(container, dict) else container)) != kinds:
+                if kinds and list(map(type, container.values() if _isa(container, dict) else container)) != kinds:
                     return f"an item of a {kind} it reads changed its type (1 to 1.0, say)"
             elif _isa(container, dict):
                 entries = cast("dict[Any, Any]", container)
