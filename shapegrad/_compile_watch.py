@@ -216,7 +216,10 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
             return
         if event != "c_call":
             return
-        what = _hidden_state(arg)
+        try:
+            what = _hidden_state(arg)
+        except Exception:  # noqa: BLE001 -- an exception here would end the hook in the user's code
+            what = None
         if what is None:
             return
         # Made by the user's code, or by random's Python (random.uniform) called by it; not a
