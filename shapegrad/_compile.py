@@ -1842,7 +1842,7 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
             return result
-        reached = {id(t) for t, _, _ in start_layout.tensors} | {id(t) for t, _, _ in end_layout.tensors}
+        reached = {id(t[0]) for t in start_layout.tensors} | {id(t[0]) for t in end_layout.tensors}
         if any(kind == "holder" and id(tensor) not in reached for kind, tensor in rec.inputs):
             self._fall_back(
                 "it read a tensor it neither takes as an argument nor reaches through what it names (one from an "

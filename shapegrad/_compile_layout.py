@@ -230,7 +230,9 @@ class Layout:
         self.containers: list[tuple[Any, Any, list[type] | None]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
-        self.tensors: list[tuple[Any, tuple[int, ...], Any]] = []  # a tensor, its array's shape and dtype
+        # a tensor, its array's shape and dtype, what makes it a parameter (None: it is not) and
+        # whether it trains (model.freeze(...) changes which gradients the step computes)
+        self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, bool]] = []
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
@@ -287,7 +289,8 @@ class Layout:
             self._add_class(_type_of(value), seen)
         elif _isa(value, Tensor):
             data = value._data
-            self.tensors.append((value, data.shape, data.dtype))
+            param = value._param
+            self.tensors.append((value, data.shape, data.dtype, param, param is not None and param.trainable))
         elif _isa(value, (list, dict, set, frozenset, tuple, collections.deque)):
             self._add_container(value, seen)
         elif _isa(value, NUMPY_GENERATORS):
@@ -498,8 +501,11 @@ class Layout:
                 or not np.array_equal(array, copy, equal_nan=array.dtype.kind in "fc")  # a NaN is as it was
             ):
                 return "a NumPy array it reads changed"
-        for tensor, shape, dtype in self.tensors:
+        for tensor, shape, dtype, param, trainable in self.tensors:
             data = tensor._data
             if data.shape != shape or data.dtype != dtype:
                 return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+            now = tensor._param
+            if now is not param or (now is not None and now.trainable is not trainable):
+                return "a parameter it reads was frozen, unfrozen or made a parameter (model.freeze(...))"
         return None

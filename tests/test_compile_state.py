@@ -509,6 +509,53 @@ def test_a_small_numpy_table_holding_a_nan_replays() -> None:
     assert compiled.recordings[0].replays == 4
 
 
+class TwoLayers(sg.nn.Module):
+    def __init__(self) -> None:
+        self.a = sg.nn.Linear(3, 3, generator=sg.Generator(0))
+        self.b = sg.nn.Linear(3, 1, generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.b(self.a(x).relu())
+
+
+def test_freezing_a_layer_between_calls_is_seen() -> None:
+    """model.freeze("a") after a recording: the eager step refuses the old optimizer and
+    gradients, and so does the compiled one (its replay would have trained "a" still); with
+    new ones, both train "b" alone."""
+    nets = [TwoLayers(), TwoLayers()]
+    state: list[Any] = []
+
+    def setup() -> None:
+        state[:] = [(sg.optim.SGD(n, lr=0.1), n.alloc_grads()) for n in nets]
+
+    def stepper(i: int) -> Callable[[Any], Any]:
+        def step(x: Any) -> Any:
+            opt, grads = state[i]
+            grads.zero()
+            loss = (nets[i](x.trace(grads)) ** 2).mean()
+            loss.backward()
+            opt.update(nets[i], grads)
+            return loss
+
+        return step
+
+    setup()
+    compiled, eager, x = sg.compile(stepper(0)), stepper(1), sg.ones(4, 3)
+    for _ in range(3):
+        assert compiled(x).item() == eager(x).item()
+    for n in nets:
+        n.freeze("a")
+    with pytest.raises(sg.GradientsMismatchError):
+        eager(x)
+    with pytest.raises(sg.GradientsMismatchError):
+        compiled(x)
+    setup()
+    for _ in range(3):
+        assert compiled(x).item() == eager(x).item()
+    assert np.array_equal(nets[0].a.weight.numpy(), nets[1].a.weight.numpy())
+    assert np.array_equal(nets[0].b.weight.numpy(), nets[1].b.weight.numpy())
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
