@@ -1565,6 +1565,9 @@ def _describe(value: Any, pins: list[Any]) -> Any:
         return ("array", array.shape, array.dtype.str)
     if value is None or isinstance(value, (bool, int, float, str, bytes)):
         return (type(value).__name__, value)
+    if isinstance(value, np.generic):  # a NumPy scalar (np.float32(0.1)): by value, as a number is
+        scalar = cast("np.generic[Any]", value)
+        return ("scalar", scalar.dtype.str, scalar.item())
     if isinstance(value, (tuple, list)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))

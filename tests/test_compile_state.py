@@ -556,6 +556,19 @@ def test_freezing_a_layer_between_calls_is_seen() -> None:
     assert np.array_equal(nets[0].b.weight.numpy(), nets[1].b.weight.numpy())
 
 
+def test_a_numpy_scalar_argument_is_part_of_the_signature_by_value() -> None:
+    x = sg.tensor(X)
+
+    def step(x: Any, scale: Any) -> Any:
+        return (x * scale).sum()
+
+    compiled = sg.compile(step)
+    for scale in (1.0, 2.0, 1.0, 2.0, 1.0):
+        assert compiled(x, np.float32(scale)).item() == step(x, np.float32(scale)).item()
+    assert len(compiled.recordings) == 2  # one per value, replayed (a new scalar object each call)
+    assert sum(r.replays for r in compiled.recordings) == 3
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
