@@ -44,7 +44,7 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
-from ._compile_layout import Layout, TooLarge, argument_objects, attribute, free_values, reachable
+from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
 from ._compile_watch import generator_states, iterator_state, same_state, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -1208,6 +1208,9 @@ class _Plan:
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
         self.layout = Layout([])
+        # (optimizer, the attributes the step's own code reads of it, whether all of its state,
+        # their values as the recording left them): a replay bakes in what its Python read
+        self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1437,6 +1440,14 @@ class _Plan:
         functions, constants = gen.functions, gen.constants
         return functools.partial(_call_guard, function, functions, constants)
 
+    def stale(self) -> str | None:
+        """What differs, of the library state the step's Python read, from when recorded."""
+        for opt, keys, whole, view in self.optimizer_reads:
+            if not _same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
+                read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
+                return f"what it reads of its {type(opt).__name__} ({read}) changed"
+        return None
+
     def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """This call's input arrays, in the recording's order."""
         values: list[Any] = []
@@ -1629,6 +1640,54 @@ class _State:
         return restores
 
 
+# Optimizer methods whose results hold none of its Python numbers (its update is a host call).
+_OPTIMIZER_PLAIN_CALLS = frozenset({"update", "state_arrays", "state_backend"})
+
+_ABSENT = object()
+
+
+def _optimizer_state(opt: Any) -> tuple[dict[str, Any], tuple[int, ...], tuple[tuple[tuple[str, Any], ...], ...]]:
+    """An optimizer's Python state as it is now: its attributes (``lr``, ``step_count``, its
+    settings), each parameter's own step count and each group's settings."""
+    return (
+        dict(opt.__dict__),
+        tuple(slot.steps for slot in opt._slots),
+        tuple(tuple(cast("dict[str, Any]", vars(hp)).items()) for hp in opt._group_hp),
+    )
+
+
+def _optimizer_read(opt: Any, names: frozenset[str]) -> tuple[tuple[str, ...], bool]:
+    """What the step's own code may read of ``opt`` (``names``: the names it uses): the
+    attributes it names (``opt.lr``, ``opt.step_count``), and whether it calls a method that
+    reads them (``opt.current_lr()``, ``opt.slot_steps()``): then all of its state."""
+    kind: type = opt.__class__
+    whole = any(
+        not name.startswith("__") and callable(getattr(kind, name, None)) for name in names - _OPTIMIZER_PLAIN_CALLS
+    )
+    attributes = cast("dict[str, Any]", opt.__dict__)
+    return tuple(k for k in attributes if whole or k in names), whole
+
+
+def _optimizer_view(state: Any, keys: tuple[str, ...], whole: bool) -> tuple[Any, ...]:
+    attributes, steps, groups = state
+    view = tuple(attributes.get(k, _ABSENT) for k in keys)
+    return (*view, steps, groups) if whole else view
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """The same object, or equal numbers, strings or tuples of them of the same types."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        left, right = cast("tuple[Any, ...]", a), cast("tuple[Any, ...]", b)
+        return len(left) == len(right) and all(_same_value(x, y) for x, y in zip(left, right, strict=True))
+    if isinstance(a, (bool, int, float, complex, str)):
+        return bool(a == b)
+    return False
+
+
 def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
     for module, training in flags:
         module.training = training
@@ -1726,6 +1785,8 @@ class CompiledStep(Generic[P, R]):
         for recording in self._cache.get(key, ()):
             plan = recording._plan
             changed = plan.layout.changed(roots)
+            if changed is None:
+                changed = plan.stale()
             if changed is not None:
                 relayout = changed if relayout is None else relayout
                 continue
@@ -1797,6 +1858,7 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
             return self._step(*args, **kwargs)
+        optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
         # NumPy array arguments are given to the step as traced views: what its Python reads of
@@ -1829,6 +1891,22 @@ class CompiledStep(Generic[P, R]):
             return result
         roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
+        # What the step's own code read of its optimizers (opt.lr, opt.step_count, opt.current_lr()):
+        # baked into the recording as any number its Python reads
+        names = watch.user_names()
+        if names is None:  # a profiler holds the hook: the step's own names
+            code = attribute(attribute(self._step, "__func__", self._step), "__code__")
+            names = frozenset(_code_names(code)) if isinstance(code, types.CodeType) else frozenset[str]()
+        optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
+        for opt, before in optimizers:
+            keys, whole = _optimizer_read(opt, names)
+            if not keys:
+                continue
+            now = _optimizer_view(_optimizer_state(opt), keys, whole)
+            if mutated is None and not _same_value(_optimizer_view(before, keys, whole), now):
+                read = "its state (opt.current_lr(), say)" if whole else ", ".join(f"opt.{k}" for k in keys)
+                mutated = f"what it reads of its {type(opt).__name__}: {read}"
+            optimizer_reads.append((opt, keys, whole, now))
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
             # attribute): a replay would not. Once may be a first call's set-up; twice running
@@ -1860,6 +1938,7 @@ class CompiledStep(Generic[P, R]):
             return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         plan.layout = end_layout
+        plan.optimizer_reads = optimizer_reads
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):

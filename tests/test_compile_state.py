@@ -569,6 +569,61 @@ def test_a_numpy_scalar_argument_is_part_of_the_signature_by_value() -> None:
     assert sum(r.replays for r in compiled.recordings) == 3
 
 
+def _twin_trainers(read: Callable[[Any, Any], Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any], list[Any]]:
+    """Two twin models, optimizers and steps (the first compiled) whose loss is scaled by
+    ``read(opt, loss)``, the step's own Python reading its optimizer."""
+    nets = [TwoLayers(), TwoLayers()]
+    opts = [sg.optim.SGD(n, lr=0.1) for n in nets]
+
+    def stepper(i: int) -> Callable[[Any], Any]:
+        net, opt, grads = nets[i], opts[i], nets[i].alloc_grads()
+
+        def step(x: Any) -> Any:
+            grads.zero()
+            loss = read(opt, (net(x.trace(grads)) ** 2).mean())
+            loss.backward()
+            opt.update(net, grads)
+            return loss
+
+        return step
+
+    return sg.compile(stepper(0)), stepper(1), opts
+
+
+def test_an_optimizer_setting_the_step_reads() -> None:
+    """opt.lr read by the step's Python (a loss scaled by it) is baked in: a new opt.lr
+    records again."""
+    compiled, eager, opts = _twin_trainers(lambda opt, loss: loss * (0.1 / opt.lr))
+    x = sg.ones(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(6):
+            if i == 3:
+                for opt in opts:
+                    opt.lr = 0.05
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda opt, loss: loss * 0.1 if opt.step_count < 2 else loss,  # a warm-up
+        lambda opt, loss: loss * opt.current_lr(),
+    ],
+    ids=["step_count", "current_lr"],
+)
+def test_an_optimizer_count_the_step_reads_runs_eagerly(read: Callable[[Any, Any], Any]) -> None:
+    """opt.step_count (or opt.current_lr() of a schedule) read by the step's Python changes
+    at every call, in the step's own update: it runs eagerly, with the warning."""
+    compiled, eager, opts = _twin_trainers(read)
+    for opt in opts:
+        opt.lr = lambda step: 0.1 / (1 + step)
+    x = sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="what it reads of its S[gG][dD]"):
+        for i in range(5):
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
