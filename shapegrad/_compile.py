@@ -1211,6 +1211,7 @@ class _Plan:
         # (optimizer, the attributes the step's own code reads of it, whether all of its state,
         # their values as the recording left them): a replay bakes in what its Python read
         self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
+        self.defaults = _default_generators_drawn(rec)  # (backend's id, default generator) drawn from
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1442,6 +1443,12 @@ class _Plan:
 
     def stale(self) -> str | None:
         """What differs, of the library state the step's Python read, from when recorded."""
+        if self.defaults:
+            from .ops.creation import _default_generators
+
+            for key, gen in self.defaults:
+                if _default_generators.get(key) is not gen:
+                    return "the default generator it draws from was reseeded (sg.seed)"
         for opt, keys, whole, view in self.optimizer_reads:
             if not _same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
                 read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
@@ -1506,6 +1513,17 @@ class _Plan:
         for restore, state in self.end_state:
             restore(state)
         return _build_result(self.result, outs, needed)
+
+
+def _default_generators_drawn(rec: _Recorder) -> list[tuple[int, Any]]:
+    """The default generators (``sg.seed``'s, for draws given no generator) the recording drew
+    from, by their backend's id: the draws are recorded calls of their sources' methods."""
+    from .ops.creation import _default_generators
+
+    owners = {id(o.fn.__self__) for o in rec.ops if isinstance(o.fn, types.MethodType)}
+    return [
+        (key, gen) for key, gen in _default_generators.items() if id(gen._source) in owners or id(gen) in owners
+    ]
 
 
 def _call_guard(

@@ -720,6 +720,52 @@ def test_a_tensor_from_a_queue_runs_eagerly() -> None:
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
 
 
+@pytest.fixture
+def _default_generators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sg.seed's state, put back after the test."""
+    from shapegrad.ops import creation
+
+    monkeypatch.setattr(creation, "_default_generators", dict(creation._default_generators))
+    monkeypatch.setattr(creation, "_seed_value", list(creation._seed_value))
+
+
+@pytest.mark.usefixtures("_default_generators")
+def test_the_default_generator_reseeded_between_calls() -> None:
+    """sg.seed(...) between calls: the step's draws without a generator (dropout, noise) come
+    from the new default generator, as eager's do, not from the one the recording drew from."""
+
+    def step(x: Any) -> Any:
+        return (x + sg.randn(*x.shape)).sum()
+
+    compiled, x = sg.compile(step), sg.zeros(2, 3)
+    for seeded in (compiled, step):
+        sg.seed(0)
+        got = [seeded(x).item() for _ in range(3)]
+        sg.seed(0)
+        got += [seeded(x).item() for _ in range(3)]
+        assert got[3:] == got[:3], seeded
+    assert len(compiled.recordings) == 2  # recorded again after sg.seed, then replayed
+
+
+@pytest.mark.usefixtures("_default_generators")
+@pytest.mark.parametrize("how", ["generator", "dropout", "seed"])
+def test_a_generator_made_or_seeded_inside_the_step_runs_eagerly(how: str) -> None:
+    """A generator made (or the default one reseeded) at every call draws the same numbers
+    at every call; a replay would draw on from the recording's."""
+    x = sg.ones(2, 3)
+
+    def step() -> Any:
+        if how == "generator":
+            return (x + sg.rand(2, 3, generator=sg.Generator(0))).sum()
+        if how == "dropout":
+            return sg.nn.Dropout(0.5, generator=sg.Generator(1))(x).sum()
+        sg.seed(3)
+        return (x + sg.rand(2, 3)).sum()
+
+    expected = step().item()
+    _runs_eagerly(step, [expected] * 5, "inside the step")
+
+
 def test_a_deque_the_step_rotates_runs_eagerly() -> None:
     queue = collections.deque(_batches())
 
