@@ -327,6 +327,9 @@ class _Recorder:
         self.written: set[int] = set()  # input registers some op wrote in place
         self.read_first: set[int] = set()  # Gradients read before the step zeroed them
         self.zeroed_ids: set[int] = set()
+        # the Python state a range check that fails in a replay leaves, as the step leaves it when
+        # it raises there (set once the recording's start is known)
+        self.at_check: Callable[[], Any] | None = None
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -523,6 +526,7 @@ class _Recorder:
             self.escape("a range check on an array the recording does not know")
             return
         op = _Op("check", message, (_Ref(flag._r),), {}, None)
+        op.expect = None if self.at_check is None else self.at_check()
         self.ops.append(op)
         if bool(self.plain[flag._r]):
             raise ShapeError(message)
@@ -1126,8 +1130,21 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
     )
 
 
-def _failed(message: str) -> None:
+def _failed(message: str, state: Any = None) -> None:
+    """A range check failed in a replay: the Python state as the step leaves it when it raises
+    there (its gradients' bookkeeping after ``grads.zero()``, modules' modes it set), then
+    the error."""
+    if state is not None:
+        books, modes = state
+        for grads, kept in books:
+            set_bookkeeping(grads, kept)
+        _restore_modes(modes)
     raise ShapeError(message)
+
+
+def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
+    """The gradients' bookkeeping and the modules' modes as they are now (at a range check)."""
+    return [(g, bookkeeping(g)) for g in grads], [(m, m.training) for m in modules]
 
 
 _AS_METHODS: dict[Any, str] = {np.reshape: "reshape", np.transpose: "transpose"}
@@ -1402,7 +1419,7 @@ class _Plan:
         elif isinstance(out, (int, tuple)):
             lines += _assigned(out, text)
         elif op.kind == "check":
-            lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
+            lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)}, {gen.const(op.expect)})")
         elif op.kind == "kernel" and op.expect is not None:
             lines.append(f"    _v = {text}")
             lines.append(f"    if _v != {gen.const(op.expect)}: _diverged({position}, {gen.const(op.expect)}, _v)")
@@ -1521,9 +1538,7 @@ def _default_generators_drawn(rec: _Recorder) -> list[tuple[int, Any]]:
     from .ops.creation import _default_generators
 
     owners = {id(o.fn.__self__) for o in rec.ops if isinstance(o.fn, types.MethodType)}
-    return [
-        (key, gen) for key, gen in _default_generators.items() if id(gen._source) in owners or id(gen) in owners
-    ]
+    return [(key, gen) for key, gen in _default_generators.items() if id(gen._source) in owners or id(gen) in owners]
 
 
 def _call_guard(
@@ -1877,6 +1892,7 @@ class CompiledStep(Generic[P, R]):
             self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
             return self._step(*args, **kwargs)
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
+        rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
         # NumPy array arguments are given to the step as traced views: what its Python reads of

@@ -624,6 +624,44 @@ def test_an_optimizer_count_the_step_reads_runs_eagerly(read: Callable[[Any, Any
             assert compiled(x).item() == eager(x).item(), f"call {i}"
 
 
+def test_a_range_check_failing_in_a_replay_leaves_the_state_eager_leaves() -> None:
+    """A label out of range raises in a replay as in eager, and leaves what eager leaves at
+    that point: its gradients zeroed (reading one raises), the mode the step set (train), so
+    an evaluation after it and the next call are eager's."""
+    nets = [TwoLayers(), TwoLayers()]
+    all_grads = [n.alloc_grads() for n in nets]
+
+    def stepper(i: int) -> Callable[[Any, Any], Any]:
+        net, grads = nets[i], all_grads[i]
+        opt = sg.optim.SGD(net, lr=0.1)
+
+        def step(x: Any, y: Any) -> Any:
+            net.train()
+            grads.zero()
+            loss = sg.losses.cross_entropy(sg.concat([net(x.trace(grads)), sg.zeros(4, 1)], axis=1), y)
+            loss.backward()
+            opt.update(net, grads)
+            net.eval()
+            return loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(0)), stepper(1)
+    x = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    good, bad = sg.tensor([0, 1, 1, 0]), sg.tensor([0, 1, 2, 0])
+    for labels in (good, good, good, bad, good):
+        outcomes: list[Any] = []
+        for step, net, grads in zip((compiled, eager), nets, all_grads, strict=True):
+            try:
+                outcomes.append(step(x, labels).item())
+            except sg.ShapeError:
+                with pytest.raises(sg.TapeError, match="no gradient reached"):
+                    grads[net.b.weight]
+                outcomes.append(("raised", net.training))
+        assert outcomes[0] == outcomes[1]
+    assert compiled.recordings[0].replays == 3  # the third raised
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
