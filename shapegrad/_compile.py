@@ -44,7 +44,7 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
-from ._compile_layout import Layout, TooLarge, argument_objects, attribute, free_values, reachable
+from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
 from ._compile_watch import generator_states, iterator_state, same_state, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -327,6 +327,9 @@ class _Recorder:
         self.written: set[int] = set()  # input registers some op wrote in place
         self.read_first: set[int] = set()  # Gradients read before the step zeroed them
         self.zeroed_ids: set[int] = set()
+        # the Python state a range check that fails in a replay leaves, as the step leaves it when
+        # it raises there (set once the recording's start is known)
+        self.at_check: Callable[[], Any] | None = None
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -523,6 +526,7 @@ class _Recorder:
             self.escape("a range check on an array the recording does not know")
             return
         op = _Op("check", message, (_Ref(flag._r),), {}, None)
+        op.expect = None if self.at_check is None else self.at_check()
         self.ops.append(op)
         if bool(self.plain[flag._r]):
             raise ShapeError(message)
@@ -1126,8 +1130,21 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
     )
 
 
-def _failed(message: str) -> None:
+def _failed(message: str, state: Any = None) -> None:
+    """A range check failed in a replay: the Python state as the step leaves it when it raises
+    there (its gradients' bookkeeping after ``grads.zero()``, modules' modes it set), then
+    the error."""
+    if state is not None:
+        books, modes = state
+        for grads, kept in books:
+            set_bookkeeping(grads, kept)
+        _restore_modes(modes)
     raise ShapeError(message)
+
+
+def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
+    """The gradients' bookkeeping and the modules' modes as they are now (at a range check)."""
+    return [(g, bookkeeping(g)) for g in grads], [(m, m.training) for m in modules]
 
 
 _AS_METHODS: dict[Any, str] = {np.reshape: "reshape", np.transpose: "transpose"}
@@ -1208,6 +1225,10 @@ class _Plan:
         self.signature = signature
         self.bookkeeping: list[tuple[Any, tuple[frozenset[int], Any]]] = []
         self.layout = Layout([])
+        # (optimizer, the attributes the step's own code reads of it, whether all of its state,
+        # their values as the recording left them): a replay bakes in what its Python read
+        self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
+        self.defaults = _default_generators_drawn(rec)  # (backend's id, default generator) drawn from
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1398,7 +1419,7 @@ class _Plan:
         elif isinstance(out, (int, tuple)):
             lines += _assigned(out, text)
         elif op.kind == "check":
-            lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)})")
+            lines.append(f"    if {gen.expr(op.args[0])}: _failed({gen.const(op.fn)}, {gen.const(op.expect)})")
         elif op.kind == "kernel" and op.expect is not None:
             lines.append(f"    _v = {text}")
             lines.append(f"    if _v != {gen.const(op.expect)}: _diverged({position}, {gen.const(op.expect)}, _v)")
@@ -1436,6 +1457,20 @@ class _Plan:
         function = namespace["_guard"]
         functions, constants = gen.functions, gen.constants
         return functools.partial(_call_guard, function, functions, constants)
+
+    def stale(self) -> str | None:
+        """What differs, of the library state the step's Python read, from when recorded."""
+        if self.defaults:
+            from .ops.creation import _default_generators
+
+            for key, gen in self.defaults:
+                if _default_generators.get(key) is not gen:
+                    return "the default generator it draws from was reseeded (sg.seed)"
+        for opt, keys, whole, view in self.optimizer_reads:
+            if not _same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
+                read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
+                return f"what it reads of its {type(opt).__name__} ({read}) changed"
+        return None
 
     def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         """This call's input arrays, in the recording's order."""
@@ -1495,6 +1530,15 @@ class _Plan:
         for restore, state in self.end_state:
             restore(state)
         return _build_result(self.result, outs, needed)
+
+
+def _default_generators_drawn(rec: _Recorder) -> list[tuple[int, Any]]:
+    """The default generators (``sg.seed``'s, for draws given no generator) the recording drew
+    from, by their backend's id: the draws are recorded calls of their sources' methods."""
+    from .ops.creation import _default_generators
+
+    owners = {id(o.fn.__self__) for o in rec.ops if isinstance(o.fn, types.MethodType)}
+    return [(key, gen) for key, gen in _default_generators.items() if id(gen._source) in owners or id(gen) in owners]
 
 
 def _call_guard(
@@ -1629,6 +1673,54 @@ class _State:
         return restores
 
 
+# Optimizer methods whose results hold none of its Python numbers (its update is a host call).
+_OPTIMIZER_PLAIN_CALLS = frozenset({"update", "state_arrays", "state_backend"})
+
+_ABSENT = object()
+
+
+def _optimizer_state(opt: Any) -> tuple[dict[str, Any], tuple[int, ...], tuple[tuple[tuple[str, Any], ...], ...]]:
+    """An optimizer's Python state as it is now: its attributes (``lr``, ``step_count``, its
+    settings), each parameter's own step count and each group's settings."""
+    return (
+        dict(opt.__dict__),
+        tuple(slot.steps for slot in opt._slots),
+        tuple(tuple(cast("dict[str, Any]", vars(hp)).items()) for hp in opt._group_hp),
+    )
+
+
+def _optimizer_read(opt: Any, names: frozenset[str]) -> tuple[tuple[str, ...], bool]:
+    """What the step's own code may read of ``opt`` (``names``: the names it uses): the
+    attributes it names (``opt.lr``, ``opt.step_count``), and whether it calls a method that
+    reads them (``opt.current_lr()``, ``opt.slot_steps()``): then all of its state."""
+    kind: type = opt.__class__
+    whole = any(
+        not name.startswith("__") and callable(getattr(kind, name, None)) for name in names - _OPTIMIZER_PLAIN_CALLS
+    )
+    attributes = cast("dict[str, Any]", opt.__dict__)
+    return tuple(k for k in attributes if whole or k in names), whole
+
+
+def _optimizer_view(state: Any, keys: tuple[str, ...], whole: bool) -> tuple[Any, ...]:
+    attributes, steps, groups = state
+    view = tuple(attributes.get(k, _ABSENT) for k in keys)
+    return (*view, steps, groups) if whole else view
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """The same object, or equal numbers, strings or tuples of them of the same types."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, tuple):
+        left, right = cast("tuple[Any, ...]", a), cast("tuple[Any, ...]", b)
+        return len(left) == len(right) and all(_same_value(x, y) for x, y in zip(left, right, strict=True))
+    if isinstance(a, (bool, int, float, complex, str)):
+        return bool(a == b)
+    return False
+
+
 def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
     for module, training in flags:
         module.training = training
@@ -1726,6 +1818,8 @@ class CompiledStep(Generic[P, R]):
         for recording in self._cache.get(key, ()):
             plan = recording._plan
             changed = plan.layout.changed(roots)
+            if changed is None:
+                changed = plan.stale()
             if changed is not None:
                 relayout = changed if relayout is None else relayout
                 continue
@@ -1797,6 +1891,8 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
             return self._step(*args, **kwargs)
+        optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
+        rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
         # NumPy array arguments are given to the step as traced views: what its Python reads of
@@ -1829,6 +1925,22 @@ class CompiledStep(Generic[P, R]):
             return result
         roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
+        # What the step's own code read of its optimizers (opt.lr, opt.step_count, opt.current_lr()):
+        # baked into the recording as any number its Python reads
+        names = watch.user_names()
+        if names is None:  # a profiler holds the hook: the step's own names
+            code = attribute(attribute(self._step, "__func__", self._step), "__code__")
+            names = frozenset(_code_names(code)) if isinstance(code, types.CodeType) else frozenset[str]()
+        optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
+        for opt, before in optimizers:
+            keys, whole = _optimizer_read(opt, names)
+            if not keys:
+                continue
+            now = _optimizer_view(_optimizer_state(opt), keys, whole)
+            if mutated is None and not _same_value(_optimizer_view(before, keys, whole), now):
+                read = "its state (opt.current_lr(), say)" if whole else ", ".join(f"opt.{k}" for k in keys)
+                mutated = f"what it reads of its {type(opt).__name__}: {read}"
+            optimizer_reads.append((opt, keys, whole, now))
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
             # attribute): a replay would not. Once may be a first call's set-up; twice running
@@ -1860,6 +1972,7 @@ class CompiledStep(Generic[P, R]):
             return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         plan.layout = end_layout
+        plan.optimizer_reads = optimizer_reads
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):

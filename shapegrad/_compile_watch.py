@@ -190,6 +190,18 @@ class Watch:
             _strings(code.co_consts, names)
         return frozenset(names)
 
+    def user_names(self) -> frozenset[str] | None:
+        """The names of :meth:`read_names` that the user's own code (not the library's) could
+        have read an attribute by, or None if unknown."""
+        if self.codes is None:
+            return None
+        names: set[str] = set()
+        for code in self.codes:
+            if user_file(code.co_filename):
+                names.update(code.co_names)
+                _strings(code.co_consts, names)
+        return frozenset(names)
+
 
 def _strings(constants: Any, into: set[str]) -> None:
     for const in constants:

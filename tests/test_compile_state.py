@@ -569,6 +569,99 @@ def test_a_numpy_scalar_argument_is_part_of_the_signature_by_value() -> None:
     assert sum(r.replays for r in compiled.recordings) == 3
 
 
+def _twin_trainers(read: Callable[[Any, Any], Any]) -> tuple[Callable[[Any], Any], Callable[[Any], Any], list[Any]]:
+    """Two twin models, optimizers and steps (the first compiled) whose loss is scaled by
+    ``read(opt, loss)``, the step's own Python reading its optimizer."""
+    nets = [TwoLayers(), TwoLayers()]
+    opts = [sg.optim.SGD(n, lr=0.1) for n in nets]
+
+    def stepper(i: int) -> Callable[[Any], Any]:
+        net, opt, grads = nets[i], opts[i], nets[i].alloc_grads()
+
+        def step(x: Any) -> Any:
+            grads.zero()
+            loss = read(opt, (net(x.trace(grads)) ** 2).mean())
+            loss.backward()
+            opt.update(net, grads)
+            return loss
+
+        return step
+
+    return sg.compile(stepper(0)), stepper(1), opts
+
+
+def test_an_optimizer_setting_the_step_reads() -> None:
+    """opt.lr read by the step's Python (a loss scaled by it) is baked in: a new opt.lr
+    records again."""
+    compiled, eager, opts = _twin_trainers(lambda opt, loss: loss * (0.1 / opt.lr))
+    x = sg.ones(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(6):
+            if i == 3:
+                for opt in opts:
+                    opt.lr = 0.05
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda opt, loss: loss * 0.1 if opt.step_count < 2 else loss,  # a warm-up
+        lambda opt, loss: loss * opt.current_lr(),
+    ],
+    ids=["step_count", "current_lr"],
+)
+def test_an_optimizer_count_the_step_reads_runs_eagerly(read: Callable[[Any, Any], Any]) -> None:
+    """opt.step_count (or opt.current_lr() of a schedule) read by the step's Python changes
+    at every call, in the step's own update: it runs eagerly, with the warning."""
+    compiled, eager, opts = _twin_trainers(read)
+    for opt in opts:
+        opt.lr = lambda step: 0.1 / (1 + step)
+    x = sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="what it reads of its S[gG][dD]"):
+        for i in range(5):
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+def test_a_range_check_failing_in_a_replay_leaves_the_state_eager_leaves() -> None:
+    """A label out of range raises in a replay as in eager, and leaves what eager leaves at
+    that point: its gradients zeroed (reading one raises), the mode the step set (train), so
+    an evaluation after it and the next call are eager's."""
+    nets = [TwoLayers(), TwoLayers()]
+    all_grads = [n.alloc_grads() for n in nets]
+
+    def stepper(i: int) -> Callable[[Any, Any], Any]:
+        net, grads = nets[i], all_grads[i]
+        opt = sg.optim.SGD(net, lr=0.1)
+
+        def step(x: Any, y: Any) -> Any:
+            net.train()
+            grads.zero()
+            loss = sg.losses.cross_entropy(sg.concat([net(x.trace(grads)), sg.zeros(4, 1)], axis=1), y)
+            loss.backward()
+            opt.update(net, grads)
+            net.eval()
+            return loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(0)), stepper(1)
+    x = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    good, bad = sg.tensor([0, 1, 1, 0]), sg.tensor([0, 1, 2, 0])
+    for labels in (good, good, good, bad, good):
+        outcomes: list[Any] = []
+        for step, net, grads in zip((compiled, eager), nets, all_grads, strict=True):
+            try:
+                outcomes.append(step(x, labels).item())
+            except sg.ShapeError:
+                with pytest.raises(sg.TapeError, match="no gradient reached"):
+                    grads[net.b.weight]
+                outcomes.append(("raised", net.training))
+        assert outcomes[0] == outcomes[1]
+    assert compiled.recordings[0].replays == 3  # the third raised
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
@@ -663,6 +756,52 @@ def test_a_tensor_from_a_queue_runs_eagerly() -> None:
         return (batches.get() * 2.0).sum()
 
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
+
+
+@pytest.fixture
+def _default_generators(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sg.seed's state, put back after the test."""
+    from shapegrad.ops import creation
+
+    monkeypatch.setattr(creation, "_default_generators", dict(creation._default_generators))
+    monkeypatch.setattr(creation, "_seed_value", list(creation._seed_value))
+
+
+@pytest.mark.usefixtures("_default_generators")
+def test_the_default_generator_reseeded_between_calls() -> None:
+    """sg.seed(...) between calls: the step's draws without a generator (dropout, noise) come
+    from the new default generator, as eager's do, not from the one the recording drew from."""
+
+    def step(x: Any) -> Any:
+        return (x + sg.randn(*x.shape)).sum()
+
+    compiled, x = sg.compile(step), sg.zeros(2, 3)
+    for seeded in (compiled, step):
+        sg.seed(0)
+        got = [seeded(x).item() for _ in range(3)]
+        sg.seed(0)
+        got += [seeded(x).item() for _ in range(3)]
+        assert got[3:] == got[:3], seeded
+    assert len(compiled.recordings) == 2  # recorded again after sg.seed, then replayed
+
+
+@pytest.mark.usefixtures("_default_generators")
+@pytest.mark.parametrize("how", ["generator", "dropout", "seed"])
+def test_a_generator_made_or_seeded_inside_the_step_runs_eagerly(how: str) -> None:
+    """A generator made (or the default one reseeded) at every call draws the same numbers
+    at every call; a replay would draw on from the recording's."""
+    x = sg.ones(2, 3)
+
+    def step() -> Any:
+        if how == "generator":
+            return (x + sg.rand(2, 3, generator=sg.Generator(0))).sum()
+        if how == "dropout":
+            return sg.nn.Dropout(0.5, generator=sg.Generator(1))(x).sum()
+        sg.seed(3)
+        return (x + sg.rand(2, 3)).sum()
+
+    expected = step().item()
+    _runs_eagerly(step, [expected] * 5, "inside the step")
 
 
 def test_a_deque_the_step_rotates_runs_eagerly() -> None:

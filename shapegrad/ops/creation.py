@@ -225,6 +225,16 @@ class Generator:
     """
 
     def __init__(self, seed: int | None = None, *, backend: str | Backend | None = None) -> None:
+        recorder = _hooks.recorder
+        if recorder is not None:  # sg.compile: a replay would go on drawing from the recording's generator
+            recorder.escape(
+                "a generator made inside the step (sg.Generator(...), a layer given one): a replay would go on "
+                "drawing from the one the recording made, where the step draws from a new one. Make it outside "
+                "the step"
+            )
+        self._start(seed, backend)
+
+    def _start(self, seed: int | None, backend: str | Backend | None) -> None:
         self.backend = _backend(backend)
         self._source = self.backend.random(seed)
 
@@ -268,6 +278,9 @@ _seed_value: list[int | None] = [None]
 
 def seed(value: int) -> None:
     """Reseed the default generator of every backend (used when no ``generator`` is given)."""
+    recorder = _hooks.recorder
+    if recorder is not None:  # sg.compile: a replay would not reseed
+        recorder.escape("sg.seed() inside the step: a replay would not reseed the default generator")
     _default_generators.clear()
     _seed_value[0] = value
 
@@ -277,7 +290,10 @@ def default_generator(backend: Backend | None = None) -> Generator:
     chosen = backend or active_backend()
     gen = _default_generators.get(id(chosen))
     if gen is None or gen.backend is not chosen:
-        gen = _default_generators[id(chosen)] = Generator(_seed_value[0], backend=chosen)
+        # made lazily, also inside a compiled step's recording (whose replays draw on from it)
+        gen = Generator.__new__(Generator)
+        gen._start(_seed_value[0], chosen)
+        _default_generators[id(chosen)] = gen
     return gen
 
 
