@@ -45,7 +45,7 @@ import numpy as np
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
-from ._compile_watch import generator_states, iterator_state, same_state, watching
+from ._compile_watch import generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
 from ._tensor import Tensor, wrap
@@ -598,17 +598,16 @@ class _Recorder:
 
 
 def _where() -> str:
-    """Where the step's code was when the recording met a problem: its innermost frame
-    outside shapegrad and NumPy (the line to look at)."""
+    """Where the step's code was when the recording met a problem: its innermost frame in the
+    user's code (not shapegrad's, NumPy's or another installed library's: the line to look at)."""
     import os
     import traceback
 
-    library = os.path.dirname(os.path.abspath(__file__))
     frames = traceback.extract_stack()[:-3]
     if os.environ.get("SHAPEGRAD_COMPILE_DEBUG"):
         return "\n" + "".join(traceback.format_list(frames[-12:]))
     for frame in reversed(frames):
-        if not frame.filename.startswith(library) and "numpy" not in frame.filename:
+        if user_file(frame.filename):
             return f" (at {frame.filename}:{frame.lineno})"
     return ""
 
@@ -1467,7 +1466,7 @@ class _Plan:
                 if _default_generators.get(key) is not gen:
                     return "the default generator it draws from was reseeded (sg.seed)"
         for opt, keys, whole, view in self.optimizer_reads:
-            if not _same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
+            if not same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
                 read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
                 return f"what it reads of its {type(opt).__name__} ({read}) changed"
         return None
@@ -1707,20 +1706,6 @@ def _optimizer_view(state: Any, keys: tuple[str, ...], whole: bool) -> tuple[Any
     return (*view, steps, groups) if whole else view
 
 
-def _same_value(a: Any, b: Any) -> bool:
-    """The same object, or equal numbers, strings or tuples of them of the same types."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, tuple):
-        left, right = cast("tuple[Any, ...]", a), cast("tuple[Any, ...]", b)
-        return len(left) == len(right) and all(_same_value(x, y) for x, y in zip(left, right, strict=True))
-    if isinstance(a, (bool, int, float, complex, str)):
-        return bool(a == b)
-    return False
-
-
 def _restore_modes(flags: list[tuple[Any, bool]]) -> None:
     for module, training in flags:
         module.training = training
@@ -1889,7 +1874,7 @@ class CompiledStep(Generic[P, R]):
         try:
             start_layout = Layout(roots)
         except TooLarge as error:
-            self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
+            self._fall_back(str(error))
             return self._step(*args, **kwargs)
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
@@ -1910,7 +1895,7 @@ class CompiledStep(Generic[P, R]):
                     holder[key] = original
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
-            same_state(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
+            same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
         ):
             rec.value_read("a random number drawn from a NumPy generator in Python (rng.uniform(), np.random.rand())")
         if rec.value_reason is None and positions != [iterator_state(it) for it in start_layout.iterators]:
@@ -1937,7 +1922,7 @@ class CompiledStep(Generic[P, R]):
             if not keys:
                 continue
             now = _optimizer_view(_optimizer_state(opt), keys, whole)
-            if mutated is None and not _same_value(_optimizer_view(before, keys, whole), now):
+            if mutated is None and not same_value(_optimizer_view(before, keys, whole), now):
                 read = "its state (opt.current_lr(), say)" if whole else ", ".join(f"opt.{k}" for k in keys)
                 mutated = f"what it reads of its {type(opt).__name__}: {read}"
             optimizer_reads.append((opt, keys, whole, now))
@@ -1955,7 +1940,7 @@ class CompiledStep(Generic[P, R]):
             # code that ran names (a trainer's history list the step never reads may change).
             end_layout = Layout(roots, watch.read_names())
         except TooLarge as error:
-            self._fall_back(f"{error}, too many to check before every replay (pass what changes as arguments)")
+            self._fall_back(str(error))
             return result
         reached = {id(t[0]) for t in start_layout.tensors} | {id(t[0]) for t in end_layout.tensors}
         if any(kind == "holder" and id(tensor) not in reached for kind, tensor in rec.inputs):

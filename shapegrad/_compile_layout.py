@@ -24,7 +24,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file
+from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file, user_module
 from ._tensor import Tensor
 from .nn._module import Module
 
@@ -108,6 +108,17 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def _closure_values(fn: Any) -> list[Any]:
+    """What a function's closure cells hold (an empty cell, not yet assigned, left out)."""
+    values: list[Any] = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return values
+
+
 def free_values(step: Callable[..., Any]) -> list[Any]:
     """What a step reads without taking it as an argument: a bound method's instance, its
     closure, the globals it names and its defaults (modules, classes and functions left
@@ -119,11 +130,7 @@ def free_values(step: Callable[..., Any]) -> list[Any]:
         fn = fn.__func__
     code = attribute(fn, "__code__")
     if code is not None:
-        for cell in fn.__closure__ or ():
-            try:
-                values.append(cell.cell_contents)
-            except ValueError:  # an empty cell
-                pass
+        values += _closure_values(fn)
         scope = fn.__globals__
         values += [scope[name] for name in code.co_names if name in scope]
         values += fn.__defaults__ or ()
@@ -263,7 +270,10 @@ class Layout:
     def _note(self, n: int = 1) -> None:
         self.count += n
         if self.count > BUDGET:
-            raise TooLarge(f"it reaches more than {BUDGET:,} Python objects and items")
+            raise TooLarge(
+                f"it reaches more than {BUDGET:,} Python objects and items, too many to check before every "
+                "replay (pass what changes as arguments)"
+            )
 
     def _add(self, value: Any, seen: set[int]) -> None:
         if _isa(value, _ATOMS):
@@ -365,16 +375,12 @@ class Layout:
     def _add_class(self, cls: type, seen: set[int]) -> None:
         """A class's own attributes and its methods' globals, for the user's classes."""
         for klass in cls.__mro__:
-            if (
-                id(klass) in seen
-                or klass.__module__ in ("builtins", "shapegrad")
-                or klass.__module__.startswith("shapegrad.")
-            ):
+            if id(klass) in seen:
                 continue
             seen.add(id(klass))
             namespace = klass.__dict__
             module = sys.modules.get(klass.__module__)
-            if module is None or not user_file(getattr(module, "__file__", None) or "<unknown>"):
+            if module is None or not user_module(module):  # builtins, typing, shapegrad's own: not followed
                 continue
             self._note()
             for name, attribute in namespace.items():
@@ -402,11 +408,7 @@ class Layout:
                 self._add(wrapped, seen)
             return
         self._note()
-        for cell in fn.__closure__ or ():
-            try:
-                contents = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
+        for contents in _closure_values(fn):
             self._add(contents, seen)
         scope = fn.__globals__
         names = _code_names(code)
@@ -428,7 +430,7 @@ class Layout:
         """The attributes of the user's own module (``config.LR``) that a function names, and
         of the user's modules among them (``package.settings.LR``; ``within``: the modules
         this lookup came through)."""
-        if id(module) in within or not user_file(getattr(module, "__file__", None) or "<unknown>"):
+        if id(module) in within or not user_module(module):
             return
         namespace = vars(module)
         for name in names:

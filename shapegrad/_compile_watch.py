@@ -24,7 +24,7 @@ import sysconfig
 import time
 import types
 from collections.abc import Callable, Generator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,8 +33,9 @@ __all__ = [
     "generator_states",
     "is_iterator",
     "iterator_state",
-    "same_state",
+    "same_value",
     "user_file",
+    "user_module",
     "watching",
 ]
 
@@ -71,6 +72,14 @@ def _library_dirs() -> tuple[str, ...]:
             paths.add(os.path.dirname(os.path.abspath(backends.__file__ or "")))
         _library.append(tuple(os.path.abspath(p) + os.sep for p in paths))
     return _library[0]
+
+
+def user_module(module: types.ModuleType) -> bool:
+    """Whether ``module`` is the user's: its file is (:func:`user_file`), or it has none and
+    is ``__main__`` (an interactive session, a notebook); a module built into the
+    interpreter is not."""
+    filename = getattr(module, "__file__", None)
+    return user_file(filename) if filename else module.__name__ == "__main__"
 
 
 def user_file(filename: str) -> bool:
@@ -128,13 +137,24 @@ def _is_ndarray(value: Any) -> bool:
     return isinstance(value, np.ndarray)
 
 
-def same_state(a: Any, b: Any) -> bool:
-    """Whether two generator states (dicts of numbers, strings and arrays) are equal."""
-    if _is_dict(a) and _is_dict(b):
-        return a.keys() == b.keys() and all(same_state(a[k], b[k]) for k in a)
-    if _is_ndarray(a) or _is_ndarray(b):
-        return bool(np.array_equal(a, b))
-    return bool(a == b)
+def same_value(a: Any, b: Any) -> bool:
+    """The same object, or equal values of one type: numbers and strings, and tuples, lists,
+    dicts and NumPy arrays of them (a generator's state; what a step read of its optimizer).
+    Objects of any other kind are the same only where they are the same object."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if _is_ndarray(a):
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+    if _is_dict(a):
+        return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (tuple, list)):
+        left, right = cast("tuple[Any, ...]", a), cast("tuple[Any, ...]", b)
+        return len(left) == len(right) and all(same_value(x, y) for x, y in zip(left, right, strict=True))
+    if isinstance(a, (bool, int, float, complex, str)):
+        return bool(a == b)
+    return False
 
 
 def is_iterator(value: Any) -> bool:
