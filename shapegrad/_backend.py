@@ -132,7 +132,7 @@ def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
         kernel = _kernels[key] = backend.fused_kernel(name, dtype) if isinstance(backend, FusedKernels) else None
     recorder = _hooks.recorder
     if recorder is not None and kernel is not None:
-        return recorder.kernel(kernel)  # sg.compile records each call of it
+        return recorder.kernel(kernel, name)  # sg.compile records each call of it
     return kernel
 
 

@@ -44,7 +44,9 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
+from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
 from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
+from ._compile_narrow import Snapshot, agrees, narrow
 from ._compile_watch import generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -102,30 +104,6 @@ def _is_number(value: Any) -> bool:
 
 def _is_tensor(value: Any) -> bool:
     return isinstance(value, Tensor)
-
-
-class _Ref:
-    """A value of the recording (register ``index``) inside an operation's arguments."""
-
-    __slots__ = ("index",)
-
-    def __init__(self, index: int) -> None:
-        self.index = index
-
-
-class _Op:
-    """One recorded operation: ``fn(*args, **kwargs)`` (``kind`` "call"), a method or an
-    attribute of the first argument ("method", "attr"), a kernel whose Python result must
-    come out the same ("kernel"), or a host call ("host"). ``outs`` is the register of the
-    result, a tuple of registers (one per item, None where an item is no array), or None."""
-
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "expect", "ufunc", "pure")
-
-    def __init__(self, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], outs: Any) -> None:
-        self.kind, self.fn, self.args, self.kwargs, self.outs = kind, fn, args, kwargs, outs
-        self.expect: Any = None
-        self.ufunc = False
-        self.pure = False
 
 
 def _plain_of(value: Any) -> Any:
@@ -442,14 +420,23 @@ class _Recorder:
             return {k: self._resolve(v) for k, v in cast("dict[Any, Any]", template).items()}
         return template
 
-    def call(self, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], ufunc: bool = False) -> Any:
+    def call(
+        self,
+        kind: str,
+        fn: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        ufunc: bool = False,
+        label: str | None = None,
+    ) -> Any:
         """Run one array operation on the plain arrays and record it; its array results
-        come back as traced views."""
+        come back as traced views. ``label``: a fused kernel's name in the library."""
         targs = tuple(self._template(a) for a in args)
         tkwargs = {k: self._template(v) for k, v in kwargs.items()}
         has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
         result = _run(kind, fn, self._resolve(targs), self._resolve(tkwargs))
         op = _Op(kind, fn, targs, tkwargs, None)
+        op.label = label
         op.ufunc = ufunc and "out" not in kwargs
         writes = self._writes(kind, fn, targs, tkwargs)
         op.pure = not writes and kind != "kernel" and not isinstance(fn, (types.MethodType, functools.partial))
@@ -568,14 +555,16 @@ class _Recorder:
             todo += _refs((op.args, op.kwargs), [])
         return sorted(needed)
 
-    def kernel(self, kernel: Callable[..., Any]) -> Callable[..., Any]:
+    def kernel(self, kernel: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
         """A fused kernel as the recording sees it: each call recorded (it may write any of
-        its array arguments in place); its Python result must come out the same at replay."""
+        its array arguments in place); its Python result must come out the same at replay.
+        ``name``: the kernel's name in the library (``fused_kernel``'s), which says what it
+        computes whatever the backend (what row narrowing reads)."""
 
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if _hooks.recorder is not self:
                 return kernel(*args, **kwargs)
-            return self.call("kernel", kernel, args, kwargs)
+            return self.call("kernel", kernel, args, kwargs, label=name)
 
         return recorded
 
@@ -610,28 +599,6 @@ def _where() -> str:
         if user_file(frame.filename):
             return f" (at {frame.filename}:{frame.lineno})"
     return ""
-
-
-def _mentions_ref(template: Any) -> bool:
-    if isinstance(template, _Ref):
-        return True
-    if isinstance(template, (tuple, list)):
-        return any(_mentions_ref(v) for v in cast("tuple[Any, ...]", template))
-    if isinstance(template, dict):
-        return any(_mentions_ref(v) for v in cast("dict[Any, Any]", template).values())
-    return False
-
-
-def _refs(template: Any, into: list[int]) -> list[int]:
-    if isinstance(template, _Ref):
-        into.append(template.index)
-    elif isinstance(template, (tuple, list)):
-        for v in cast("tuple[Any, ...]", template):
-            _refs(v, into)
-    elif isinstance(template, dict):
-        for v in cast("dict[Any, Any]", template).values():
-            _refs(v, into)
-    return into
 
 
 # -- installing the recording ------------------------------------------------------------------
@@ -1241,7 +1208,26 @@ class _Plan:
         self.inputs = rec.inputs
         self.n_ops = sum(1 for op in rec.ops if op.kind != "host")
         self.n_host = len(rec.ops) - self.n_ops
+        narrowing = narrow(rec, needed)
         self._build(rec, needed, backend)
+        self.narrowed_operations = 0
+        if narrowing is not None:
+            snapshot, count = narrowing
+            if self._narrowed_agrees(rec, snapshot, needed):
+                self.narrowed_operations = count
+            else:
+                snapshot.restore(rec)
+                self._build(rec, needed, backend)
+
+    def _narrowed_agrees(self, rec: _Recorder, snapshot: Snapshot, needed: list[int]) -> bool:
+        """Whether the narrowed replay, run once on the recording's own inputs (it changes
+        nothing outside its arrays), gives back what the recording computed."""
+        values = [snapshot.plain[index] for index in rec.input_regs]
+        try:
+            outs = self.function(values, self.functions, self.constants, self.buffers)
+        except Exception:  # noqa: BLE001 -- any failure keeps the whole recording
+            return False
+        return agrees([snapshot.plain[index] for index in needed], outs)
 
     def _outputs(self, rec: _Recorder, value: Any, needed: list[int], slot: Any) -> Any:
         if _is_tensor(value):
@@ -1717,7 +1703,8 @@ class Recording:
     replays for, how many array operations and host calls it runs, the bytes of its reused
     buffers, and its fused chains: ``fused_operations`` element-wise operations replayed in
     ``fused_loops`` compiled loops (``loop_sources``: the distinct loops' source, each
-    compiled once; none without numba)."""
+    compiled once; none without numba). ``narrowed_operations``: how many operations run on
+    only the rows the results read (a forward pass whose result is its last position)."""
 
     __slots__ = (
         "signature",
@@ -1728,6 +1715,7 @@ class Recording:
         "fused_operations",
         "fused_loops",
         "loop_sources",
+        "narrowed_operations",
         "_plan",
     )
 
@@ -1740,6 +1728,7 @@ class Recording:
         self.fused_operations = plan.fused_operations
         self.fused_loops = plan.fused_loops
         self.loop_sources = plan.loop_sources
+        self.narrowed_operations = plan.narrowed_operations
         self.replays = 0
 
     @property
@@ -1751,7 +1740,7 @@ class Recording:
         return (
             f"Recording({self.operations} array operations, {self.host_calls} host calls, "
             f"{self.fused_operations} fused into {self.fused_loops} loops, "
-            f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
+            f"{self.narrowed_operations} narrowed to the rows read, {self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
         )
 
 

@@ -1,0 +1,351 @@
+"""sg.compile's row narrowing: a forward pass whose result reads some rows (the last
+position) computes only those rows where it can, and gives what eager gives, on every call."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import _compile, _compile_narrow, nn
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@pytest.fixture(autouse=True)
+def _records_on_numpy(numpy_backend: str) -> None:
+    """sg.compile records on the NumPy backend only."""
+
+
+@pytest.fixture(autouse=True)
+def _narrowing_never_rejected(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """A narrowed replay that disagrees with its recording is thrown away (whole, it is
+    right): here every one must agree, so that the rules are tested, not that safety net."""
+    rejected: list[str] = []
+    checked = _compile.agrees
+
+    def agrees(recorded: list[Any], replayed: tuple[Any, ...]) -> bool:
+        same = checked(recorded, replayed)
+        if not same:
+            rejected.append(repr((recorded, replayed)))
+        return same
+
+    monkeypatch.setattr(_compile, "agrees", agrees)
+    yield rejected
+    assert not rejected, rejected
+
+
+def _same(compiled: Any, eager: Any) -> None:
+    a, b = (
+        np.asarray(compiled.numpy() if isinstance(compiled, sg.Tensor) else compiled),
+        np.asarray(eager.numpy() if isinstance(eager, sg.Tensor) else eager),
+    )
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def _check(fn: Callable[[Any], Any], inputs: list[Any]) -> sg.CompiledStep[Any, Any]:
+    """``sg.compile(fn)`` gives eager's result on each input (the first records, the rest replay)."""
+    compiled = sg.compile(fn)
+    for x in inputs:
+        _same(compiled(x), fn(x))
+    assert compiled.eager_reason is None
+    assert compiled.recordings[0].replays == len(inputs) - 1
+    return compiled
+
+
+class TinyLM(nn.Module):
+    """A causal transformer LM as a user writes one with the library's layers."""
+
+    def __init__(self, generator: sg.Generator) -> None:
+        self.embed = nn.Embedding[L[32], L[16]](generator=generator)
+        self.blocks = [nn.TransformerEncoderBlock[L[16]](num_heads=2, ff_dim=32, generator=generator) for _ in range(2)]
+        self.norm = nn.LayerNorm[L[16]]()
+
+    def __call__(self, ids: Any) -> Any:
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h, causal=True)
+        return self.norm(h) @ self.embed.weight.T
+
+
+def _ids(seed: int, batch: int = 1, length: int = 12) -> Any:
+    return sg.tensor(np.random.default_rng(seed).integers(0, 32, (batch, length)))
+
+
+def test_the_last_position_of_a_transformer_runs_narrowed_and_matches_eager() -> None:
+    model = TinyLM(sg.Generator(0))
+    model.eval()
+    compiled = _check(lambda ids: model(ids)[:, -1], [_ids(s) for s in range(4)])
+    recording = compiled.recordings[0]
+    # the last block's queries, attention, projection, MLP, norms and the head
+    assert recording.narrowed_operations >= 20, recording
+    assert "narrowed to the rows read" in repr(recording)
+
+
+def test_greedy_decoding_gives_eager_tokens() -> None:
+    model = TinyLM(sg.Generator(1))
+    model.eval()
+
+    def next_token(ids: Any) -> Any:
+        return model(ids)[0, -1].argmax()
+
+    compiled = sg.compile(next_token)
+    ids = list(np.random.default_rng(3).integers(0, 32, 12))
+    for _ in range(10):
+        window = sg.tensor(np.array([ids[-12:]]))
+        token = int(compiled(window).item())
+        assert token == int(next_token(window).item())
+        ids.append(token)
+    assert compiled.recordings[0].narrowed_operations > 0
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize(
+    "select",
+    [
+        lambda h: h[:, -1],
+        lambda h: h[:, -1, :],
+        lambda h: h[:, 4],
+        lambda h: h[:, -3:],
+        lambda h: h[:, 2:5],
+        lambda h: h.narrow(1, 6, 2),
+        lambda h: h[0],
+        lambda h: h[:, -1].argmax(-1),
+        lambda h: h.sum(-1)[:, -1],
+    ],
+    ids=["last", "last-colon", "fourth", "last-three", "range", "narrow", "first-batch", "argmax", "sum-then-last"],
+)
+def test_selections_of_a_transformer_match_eager(select: Callable[[Any], Any], batch: int) -> None:
+    model = TinyLM(sg.Generator(2))
+    model.eval()
+    _check(lambda ids: select(model(ids)), [_ids(s, batch) for s in range(3)])
+
+
+class HandAttention(nn.Module):
+    """Attention, RMSNorm and a softmax written out by hand, PyTorch style."""
+
+    def __init__(self, generator: sg.Generator) -> None:
+        self.q = nn.Linear[L[8], L[8]](generator=generator)
+        self.k = nn.Linear[L[8], L[8]](generator=generator)
+        self.v = nn.Linear[L[8], L[8]](generator=generator)
+        self.out = nn.Linear[L[8], L[5]](generator=generator)
+        self.scale = sg.tensor(np.linspace(0.5, 1.5, 8).astype(np.float32))
+
+    def rms(self, x: Any) -> Any:
+        return x * sg.rsqrt(sg.mean(x * x, -1, keepdims=True) + 1e-5) * self.scale
+
+    def __call__(self, x: Any) -> Any:
+        b, t, d = x.shape
+        h = self.rms(x)
+        q = self.q(h).reshape(b, t, 2, 4).swapaxes(1, 2)
+        k = self.k(h).reshape(b, t, 2, 4).swapaxes(1, 2)
+        v = self.v(h).reshape(b, t, 2, 4).swapaxes(1, 2)
+        scores = q @ k.swapaxes(-1, -2) * (1 / 2.0)
+        causal = sg.tril(sg.ones(t, t)) > 0
+        scores = sg.where(causal, scores, sg.full_like(scores, -1e9))
+        e = sg.exp(scores - sg.max(scores, -1, keepdims=True))
+        weights = e / sg.sum(e, -1, keepdims=True)
+        mixed = (weights @ v).swapaxes(1, 2).reshape(b, t, d)
+        return self.out(x + sg.tanh(mixed))
+
+
+def _x(seed: int, batch: int = 2) -> Any:
+    return sg.tensor(np.random.default_rng(seed).standard_normal((batch, 7, 8)).astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    "select",
+    [lambda y: y[:, -1], lambda y: y[:, -2:], lambda y: y[1, 3], lambda y: y.mean(1), lambda y: y[:, :, 0]],
+    ids=["last", "last-two", "one-row", "mean-over-positions", "one-column"],
+)
+def test_hand_written_attention_matches_eager(select: Callable[[Any], Any]) -> None:
+    model = HandAttention(sg.Generator(4))
+    _check(lambda x: select(model(x)), [_x(s) for s in range(3)])
+
+
+def test_results_that_read_every_row_are_not_narrowed() -> None:
+    model = HandAttention(sg.Generator(5))
+    compiled = _check(lambda x: model(x).mean(1), [_x(s) for s in range(3)])
+    assert compiled.recordings[0].narrowed_operations == 0
+
+
+def test_a_training_step_is_left_whole() -> None:
+    """Narrowing runs only where a replay changes nothing but its own arrays."""
+    model = TinyLM(sg.Generator(6))
+    opt = sg.optim.Adam(model, lr=1e-3)
+    grads = model.alloc_grads()
+
+    def step(ids: Any, label: Any) -> Any:
+        grads.zero()
+        logits = model(ids.trace(grads))[:, -1]
+        loss = sg.losses.cross_entropy(logits, label)
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    compiled = sg.compile(step)
+    label = sg.tensor(np.array([3]))
+    for s in range(3):
+        compiled(_ids(s), label)
+    assert compiled.eager_reason is None
+    assert compiled.recordings[0].narrowed_operations == 0
+
+
+def test_in_place_numpy_writes_keep_what_eager_gives() -> None:
+    """A step's NumPy math on an array argument: a bias added in place into a product that is
+    then read at its last row narrows; a write into memory read whole after it does not."""
+    w = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+
+    def bias_in_place(a: Any, w: Any) -> Any:
+        y = a @ w
+        y += 1.0
+        return y[-1]
+
+    def write_then_read_whole(a: Any, w: Any) -> Any:
+        y = a * w
+        view = y.reshape(2, 8)
+        view += 1.0
+        return y[-1] + y.sum(0)
+
+    def view_written_after_a_narrowed_read(a: Any, w: Any) -> Any:
+        y = a * w
+        last = y[-1] * 3.0
+        y[0] += 5.0
+        return last, y
+
+    def view_narrowed_but_base_read_whole(a: Any, w: Any) -> Any:
+        # v's last row is all that is read of v, but writing through v writes all of y,
+        # which is read whole: narrowed, the write would reach one row of y
+        y = a * w
+        v = y.reshape(4, 4)
+        v += 1.0
+        return v[-1], y
+
+    for fn in (
+        bias_in_place,
+        write_then_read_whole,
+        view_written_after_a_narrowed_read,
+        view_narrowed_but_base_read_whole,
+    ):
+        compiled = sg.compile(fn)
+        for s in range(3):
+            a = np.random.default_rng(s).standard_normal((4, 4)).astype(np.float32)
+            got, want = compiled(a.copy(), w), fn(a.copy(), w)
+            for g, e in zip(
+                got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,), strict=True
+            ):
+                np.testing.assert_allclose(np.asarray(g), np.asarray(e), rtol=RTOL, atol=ATOL)
+        assert compiled.eager_reason is None
+
+
+# --------------------------------------------------------------------------- random programs
+def _program(rng: random.Random) -> tuple[Callable[[Any], Any], str]:
+    """A random forward pass over (B, T, D) activations, written with the library's ops,
+    then a random selection of its result."""
+    gen = sg.Generator(rng.randrange(1000))
+    d = 6
+    weights = [sg.randn(d, d, generator=gen) * 0.4 for _ in range(4)]
+    bias = sg.randn(d, generator=gen) * 0.1
+    steps: list[tuple[str, Callable[[Any], Any]]] = [
+        ("linear", lambda h: h @ weights[0] + bias),
+        ("layer_norm", lambda h: sg.layer_norm(h)),
+        ("gelu", lambda h: sg.gelu(h, approximate="none")),
+        ("relu", lambda h: h.relu()),
+        ("sigmoid", lambda h: h.sigmoid()),
+        ("tanh", lambda h: h.tanh()),
+        ("rms", lambda h: h * sg.rsqrt(sg.mean(h * h, -1, keepdims=True) + 1e-5)),
+        ("softmax", lambda h: sg.softmax(h, -1)),
+        ("hand-softmax", lambda h: sg.exp(h - sg.max(h, -1, keepdims=True))),
+        ("centre-over-T", lambda h: h - sg.mean(h, 1, keepdims=True)),
+        ("cumsum-over-T", lambda h: sg.cumsum(h, 1) * 0.3),
+        ("roll-over-T", lambda h: sg.roll(h, 1, 1)),
+        ("attention", lambda h: sg.softmax((h @ weights[1]) @ (h @ weights[2]).mT, -1) @ (h @ weights[3])),
+        (
+            "causal-attention",
+            lambda h: (
+                sg.softmax(
+                    (h @ weights[1]) @ (h @ weights[2]).mT,
+                    -1,
+                    scale=0.5,
+                    mask=sg.tril(sg.ones(h.shape[1], h.shape[1])) > 0,
+                )
+                @ h
+            ),
+        ),
+        ("heads", lambda h: h.reshape(h.shape[0], h.shape[1], 2, 3).swapaxes(1, 2).swapaxes(1, 2).reshape(h.shape)),
+        ("transpose-twice", lambda h: h.mT.mT * 1.5),
+        ("residual", lambda h: h + h.tanh()),
+        ("max-over-D", lambda h: h * sg.max(h, -1, keepdims=True)),
+    ]
+    chosen = [rng.choice(steps) for _ in range(rng.randrange(2, 7))]
+    selections: list[tuple[str, Callable[[Any], Any]]] = [
+        ("[:, -1]", lambda h: h[:, -1]),
+        ("[:, 2]", lambda h: h[:, 2]),
+        ("[:, -2:]", lambda h: h[:, -2:]),
+        ("[0, -1]", lambda h: h[0, -1]),
+        ("[..., 0]", lambda h: h[..., 0]),
+        ("[0]", lambda h: h[0]),
+        ("whole", lambda h: h),
+        ("argmax last", lambda h: h[:, -1].argmax(-1)),
+    ]
+    name, select = rng.choice(selections)
+
+    def program(x: Any) -> Any:
+        h = x
+        for _, step in chosen:
+            h = step(h)
+        return select(h)
+
+    return program, " → ".join(n for n, _ in chosen) + f" → {name}"
+
+
+def test_random_programs_match_eager() -> None:
+    rng = random.Random(0)
+    narrowed = 0
+    for _ in range(60):
+        program, description = _program(rng)
+        batch = rng.choice([1, 2])
+        inputs = [
+            sg.tensor(np.random.default_rng(s).standard_normal((batch, 5, 6)).astype(np.float32)) for s in range(3)
+        ]
+        compiled = sg.compile(program)
+        for x in inputs:
+            got, want = compiled(x), program(x)
+            try:
+                _same(got, want)
+            except AssertionError as error:
+                raise AssertionError(f"{description}: {error}") from None
+        assert compiled.eager_reason is None, description
+        narrowed += compiled.recordings[0].narrowed_operations > 0
+    assert narrowed >= 20  # the test exercises narrowing, not only whole recordings
+
+
+def test_a_wrong_narrowing_is_thrown_away(
+    monkeypatch: pytest.MonkeyPatch, _narrowing_never_rejected: list[str]
+) -> None:
+    """The safety net: a rule that narrowed the wrong rows (here a product narrowed on its
+    other operand) gives a replay that disagrees with the recording; the whole recording
+    replays instead, and the results are eager's."""
+    rule = _compile_narrow._Rules.matmul
+
+    def wrong(self: Any, op: Any, d: Any) -> Any:
+        found = rule(self, op, d)
+        if found is not None:
+            for reg, need in list(found.inputs.items()):
+                if need != _compile_narrow.WHOLE:
+                    axis, lo, hi = need
+                    found.inputs[reg] = (axis, lo - 1, hi - 1) if lo > 0 else (axis, lo + 1, hi + 1)
+        return found
+
+    monkeypatch.setattr(_compile_narrow._Rules, "matmul", wrong)
+    model = TinyLM(sg.Generator(7))
+    model.eval()
+    compiled = _check(lambda ids: model(ids)[:, -1], [_ids(s) for s in range(3)])
+    assert compiled.recordings[0].narrowed_operations == 0
+    assert _narrowing_never_rejected  # it was caught
+    _narrowing_never_rejected.clear()
