@@ -1,5 +1,5 @@
 """Where the time of one compiled greedy-decoding step goes, and what its matrix products cost
-on NumPy's BLAS against XLA's (issue #26: why ``sg.compile`` trails JAX ``jit`` there).
+on NumPy's BLAS against XLA's (issue #26: ``sg.compile`` against JAX ``jit`` there).
 
     python benchmarks/decode_profile.py
     python benchmarks/decode_profile.py --quick   # fewer repeats (CI)
@@ -8,7 +8,10 @@ on NumPy's BLAS against XLA's (issue #26: why ``sg.compile`` trails JAX ``jit`` 
 1) under ``sg.compile``, replayed with every array function of the replay timed by name;
 then each product shape of that replay, timed as ``numpy.matmul`` and inside one
 ``jax.jit`` executable (32 products per call, so XLA's dispatch is shared), one thread, the
-process pinned to one core, medians of interleaved rounds (``run.compare``).
+process pinned to one core, medians of interleaved rounds (``run.compare``). The replay is
+narrowed to the last position where it can (``Recording.narrowed_operations``): its last
+block's products have one row, and XLA, which computes every position, is timed at the
+replay's shapes, so the products' total says what each BLAS takes for the same work.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ def _median(contenders: dict[str, Callable[[], Any]], number: int) -> dict[str, 
     return run.compare(contenders, max(1, number // 50), 3) if QUICK else run.compare(contenders, number, 7)
 
 
-def replay_by_function() -> tuple[float, dict[str, float], collections.Counter[tuple[Any, ...]]]:
-    """Seconds per replay, seconds per replay by array function, and the product shapes."""
+def replay_by_function() -> tuple[float, dict[str, float], collections.Counter[tuple[Any, ...]], int]:
+    """Seconds per replay, seconds per replay by array function, the product shapes and how
+    many operations were narrowed."""
     model = gpt.GPT(generator=sg.Generator(0))
     model.eval()
     prompt = np.frombuffer(gpt.corpus()[: gpt.CONTEXT].encode("ascii"), dtype=np.uint8).astype(np.int64)
@@ -74,7 +78,8 @@ def replay_by_function() -> tuple[float, dict[str, float], collections.Counter[t
         forward(ids)
     plan.functions[:] = original
     per_replay = {name: seconds / calls for name, seconds in spent.items()}
-    return whole, per_replay, collections.Counter({k: v // calls for k, v in shapes.items()})
+    counts = collections.Counter({k: v // calls for k, v in shapes.items()})
+    return whole, per_replay, counts, forward.recordings[0].narrowed_operations
 
 
 def products(shapes: collections.Counter[tuple[Any, ...]]) -> list[tuple[Any, int, float, float | None]]:
@@ -107,8 +112,9 @@ def products(shapes: collections.Counter[tuple[Any, ...]]) -> list[tuple[Any, in
 def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    whole, by_function, shapes = replay_by_function()
+    whole, by_function, shapes, narrowed = replay_by_function()
     print(f"compiled decoding step: {whole * 1e6:.0f} µs per token (median)")
+    print(f"operations narrowed to the last position: {narrowed}")
     print("time per replay by array function (timed one by one, so the sum is a little above):")
     for name, seconds in sorted(by_function.items(), key=lambda kv: -kv[1]):
         print(f"  {name:16s} {seconds * 1e6:8.1f} µs")

@@ -20,7 +20,9 @@ variables, element-wise results written into buffers allocated once (``out=``) a
 between values whose lifetimes do not overlap. No tape, no tensor objects, no checks. Where
 the backend compiles loops (NumPy with numba: :class:`_Fusion`), a chain of element-wise
 operations (arithmetic, comparisons, ``where``, ``maximum``) becomes one call of a compiled
-loop that keeps the chain's inner values in registers and rounds as NumPy does.
+loop that keeps the chain's inner values in registers and rounds as NumPy does. Before
+that, a recording without side effects beyond its own arrays (a forward pass) is narrowed to
+the rows its results read (``_compile_narrow``): the last position of a sequence, say.
 
 Anything the recording cannot follow makes the step run eagerly from then on, with one
 :class:`CompileWarning`: a value read by Python (``.item()``, ``float(t)``, ``bool(t)``,
@@ -2028,7 +2030,10 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     element-wise arithmetic, comparisons, ``where`` and ``maximum``/``minimum`` (a bias or a
     scalar broadcast) and their gradients replay as single compiled loops, with eager's
     results bit for bit; each distinct loop compiles once, in the recording call
-    (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``).
+    (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``). A forward pass
+    whose result reads only some rows (``model(ids)[:, -1]``) computes only those rows
+    where its operations make rows from rows (``Recording.narrowed_operations``; see
+    ``shapegrad._compile_narrow``); results then agree with eager's to float rounding.
 
     A replay returns what the step returned, its tensors untraced. Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions
