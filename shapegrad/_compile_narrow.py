@@ -464,7 +464,8 @@ def narrow(rec: Any, needed: list[int]) -> tuple[Snapshot, int] | None:
     snapshot = Snapshot(
         list(rec.ops), list(rec.plain), list(rec.views), list(rec.owner), list(rec.made_by), list(rec.guards)
     )
-    opaque: set[int] = set()
+    # a guard's operations are asked again before each replay, as recorded
+    opaque: set[int] = {position for cone, _, _ in rec.guards for position in cone}
     for _ in range(8):
         demand, narrowed = _demands(rec, rules, needed, opaque)
         if not narrowed:

@@ -349,3 +349,20 @@ def test_a_wrong_narrowing_is_thrown_away(
     assert compiled.recordings[0].narrowed_operations == 0
     assert _narrowing_never_rejected  # it was caught
     _narrowing_never_rejected.clear()
+
+
+def test_an_evaluation_loss_on_the_last_position_with_its_guards() -> None:
+    """cross_entropy asks whether a label is ignored (a guard, asked again before each replay):
+    the loss on the last position narrows and stays eager's when the labels change."""
+    model = TinyLM(sg.Generator(8))
+    model.eval()
+
+    def loss(ids: Any, labels: Any) -> Any:
+        return sg.losses.cross_entropy(model(ids)[:, -1], labels, ignore_index=-100)
+
+    compiled = sg.compile(loss)
+    for s, labels in enumerate([[1, 2], [3, -100], [-100, -100], [4, 5]]):
+        ids, target = _ids(s, batch=2), sg.tensor(np.array(labels))
+        _same(compiled(ids, target), loss(ids, target))
+    assert compiled.eager_reason is None
+    assert any(r.narrowed_operations > 0 for r in compiled.recordings)
