@@ -464,7 +464,9 @@ def narrow(rec: Any, needed: list[int]) -> tuple[Snapshot, int] | None:
     snapshot = Snapshot(
         list(rec.ops), list(rec.plain), list(rec.views), list(rec.owner), list(rec.made_by), list(rec.guards)
     )
-    opaque: set[int] = set()
+    # a guard's ops run again on their own before each replay (``_Plan._guards``), without
+    # the slices a narrowed program adds: they stay as recorded
+    opaque: set[int] = {position for cone, _, _ in rec.guards for position in cone}
     for _ in range(8):
         demand, narrowed = _demands(rec, rules, needed, opaque)
         if not narrowed:

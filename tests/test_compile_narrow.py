@@ -349,3 +349,23 @@ def test_a_wrong_narrowing_is_thrown_away(
     assert compiled.recordings[0].narrowed_operations == 0
     assert _narrowing_never_rejected  # it was caught
     _narrowing_never_rejected.clear()
+
+
+def test_a_guard_on_a_narrowed_value_asks_its_question_at_every_replay() -> None:
+    """A data-dependent branch (``bool()`` of a computed array) is asked by a separate guard
+    function running only the ops that compute it before each replay: none of them may read
+    a slice that only the narrowed program makes (it raised NameError at the first replay)."""
+    w = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+
+    def branch_on_the_last_row(a: Any, w: Any) -> Any:
+        y = a @ w
+        if (y[-1] > 0).all():
+            return y[-1] * 2.0
+        return y[-1] - 1.0
+
+    compiled = sg.compile(branch_on_the_last_row)
+    for s in range(4):
+        a = np.random.default_rng(s).standard_normal((4, 4)).astype(np.float32)
+        np.testing.assert_allclose(compiled(a, w), branch_on_the_last_row(a, w), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
+
