@@ -242,8 +242,11 @@ class _Rules:
         x = op.args[0].index
         if refs(op.args[1:], []) or refs(op.kwargs, []):
             return None
-        if op.kind == "call" and op.fn is np.reshape and op.kwargs:
-            return None  # order=
+        given = len(op.args)
+        if op.kind == "call" and op.fn is np.reshape and (op.kwargs or given > 2):
+            return None  # order= (by keyword or by position)
+        if op.fn in (np.ravel, "ravel") and (op.kwargs or given > 1):
+            return None  # an order
         if op.kind == "method" and op.fn == "reshape" and op.kwargs:
             return None
         source, target = self.shapes[x], self.shapes[out]

@@ -369,3 +369,17 @@ def test_a_guard_on_a_narrowed_value_asks_its_question_at_every_replay() -> None
         np.testing.assert_allclose(compiled(a, w), branch_on_the_last_row(a, w), rtol=RTOL, atol=ATOL)
     assert compiled.eager_reason is None
 
+
+def test_a_reshape_in_fortran_order_is_not_narrowed_as_a_c_order_one() -> None:
+    """``np.reshape(y, shape, "F")`` (the order given by position) keeps its order: narrowed as
+    a C-order reshape it gave other values, which a first call on zeros (a warm-up) did not show."""
+
+    def fortran(a: Any) -> Any:
+        z = np.reshape(np.tanh(a), (3, 2, 4), "F")
+        return z[-1] * 2.0
+
+    compiled = sg.compile(fortran)
+    inputs = [np.zeros((3, 8))] + [np.random.default_rng(s).standard_normal((3, 8)) for s in range(3)]
+    for a in inputs:
+        np.testing.assert_allclose(compiled(a), fortran(a), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
