@@ -1166,7 +1166,9 @@ class _Codegen:
             if op.fn == "__setitem__":
                 return f"{target}[{self.expr(rest[0])}] = {self.expr(rest[1])}"
             head = f"{target}.{op.fn}"
-        elif op.fn in _AS_METHODS and op.args and isinstance(op.args[0], _Ref) and not op.kwargs and not extra:
+        elif (
+            op.fn in _AS_METHODS and len(op.args) == 2 and isinstance(op.args[0], _Ref) and not op.kwargs and not extra
+        ):
             # np.reshape(r, s) is r.reshape(s) on an array, without the dispatch of the function
             head, rest = f"{self.expr(op.args[0])}.{_AS_METHODS[op.fn]}", op.args[1:]
         else:

@@ -242,8 +242,11 @@ class _Rules:
         x = op.args[0].index
         if refs(op.args[1:], []) or refs(op.kwargs, []):
             return None
-        if op.kind == "call" and op.fn is np.reshape and op.kwargs:
-            return None  # order=
+        given = len(op.args)
+        if op.kind == "call" and op.fn is np.reshape and (op.kwargs or given > 2):
+            return None  # order= (by keyword or by position)
+        if op.fn in (np.ravel, "ravel") and (op.kwargs or given > 1):
+            return None  # an order
         if op.kind == "method" and op.fn == "reshape" and op.kwargs:
             return None
         source, target = self.shapes[x], self.shapes[out]
@@ -464,7 +467,8 @@ def narrow(rec: Any, needed: list[int]) -> tuple[Snapshot, int] | None:
     snapshot = Snapshot(
         list(rec.ops), list(rec.plain), list(rec.views), list(rec.owner), list(rec.made_by), list(rec.guards)
     )
-    # a guard's operations are asked again before each replay, as recorded
+    # a guard's ops run again on their own before each replay (``_Plan._guards``), without
+    # the slices a narrowed program adds: they stay as recorded
     opaque: set[int] = {position for cone, _, _ in rec.guards for position in cone}
     for _ in range(8):
         demand, narrowed = _demands(rec, rules, needed, opaque)

@@ -726,3 +726,17 @@ def test_fused_loops_over_three_axes_broadcast_a_value_per_row() -> None:
     (recording,) = compiled.recordings
     assert recording.fused_loops == 1 and recording.fused_operations == 5
     assert "[i, 0]" in recording.loop_sources[0] and ".reshape(6, 5)" in recording.source
+
+
+def test_np_reshape_with_its_order_by_position_replays() -> None:
+    """``np.reshape(y, shape, "F")``: the replay wrote it as ``y.reshape(shape, "F")``, which
+    NumPy refuses (the method takes its order by keyword only): a TypeError at the first replay."""
+
+    def fortran(a: Any) -> Any:
+        return np.reshape(np.tanh(a), (2, 12), "F") * 2.0
+
+    compiled = sg.compile(fortran)
+    for s in range(3):
+        a = np.random.default_rng(s).standard_normal((4, 6))
+        np.testing.assert_allclose(compiled(a), fortran(a))
+    assert compiled.eager_reason is None

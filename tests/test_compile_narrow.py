@@ -366,3 +366,37 @@ def test_an_evaluation_loss_on_the_last_position_with_its_guards() -> None:
         _same(compiled(ids, target), loss(ids, target))
     assert compiled.eager_reason is None
     assert any(r.narrowed_operations > 0 for r in compiled.recordings)
+
+
+def test_a_guard_on_a_narrowed_value_asks_its_question_at_every_replay() -> None:
+    """A data-dependent branch (``bool()`` of a computed array) is asked by a separate guard
+    function running only the ops that compute it before each replay: none of them may read
+    a slice that only the narrowed program makes (it raised NameError at the first replay)."""
+    w = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
+
+    def branch_on_the_last_row(a: Any, w: Any) -> Any:
+        y = a @ w
+        if (y[-1] > 0).all():
+            return y[-1] * 2.0
+        return y[-1] - 1.0
+
+    compiled = sg.compile(branch_on_the_last_row)
+    for s in range(4):
+        a = np.random.default_rng(s).standard_normal((4, 4)).astype(np.float32)
+        np.testing.assert_allclose(compiled(a, w), branch_on_the_last_row(a, w), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
+
+
+def test_a_reshape_in_fortran_order_is_not_narrowed_as_a_c_order_one() -> None:
+    """``np.reshape(y, shape, "F")`` (the order given by position) keeps its order: narrowed as
+    a C-order reshape it gave other values, which a first call on zeros (a warm-up) did not show."""
+
+    def fortran(a: Any) -> Any:
+        z = np.reshape(np.tanh(a), (3, 2, 4), "F")
+        return z[-1] * 2.0
+
+    compiled = sg.compile(fortran)
+    inputs = [np.zeros((3, 8))] + [np.random.default_rng(s).standard_normal((3, 8)) for s in range(3)]
+    for a in inputs:
+        np.testing.assert_allclose(compiled(a), fortran(a), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
