@@ -3,7 +3,7 @@
 A forward pass whose result is one position of a sequence (``model(ids)[:, -1]``, greedy
 decoding) computes every position through every layer, then keeps one. Going back from the
 results, each register gets a *demand*: what of it is read later, all of it or one range of
-one axis (``(axis, lo, hi)``). An operation whose output is demanded narrowed and that makes
+one axis (``(axis, start, stop, step)``, a slice). An operation whose output is demanded narrowed and that makes
 its output's rows from its inputs' rows (element-wise math with broadcasting, matrix
 products, reshapes and transposes, basic indexing, reductions over other axes, the library's
 row-wise kernels: softmax, layer norm, GELU, ReLU, sigmoid) then runs on narrowed inputs; an
@@ -30,7 +30,7 @@ import numpy as np
 
 from ._compile_ir import Op, Ref, refs
 
-Demand = tuple[int, int, int]  # (axis, lo, hi): only [lo, hi) of that axis is read
+Demand = tuple[int, int, int, int]  # (axis, start, stop, step): only that slice of the axis is read
 WHOLE: Final = "whole"
 Need = Demand | str  # a Demand, or WHOLE
 
@@ -79,6 +79,7 @@ class _Rule:
     inputs: dict[int, Need]
     op: Op
     view: bool = False  # its results are views of its input (run again to find them)
+    demand: Need = WHOLE  # what of its results it was made for
 
 
 def _join(a: Need | None, b: Need) -> Need:
@@ -86,8 +87,17 @@ def _join(a: Need | None, b: Need) -> Need:
 
 
 def _selector(demand: Demand) -> tuple[slice, ...]:
-    axis, lo, hi = demand
-    return (slice(None),) * axis + (slice(lo, hi),)
+    axis, start, stop, step = demand
+    return (slice(None),) * axis + (slice(start, stop, step),)
+
+
+def _on(demand: Demand, axis: int) -> Demand:
+    """The same slice of another axis (of the input the demand passes to)."""
+    return (axis, demand[1], demand[2], demand[3])
+
+
+def _count(demand: Demand) -> int:
+    return len(range(demand[1], demand[2], demand[3]))
 
 
 def _copy_op(op: Op, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Op:
@@ -119,15 +129,14 @@ class _Rules:
 
     def need(self, reg: int, demand: Demand) -> Need:
         """``demand`` of ``reg``, or WHOLE where it covers the whole axis."""
-        axis, lo, hi = demand
-        return WHOLE if lo == 0 and hi == self.shapes[reg][axis] else demand
+        axis, start, stop, step = demand
+        return WHOLE if start == 0 and step == 1 and stop >= self.shapes[reg][axis] else demand
 
     def broadcast(self, reg: int, ndim: int, demand: Demand) -> Need:
         """What of ``reg`` an ``ndim``-d result broadcast from it reads of ``demand``."""
-        axis, lo, hi = demand
         shape = self.shapes[reg]
-        at = axis - (ndim - len(shape))
-        return WHOLE if at < 0 or shape[at] == 1 else self.need(reg, (at, lo, hi))
+        at = demand[0] - (ndim - len(shape))
+        return WHOLE if at < 0 or shape[at] == 1 else self.need(reg, _on(demand, at))
 
     def rule(self, op: Op, demand: Need) -> _Rule | None:
         """How ``op`` runs when ``demand`` of its results is read; None: whole."""
@@ -159,7 +168,7 @@ class _Rules:
                 return self.reduction(op, d, keeps=False)
             return None
         if op.kind == "attr":
-            return self.permute(op, d) if fn == "T" else None
+            return self.permute(op, d) if fn in ("T", "mT") else None
         if fn in _ELEMENTWISE_METHODS:
             return self.elementwise(op, d)
         if fn in _RESHAPE_METHODS:
@@ -219,18 +228,16 @@ class _Rules:
         if a == b or len(self.shapes[a]) < 2 or len(self.shapes[b]) < 2 or set(op.kwargs) - {"out"}:
             return None
         ndim = len(self.shapes[out])
-        axis, lo, hi = d
+        axis = d[0]
         if axis == ndim - 2:
-            left = self.shapes[a]
-            return _Rule({a: self.need(a, (len(left) - 2, lo, hi)), b: WHOLE}, op)
+            return _Rule({a: self.need(a, _on(d, len(self.shapes[a]) - 2)), b: WHOLE}, op)
         if axis == ndim - 1:
-            right = self.shapes[b]
-            return _Rule({a: WHOLE, b: self.need(b, (len(right) - 1, lo, hi))}, op)
+            return _Rule({a: WHOLE, b: self.need(b, _on(d, len(self.shapes[b]) - 1))}, op)
         inputs: dict[int, Need] = {}
         for reg in (a, b):
             shape = self.shapes[reg]
             at = axis - (ndim - len(shape))
-            inputs[reg] = WHOLE if at < 0 or at >= len(shape) - 2 or shape[at] == 1 else self.need(reg, (at, lo, hi))
+            inputs[reg] = WHOLE if at < 0 or at >= len(shape) - 2 or shape[at] == 1 else self.need(reg, _on(d, at))
         return _Rule(inputs, op)
 
     def reshape(self, op: Op, d: Demand) -> _Rule | None:
@@ -249,15 +256,12 @@ class _Rules:
             return None  # an order
         if op.kind == "method" and op.fn == "reshape" and op.kwargs:
             return None
-        source, target = self.shapes[x], self.shapes[out]
-        axis, lo, hi = d
-        before = int(np.prod(target[:axis], dtype=np.int64))
-        for at, size in enumerate(source):
-            if size == target[axis] and int(np.prod(source[:at], dtype=np.int64)) == before:
-                narrowed = tuple(hi - lo if i == axis else n for i, n in enumerate(target))
-                new = _copy_op(op, "call", np.reshape, (op.args[0], narrowed), {})
-                return _Rule({x: self.need(x, (at, lo, hi))}, new, view=True)
-        return None
+        need = _reshaped_demand(self.shapes[x], self.shapes[out], d)
+        if need is None:
+            return None
+        narrowed = tuple(_count(d) if i == d[0] else n for i, n in enumerate(self.shapes[out]))
+        new = _copy_op(op, "call", np.reshape, (op.args[0], narrowed), {})
+        return _Rule({x: self.need(x, need)}, new, view=True)
 
     def permute(self, op: Op, d: Demand) -> _Rule | None:
         out = self._out(op)
@@ -277,6 +281,10 @@ class _Rules:
             perm[i], perm[j] = perm[j], perm[i]
         elif name == "T":
             perm = list(reversed(range(ndim)))
+        elif name == "mT":
+            if ndim < 2:
+                return None
+            perm = [*range(ndim - 2), ndim - 1, ndim - 2]
         else:
             axes: Any = op.kwargs.get("axes") if op.kwargs else None
             if op.kwargs and set(op.kwargs) != {"axes"}:
@@ -286,8 +294,7 @@ class _Rules:
             perm = list(reversed(range(ndim))) if axes is None else [int(v) % ndim for v in axes]
         if sorted(perm) != list(range(ndim)):
             return None
-        axis, lo, hi = d
-        return _Rule({x: self.need(x, (perm[axis], lo, hi))}, op, view=True)
+        return _Rule({x: self.need(x, _on(d, perm[d[0]]))}, op, view=True)
 
     def reduction(self, op: Op, d: Demand, keeps: bool) -> _Rule | None:
         """A reduction over other axes than the narrowed one (``keepdims`` or not)."""
@@ -313,7 +320,7 @@ class _Rules:
             at = kept[d[0]]
         if at in reduced:
             return None
-        return _Rule({x: self.need(x, (at, d[1], d[2]))}, op)
+        return _Rule({x: self.need(x, _on(d, at))}, op)
 
     def getitem(self, op: Op, demand: Need) -> _Rule | None:
         """Basic indexing: integers, one-integer lists and step-1 slices. The one axis it
@@ -334,7 +341,7 @@ class _Rules:
         if len(items) > len(shape):
             return None
         items += [slice(None)] * (len(shape) - len(items))
-        selected: list[tuple[int, int, int, Any]] = []  # (axis, lo, hi, its new item)
+        selected: list[tuple[int, int, int, Any]] = []  # (axis, start, stop, its new item)
         out_axes: list[int] = []
         for axis, item in enumerate(items):
             size = shape[axis]
@@ -371,13 +378,82 @@ class _Rules:
             if not isinstance(item, slice):
                 return None
             start = item.indices(shape[axis])[0]
+            # the item's own slice has step 1: the read part of it, counted from its start
             selected = [s for s in selected if s[0] != axis] + [(axis, start + d[1], start + d[2], slice(None))]
+            step = d[3]
+        else:
+            step = 1
         if len(selected) != 1:
             return None
-        axis, lo, hi, replacement = selected[0]
+        axis, start, stop, replacement = selected[0]
         items[axis] = replacement
         new = _copy_op(op, op.kind, op.fn, (op.args[0], tuple(items)), dict(op.kwargs))
-        return _Rule({x: (axis, lo, hi)}, new, view=True)
+        return _Rule({x: (axis, start, stop, step)}, new, view=True)
+
+
+def _reshaped_demand(source: tuple[int, ...], target: tuple[int, ...], d: Demand) -> Demand | None:
+    """What of a reshape's input (``source`` shape) its output's (``target``) demand ``d``
+    reads, where that is one slice of one axis: the axis kept as it is; the axis merged from
+    several (``(B, T, D)`` to ``(B·T, D)``: a range of its outer one, or one index of its inner
+    one read from every outer, a step); or the axis split into several (its outer part: a
+    range; its inner part: one index, a step over the input's axis)."""
+    axis = d[0]
+    if target[axis] == 1:
+        return None
+    groups = _reshape_groups(source, target)
+    if groups is None:
+        return None
+    for ins, outs in groups:
+        if axis not in outs:
+            continue
+        if len(ins) == 1 and len(outs) == 1:
+            return _on(d, ins[0])
+        total = int(np.prod([source[i] for i in ins], dtype=np.int64))
+        if len(outs) == 1:  # merged from ins: index m = i0·(inner of i0) + ...
+            first, last = ins[0], ins[-1]
+            inner = total // source[first]
+            _, start, stop, step = d
+            if step == 1 and start % inner == 0 and stop % inner == 0:
+                return (first, start // inner, stop // inner, 1)
+            if step == source[last] and start < step and _count(d) == total // step:
+                return (last, start, start + 1, 1)
+            return None
+        if len(ins) == 1:  # split into outs
+            at = outs.index(axis)
+            inner = int(np.prod([target[o] for o in outs[at + 1 :]], dtype=np.int64))
+            _, start, stop, step = d
+            if at == 0 and step == 1:
+                return (ins[0], start * inner, stop * inner, 1)
+            if at == len(outs) - 1 and _count(d) == 1:
+                return (ins[0], start, total, target[axis])
+        return None
+    return None
+
+
+def _reshape_groups(source: tuple[int, ...], target: tuple[int, ...]) -> list[tuple[list[int], list[int]]] | None:
+    """A reshape's axes of more than one element, paired into the groups of input and
+    output axes with one product (a merge, a split, or one axis kept)."""
+    ins = [i for i, n in enumerate(source) if n != 1]
+    outs = [o for o, n in enumerate(target) if n != 1]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(ins) and j < len(outs):
+        group_in, group_out = [ins[i]], [outs[j]]
+        left, right = source[ins[i]], target[outs[j]]
+        i, j = i + 1, j + 1
+        while left != right:
+            if left < right and i < len(ins):
+                left *= source[ins[i]]
+                group_in.append(ins[i])
+                i += 1
+            elif right < left and j < len(outs):
+                right *= target[outs[j]]
+                group_out.append(outs[j])
+                j += 1
+            else:
+                return None
+        groups.append((group_in, group_out))
+    return groups if i == len(ins) and j == len(outs) else None
 
 
 def _side_effect_free(rec: Any) -> bool:
@@ -425,6 +501,7 @@ def _demands(
             for reg in refs((op.args, op.kwargs), []):
                 demand[reg] = WHOLE
             continue
+        rule.demand = cast(Need, wanted)
         narrowed[position] = rule
         for reg, need in rule.inputs.items():
             demand[reg] = _join(demand[reg], need)
@@ -518,6 +595,10 @@ def _rewrite(
                 if demand[out] is not None:
                     joined = _join(joined, cast(Need, demand[out]))
             wanted: Need = WHOLE if joined is None else joined
+            if wanted != rule.demand:
+                # an earlier operation reads more of what this one writes in place (out=)
+                # than was known when its rule was made: it runs whole
+                return position, 0
             for reg in refs(op.kwargs.get("out"), []):
                 if state[reg] != wanted or made_by[reg] < 0:
                     return position, 0

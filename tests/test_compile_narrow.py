@@ -87,6 +87,57 @@ def test_the_last_position_of_a_transformer_runs_narrowed_and_matches_eager() ->
     assert "narrowed to the rows read" in repr(recording)
 
 
+@pytest.mark.parametrize("batch", [2, 3])
+def test_a_batch_narrows_through_the_flattening_of_linear_layers(batch: int) -> None:
+    """nn.Linear runs (B, T, D) as (B·T, D): the last position of every sequence is every
+    T-th row there (a step), and narrows as with one sequence."""
+    model = TinyLM(sg.Generator(0))
+    model.eval()
+    compiled = _check(lambda ids: model(ids)[:, -1], [_ids(s, batch) for s in range(3)])
+    assert compiled.recordings[0].narrowed_operations >= 20, compiled.recordings[0]
+
+
+def test_an_in_place_write_read_whole_by_an_earlier_write_is_not_narrowed() -> None:
+    """``out=h`` after ``h[0, 0] = 3``: the write into h reads all of h, so the product into
+    it cannot run on the rows the result reads."""
+
+    def fn(x: Any, w: Any) -> Any:
+        h = x * w
+        h[0, 0] = 3.0
+        np.multiply(h, 2.0, out=h)
+        return h[:, 1:3]
+
+    compiled = sg.compile(fn)
+    w = np.float32(1.5) * np.ones((4, 4), dtype=np.float32)
+    for s in range(3):
+        x = np.random.default_rng(s).standard_normal((4, 4)).astype(np.float32)
+        np.testing.assert_allclose(compiled(x, w), fn(x, w), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
+
+
+def test_numpy_reshapes_that_merge_and_split_the_read_axis() -> None:
+    """A step's NumPy math: the read axis merged with another, split, and transposed (.mT)."""
+
+    def merged(a: Any, w: Any) -> Any:  # (B, T, D) -> (B*T, D) @ w -> (B, T, E), last T
+        b, t, d = a.shape
+        return (a.reshape(b * t, d) @ w).reshape(b, t, -1)[:, -1]
+
+    def split(a: Any, w: Any) -> Any:  # (B*T, D) -> (B, T, D): the first sequence's rows
+        return np.tanh(a.reshape(3, 4, 5) @ w)[0]
+
+    def transposed(a: Any, w: Any) -> Any:
+        return (np.tanh(a.reshape(3, 4, 5)).mT)[..., -1]
+
+    w = np.random.default_rng(9).standard_normal((5, 6)).astype(np.float32)
+    for fn in (merged, split, transposed):
+        compiled = sg.compile(fn)
+        for s in range(3):
+            a = np.random.default_rng(s).standard_normal((3, 4, 5) if fn is merged else (12, 5)).astype(np.float32)
+            np.testing.assert_allclose(compiled(a, w), fn(a, w), rtol=RTOL, atol=ATOL)
+        assert compiled.eager_reason is None
+        assert compiled.recordings[0].narrowed_operations > 0, fn.__name__
+
+
 def test_greedy_decoding_gives_eager_tokens() -> None:
     model = TinyLM(sg.Generator(1))
     model.eval()
@@ -253,6 +304,7 @@ def _program(rng: random.Random) -> tuple[Callable[[Any], Any], str]:
     bias = sg.randn(d, generator=gen) * 0.1
     steps: list[tuple[str, Callable[[Any], Any]]] = [
         ("linear", lambda h: h @ weights[0] + bias),
+        ("flat-linear", lambda h: (h.reshape(-1, d) @ weights[0]).reshape(h.shape) + bias),
         ("layer_norm", lambda h: sg.layer_norm(h)),
         ("gelu", lambda h: sg.gelu(h, approximate="none")),
         ("relu", lambda h: h.relu()),
@@ -307,9 +359,9 @@ def _program(rng: random.Random) -> tuple[Callable[[Any], Any], str]:
 def test_random_programs_match_eager() -> None:
     rng = random.Random(0)
     narrowed = 0
-    for _ in range(60):
+    for _ in range(80):
         program, description = _program(rng)
-        batch = rng.choice([1, 2])
+        batch = rng.choice([1, 2, 3])
         inputs = [
             sg.tensor(np.random.default_rng(s).standard_normal((batch, 5, 6)).astype(np.float32)) for s in range(3)
         ]
@@ -338,8 +390,9 @@ def test_a_wrong_narrowing_is_thrown_away(
         if found is not None:
             for reg, need in list(found.inputs.items()):
                 if need != _compile_narrow.WHOLE:
-                    axis, lo, hi = need
-                    found.inputs[reg] = (axis, lo - 1, hi - 1) if lo > 0 else (axis, lo + 1, hi + 1)
+                    axis, start, stop, step = need
+                    shift = -1 if start > 0 else 1
+                    found.inputs[reg] = (axis, start + shift, stop + shift, step)
         return found
 
     monkeypatch.setattr(_compile_narrow._Rules, "matmul", wrong)
