@@ -430,9 +430,11 @@ class _Recorder:
         kwargs: dict[str, Any],
         ufunc: bool = False,
         label: str | None = None,
+        pure: bool = False,
     ) -> Any:
         """Run one array operation on the plain arrays and record it; its array results
-        come back as traced views. ``label``: a fused kernel's name in the library."""
+        come back as traced views. ``label``: a fused kernel's name in the library;
+        ``pure``: a backend method that changes nothing (``asarray``)."""
         targs = tuple(self._template(a) for a in args)
         tkwargs = {k: self._template(v) for k, v in kwargs.items()}
         has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
@@ -441,7 +443,9 @@ class _Recorder:
         op.label = label
         op.ufunc = ufunc and "out" not in kwargs
         writes = self._writes(kind, fn, targs, tkwargs)
-        op.pure = not writes and kind != "kernel" and not isinstance(fn, (types.MethodType, functools.partial))
+        op.pure = (
+            not writes and kind != "kernel" and (pure or not isinstance(fn, (types.MethodType, functools.partial)))
+        )
         for index in writes:
             owner = self.owner[index]
             if self.made_by[owner] < 0:
@@ -570,12 +574,13 @@ class _Recorder:
 
         return recorded
 
-    def method_call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    def method_call(self, fn: Callable[..., Any], args: tuple[Any, ...], pure: bool = False) -> Any:
         """A backend method (``copy_into``, ``add_into``, ``scatter_add``, ``asarray``) or a
-        random draw, recorded as a call of the same bound method."""
+        random draw, recorded as a call of the same bound method (``pure``: it changes
+        nothing, as ``asarray``)."""
         if _hooks.recorder is not self:
             return fn(*[_unwrap_free(a) for a in args])
-        return self.call("call", fn, args, {})
+        return self.call("call", fn, args, {}, pure=pure)
 
     def host_call(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` now with recording paused and again at every replay (an optimizer's
@@ -669,8 +674,8 @@ def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
             return originals["asarray"](_unwrap_free(data), dtype)
         if _is_ndarray(data) and not isinstance(data, _Traced) and id(data) not in rec.reg_of:
             constant = _Constant(data)
-            return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,))
-        return rec.method_call(originals["asarray"], (data, dtype))
+            return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,), True)
+        return rec.method_call(originals["asarray"], (data, dtype), True)
 
     backend.xp = _namespace(originals["xp"])
     for name in ("copy_into", "add_into", "scatter_add"):

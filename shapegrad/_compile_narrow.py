@@ -122,10 +122,12 @@ def _array_args(op: Op) -> list[int] | None:
 
 
 class _Rules:
-    """The narrowing rules, given the registers' shapes as recorded."""
+    """The narrowing rules, given the registers' shapes as recorded and the values of those
+    that are constants (made from no register: an index list turned into an array)."""
 
-    def __init__(self, shapes: list[tuple[int, ...]]) -> None:
+    def __init__(self, shapes: list[tuple[int, ...]], constants: dict[int, Any]) -> None:
         self.shapes = shapes
+        self.constants = constants
 
     def need(self, reg: int, demand: Demand) -> Need:
         """``demand`` of ``reg``, or WHOLE where it covers the whole axis."""
@@ -323,16 +325,25 @@ class _Rules:
         return _Rule({x: self.need(x, _on(d, at))}, op)
 
     def getitem(self, op: Op, demand: Need) -> _Rule | None:
-        """Basic indexing: integers, one-integer lists and step-1 slices. The one axis it
-        selects part of (with the part of the result read) is what it reads of its input;
-        its index on that axis becomes the whole narrowed axis."""
+        """Basic indexing: integers, one-integer lists (``x[:, [-1], :]``, also as a constant
+        array) and step-1 slices. The one axis it selects part of (with the part of the result
+        read) is what it reads of its input; its index on that axis becomes the whole narrowed
+        axis."""
         out = self._out(op)
-        if out is None or len(op.args) != 2 or not isinstance(op.args[0], Ref) or refs(op.args[1], []):
+        if out is None or len(op.args) != 2 or not isinstance(op.args[0], Ref):
             return None
         x = op.args[0].index
         shape = self.shapes[x]
         index: Any = op.args[1]
         items: list[Any] = list(cast("tuple[Any, ...]", index)) if isinstance(index, tuple) else [index]
+        for at, item in enumerate(items):
+            if isinstance(item, Ref):
+                value = self.constants.get(item.index)
+                if value is None or value.ndim != 1 or value.size != 1 or value.dtype.kind not in "iu":
+                    return None
+                items[at] = [int(value[0])]  # what the list it was made from held
+            elif refs(item, []):
+                return None
         if sum(1 for i in items if i is Ellipsis) > 1:
             return None
         if Ellipsis in items:
@@ -456,6 +467,24 @@ def _reshape_groups(source: tuple[int, ...], target: tuple[int, ...]) -> list[tu
     return groups if i == len(ins) and j == len(outs) else None
 
 
+def _constants(rec: Any) -> dict[int, Any]:
+    """The registers that pure operations made from no register (the same at every replay),
+    with their recorded values: NumPy arrays that no operation writes."""
+    written = {
+        reg
+        for op in rec.ops
+        if op.kind in ("call", "method", "attr")
+        for reg in rec._writes(op.kind, op.fn, op.args, op.kwargs)  # noqa: SLF001 -- the recorder's own rule
+    }
+    found: dict[int, Any] = {}
+    for op in rec.ops:
+        if op.kind == "call" and op.pure and isinstance(op.outs, int) and not refs((op.args, op.kwargs), []):
+            value = rec.plain[op.outs]
+            if isinstance(value, np.ndarray) and op.outs not in written:
+                found[op.outs] = value
+    return found
+
+
 def _side_effect_free(rec: Any) -> bool:
     """Whether every operation changes only arrays the recording made (so that running the
     replay once more changes nothing the caller sees)."""
@@ -466,9 +495,12 @@ def _side_effect_free(rec: Any) -> bool:
             if op.label not in KERNEL_ROWS:
                 return False
             continue
-        if op.kind not in ("call", "method", "attr") or isinstance(op.fn, (types.MethodType, functools.partial)):
-            return False  # a backend's helper, a random draw
-        for reg in rec._writes(op.kind, op.fn, op.args, op.kwargs):  # noqa: SLF001 -- the recorder's own rule
+        if op.kind not in ("call", "method", "attr"):
+            return False
+        fn: Any = op.fn
+        if isinstance(fn, (types.MethodType, functools.partial)) and not op.pure:
+            return False  # a backend's helper, a random draw (asarray is pure)
+        for reg in rec._writes(op.kind, fn, op.args, op.kwargs):  # noqa: SLF001 -- the recorder's own rule
             if rec.made_by[rec.owner[reg]] < 0:
                 return False
     return True
@@ -540,7 +572,7 @@ def narrow(rec: Any, needed: list[int]) -> tuple[Snapshot, int] | None:
     nothing narrows (``rec`` unchanged)."""
     if not rec.ops or not _side_effect_free(rec):
         return None
-    rules = _Rules([tuple(getattr(p, "shape", ())) for p in rec.plain])
+    rules = _Rules([tuple(getattr(p, "shape", ())) for p in rec.plain], _constants(rec))
     snapshot = Snapshot(
         list(rec.ops), list(rec.plain), list(rec.views), list(rec.owner), list(rec.made_by), list(rec.guards)
     )

@@ -97,6 +97,21 @@ def test_a_batch_narrows_through_the_flattening_of_linear_layers(batch: int) -> 
     assert compiled.recordings[0].narrowed_operations >= 20, compiled.recordings[0]
 
 
+def test_nanogpt_reads_its_last_position_by_a_list_index() -> None:
+    """nanoGPT's generate: ``lm_head(x[:, [-1], :])``, the index list an array in the recording."""
+    model = TinyLM(sg.Generator(3))
+    model.eval()
+
+    def last_logits(ids: Any) -> Any:
+        h = model.embed(ids)
+        for block in model.blocks:
+            h = block(h, causal=True)
+        return model.norm(h[:, [-1], :]) @ model.embed.weight.T
+
+    compiled = _check(last_logits, [_ids(s, 2) for s in range(3)])
+    assert compiled.recordings[0].narrowed_operations >= 20, compiled.recordings[0]
+
+
 def test_an_in_place_write_read_whole_by_an_earlier_write_is_not_narrowed() -> None:
     """``out=h`` after ``h[0, 0] = 3``: the write into h reads all of h, so the product into
     it cannot run on the rows the result reads."""
@@ -168,8 +183,20 @@ def test_greedy_decoding_gives_eager_tokens() -> None:
         lambda h: h[0],
         lambda h: h[:, -1].argmax(-1),
         lambda h: h.sum(-1)[:, -1],
+        lambda h: h[:, [-1], :],
     ],
-    ids=["last", "last-colon", "fourth", "last-three", "range", "narrow", "first-batch", "argmax", "sum-then-last"],
+    ids=[
+        "last",
+        "last-colon",
+        "fourth",
+        "last-three",
+        "range",
+        "narrow",
+        "first-batch",
+        "argmax",
+        "sum-then-last",
+        "list-index",
+    ],
 )
 def test_selections_of_a_transformer_match_eager(select: Callable[[Any], Any], batch: int) -> None:
     model = TinyLM(sg.Generator(2))
