@@ -46,6 +46,7 @@ import numpy as np
 
 from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
+from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
 from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
 from ._compile_narrow import Snapshot, agrees, narrow
@@ -811,7 +812,9 @@ class _Fusion:
     host call). Its values read only inside it never become arrays. Each loop is checked once
     against the values the recording computed: a loop that gives other bits is not used."""
 
-    def __init__(self, rec: _Recorder, escaping: set[int], into: dict[int, int], compile_loop: Any) -> None:
+    def __init__(
+        self, rec: _Recorder, escaping: set[int], into: dict[int, int], compile_loop: Any, folded: set[int]
+    ) -> None:
         self.rec = rec
         self.ops = rec.ops
         self.escaping = escaping
@@ -831,7 +834,7 @@ class _Fusion:
         for made, copy in into.items():  # a ufunc the replay writes into a copy's target
             target = cast(_Ref, self.ops[copy].args[0])
             cast("set[int]", self.writes[made]).add(rec.owner[target.index])
-        excluded = set(into) | set(into.values())
+        excluded = set(into) | set(into.values()) | folded
         self.chain_of: dict[int, _Chain] = {}
         for position in range(len(self.ops)):
             if position not in excluded:
@@ -1302,7 +1305,10 @@ class _Plan:
         escaping = {rec.owner[index] for index in needed}
         inputs = set(rec.input_regs)
         into = self._elide_copies(rec, last, escaping)
-        fusion = _Fusion(rec, escaping, into, backend.compile_loop) if isinstance(backend, CompiledLoops) else None
+        folded, preloaded = folded_positions(rec, escaping, into)
+        fusion = (
+            _Fusion(rec, escaping, into, backend.compile_loop, folded) if isinstance(backend, CompiledLoops) else None
+        )
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
         internal = fusion.internal if fusion is not None else set[int]()
@@ -1310,6 +1316,8 @@ class _Plan:
         lines = ["def _replay(I, F, C, B):"]
         if rec.input_regs:
             lines.append("    " + "".join(f"r{i}, " for i in rec.input_regs) + "= I")
+        for index in preloaded:  # computed from no input: the recorded value (_compile_fold)
+            lines.append(f"    r{index} = {gen.const(rec.plain[index])}")
         free: dict[tuple[Any, ...], list[int]] = {}
         buffers: list[Any] = []
         releases: dict[int, list[tuple[tuple[Any, ...], int]]] = {}
@@ -1338,6 +1346,8 @@ class _Plan:
                 continue
             if position in into.values():
                 continue  # a copy into a buffer its value was written into directly
+            if position in folded:
+                continue  # a constant, computed when the recording was built
             if fusion is not None and position in fusion.at:
                 fused = fused_at.get(position)
                 if fused is None:
@@ -1352,6 +1362,7 @@ class _Plan:
                 lines.append("    del " + ", ".join(f"r{i}" for i in gone))
         lines.append("    return (" + "".join(f"r{i}, " for i in needed) + ")")
         self.fused_operations = sum(len(f.chain.members) for f in fused_at.values())
+        self.folded_operations = len(folded)
         self.fused_loops = len(fused_at)
         self.loop_sources = sorted({f.source for f in fused_at.values()})
         self._finish(rec, gen, lines, buffers, needed)
@@ -1713,7 +1724,9 @@ class Recording:
     buffers, and its fused chains: ``fused_operations`` element-wise operations replayed in
     ``fused_loops`` compiled loops (``loop_sources``: the distinct loops' source, each
     compiled once; none without numba). ``narrowed_operations``: how many operations run on
-    only the rows the results read (a forward pass whose result is its last position)."""
+    only the rows the results read (a forward pass whose result is its last position);
+    ``folded_operations``: how many compute from no input (a causal mask) and were computed
+    once, when the recording was built."""
 
     __slots__ = (
         "signature",
@@ -1725,6 +1738,7 @@ class Recording:
         "fused_loops",
         "loop_sources",
         "narrowed_operations",
+        "folded_operations",
         "_plan",
     )
 
@@ -1738,6 +1752,7 @@ class Recording:
         self.fused_loops = plan.fused_loops
         self.loop_sources = plan.loop_sources
         self.narrowed_operations = plan.narrowed_operations
+        self.folded_operations = plan.folded_operations
         self.replays = 0
 
     @property
@@ -1749,7 +1764,8 @@ class Recording:
         return (
             f"Recording({self.operations} array operations, {self.host_calls} host calls, "
             f"{self.fused_operations} fused into {self.fused_loops} loops, "
-            f"{self.narrowed_operations} narrowed to the rows read, {self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
+            f"{self.narrowed_operations} narrowed to the rows read, {self.folded_operations} folded, "
+            f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
         )
 
 
