@@ -352,6 +352,10 @@ class _Rules:
         if len(items) > len(shape):
             return None
         items += [slice(None)] * (len(shape) - len(items))
+        lists = sum(1 for i in items if isinstance(i, list))
+        integers = sum(1 for i in items if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
+        if lists and lists + integers > 1:
+            return None  # with a list, integers index as arrays too: their axes broadcast into one, maybe moved first
         selected: list[tuple[int, int, int, Any]] = []  # (axis, start, stop, its new item)
         out_axes: list[int] = []
         for axis, item in enumerate(items):

@@ -480,3 +480,20 @@ def test_a_reshape_in_fortran_order_is_not_narrowed_as_a_c_order_one() -> None:
     for a in inputs:
         np.testing.assert_allclose(compiled(a), fortran(a), rtol=RTOL, atol=ATOL)
     assert compiled.eager_reason is None
+
+
+def test_an_integer_and_a_list_apart_move_their_axis_to_the_front() -> None:
+    """``y[0, :, :, [0]]``: an integer and a list are both advanced indices, and apart they put
+    their one axis first, so the result's axes are not the input's in order. Read as if they
+    were, ``z[:, -1]`` narrowed the input's third axis for the second; a first call on zeros
+    did not show it."""
+
+    def last(a: Any) -> Any:
+        z = (a * 2.0)[0, :, :, [0]]
+        return z[:, -1].sum(axis=-1)
+
+    compiled = sg.compile(last)
+    inputs = [np.zeros((1, 3, 4, 1))] + [np.random.default_rng(s).standard_normal((1, 3, 4, 1)) for s in range(3)]
+    for a in inputs:
+        np.testing.assert_allclose(compiled(a), last(a), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
