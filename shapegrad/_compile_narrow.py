@@ -473,18 +473,19 @@ def _reshape_groups(source: tuple[int, ...], target: tuple[int, ...]) -> list[tu
 
 def _constants(rec: Any) -> dict[int, Any]:
     """The registers that pure operations made from no register (the same at every replay),
-    with their recorded values: NumPy arrays that no operation writes."""
-    written = {
-        reg
+    with their recorded values: NumPy arrays that no operation writes, by any view (the
+    recorded value is the one the recording ended with)."""
+    written = [
+        rec.plain[reg]
         for op in rec.ops
-        if op.kind in ("call", "method", "attr")
+        if op.kind in ("call", "method", "attr", "kernel")
         for reg in rec._writes(op.kind, op.fn, op.args, op.kwargs)  # noqa: SLF001 -- the recorder's own rule
-    }
+    ]
     found: dict[int, Any] = {}
     for op in rec.ops:
         if op.kind == "call" and op.pure and isinstance(op.outs, int) and not refs((op.args, op.kwargs), []):
-            value = rec.plain[op.outs]
-            if isinstance(value, np.ndarray) and op.outs not in written:
+            value: Any = rec.plain[op.outs]
+            if _is_ndarray(value) and not any(np.may_share_memory(value, w) for w in written):
                 found[op.outs] = value
     return found
 

@@ -497,3 +497,22 @@ def test_an_integer_and_a_list_apart_move_their_axis_to_the_front() -> None:
     for a in inputs:
         np.testing.assert_allclose(compiled(a), last(a), rtol=RTOL, atol=ATOL)
     assert compiled.eager_reason is None
+
+
+def test_an_index_list_written_later_through_a_view_is_not_taken_for_a_constant() -> None:
+    """``h[:, idx]`` with ``idx = sg.tensor([0])``, then ``idx`` written through a view: the index
+    the recording ended with ([2]) is not the one read ([0]); narrowed with it, the replay read
+    row 2, which a first call on zeros did not show."""
+
+    def step(x: Any) -> Any:
+        idx = sg.tensor([0])
+        picked = (x * 2.0)[:, idx]
+        view = idx.reshape(1)
+        view[0] = 2
+        return picked
+
+    compiled = sg.compile(step)
+    inputs = [np.zeros((2, 3, 4))] + [np.random.default_rng(s).standard_normal((2, 3, 4)) for s in range(3)]
+    for a in inputs:
+        _same(compiled(sg.tensor(a)), step(sg.tensor(a)))
+    assert compiled.eager_reason is None
