@@ -4,6 +4,7 @@ position) computes only those rows where it can, and gives what eager gives, on 
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal as L
 
@@ -516,3 +517,26 @@ def test_an_index_list_written_later_through_a_view_is_not_taken_for_a_constant(
     for a in inputs:
         _same(compiled(sg.tensor(a)), step(sg.tensor(a)))
     assert compiled.eager_reason is None
+
+
+@pytest.mark.parametrize("make", [lambda: sg.tensor([0.0, 0.0]), lambda: sg.zeros(2)], ids=["tensor-list", "zeros"])
+def test_a_branch_on_an_array_the_step_wrote_in_place_follows_eager(make: Callable[[], Any]) -> None:
+    """``t = sg.tensor([0.0, 0.0]); t[0] = x.sum(); if (t > 0).any()``: the guard asked its
+    question again of the ops that made ``t`` (asarray, now pure), without the write, and
+    answered as on the first call: a later call with a negative sum replayed the other branch.
+    Such a branch runs eagerly."""
+
+    def step(x: Any) -> Any:
+        t = make()
+        t[0] = x.sum()
+        if (t > 0).any():
+            return x * 2.0
+        return x * 3.0
+
+    compiled = sg.compile(step)
+    for sign in (1.0, -1.0, 1.0, -1.0):
+        x = sg.tensor(sign * np.ones(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sg.CompileWarning)
+            got = compiled(x)
+        _same(got, step(x))
