@@ -306,6 +306,7 @@ class _Recorder:
         self.escape_reason: str | None = None
         self.guards: list[tuple[list[int], int, bool]] = []  # (ops computing it, register, answer)
         self.written: set[int] = set()  # input registers some op wrote in place
+        self.written_any: list[int] = []  # every register some op wrote in place, in order
         self.read_first: set[int] = set()  # Gradients read before the step zeroed them
         self.zeroed_ids: set[int] = set()
         # the Python state a range check that fails in a replay leaves, as the step leaves it when
@@ -451,6 +452,7 @@ class _Recorder:
             owner = self.owner[index]
             if self.made_by[owner] < 0:
                 self.written.add(owner)
+            self.written_any.append(index)
         position = len(self.ops)
         self.ops.append(op)
         return self._results(op, position, result, has_arrays)
@@ -543,11 +545,17 @@ class _Recorder:
 
     def _cone(self, index: int) -> list[int] | None:
         """The ops ``index`` is computed by, in order, if they are pure and read only inputs
-        that nothing in the step has written so far; None otherwise."""
+        that nothing in the step has written so far; None otherwise. An array the step wrote
+        in place (``t[0] = v`` into ``sg.tensor([0.0, 0.0])`` or ``sg.zeros(2)``) holds what
+        its pure ops alone do not compute: a value in its memory is not asked again."""
         needed: set[int] = set()
         todo = [index]
+        written = [self.plain[w] for w in self.written_any]
         while todo:
             r = todo.pop()
+            value: Any = self.plain[r]
+            if any(np.may_share_memory(value, w) for w in written):
+                return None
             position = self.made_by[r]
             if position < 0:
                 if r in self.written:

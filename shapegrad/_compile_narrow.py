@@ -352,6 +352,10 @@ class _Rules:
         if len(items) > len(shape):
             return None
         items += [slice(None)] * (len(shape) - len(items))
+        lists = sum(1 for i in items if isinstance(i, list))
+        integers = sum(1 for i in items if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)))
+        if lists and lists + integers > 1:
+            return None  # with a list, integers index as arrays too: their axes broadcast into one, maybe moved first
         selected: list[tuple[int, int, int, Any]] = []  # (axis, start, stop, its new item)
         out_axes: list[int] = []
         for axis, item in enumerate(items):
@@ -469,18 +473,19 @@ def _reshape_groups(source: tuple[int, ...], target: tuple[int, ...]) -> list[tu
 
 def _constants(rec: Any) -> dict[int, Any]:
     """The registers that pure operations made from no register (the same at every replay),
-    with their recorded values: NumPy arrays that no operation writes."""
-    written = {
-        reg
+    with their recorded values: NumPy arrays that no operation writes, by any view (the
+    recorded value is the one the recording ended with)."""
+    written = [
+        rec.plain[reg]
         for op in rec.ops
-        if op.kind in ("call", "method", "attr")
+        if op.kind in ("call", "method", "attr", "kernel")
         for reg in rec._writes(op.kind, op.fn, op.args, op.kwargs)  # noqa: SLF001 -- the recorder's own rule
-    }
+    ]
     found: dict[int, Any] = {}
     for op in rec.ops:
         if op.kind == "call" and op.pure and isinstance(op.outs, int) and not refs((op.args, op.kwargs), []):
-            value = rec.plain[op.outs]
-            if isinstance(value, np.ndarray) and op.outs not in written:
+            value: Any = rec.plain[op.outs]
+            if _is_ndarray(value) and not any(np.may_share_memory(value, w) for w in written):
                 found[op.outs] = value
     return found
 

@@ -4,6 +4,7 @@ position) computes only those rows where it can, and gives what eager gives, on 
 from __future__ import annotations
 
 import random
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, Literal as L
 
@@ -480,3 +481,62 @@ def test_a_reshape_in_fortran_order_is_not_narrowed_as_a_c_order_one() -> None:
     for a in inputs:
         np.testing.assert_allclose(compiled(a), fortran(a), rtol=RTOL, atol=ATOL)
     assert compiled.eager_reason is None
+
+
+def test_an_integer_and_a_list_apart_move_their_axis_to_the_front() -> None:
+    """``y[0, :, :, [0]]``: an integer and a list are both advanced indices, and apart they put
+    their one axis first, so the result's axes are not the input's in order. Read as if they
+    were, ``z[:, -1]`` narrowed the input's third axis for the second; a first call on zeros
+    did not show it."""
+
+    def last(a: Any) -> Any:
+        z = (a * 2.0)[0, :, :, [0]]
+        return z[:, -1].sum(axis=-1)
+
+    compiled = sg.compile(last)
+    inputs = [np.zeros((1, 3, 4, 1))] + [np.random.default_rng(s).standard_normal((1, 3, 4, 1)) for s in range(3)]
+    for a in inputs:
+        np.testing.assert_allclose(compiled(a), last(a), rtol=RTOL, atol=ATOL)
+    assert compiled.eager_reason is None
+
+
+def test_an_index_list_written_later_through_a_view_is_not_taken_for_a_constant() -> None:
+    """``h[:, idx]`` with ``idx = sg.tensor([0])``, then ``idx`` written through a view: the index
+    the recording ended with ([2]) is not the one read ([0]); narrowed with it, the replay read
+    row 2, which a first call on zeros did not show."""
+
+    def step(x: Any) -> Any:
+        idx = sg.tensor([0])
+        picked = (x * 2.0)[:, idx]
+        view = idx.reshape(1)
+        view[0] = 2
+        return picked
+
+    compiled = sg.compile(step)
+    inputs = [np.zeros((2, 3, 4))] + [np.random.default_rng(s).standard_normal((2, 3, 4)) for s in range(3)]
+    for a in inputs:
+        _same(compiled(sg.tensor(a)), step(sg.tensor(a)))
+    assert compiled.eager_reason is None
+
+
+@pytest.mark.parametrize("make", [lambda: sg.tensor([0.0, 0.0]), lambda: sg.zeros(2)], ids=["tensor-list", "zeros"])
+def test_a_branch_on_an_array_the_step_wrote_in_place_follows_eager(make: Callable[[], Any]) -> None:
+    """``t = sg.tensor([0.0, 0.0]); t[0] = x.sum(); if (t > 0).any()``: the guard asked its
+    question again of the ops that made ``t`` (asarray, now pure), without the write, and
+    answered as on the first call: a later call with a negative sum replayed the other branch.
+    Such a branch runs eagerly."""
+
+    def step(x: Any) -> Any:
+        t = make()
+        t[0] = x.sum()
+        if (t > 0).any():
+            return x * 2.0
+        return x * 3.0
+
+    compiled = sg.compile(step)
+    for sign in (1.0, -1.0, 1.0, -1.0):
+        x = sg.tensor(sign * np.ones(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sg.CompileWarning)
+            got = compiled(x)
+        _same(got, step(x))
