@@ -24,6 +24,7 @@ def folded_positions(rec: Any, escaping: set[int], into: dict[int, int]) -> tupl
     """The positions of the operations the replay need not run, and the registers among
     their results that the operations it runs read (to start the replay from)."""
     written: set[int] = set()
+    written_arrays: list[Any] = []
     for op in rec.ops:
         if op.kind == "host":
             # an optimizer's update or an allreduce: it writes parameters, their state and
@@ -34,7 +35,10 @@ def folded_positions(rec: Any, escaping: set[int], into: dict[int, int]) -> tupl
             continue  # the library's row-wise kernels write only what they make
         if op.kind == "check":
             continue
-        written |= {rec.owner[r] for r in rec._writes(op.kind, op.fn, op.args, op.kwargs)}  # noqa: SLF001 -- the recorder's own rule
+        for r in rec._writes(op.kind, op.fn, op.args, op.kwargs):  # noqa: SLF001 -- the recorder's own rule
+            written.add(rec.owner[r])
+            written_arrays.append(rec.plain[r])
+    given_back = [rec.plain[r] for r in range(len(rec.plain)) if rec.owner[r] in escaping]
     constant: set[int] = set()
     positions: set[int] = set()
     for position, op in enumerate(rec.ops):
@@ -50,6 +54,9 @@ def folded_positions(rec: Any, escaping: set[int], into: dict[int, int]) -> tupl
             continue
         if owner != out and owner not in constant:
             continue  # a view of memory that is not folded
+        value = rec.plain[out]
+        if any(np.may_share_memory(value, w) for w in written_arrays + given_back):
+            continue  # memory written or given back by a way the owners do not show
         constant.add(out)
         positions.add(position)
     read: list[int] = []
