@@ -133,12 +133,12 @@ def _training(
 
     x, y = sg.tensor(x_np), sg.tensor(y_np)
     twin_model = copy.deepcopy(model)  # the sg.compile twin, from the same initial weights
-    step = _sg_train_step(model, x, y)
+    step = sg_train_step(model, x, y)
 
     def ours() -> float:
         return step().item()
 
-    replayed = sg.compile(_sg_train_step(twin_model, x, y))
+    replayed = sg.compile(sg_train_step(twin_model, x, y))
 
     def ours_compiled() -> float:
         return replayed().item()
@@ -172,7 +172,7 @@ def _training(
     return Workload(name, ours, eager, compiled, floor, notes, ours_compiled, jax_step)
 
 
-def _sg_train_step(model: Any, x: Any, y: Any) -> Callable[[], Any]:
+def sg_train_step(model: Any, x: Any, y: Any) -> Callable[[], Any]:
     """One Adam step of ``model`` on ``(x, y)``, returning the loss tensor."""
     opt, grads = sg.optim.Adam(model), model.alloc_grads()
 

@@ -147,6 +147,13 @@ def test_the_decoding_profile_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_wide_mlp_floor_split_runs() -> None:
+    """benchmarks/wide_mlp_floor.py: the compiled wide MLP step, its products alone and the floor."""
+    result = _run_benchmark("wide_mlp_floor.py", "--quick", timeout=600)
+    for row in ("BLAS floor", "sg.compile step", "its products alone", "everything else"):
+        assert row in result.stdout
+
+
 def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
     pytest.importorskip("torch")
