@@ -6,7 +6,8 @@ results, each register gets a *demand*: what of it is read later, all of it or o
 one axis (``(axis, start, stop, step)``, a slice). An operation whose output is demanded narrowed and that makes
 its output's rows from its inputs' rows (element-wise math with broadcasting, matrix
 products, reshapes and transposes, basic indexing, reductions over other axes, the library's
-row-wise kernels: softmax, layer norm, GELU, ReLU, sigmoid) then runs on narrowed inputs; an
+row-wise kernels: softmax, layer norm, cross-entropy, GELU, ReLU, sigmoid) then runs on
+narrowed inputs; an
 input that something else reads whole is sliced (a view) where the narrowed operation reads
 it. In a transformer decoding its last position, the last block's queries, attention rows,
 output projection, MLP and the head run for one row.
@@ -43,6 +44,7 @@ KERNEL_ROWS: Final = {
     "sigmoid": "elementwise",
     "softmax": "rows",
     "layer_norm": "rows",
+    "cross_entropy": "rows",
 }
 
 _ELEMENTWISE_METHODS: Final = frozenset({"astype", "copy", "clip", "conj", "conjugate"})
@@ -206,7 +208,8 @@ class _Rules:
 
     def rows(self, op: Op, d: Demand) -> _Rule | None:
         """A kernel along the last axis of its first argument: the other arguments
-        broadcast against it (a softmax's mask) or are the row's parameters (a norm's)."""
+        broadcast against it (a softmax's mask), are one per row (cross-entropy's labels,
+        the shape of its leading axes) or are the row's parameters (a norm's)."""
         regs = _array_args(op)
         if regs is None or not op.args or not isinstance(op.args[0], Ref):
             return None
@@ -216,7 +219,14 @@ class _Rules:
             return None
         inputs: dict[int, Need] = {x: self.need(x, d)}
         for reg in regs[1:]:
-            need = self.broadcast(reg, ndim, d) if op.label == "softmax" else WHOLE
+            if op.label == "softmax":
+                need = self.broadcast(reg, ndim, d)
+            elif op.label == "cross_entropy":
+                if self.shapes[reg] != self.shapes[x][:-1]:
+                    return None
+                need = self.need(reg, d)
+            else:
+                need = WHOLE
             if inputs.get(reg, need) != need:
                 return None
             inputs[reg] = need

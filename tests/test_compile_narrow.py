@@ -540,3 +540,25 @@ def test_a_branch_on_an_array_the_step_wrote_in_place_follows_eager(make: Callab
             warnings.simplefilter("ignore", sg.CompileWarning)
             got = compiled(x)
         _same(got, step(x))
+
+
+def test_losses_on_the_last_position_narrow() -> None:
+    """Recordings holding the fused cross-entropy kernel narrow: a mean loss over the last
+    position, and per-position losses of which the last is read."""
+    model = TinyLM(sg.Generator(9))
+    model.eval()
+
+    def last_loss(ids: Any, labels: Any) -> Any:
+        return sg.losses.cross_entropy(model(ids)[:, -1], labels)
+
+    def per_position(ids: Any, labels: Any) -> Any:
+        return sg.losses.cross_entropy(model(ids), labels, reduction="none")[:, -1]
+
+    for fn, shape in ((last_loss, (3,)), (per_position, (3, 12))):
+        compiled = sg.compile(fn)
+        for s in range(3):
+            ids = _ids(s, batch=3)
+            labels = sg.tensor(np.random.default_rng(s).integers(0, 32, shape))
+            _same(compiled(ids, labels), fn(ids, labels))
+        assert compiled.eager_reason is None
+        assert compiled.recordings[0].narrowed_operations >= 20, (fn.__name__, compiled.recordings[0])
