@@ -2,15 +2,14 @@
 
 A forward pass whose result is one position of a sequence (``model(ids)[:, -1]``, greedy
 decoding) computes every position through every layer, then keeps one. Going back from the
-results, each register gets a *demand*: what of it is read later, all of it or one range of
-one axis (``(axis, start, stop, step)``, a slice). An operation whose output is demanded narrowed and that makes
-its output's rows from its inputs' rows (element-wise math with broadcasting, matrix
-products, reshapes and transposes, basic indexing, reductions over other axes, the library's
-row-wise kernels: softmax, layer norm, cross-entropy, GELU, ReLU, sigmoid) then runs on
-narrowed inputs; an
-input that something else reads whole is sliced (a view) where the narrowed operation reads
-it. In a transformer decoding its last position, the last block's queries, attention rows,
-output projection, MLP and the head run for one row.
+results, each register gets a *demand*: what of it is read later, all of it or one slice of
+one axis (``(axis, start, stop, step)``). An operation whose output is demanded narrowed and
+that makes its output's rows from its inputs' rows (element-wise math with broadcasting,
+matrix products, reshapes and transposes, basic indexing, reductions over other axes, the
+library's row-wise kernels: softmax, layer norm, cross-entropy, GELU, ReLU, sigmoid) then
+runs on narrowed inputs; an input that something else reads whole is sliced (a view) where
+the narrowed operation reads it. In a transformer decoding its last position, the last
+block's queries, attention rows, output projection, MLP and the head run for one row.
 
 Narrowing runs only on recordings whose operations change nothing but their own arrays (no
 optimizer update, random draw, host call or write into an input), so that the caller
