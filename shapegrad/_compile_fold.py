@@ -38,7 +38,8 @@ def folded_positions(rec: Any, escaping: set[int], into: dict[int, int]) -> tupl
         for r in rec._writes(op.kind, op.fn, op.args, op.kwargs):  # noqa: SLF001 -- the recorder's own rule
             written.add(rec.owner[r])
             written_arrays.append(rec.plain[r])
-    given_back = [rec.plain[r] for r in range(len(rec.plain)) if rec.owner[r] in escaping]
+    # written or given back by a way the owners do not show
+    shared = written_arrays + [rec.plain[r] for r in range(len(rec.plain)) if rec.owner[r] in escaping]
     constant: set[int] = set()
     positions: set[int] = set()
     for position, op in enumerate(rec.ops):
@@ -55,12 +56,12 @@ def folded_positions(rec: Any, escaping: set[int], into: dict[int, int]) -> tupl
         if owner != out and owner not in constant:
             continue  # a view of memory that is not folded
         value = rec.plain[out]
-        if any(np.may_share_memory(value, w) for w in written_arrays + given_back):
-            continue  # memory written or given back by a way the owners do not show
+        if any(np.may_share_memory(value, w) for w in shared):
+            continue
         constant.add(out)
         positions.add(position)
-    read: list[int] = []
+    read: dict[int, None] = {}  # in order of first use
     for position, op in enumerate(rec.ops):
         if position not in positions:
-            read += [r for r in refs((op.args, op.kwargs), []) if r in constant and r not in read]
-    return positions, read
+            read.update((r, None) for r in refs((op.args, op.kwargs), []) if r in constant)
+    return positions, list(read)

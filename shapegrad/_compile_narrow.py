@@ -526,6 +526,16 @@ def _outs(op: Op) -> list[int]:
     return [o for o in items if o is not None]
 
 
+def _wanted(op: Op, demand: list[Need | None]) -> Need | None:
+    """What is read of an operation's results, joined over them (None: nothing)."""
+    wanted: Need | None = None
+    for out in _outs(op):
+        found = demand[out]
+        if found is not None:
+            wanted = _join(wanted, found)
+    return wanted
+
+
 def _demands(
     rec: Any, rules: _Rules, needed: list[int], opaque: set[int]
 ) -> tuple[list[Need | None], dict[int, _Rule]]:
@@ -538,10 +548,7 @@ def _demands(
     narrowed: dict[int, _Rule] = {}
     for position in range(len(rec.ops) - 1, -1, -1):
         op = rec.ops[position]
-        wanted: Need | None = None
-        for out in _outs(op):
-            if demand[out] is not None:
-                wanted = _join(wanted, cast(Need, demand[out]))
+        wanted = _wanted(op, demand)
         rule = None if wanted is None or position in opaque else rules.rule(op, wanted)
         if rule is None:
             for reg in refs((op.args, op.kwargs), []):
@@ -636,10 +643,7 @@ def _rewrite(
             rule = None  # indexing read whole: as recorded (a slice first would add an op)
         if rule is not None:
             outs = _outs(op)
-            joined: Need | None = None
-            for out in outs:
-                if demand[out] is not None:
-                    joined = _join(joined, cast(Need, demand[out]))
+            joined = _wanted(op, demand)
             wanted: Need = WHOLE if joined is None else joined
             if wanted != rule.demand:
                 # an earlier operation reads more of what this one writes in place (out=)
