@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._compile_layout_fast import identity_check
 from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file, user_module
 from ._tensor import Tensor
 from .nn._module import Module
@@ -31,6 +32,7 @@ from .nn._module import Module
 __all__ = ["Layout", "TooLarge", "argument_objects", "attribute", "free_values", "reachable"]
 
 _MISSING = object()
+_UNBUILT = object()
 
 # Values whose identity (or value) is all there is to check: nothing inside them can change.
 _ATOMS = (
@@ -220,6 +222,7 @@ class Layout:
         "names",
         "_names",
         "_held_modules",
+        "_same",
     )
 
     def __init__(self, roots: list[Any], names: frozenset[str] | None = None) -> None:
@@ -245,6 +248,8 @@ class Layout:
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
         self.count = 0
+        # identity_check's function, built at the first check (None: too large to generate)
+        self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
         self._names: set[str] = set()  # the names the user's functions it reaches use
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = set()
@@ -445,6 +450,16 @@ class Layout:
     def changed(self, roots: list[Any], modes: bool = True) -> str | None:
         """What differs in what the call reaches from when recorded (modules' modes too unless
         ``modes`` is false); None if nothing."""
+        if modes:
+            same = self._same
+            if same is _UNBUILT:
+                same = self._same = identity_check(self, _MISSING)
+            try:
+                identical = same is not None and cast("Callable[[list[Any]], bool]", same)(roots)
+            except Exception:  # noqa: BLE001 -- a user's __getattr__, a missing key: the loops decide
+                identical = False
+            if identical:
+                return self._values_changed()
         if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
             return "a value it reads by name (a closure variable, a global, a default) was rebound"
         for module, size, training, own in self.modules:
@@ -471,6 +486,20 @@ class Layout:
         for namespace, name, value in self.values:
             if namespace.get(name, _MISSING) is not value:
                 return f"{name!r}, a name it reads through a function or a class, was rebound"
+        for reference, target in self.references:
+            if reference() is not target:
+                return "a weak reference it reads now gives another object"
+        for tensor, shape, dtype, param, trainable in self.tensors:
+            data = tensor._data
+            if data.shape != shape or data.dtype != dtype:
+                return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+            now = tensor._param
+            if now is not param or (now is not None and now.trainable is not trainable):
+                return "a parameter it reads was frozen, unfrozen or made a parameter (model.freeze(...))"
+        return self._values_changed()
+
+    def _values_changed(self) -> str | None:
+        """What differs of what is compared by value: the containers' items, small arrays."""
         for container, copy, kinds in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
@@ -493,9 +522,6 @@ class Layout:
                     return "a set it reads changed"
             elif any(a is not b for a, b in zip(container, copy, strict=True)):
                 return f"an item of a {kind} it reads was replaced"
-        for reference, target in self.references:
-            if reference() is not target:
-                return "a weak reference it reads now gives another object"
         for array, copy in self.arrays:
             if (
                 array.shape != copy.shape
@@ -503,11 +529,4 @@ class Layout:
                 or not np.array_equal(array, copy, equal_nan=array.dtype.kind in "fc")  # a NaN is as it was
             ):
                 return "a NumPy array it reads changed"
-        for tensor, shape, dtype, param, trainable in self.tensors:
-            data = tensor._data
-            if data.shape != shape or data.dtype != dtype:
-                return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
-            now = tensor._param
-            if now is not param or (now is not None and now.trainable is not trainable):
-                return "a parameter it reads was frozen, unfrozen or made a parameter (model.freeze(...))"
         return None

@@ -830,3 +830,79 @@ def test_a_step_reaching_too_many_objects_runs_eagerly(monkeypatch: pytest.Monke
         assert compiled().item() == 18.0
     rows[3]["value"] = 1.0
     assert compiled().item() == 6.0
+
+
+class _Slotted:
+    __slots__ = ("factor",)
+
+    def __init__(self) -> None:
+        self.factor = 2.0
+
+
+def test_the_generated_layout_check_never_calls_a_changed_layout_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Layout.changed`` first runs one generated function of ``is`` tests; each kind of
+    change (a module attribute replaced or added, the mode, a plain object's or a slotted
+    object's attribute, a global, a tensor's shape or dtype, a parameter frozen) must make it answer "not the same", and the loops then name the change.
+    Past ``MAX_CHECKS`` no function is built and the loops alone decide."""
+    from shapegrad import _compile_layout_fast
+    from shapegrad.nn import Linear
+
+    @dataclass
+    class Config:
+        scale: float
+
+    class Net(sg.nn.Module):
+        def __init__(self) -> None:
+            self.fc = Linear[Any, Any](3, 2, generator=sg.Generator(0))
+            self.offset = 1.0
+
+    def layout_of() -> tuple[Any, Any, list[Any]]:
+        net, cfg, slotted = Net(), Config(1.0), _Slotted()
+        holder = Config(0.5)
+        ref = weakref.ref(holder)
+        extra = sg.zeros(2)
+        roots: list[Any] = [net, cfg, slotted, ref, extra]
+        return _compile_layout.Layout(roots), (net, cfg, slotted, holder, extra), roots
+
+    def rebind_global() -> None:
+        globals()["X"] = X.copy()
+
+    changes: dict[str, Callable[[Any], None]] = {
+        "a module attribute replaced": lambda o: setattr(o[0], "offset", 2.0),
+        "a module attribute added": lambda o: setattr(o[0], "new", 1),
+        "the mode": lambda o: o[0].eval(),
+        "a sub-module replaced": lambda o: setattr(o[0], "fc", Linear[Any, Any](3, 2, generator=sg.Generator(1))),
+        "an object's attribute": lambda o: setattr(o[1], "scale", 3.0),
+        "a slotted object's attribute": lambda o: setattr(o[2], "factor", 4.0),
+        "a tensor's shape": lambda o: setattr(o[4], "_data", np.zeros(3, np.float32)),
+        "a tensor's dtype": lambda o: setattr(o[4], "_data", np.zeros(2, np.float64)),
+        "a parameter frozen": lambda o: o[0].freeze("fc"),
+    }
+    for name, change in changes.items():
+        layout, objects, roots = layout_of()
+        assert layout.changed(roots) is None, name
+        assert layout._same is not None and layout._same(roots), name  # noqa: SLF001 -- the generated check
+        change(objects)
+        assert not layout._same(roots), name  # noqa: SLF001
+        assert layout.changed(roots) is not None, name
+    # a rebound root and a global the step's function reads
+    layout, objects, roots = layout_of()
+    assert layout.changed([*roots[:-1], sg.zeros(2)]) is not None
+
+    def reads_x() -> Any:
+        return X
+
+    saved = X
+    layout = _compile_layout.Layout([reads_x])
+    assert layout.changed([reads_x]) is None
+    try:
+        rebind_global()
+        assert layout.changed([reads_x]) is not None
+    finally:
+        globals()["X"] = saved
+    # too large to generate: the loops alone, with the same answers
+    monkeypatch.setattr(_compile_layout_fast, "MAX_CHECKS", 3)
+    layout, objects, roots = layout_of()
+    assert layout.changed(roots) is None and layout._same is None  # noqa: SLF001
+    objects[1].scale = 5.0
+    assert layout.changed(roots) == "Config.scale was replaced"

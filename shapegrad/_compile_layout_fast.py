@@ -1,0 +1,94 @@
+"""The identity half of :meth:`Layout.changed` as one generated function, checked before
+every replay of a compiled step.
+
+A layout notes a hundred or more objects for a small transformer (each module's attributes,
+each parameter's shape, the globals its functions read), and the generic loops that compare
+them cost more than a decoding step's whole Python dispatch. The generated function reads
+each noted object from its own global name and compares it with one ``is`` test per value,
+straight-line: several times faster, with nothing else to change. It only ever says "the
+same" or "not sure": anything it does not find identical (a dtype equal but not the same
+object, a missing key, a user ``__getattr__`` that raises) sends the caller to the generic
+loops, which give the answer and say what changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MAX_CHECKS", "identity_check"]
+
+# Past this many compared values the function is not generated (its compile would cost more
+# than the loops it saves over a few calls): the generic loops check such a layout.
+MAX_CHECKS = 20_000
+
+
+class _Source:
+    """Lines of the generated function and the objects its global names hold."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = ["def same(R):"]
+        self.names: dict[str, Any] = {}
+        self.by_id: dict[int, str] = {}
+        self.checks = 0
+
+    def name(self, value: Any) -> str:
+        """A global name for ``value`` (one per object)."""
+        known = self.by_id.get(id(value))
+        if known is None:
+            known = self.by_id[id(value)] = f"o{len(self.names)}"
+            self.names[known] = value
+        return known
+
+    def fail_if(self, condition: str) -> None:
+        self.checks += 1
+        self.lines.append(f"    if {condition}: return False")
+
+
+def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] | None:
+    """A function of the roots that is True where the roots, the modules' modes and
+    attributes, the plain objects' attributes, the names read through functions and
+    classes, the weak references' targets and the tensors' shapes, dtypes and parameter
+    states are all as ``layout`` noted them (``missing``: the layout's marker of an absent
+    attribute); False where any may differ. None past ``MAX_CHECKS`` values."""
+    src = _Source()
+    src.fail_if(f"len(R) != {len(layout.roots)}")
+    for i, root in enumerate(layout.roots):
+        src.fail_if(f"R[{i}] is not {src.name(root)}")
+    for module, size, training, own in layout.modules:
+        m = src.name(module)
+        src.fail_if(f"{m}.training is not {training}")
+        src.lines.append(f"    d = {m}.__dict__")
+        src.fail_if(f"len(d) - ('training' in d) != {size}")
+        for attribute, value in own:
+            src.fail_if(f"d[{attribute!r}] is not {src.name(value)}")
+    for obj, has_dict, size, items in layout.objects:
+        o = src.name(obj)
+        if has_dict:
+            src.lines.append(f"    d = {o}.__dict__")
+            src.fail_if(f"len(d) != {size}")
+            for attribute, value in items:
+                src.fail_if(f"d[{attribute!r}] is not {src.name(value)}")
+        else:
+            for attribute, value in items:
+                src.fail_if(f"getattr({o}, {attribute!r}, {src.name(missing)}) is not {src.name(value)}")
+    for namespace, key, value in layout.values:
+        src.fail_if(f"{src.name(namespace)}[{key!r}] is not {src.name(value)}")
+    for reference, target in layout.references:
+        src.fail_if(f"{src.name(reference)}() is not {src.name(target)}")
+    for tensor, shape, dtype, param, trainable in layout.tensors:
+        t = src.name(tensor)
+        src.lines.append(f"    a = {t}._data")
+        src.fail_if(f"a.shape != {tuple(shape)!r} or a.dtype is not {src.name(dtype)}")
+        src.fail_if(f"{t}._param is not {src.name(param)}")
+        if param is not None:
+            src.fail_if(f"{src.name(param)}.trainable is not {bool(trainable)}")
+        if src.checks > MAX_CHECKS:
+            return None
+    if src.checks > MAX_CHECKS:
+        return None
+    src.lines.append("    return True")
+    namespace = dict(src.names)
+    exec(compile("\n".join(src.lines), "<sg.compile layout check>", "exec"), namespace)  # noqa: S102 -- our own source
+    check: Callable[[list[Any]], bool] = namespace["same"]
+    return check
