@@ -8,7 +8,10 @@ its matrix products alone at the step's shapes, and the floor, in one process.
 The floor is ``workloads.wide_mlp_flops()`` at the best 1024³ sgemm rate of this process
 (``run.sgemm_rate``). The products are the step's own: three forward, three weight
 gradients, two input gradients (the data needs none), written into preallocated arrays. What
-the step takes beyond them is everything else it does (Adam, ReLU, the bias and the loss).
+the step takes beyond them is everything else it does (Adam, ReLU, the bias and the loss);
+of that, Adam's update is timed alone (the backend's fused kernel over arrays of the model's
+parameter sizes) against its memory traffic at the rate the process streams a sum of arrays
+as large: an update at about 1× that is bound by memory, not by its code.
 One thread, the process pinned to one core, medians of interleaved rounds (``run.compare``).
 """
 
@@ -28,6 +31,7 @@ import run  # noqa: E402
 import workloads  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
+from shapegrad._backend import active_backend, fused_kernel  # noqa: E402
 
 QUICK = "--quick" in sys.argv[1:]
 
@@ -62,12 +66,39 @@ def main() -> None:
         np.matmul(g, w.T, out=hidden)  # input gradients of layers 2 and 3
         np.matmul(g3, w3.T, out=hidden)
 
-    times = run.compare({"step": compiled, "products": products}, 1 if QUICK else 3, 3 if QUICK else 9)
+    # Adam's update alone: the backend's fused kernel over arrays of the model's parameter
+    # sizes, against the memory traffic it cannot avoid (read p, g, m, v; write p, m, v) at
+    # the rate this process streams a sum of arrays just as large (a + b -> c)
+    sizes = [1024 * 1024 + 1024, 1024 * 1024 + 1024, 1024 * 10 + 10]
+    adam = fused_kernel(active_backend(), "adam", np.dtype(np.float32))
+    assert adam is not None, "the NumPy backend offers a fused Adam kernel"
+    states = [(f32(n), f32(n), f32(n), np.abs(f32(n))) for n in sizes]
+    scalars = [np.float32(v) for v in (1e-3, 0.9, 0.999, 1e-8, 1.0)]
+    total = sum(sizes)
+    left, right, summed = f32(total), f32(total), np.empty(total, np.float32)
+
+    def update() -> None:
+        for p, grad, m, v in states:
+            adam(grad, *scalars, p, m, v)
+
+    def stream() -> None:
+        np.add(left, right, out=summed)
+
+    times = run.compare(
+        {"step": compiled, "products": products, "adam": update, "stream": stream}, 1 if QUICK else 3, 3 if QUICK else 9
+    )
+    bandwidth = 3 * 4 * total / times["stream"]
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print(f"sgemm 1024³: {rate / 1e9:.1f} GFLOP/s; the step's BLAS floor: {floor * 1e3:.2f} ms")
     print(f"sg.compile step: {times['step'] * 1e3:.2f} ms, {times['step'] / floor:.2f}× the floor")
     print(f"its products alone: {times['products'] * 1e3:.2f} ms, {times['products'] / floor:.2f}× the floor")
     print(f"everything else: {(times['step'] - times['products']) * 1e3:.2f} ms")
+    adam_floor = 7 * 4 * total / bandwidth
+    print(
+        f"of which Adam's update over {total / 1e6:.1f} M parameters: {times['adam'] * 1e3:.2f} ms, "
+        f"{times['adam'] / adam_floor:.2f}× its memory traffic (7 arrays, {7 * 4 * total / 2**20:.0f} MiB) at the "
+        f"{bandwidth / 1e9:.1f} GB/s this process streams a + b -> c of that size"
+    )
 
 
 if __name__ == "__main__":

@@ -148,9 +148,10 @@ def test_the_decoding_profile_runs() -> None:
 
 
 def test_the_wide_mlp_floor_split_runs() -> None:
-    """benchmarks/wide_mlp_floor.py: the compiled wide MLP step, its products alone and the floor."""
+    """benchmarks/wide_mlp_floor.py: the compiled wide MLP step, its products alone, Adam's update
+    against its memory traffic, and the floor."""
     result = _run_benchmark("wide_mlp_floor.py", "--quick", timeout=600)
-    for row in ("BLAS floor", "sg.compile step", "its products alone", "everything else"):
+    for row in ("BLAS floor", "sg.compile step", "its products alone", "everything else", "Adam's update"):
         assert row in result.stdout
 
 
