@@ -44,6 +44,11 @@ class _Source:
         self.checks += 1
         self.lines.append(f"    if {condition}: return False")
 
+    def key(self, key: Any) -> str:
+        """``key`` as source: a string's literal; any other key (``vars(obj)[1] = ...``) is
+        looked up through a global name."""
+        return repr(key) if type(key) is str else self.name(key)
+
 
 def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] | None:
     """A function of the roots that is True where the roots, the modules' modes and
@@ -61,19 +66,19 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
         src.lines.append(f"    d = {m}.__dict__")
         src.fail_if(f"len(d) - ('training' in d) != {size}")
         for attribute, value in own:
-            src.fail_if(f"d[{attribute!r}] is not {src.name(value)}")
+            src.fail_if(f"d[{src.key(attribute)}] is not {src.name(value)}")
     for obj, has_dict, size, items in layout.objects:
         o = src.name(obj)
         if has_dict:
             src.lines.append(f"    d = {o}.__dict__")
             src.fail_if(f"len(d) != {size}")
             for attribute, value in items:
-                src.fail_if(f"d[{attribute!r}] is not {src.name(value)}")
+                src.fail_if(f"d[{src.key(attribute)}] is not {src.name(value)}")
         else:
             for attribute, value in items:
                 src.fail_if(f"getattr({o}, {attribute!r}, {src.name(missing)}) is not {src.name(value)}")
     for namespace, key, value in layout.values:
-        src.fail_if(f"{src.name(namespace)}[{key!r}] is not {src.name(value)}")
+        src.fail_if(f"{src.name(namespace)}[{src.key(key)}] is not {src.name(value)}")
     for reference, target in layout.references:
         src.fail_if(f"{src.name(reference)}() is not {src.name(target)}")
     for tensor, shape, dtype, param, trainable in layout.tensors:

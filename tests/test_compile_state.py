@@ -900,6 +900,13 @@ def test_the_generated_layout_check_never_calls_a_changed_layout_the_same(monkey
         assert layout.changed([reads_x]) is not None
     finally:
         globals()["X"] = saved
+    # an attribute dict with a key that is not a string (vars(obj)[key] = ...)
+    odd, key = Config(1.0), object()
+    vars(odd)[key] = "one"
+    layout = _compile_layout.Layout([odd])
+    assert layout.changed([odd]) is None and layout._same is not None  # noqa: SLF001
+    vars(odd)[key] = "two"
+    assert layout.changed([odd]) is not None
     # too large to generate: the loops alone, with the same answers
     monkeypatch.setattr(_compile_layout_fast, "MAX_CHECKS", 3)
     layout, objects, roots = layout_of()
