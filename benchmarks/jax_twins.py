@@ -160,8 +160,8 @@ def gpt_params(model: Any) -> Params:
 
 
 def gpt_next_token(model: Any) -> Any:
-    """``examples/gpt.py``'s model as a jitted ``ids (1, context) → argmax of the last
-    position's logits`` (the head tied to the token embedding)."""
+    """``examples/gpt.py``'s model as a jitted ``ids (batch, context) → argmax of each
+    sequence's last position's logits`` (the head tied to the token embedding)."""
     import jax
     import jax.numpy as jnp
 
@@ -175,6 +175,6 @@ def gpt_next_token(model: Any) -> Any:
         for block, n in zip(ps["blocks"], heads, strict=True):
             h = _encoder_block(block, h, n, causal=True)
         logits = _layer_norm(ps["norm"], h) @ ps["tokens"].T
-        return logits[0, -1].argmax()
+        return logits[:, -1].argmax(-1)
 
     return lambda ids: next_token(weights, ids)

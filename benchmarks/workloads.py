@@ -455,45 +455,54 @@ def wide_mlp(with_compile: bool, sgemm_rate: float, checks: int = 3) -> Workload
 
 # --------------------------------------------------------------------------- decoding
 DECODE_TOKENS = 16
+DECODE_BATCH = 8  # the batched decoding workload's sequences
 
 
-def greedy_decoding(with_compile: bool) -> Workload:
+def greedy_decoding(with_compile: bool, batch: int = 1) -> Workload:
     """``examples/gpt.py``'s model (2 blocks, width 96, context 64; untrained, from one seed)
-    and its PyTorch twin decoding the same 16 tokens greedily from the same prompt, batch 1,
-    no tape (PyTorch under ``no_grad``)."""
+    and its PyTorch twin decoding the same 16 tokens greedily from the same prompts, ``batch``
+    sequences at once (each from its own place in the corpus), no tape (PyTorch under
+    ``no_grad``)."""
     import torch
     from gpt_torch import gpt
 
     model = gpt.GPT(generator=sg.Generator(0))
     model.eval()
-    prompt = np.frombuffer(gpt.corpus()[: gpt.CONTEXT].encode("ascii"), dtype=np.uint8).astype(np.int64)
+    text = gpt.corpus().encode("ascii")
+    starts = [i * (len(text) - gpt.CONTEXT) // batch for i in range(batch)]
+    prompts = np.stack([np.frombuffer(text[s : s + gpt.CONTEXT], dtype=np.uint8) for s in starts]).astype(np.int64)
 
-    def next_token(ids: Any) -> Any:
-        return model(ids)[0, gpt.CONTEXT - 1].argmax()
+    def next_tokens(ids: Any) -> Any:
+        return model(ids)[:, gpt.CONTEXT - 1].argmax(-1)
 
     def decoder(predict: Callable[[Any], Any], wrap: Callable[[np.ndarray], Any] = sg.tensor) -> Step:
-        def decode() -> list[int]:
-            ids = list(prompt)
+        def decode() -> list[list[int]]:
+            ids = [list(p) for p in prompts]
             for _ in range(DECODE_TOKENS):
-                ids.append(int(predict(wrap(np.array([ids[-gpt.CONTEXT :]]))).item()))
-            return ids[gpt.CONTEXT :]
+                window = np.array([row[-gpt.CONTEXT :] for row in ids])
+                for row, token in zip(ids, np.asarray(predict(wrap(window))).tolist(), strict=True):
+                    row.append(int(token))
+            return [row[gpt.CONTEXT :] for row in ids]
 
         return decode
 
-    ours = decoder(next_token)
-    # sg.compile of the forward pass and the argmax; reading the token (.item()) and the
-    # growing list are Python, outside it
-    forward = sg.compile(next_token)
-    ours_compiled = decoder(forward)
+    def ours_next(ids: Any) -> Any:
+        return next_tokens(ids).numpy()
+
+    ours = decoder(ours_next)
+    # sg.compile of the forward pass and the argmax; reading the tokens (.numpy()) and the
+    # growing lists are Python, outside it
+    forward = sg.compile(next_tokens)
+    ours_compiled = decoder(lambda ids: forward(ids).numpy())
 
     def torch_decoder(twin: Any) -> Step:
-        def decode() -> list[int]:
-            ids = torch.from_numpy(prompt.copy())[None]
+        def decode() -> list[list[int]]:
+            ids = torch.from_numpy(prompts.copy())
             with torch.no_grad():
                 for _ in range(DECODE_TOKENS):
                     logits = twin(ids[:, -gpt.CONTEXT :])
                     ids = torch.cat([ids, logits[:, -1].argmax(-1, keepdim=True)], dim=1)
-            return ids[0, gpt.CONTEXT :].tolist()
+            return ids[:, gpt.CONTEXT :].tolist()
 
         return decode
 
@@ -503,7 +512,7 @@ def greedy_decoding(with_compile: bool) -> Workload:
         raise AssertionError(f"greedy decoding: shapegrad's tokens {tokens} differ from PyTorch's {eager()}")
     if ours_compiled() != tokens or forward.eager_reason is not None:
         raise AssertionError(f"greedy decoding: sg.compile's tokens differ ({forward.eager_reason})")
-    name = f"greedy decoding, 2-block LM, context 64, batch 1, {DECODE_TOKENS} tokens, untraced"
+    name = f"greedy decoding, 2-block LM, context 64, batch {batch}, {DECODE_TOKENS} tokens, untraced"
     # JAX: the forward pass and argmax jitted (one shape: the last 64 ids), the loop Python
     jax_decode, seconds, jax_tokens = _jax_twin(
         lambda: decoder(jax_twins.gpt_next_token(model), lambda ids: ids.astype(np.int32)), lambda s: s()
@@ -531,4 +540,5 @@ def build_all(with_compile: bool, sgemm_rate: float) -> list[Workload]:
         tiny_vit(with_compile),
         wide_mlp(with_compile, sgemm_rate),
         greedy_decoding(with_compile),
+        greedy_decoding(with_compile, batch=DECODE_BATCH),
     ]

@@ -55,7 +55,7 @@ def test_benchmark_quick_mode_runs_and_checks_losses_agree() -> None:
     for case in cases:
         assert case in result.stdout
     if importlib.util.find_spec("torch") is not None:  # each workload is checked against its twin
-        workloads = ("CIFAR CNN", "GRU cell", "tiny ViT", "wide MLP 1024", "greedy decoding")
+        workloads = ("CIFAR CNN", "GRU cell", "tiny ViT", "wide MLP 1024", "greedy decoding", "batch 8, 16 tokens")
         for case in (*workloads, "torch.compile column: skipped in --quick", "GRU cell × 24 steps (the workload)"):
             assert case in result.stdout
 
