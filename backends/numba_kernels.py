@@ -69,7 +69,7 @@ from typing import Any
 
 import numpy as np
 
-from . import numba_conv, numba_recurrent
+from . import numba_conv, numba_loops, numba_recurrent
 
 __all__ = ["ERF_P", "ERF_Q", "available", "kernel", "loop"]
 
@@ -932,22 +932,10 @@ def kernel(name: str, dtype: Any) -> Callable[..., Any] | None:
     return _built[name]
 
 
-# Generated loops by their source: a recording's chains that repeat (a recurrent cell's, each
-# time step's) and later recordings of the same step share one compiled function.
-_loops: dict[str, Callable[..., Any]] = {}
-
-
 def loop(source: str, name: str) -> Callable[..., Any] | None:
     """The function ``name`` defined by ``source`` (generated Python over arrays, which may
-    name ``np``), compiled with numba on its first call for each argument type, or None
-    without numba. No fastmath, so that it rounds as NumPy's passes do, operation by
-    operation; NumPy's error model, so that a division by zero gives inf or NaN as NumPy's
-    does instead of raising; not cached on disk (the source is made at run time)."""
+    name ``np``), compiled with numba on its first call for each argument type and kept on
+    disk (see :mod:`numba_loops`), or None without numba."""
     if not available():
         return None
-    compiled = _loops.get(source)
-    if compiled is None:
-        namespace: dict[str, Any] = {"np": np}
-        exec(compile(source, f"<fused loop {name}>", "exec"), namespace)  # noqa: S102 -- sg.compile's generated code
-        compiled = _loops[source] = _numba.njit(cache=False, fastmath=False, error_model="numpy")(namespace[name])
-    return compiled
+    return numba_loops.loop(_numba, source, name)

@@ -2060,8 +2060,9 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     the recording run, which is eager. With numba installed (the ``fast`` extra), chains of
     element-wise arithmetic, comparisons, ``where`` and ``maximum``/``minimum`` (a bias or a
     scalar broadcast) and their gradients replay as single compiled loops, with eager's
-    results bit for bit; each distinct loop compiles once, in the recording call
-    (``Recording.fused_operations``, ``fused_loops``, ``loop_sources``). A forward pass
+    results bit for bit; each distinct loop compiles once, in the recording call, and is
+    kept on disk for later processes (``SHAPEGRAD_CACHE_DIR``, default ``~/.cache/shapegrad``;
+    ``Recording.fused_operations``, ``fused_loops``, ``loop_sources``). A forward pass
     whose result reads only some rows (``model(ids)[:, -1]``) computes only those rows
     where its operations make rows from rows (``Recording.narrowed_operations``; see
     ``shapegrad._compile_narrow``); results then agree with eager's to float rounding.

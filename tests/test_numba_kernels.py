@@ -839,3 +839,64 @@ def test_the_recurrences_tanh_is_within_a_few_ulp_and_keeps_nan_infinities_and_z
     assert ulp.max() <= (6 if dtype == np.float32 else 8), f"{ulp.max()} ulp at {sweep[np.argmax(ulp)]}"
     np.testing.assert_array_equal(found[sweep.size :], expected[sweep.size :])
     assert np.signbit(found[-5])  # tanh(-0) = -0
+
+
+_DOUBLING_LOOP = """def fused(a0, o0):
+    rows, cols = o0.shape
+    for i in range(rows):
+        for j in range(cols):
+            o0[i, j] = a0[i, j] * np.float32(2.0)"""
+
+
+def _fresh_loops(monkeypatch: pytest.MonkeyPatch, directory: Any) -> Any:
+    """``numba_loops`` as a new process finds it, its cache in ``directory``."""
+    numba_loops = pytest.importorskip("shapegrad_backends.numba_loops")
+    monkeypatch.setenv(numba_loops.CACHE_ENV_VAR, str(directory))
+    monkeypatch.setattr(numba_loops, "_loops", {})
+    monkeypatch.setattr(numba_loops, "_directory", [])
+    return numba_loops
+
+
+def test_a_generated_loop_is_compiled_once_and_loaded_from_disk_after(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """sg.compile's fused loops are kept in SHAPEGRAD_CACHE_DIR: a later process (here: the
+    in-memory table emptied, so the source is loaded and compiled again) takes the machine
+    code from numba's on-disk cache instead of compiling it, and computes the same."""
+    import numba
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    numba_loops = _fresh_loops(monkeypatch, tmp_path)
+    first = numba_loops.loop(numba, _DOUBLING_LOOP, "fused")
+    out = np.empty_like(x)
+    first(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert not first.stats.cache_hits and first.stats.cache_misses
+    assert len(list((tmp_path / "loops").glob("sg_loop_*.py"))) == 1
+    assert numba_loops.loop(numba, _DOUBLING_LOOP, "fused") is first  # one compiled function per source
+
+    numba_loops = _fresh_loops(monkeypatch, tmp_path)
+    again = numba_loops.loop(numba, _DOUBLING_LOOP, "fused")
+    assert again is not first
+    out = np.empty_like(x)
+    again(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert again.stats.cache_hits and not again.stats.cache_misses
+
+
+def test_without_a_writable_cache_directory_loops_compile_in_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """A cache path that cannot be a directory (here: a file) leaves the loops compiled per
+    process, as before the cache."""
+    import numba
+
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    numba_loops = _fresh_loops(monkeypatch, blocked)
+    loop = numba_loops.loop(numba, _DOUBLING_LOOP, "fused")
+    x = np.ones((2, 2), np.float32)
+    out = np.empty_like(x)
+    loop(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+    assert numba_loops.cache_directory() is None
