@@ -68,6 +68,11 @@ def _t(array: Any) -> Any:
     return torch.from_numpy(np.ascontiguousarray(array.numpy()))
 
 
+# sg.compile's fused loops are kept on disk (SHAPEGRAD_CACHE_DIR): a first call's time depends
+# on whether an earlier run compiled them
+_LOOPS_NOTE = "; its fused loops compiled, or loaded where an earlier run kept them"
+
+
 def _copy_linear(ours: Any, theirs: Any) -> None:
     # shapegrad's Linear.weight is (in, out); PyTorch's (out, in).
     import torch
@@ -159,7 +164,11 @@ def _training(
         _check_losses(name + " (JAX jit)", losses, jax_losses, 1e-4, "JAX")
         notes.append(f"{name}: JAX jit's first {checks} steps (compiling) took {seconds:.1f} s")
     # sg.compile records the first step and replays the others: the same losses as eager
+    start = time.perf_counter()
     _check_losses(name + " (sg.compile)", [ours_compiled() for _ in range(checks)], losses, 1e-6)
+    notes.append(
+        f"{name}: sg.compile's first {checks} steps (recording{_LOOPS_NOTE}) took {time.perf_counter() - start:.2f} s"
+    )
     if replayed.eager_reason is not None:
         raise AssertionError(f"{name}: sg.compile ran it eagerly: {replayed.eager_reason}")
     compiled: Step | str = SKIPPED
@@ -510,14 +519,16 @@ def greedy_decoding(with_compile: bool, batch: int = 1) -> Workload:
     tokens = ours()
     if tokens != eager():
         raise AssertionError(f"greedy decoding: shapegrad's tokens {tokens} differ from PyTorch's {eager()}")
+    name = f"greedy decoding, 2-block LM, context 64, batch {batch}, {DECODE_TOKENS} tokens, untraced"
+    start = time.perf_counter()
     if ours_compiled() != tokens or forward.eager_reason is not None:
         raise AssertionError(f"greedy decoding: sg.compile's tokens differ ({forward.eager_reason})")
-    name = f"greedy decoding, 2-block LM, context 64, batch {batch}, {DECODE_TOKENS} tokens, untraced"
+    recorded = f"{name}: sg.compile's first decoding (recording{_LOOPS_NOTE}) took {time.perf_counter() - start:.2f} s"
     # JAX: the forward pass and argmax jitted (one shape: the last 64 ids), the loop Python
     jax_decode, seconds, jax_tokens = _jax_twin(
         lambda: decoder(jax_twins.gpt_next_token(model), lambda ids: ids.astype(np.int32)), lambda s: s()
     )
-    notes: list[str] = []
+    notes: list[str] = [recorded]
     if not isinstance(jax_decode, str):
         if jax_tokens != tokens:
             raise AssertionError(f"greedy decoding: JAX's tokens {jax_tokens} differ from shapegrad's {tokens}")
