@@ -65,18 +65,22 @@ def _source_file(numba: Any, source: str, name: str) -> Path | None:
         return None
     key = hashlib.sha256(f"{numba.__version__}\n{sorted(_FLAGS.items())}\n{name}\n{source}".encode()).hexdigest()
     path = directory / f"sg_loop_{key[:32]}.py"
-    if not path.exists():
-        try:
+    text = "import numpy as np\n\n" + source
+    try:
+        if not path.exists():
             handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
-            with os.fdopen(handle, "w") as file:
-                file.write("import numpy as np\n\n" + source)
-            if not path.exists():  # another process may have written it meanwhile: keep its time stamp
-                os.replace(temporary, path)
-            else:
-                os.unlink(temporary)
-        except OSError:
-            return None
-    return path
+            try:
+                with os.fdopen(handle, "w") as file:
+                    file.write(text)
+                if not path.exists():  # another process may have written it meanwhile: keep its time stamp
+                    os.replace(temporary, path)
+            finally:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+        # what is loaded is what this process made (not a truncated or altered file)
+        return path if path.read_text() == text else None
+    except OSError:
+        return None
 
 
 def _from_file(path: Path, name: str) -> Callable[..., Any] | None:

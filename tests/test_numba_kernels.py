@@ -883,6 +883,14 @@ def test_a_generated_loop_is_compiled_once_and_loaded_from_disk_after(
     np.testing.assert_array_equal(out, 2 * x)
     assert again.stats.cache_hits and not again.stats.cache_misses
 
+    # a file whose text is not the loop's (truncated, altered) is not what runs
+    (kept,) = (tmp_path / "loops").glob("sg_loop_*.py")
+    kept.write_text(kept.read_text().replace("2.0", "3.0"))
+    numba_loops = _fresh_loops(monkeypatch, tmp_path)
+    out = np.empty_like(x)
+    numba_loops.loop(numba, _DOUBLING_LOOP, "fused")(x, out)
+    np.testing.assert_array_equal(out, 2 * x)
+
 
 def test_without_a_writable_cache_directory_loops_compile_in_memory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Any
