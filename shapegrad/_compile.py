@@ -1964,6 +1964,13 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(str(error))
             return result
+        # Except the modes: the next call must find each module in the mode the recording
+        # started from, and a replay sets the modes the step switched (end_state). Checked as
+        # the step left them, a step that switches modes itself (model.train() at the start
+        # of a training step, model.eval() at the start of an evaluation) recorded again
+        # whenever the other step had run in between, and ran eagerly after a few epochs.
+        entry = {id(m): training for m, _, training, _ in start_layout.modules}
+        end_layout.modules = [(m, n, entry.get(id(m), t), own) for m, n, t, own in end_layout.modules]
         reached = {id(t[0]) for t in start_layout.tensors} | {id(t[0]) for t in end_layout.tensors}
         if any(kind == "holder" and id(tensor) not in reached for kind, tensor in rec.inputs):
             self._fall_back(
