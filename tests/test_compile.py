@@ -509,6 +509,42 @@ def test_steps_that_each_set_the_mode_they_need_replay_when_called_in_turn() -> 
     assert [r.replays for r in evaluate.recordings] == [11]
 
 
+def test_several_cross_entropies_on_the_same_labels_replay() -> None:
+    """A loss per time step over columns of one label array (a decoder's), and an auxiliary
+    head's loss on the same labels: each cross-entropy asks whether a label is ignored. The
+    fused cross-entropy kernel was taken to write its labels, so the second question could
+    not be asked again before a replay and the step ran eagerly (with numba installed)."""
+    models = [MLP(sg.Generator(2)), MLP(sg.Generator(2))]
+
+    def stepper(model: MLP) -> Callable[[Any, Any], Any]:
+        grads, opt = model.alloc_grads(), sg.optim.Adam(model, lr=0.01)
+
+        def step(x: Any, ys: Any) -> Any:
+            grads.zero()
+            logits = model(x.trace(grads))
+            loss = sg.losses.cross_entropy(logits, ys[:, 0])
+            for t in range(1, ys.shape[1]):
+                loss = loss + sg.losses.cross_entropy(logits * float(t), ys[:, t])
+            loss = loss + 0.5 * sg.losses.cross_entropy(model.l2(model.l1(x.trace(grads)).tanh()), ys[:, 0])
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(models[0])), stepper(models[1])
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(4):
+            x = sg.tensor(rng.standard_normal((5, 8)).astype(np.float32))
+            ys = sg.tensor(rng.integers(0, 3, (5, 3)))
+            np.testing.assert_array_equal(compiled(x, ys).numpy(), eager(x, ys).numpy())
+    for name, value in models[0].state_dict().items():
+        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    assert [r.replays for r in compiled.recordings] == [3]
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
