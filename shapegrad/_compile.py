@@ -49,7 +49,7 @@ from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
 from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
-from ._compile_narrow import Snapshot, agrees, narrow
+from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
@@ -63,6 +63,21 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _current: _Recorder | None = None  # the recording in progress (also while paused in a host call)
+
+# The library's fused kernels (by ``fused_kernel``'s name) that write none of their arguments,
+# only arrays they make: the row kernels narrowing reads and their gradients. Any other kernel
+# may write its arguments, so what a guard later asks of them (cross_entropy's labels, read
+# again by a second loss on them) could not be asked before a replay: the step ran eagerly.
+_PURE_KERNELS = frozenset(
+    {
+        *KERNEL_ROWS,
+        "gelu_exact_backward",
+        "relu_backward",
+        "softmax_backward",
+        "cross_entropy_backward",
+        "layer_norm_backward",
+    }
+)
 
 # NumPy functions whose Python results depend on shapes and dtypes only, never on values.
 _STATIC_RESULTS = frozenset(
@@ -444,7 +459,7 @@ class _Recorder:
         op = _Op(kind, fn, targs, tkwargs, None)
         op.label = label
         op.ufunc = ufunc and "out" not in kwargs
-        writes = self._writes(kind, fn, targs, tkwargs)
+        writes = self._writes(kind, fn, targs, tkwargs, label)
         op.pure = (
             not writes and kind != "kernel" and (pure or not isinstance(fn, (types.MethodType, functools.partial)))
         )
@@ -457,11 +472,14 @@ class _Recorder:
         self.ops.append(op)
         return self._results(op, position, result, has_arrays)
 
-    def _writes(self, kind: str, fn: Any, targs: tuple[Any, ...], tkwargs: dict[str, Any]) -> list[int]:
+    def _writes(
+        self, kind: str, fn: Any, targs: tuple[Any, ...], tkwargs: dict[str, Any], label: str | None = None
+    ) -> list[int]:
         """The registers an operation may write in place: ``out=``, ``x[i] = v``, in-place
-        methods, the backends' helpers (their first argument), any argument of a kernel."""
+        methods, the backends' helpers (their first argument), any argument of a kernel but
+        the library's that write only arrays they make (``_PURE_KERNELS``)."""
         if kind == "kernel":
-            return _refs((targs, tkwargs), [])
+            return [] if label in _PURE_KERNELS else _refs((targs, tkwargs), [])
         if "out" in tkwargs:
             return _refs(tkwargs["out"], [])
         if kind == "method" and fn in ("__setitem__", "fill", "sort", "put", "partition"):
@@ -1964,6 +1982,13 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(str(error))
             return result
+        # Except the modes: the next call must find each module in the mode the recording
+        # started from, and a replay sets the modes the step switched (end_state). Checked as
+        # the step left them, a step that switches modes itself (model.train() at the start
+        # of a training step, model.eval() at the start of an evaluation) recorded again
+        # whenever the other step had run in between, and ran eagerly after a few epochs.
+        entry = {id(m): training for m, _, training, _ in start_layout.modules}
+        end_layout.modules = [(m, n, entry.get(id(m), t), own) for m, n, t, own in end_layout.modules]
         reached = {id(t[0]) for t in start_layout.tensors} | {id(t[0]) for t in end_layout.tensors}
         if any(kind == "holder" and id(tensor) not in reached for kind, tensor in rec.inputs):
             self._fall_back(

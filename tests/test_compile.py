@@ -467,6 +467,84 @@ def test_a_step_that_switches_modes_leaves_them_as_eager_does() -> None:
     assert [r.replays for r in forward.recordings] == [2]
 
 
+def test_steps_that_each_set_the_mode_they_need_replay_when_called_in_turn() -> None:
+    """PyTorch's idiom: ``model.train()`` at the start of the training step, ``model.eval()``
+    at the start of the evaluation, each run after the other. Each replays a recording of
+    the mode it is entered in (it was checked against the mode it left: every evaluation
+    recorded again, and after a few epochs it ran eagerly with the warning), and the
+    results, dropout draws and weights are eager's."""
+    models = [MLP(sg.Generator(4), dropout=0.5), MLP(sg.Generator(4), dropout=0.5)]
+
+    def steps(model: MLP) -> tuple[Callable[[Any, Any], Any], Callable[[Any], Any]]:
+        grads, opt = model.alloc_grads(), sg.optim.SGD(model, lr=0.1)
+
+        def train(x: Any, y: Any) -> Any:
+            model.train()
+            grads.zero()
+            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        def evaluate(x: Any) -> Any:
+            model.eval()
+            return model(x)
+
+        return train, evaluate
+
+    (train, evaluate), (eager_train, eager_evaluate) = steps(models[0]), steps(models[1])
+    train, evaluate = sg.compile(train), sg.compile(evaluate)
+    x, y = _data((6, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(12):
+            for _ in range(2):
+                np.testing.assert_array_equal(train(x, y).numpy(), eager_train(x, y).numpy())
+            np.testing.assert_array_equal(evaluate(x).numpy(), eager_evaluate(x).numpy())
+            assert not models[0].training
+    for name, value in models[0].state_dict().items():
+        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    # entered in train mode (the first call) and in eval mode (after an evaluation)
+    assert sorted(r.replays for r in train.recordings) == [10, 12]
+    assert [r.replays for r in evaluate.recordings] == [11]
+
+
+def test_several_cross_entropies_on_the_same_labels_replay() -> None:
+    """A loss per time step over columns of one label array (a decoder's), and an auxiliary
+    head's loss on the same labels: each cross-entropy asks whether a label is ignored. The
+    fused cross-entropy kernel was taken to write its labels, so the second question could
+    not be asked again before a replay and the step ran eagerly (with numba installed)."""
+    models = [MLP(sg.Generator(2)), MLP(sg.Generator(2))]
+
+    def stepper(model: MLP) -> Callable[[Any, Any], Any]:
+        grads, opt = model.alloc_grads(), sg.optim.Adam(model, lr=0.01)
+
+        def step(x: Any, ys: Any) -> Any:
+            grads.zero()
+            logits = model(x.trace(grads))
+            loss = sg.losses.cross_entropy(logits, ys[:, 0])
+            for t in range(1, ys.shape[1]):
+                loss = loss + sg.losses.cross_entropy(logits * float(t), ys[:, t])
+            loss = loss + 0.5 * sg.losses.cross_entropy(model.l2(model.l1(x.trace(grads)).tanh()), ys[:, 0])
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(models[0])), stepper(models[1])
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(4):
+            x = sg.tensor(rng.standard_normal((5, 8)).astype(np.float32))
+            ys = sg.tensor(rng.integers(0, 3, (5, 3)))
+            np.testing.assert_array_equal(compiled(x, ys).numpy(), eager(x, ys).numpy())
+    for name, value in models[0].state_dict().items():
+        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    assert [r.replays for r in compiled.recordings] == [3]
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
