@@ -39,7 +39,7 @@ import builtins
 import functools
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
@@ -322,6 +322,8 @@ class _Recorder:
         self.guards: list[tuple[list[int], int, bool]] = []  # (ops computing it, register, answer)
         self.written: set[int] = set()  # input registers some op wrote in place
         self.written_any: list[int] = []  # every register some op wrote in place, in order
+        # the arrays the host calls so far said they may write (None: one did not say)
+        self.host_written: list[Any] | None = []
         self.read_first: set[int] = set()  # Gradients read before the step zeroed them
         self.zeroed_ids: set[int] = set()
         # the Python state a range check that fails in a replay leaves, as the step leaves it when
@@ -553,22 +555,25 @@ class _Recorder:
         index = value._r
         answer = bool(self.plain[index])
         # after a host call (an optimizer's update, which writes parameters unseen) the
-        # inputs no longer hold what they held when the replay began
-        cone = None if any(op.kind == "host" for op in self.ops) else self._cone(index)
+        # inputs it wrote no longer hold what they held when the replay began: a value read
+        # from them is not asked again, nor any after a host call that did not say what it writes
+        host = self.host_written
+        cone = None if host is None else self._cone(index, host)
         if cone is None:
             self.value_read("bool() of an array computed in the step")
         else:
             self.guards.append((cone, index, answer))
         return answer
 
-    def _cone(self, index: int) -> list[int] | None:
+    def _cone(self, index: int, also_written: Sequence[Any] = ()) -> list[int] | None:
         """The ops ``index`` is computed by, in order, if they are pure and read only inputs
-        that nothing in the step has written so far; None otherwise. An array the step wrote
-        in place (``t[0] = v`` into ``sg.tensor([0.0, 0.0])`` or ``sg.zeros(2)``) holds what
-        its pure ops alone do not compute: a value in its memory is not asked again."""
+        that nothing in the step has written so far (``also_written``: arrays host calls
+        wrote); None otherwise. An array the step wrote in place (``t[0] = v`` into
+        ``sg.tensor([0.0, 0.0])`` or ``sg.zeros(2)``) holds what its pure ops alone do not
+        compute: a value in its memory is not asked again."""
         needed: set[int] = set()
         todo = [index]
-        written = [self.plain[w] for w in self.written_any]
+        written = [self.plain[w] for w in self.written_any] + list(also_written)
         while todo:
             r = todo.pop()
             value: Any = self.plain[r]
@@ -609,15 +614,21 @@ class _Recorder:
             return fn(*[_unwrap_free(a) for a in args])
         return self.call("call", fn, args, {}, pure=pure)
 
-    def host_call(self, fn: Callable[[], None]) -> None:
+    def host_call(self, fn: Callable[[], None], writes: Callable[[], list[Any]] | None = None) -> None:
         """Run ``fn`` now with recording paused and again at every replay (an optimizer's
-        update: Python over the step count and the learning-rate schedule)."""
+        update: Python over the step count and the learning-rate schedule). ``writes`` gives,
+        once ``fn`` has run, every array it may write in place (None: any array): a value the
+        step computes later from other arrays is still asked again before a replay."""
         _hooks.recorder = None
         try:
             fn()
         finally:
             _hooks.recorder = self
         self.ops.append(_Op("host", fn, (), {}, None))
+        if writes is None or self.host_written is None:
+            self.host_written = None
+        else:
+            self.host_written += writes()
 
 
 def _where() -> str:

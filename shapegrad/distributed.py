@@ -283,7 +283,10 @@ class Comm:
             # restores the gradients' bookkeeping only at its end, so mid-replay it is the
             # previous call's (which buffers hold this step's gradient decides which are
             # zeroed here; grads.zero() forgets the buffers, it does not zero them).
-            _hooks.recorder.host_call(_RecordedAllreduce(self._allreduce_mean, grads, bookkeeping(grads)))
+            _hooks.recorder.host_call(
+                _RecordedAllreduce(self._allreduce_mean, grads, bookkeeping(grads)),
+                lambda: list(buffers(grads).values()),  # it writes the gradient buffers alone
+            )
             return grads
         self._allreduce_mean(grads, None)
         return grads

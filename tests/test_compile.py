@@ -545,6 +545,95 @@ def test_several_cross_entropies_on_the_same_labels_replay() -> None:
     assert [r.replays for r in compiled.recordings] == [3]
 
 
+def test_a_validation_loss_after_the_update_replays() -> None:
+    """A step that trains, then computes a validation loss in the same step: the validation
+    cross-entropy asks whether a label is ignored after the optimizer's update, a host call.
+    The update says what it writes (parameters, their state, the gradient buffers), so a
+    question about the validation labels, which it does not write, is asked again before a
+    replay (it ran the step eagerly); a changed answer (an ignored label) records again."""
+    models = [MLP(sg.Generator(4)), MLP(sg.Generator(4))]
+
+    def stepper(model: MLP) -> Callable[..., Any]:
+        grads, opt = model.alloc_grads(), sg.optim.Adam(model, lr=0.01)
+
+        def step(x: Any, y: Any, x_val: Any, y_val: Any) -> tuple[Any, Any]:
+            grads.zero()
+            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+            loss.backward()
+            opt.update(model, grads)
+            return loss, sg.losses.cross_entropy(model(x_val), y_val, ignore_index=-1)
+
+        return step
+
+    compiled, eager = sg.compile(stepper(models[0])), stepper(models[1])
+    rng = np.random.default_rng(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for call in range(6):
+            x, y = _data((5, 8))
+            x_val = sg.tensor(rng.standard_normal((4, 8)).astype(np.float32))
+            labels = rng.integers(0, 3, 4)
+            if call >= 3:
+                labels[0] = -1  # ignored from here on: the question's answer changes
+            y_val = sg.tensor(labels)
+            ours, theirs = compiled(x, y, x_val, y_val), eager(x, y, x_val, y_val)
+            for a, b in zip(ours, theirs, strict=True):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert compiled.eager_reason is None
+    assert sorted(r.replays for r in compiled.recordings) == [2, 2]
+    for name, value in models[0].state_dict().items():
+        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+
+
+def test_a_value_read_after_the_update_from_what_it_wrote_runs_eagerly() -> None:
+    """A question asked after the optimizer's update of an array the update writes (a
+    parameter): before a replay the parameter still holds the previous step's value, so the
+    answer cannot be asked again there, and the step runs eagerly with the warning."""
+    models = [MLP(sg.Generator(6)), MLP(sg.Generator(6))]
+
+    def stepper(model: MLP) -> Callable[..., Any]:
+        grads, opt = model.alloc_grads(), sg.optim.SGD(model, lr=0.5)
+
+        def step(x: Any, y: Any) -> Any:
+            grads.zero()
+            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+            loss.backward()
+            opt.update(model, grads)
+            return loss * 2.0 if (model.l1.weight > 0.3).any() else loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(models[0])), stepper(models[1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sg.CompileWarning)
+        for _ in range(3):
+            x, y = _data((5, 8))
+            np.testing.assert_array_equal(compiled(x, y).numpy(), eager(x, y).numpy())
+    assert compiled.eager_reason is not None and "bool()" in compiled.eager_reason
+    assert any(issubclass(w.category, sg.CompileWarning) for w in caught)
+
+
+def test_clip_grad_norm_in_a_step_runs_eagerly_and_names_clip_norm() -> None:
+    """``sg.optim.clip_grad_norm`` returns the norm as a Python float, which a replay cannot
+    give: the step runs eagerly, and the warning points to the optimizer's ``clip_norm=``."""
+    model = MLP(sg.Generator(8))
+    grads, opt = model.alloc_grads(), sg.optim.SGD(model, lr=0.1)
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        sg.optim.clip_grad_norm(grads, 0.5)
+        opt.update(model, grads)
+        return loss
+
+    compiled = sg.compile(step)
+    x, y = _data((5, 8))
+    with pytest.warns(sg.CompileWarning, match="clip_norm="):
+        compiled(x, y)
+    assert compiled.eager_reason is not None and "clip_grad_norm" in compiled.eager_reason
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)

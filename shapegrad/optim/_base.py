@@ -83,7 +83,18 @@ def clip_grad_norm(grads: Gradients[Any], max_norm: float) -> float:
 
     The norm is summed on the device and read back once per backend (one synchronisation
     per call on a GPU, not one per parameter).
+
+    Inside a step under ``sg.compile`` the norm it returns is a Python value, which a replay
+    cannot give: the step runs eagerly (with the warning). The optimizer's ``clip_norm=``
+    (``sg.optim.Adam(model, clip_norm=1.0)``) clips the same way inside its update, which
+    a compiled step replays.
     """
+    recorder = _hooks.recorder
+    if recorder is not None:
+        recorder.value_read(
+            "the norm sg.optim.clip_grad_norm returns (a Python float; the optimizer's clip_norm= "
+            "clips inside its update, which a compiled step replays)"
+        )
     return _clip_on_host(*_squared_norms(grads), max_norm)
 
 
@@ -309,9 +320,18 @@ class Optimizer(ABC, Generic[M]):
         if recorder is not None:
             # sg.compile: the update is Python over the step count and the schedule (and, on
             # the host, clipping branches on the norm): it runs again at every replay.
-            recorder.host_call(functools.partial(self._step, active, grads))
+            recorder.host_call(
+                functools.partial(self._step, active, grads), functools.partial(self._written, active, grads)
+            )
             return
         self._step(active, grads)
+
+    def _written(self, active: list[_Slot], grads: Gradients[M]) -> list[Any]:
+        """Every array an update of ``active`` writes in place: the parameters, their state
+        and the gradient buffers (clipping scales them)."""
+        arrays = [array_of(slot.param) for slot in active]
+        arrays += [value for slot in active for value in slot.state.values()]
+        return arrays + list(buffers(grads).values())
 
     def _step(self, active: list[_Slot], grads: Gradients[M]) -> None:
         """The update itself, after the checks: rates, clipping, each parameter's rule."""
