@@ -44,6 +44,13 @@ class _Source:
         self.checks += 1
         self.lines.append(f"    if {condition}: return False")
 
+    def constant(self, value: Any) -> str:
+        """``value`` as source for an ``is`` test: ``True``/``False``/``None`` as literals, any
+        other object (a mode of ``1`` from ``model.train(1)``) through a global name, as ``is``
+        with an int literal is a SyntaxWarning (an error under ``-W error``) and another
+        object's repr need not be source at all."""
+        return repr(value) if value is None or type(value) is bool else self.name(value)
+
     def key(self, key: Any) -> str:
         """``key`` as source: a string's literal; any other key (``vars(obj)[1] = ...``) is
         looked up through a global name."""
@@ -62,7 +69,7 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
         src.fail_if(f"R[{i}] is not {src.name(root)}")
     for module, size, training, own in layout.modules:
         m = src.name(module)
-        src.fail_if(f"{m}.training is not {training}")
+        src.fail_if(f"{m}.training is not {src.constant(training)}")
         src.lines.append(f"    d = {m}.__dict__")
         src.fail_if(f"len(d) - ('training' in d) != {size}")
         for attribute, value in own:
@@ -87,7 +94,7 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
         src.fail_if(f"a.shape != {tuple(shape)!r} or a.dtype is not {src.name(dtype)}")
         src.fail_if(f"{t}._param is not {src.name(param)}")
         if param is not None:
-            src.fail_if(f"{src.name(param)}.trainable is not {bool(trainable)}")
+            src.fail_if(f"{src.name(param)}.trainable is not {src.constant(trainable)}")
         if src.checks > MAX_CHECKS:
             return None
     if src.checks > MAX_CHECKS:

@@ -910,6 +910,16 @@ def test_the_generated_layout_check_never_calls_a_changed_layout_the_same(monkey
     assert layout.changed([odd]) is None and layout._same is not None  # noqa: SLF001
     vars(odd)[key] = "two"
     assert layout.changed([odd]) is not None
+    # a mode that is not a bool (model.train(1), a flag read as an int): compared by identity
+    # as the loops do, with no SyntaxWarning from an `is` test on a literal
+    net = Net().train(1)  # pyright: ignore[reportArgumentType] -- an int flag, the case under test
+    layout = _compile_layout.Layout([net])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert layout.changed([net]) is None and callable(layout._same) and layout._same([net])  # noqa: SLF001
+    net.train(True)
+    assert callable(layout._same) and not layout._same([net])  # noqa: SLF001
+    assert layout.changed([net]) is not None
     # too large to generate: the loops alone, with the same answers
     monkeypatch.setattr(_compile_layout_fast, "MAX_CHECKS", 3)
     layout, objects, roots = layout_of()
