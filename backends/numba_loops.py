@@ -7,8 +7,11 @@ functions defined in a file, so each loop's source is written once to a file nam
 of what it compiles to (the source, numba's flags and version), in ``SHAPEGRAD_CACHE_DIR`` or the
 user's cache directory, and compiled from there with numba's on-disk cache: a later process
 recording the same step loads the loops instead of compiling them. A file is never rewritten
-(numba's cache is keyed by the file's time stamp), and where no directory is writable the
-loops are compiled in memory as before.
+(numba's cache is keyed by the file's time stamp), a file whose text is not the loop's is not
+loaded, numba reads and writes each loop's cache under a lock (processes compiling at once,
+MPI ranks say), and where no directory is writable the loops are compiled in memory as
+before. Loading runs the files and numba's cached code from that directory: it must be as
+trusted as the installed packages (a directory only its user writes, as the default is).
 """
 
 from __future__ import annotations
@@ -23,6 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+_fcntl: Any = None
+try:  # POSIX: the loops' on-disk cache is locked while numba reads or writes it
+    import fcntl as _fcntl
+except ImportError:  # elsewhere loops are compiled in memory per process
+    pass
 
 __all__ = ["CACHE_ENV_VAR", "cache_directory", "loop"]
 
@@ -58,6 +67,12 @@ def cache_directory() -> Path | None:
     return _directory[0]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _source_file(numba: Any, source: str, name: str) -> Path | None:
     """The file holding ``source`` (written once, atomically), or None where it cannot be."""
     directory = cache_directory()
@@ -72,6 +87,7 @@ def _source_file(numba: Any, source: str, name: str) -> Path | None:
             try:
                 with os.fdopen(handle, "w") as file:
                     file.write(text)
+                os.chmod(temporary, 0o644 & ~_umask())  # as a file written with open(): others may read it
                 if not path.exists():  # another process may have written it meanwhile: keep its time stamp
                     os.replace(temporary, path)
             finally:
@@ -99,6 +115,35 @@ def _from_file(path: Path, name: str) -> Callable[..., Any] | None:
     return function
 
 
+def _locked(dispatcher: Any, path: Path) -> Any:
+    """``dispatcher`` with its on-disk cache read and written under an exclusive lock on
+    ``path``'s ``.lock`` file, or None where that cannot be arranged. numba picks the name of
+    a new signature's machine-code file from the index it read: two processes compiling two
+    signatures of one loop at once could each take the same name, and the index would then
+    give one signature the other's code. Locked, each load or save sees the last one's index.
+    Only compiling (a new signature) takes the lock, not a call."""
+    cache: Any = getattr(dispatcher, "_cache", None)
+    if _fcntl is None or not (hasattr(cache, "load_overload") and hasattr(cache, "save_overload")):
+        return None
+    lock = path.with_suffix(".lock")
+    load, save = cache.load_overload, cache.save_overload
+
+    def locked(operation: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            try:
+                handle = open(lock, "a")  # noqa: SIM115 -- held until the operation is done
+            except OSError:
+                return None  # no lock, no cache: a load misses (numba compiles), a save is skipped
+            with handle:
+                _fcntl.flock(handle, _fcntl.LOCK_EX)  # released when the file closes
+                return operation(*args)
+
+        return run
+
+    cache.load_overload, cache.save_overload = locked(load), locked(save)
+    return dispatcher
+
+
 def loop(numba: Any, source: str, name: str) -> Callable[..., Any]:
     """The function ``name`` defined by ``source`` (generated Python over arrays, which may
     name ``np``), compiled with ``numba`` on its first call for each argument type, from its
@@ -108,9 +153,9 @@ def loop(numba: Any, source: str, name: str) -> Callable[..., Any]:
         return compiled
     path = _source_file(numba, source, name)
     function = _from_file(path, name) if path is not None else None
-    if function is not None:
+    if function is not None and path is not None:
         try:
-            compiled = numba.njit(cache=True, **_FLAGS)(function)
+            compiled = _locked(numba.njit(cache=True, **_FLAGS)(function), path)
         except RuntimeError:  # numba: "cannot cache function ...": compiled in memory below
             compiled = None
     if compiled is None:

@@ -866,7 +866,7 @@ class _Fusion:
             if op.kind == "host":
                 self.writes.append(None)
             else:
-                written = rec._writes(op.kind, op.fn, op.args, op.kwargs)
+                written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)
                 self.writes.append({rec.owner[i] for i in written})
         for made, copy in into.items():  # a ufunc the replay writes into a copy's target
             target = cast(_Ref, self.ops[copy].args[0])
