@@ -11,7 +11,7 @@ gradients, two input gradients (the data needs none), written into preallocated 
 the step takes beyond them is everything else it does (Adam, ReLU, the bias and the loss);
 of that, Adam's update is timed alone (the backend's fused kernel over arrays of the model's
 parameter sizes) against its memory traffic at the rate the process streams a sum of arrays
-as large: an update at about 1× that is bound by memory, not by its code.
+as large into one of them: an update at about 1× that is bound by memory, not by its code.
 One thread, the process pinned to one core, medians of interleaved rounds (``run.compare``).
 """
 
@@ -68,21 +68,23 @@ def main() -> None:
 
     # Adam's update alone: the backend's fused kernel over arrays of the model's parameter
     # sizes, against the memory traffic it cannot avoid (read p, g, m, v; write p, m, v) at
-    # the rate this process streams a sum of arrays just as large (a + b -> c)
+    # the rate this process streams a sum of arrays just as large into one of them (a += b:
+    # read two, write one that was just read, as Adam writes what it read; a sum into a third
+    # array would also read that array's lines before writing them, a fourth stream)
     sizes = [1024 * 1024 + 1024, 1024 * 1024 + 1024, 1024 * 10 + 10]
     adam = fused_kernel(active_backend(), "adam", np.dtype(np.float32))
     assert adam is not None, "the NumPy backend offers a fused Adam kernel"
     states = [(f32(n), f32(n), f32(n), np.abs(f32(n))) for n in sizes]
     scalars = [np.float32(v) for v in (1e-3, 0.9, 0.999, 1e-8, 1.0)]
     total = sum(sizes)
-    left, right, summed = f32(total), f32(total), np.empty(total, np.float32)
+    left, right = f32(total), f32(total)
 
     def update() -> None:
         for p, grad, m, v in states:
             adam(grad, *scalars, p, m, v)
 
     def stream() -> None:
-        np.add(left, right, out=summed)
+        np.add(left, right, out=left)
 
     times = run.compare(
         {"step": compiled, "products": products, "adam": update, "stream": stream}, 1 if QUICK else 3, 3 if QUICK else 9
@@ -97,7 +99,7 @@ def main() -> None:
     print(
         f"of which Adam's update over {total / 1e6:.1f} M parameters: {times['adam'] * 1e3:.2f} ms, "
         f"{times['adam'] / adam_floor:.2f}× its memory traffic (7 arrays, {7 * 4 * total / 2**20:.0f} MiB) at the "
-        f"{bandwidth / 1e9:.1f} GB/s this process streams a + b -> c of that size"
+        f"{bandwidth / 1e9:.1f} GB/s this process streams a += b of that size"
     )
 
 
