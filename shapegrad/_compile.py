@@ -1819,6 +1819,11 @@ class CompiledStep(Generic[P, R]):
         self._tick = 0
         self._relayouts = 0  # calls in a row that found their modules changed since recorded
         self._mutations = 0  # recordings in a row whose step changed its own modules
+        self._new_in_a_row = 0  # calls in a row that met a signature no recording had
+        # once that passes max_recordings (shapes that change at every call: a growing
+        # sequence), the signatures met once since, which record only when met again
+        self._met_once: dict[Any, None] = {}
+        self._said_unsettled = False
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
         try:
@@ -1868,6 +1873,7 @@ class CompiledStep(Generic[P, R]):
                 self._tick += 1
                 self._order[recording] = self._tick  # the least recently used goes first
                 self._relayouts = 0
+                self._new_in_a_row = 0
                 return plan.replay(values)
         if relayout:
             # Modules that change between every call (a counter kept on a module, a tensor
@@ -1879,7 +1885,36 @@ class CompiledStep(Generic[P, R]):
                     f"{self._relayouts} times running), so no recording could be replayed"
                 )
                 return self._step(*args, **kwargs)
+        elif relayout is None and self._unsettled(key, leaves):
+            return self._step(*args, **kwargs)
         return self._record(key, args, kwargs, leaves, state, roots, objects, backend, pins)
+
+    def _unsettled(self, key: Any, leaves: list[tuple[tuple[Any, ...], Any]]) -> bool:
+        """Whether a call with a new signature ``key`` runs eagerly without recording: once
+        more than ``max_recordings`` calls in a row met new signatures (argument shapes that
+        change at every call, such as a sequence that grows by a token per call), recording
+        each would cost more than running it, and replay nothing; a signature is then
+        recorded only when it is met a second time (the shape a growing sequence settles at)."""
+        self._new_in_a_row += 1
+        if self._new_in_a_row <= self.max_recordings or key in self._met_once:
+            self._met_once.pop(key, None)
+            return False
+        if not self._said_unsettled:
+            self._said_unsettled = True
+            shapes = ", ".join(str(tuple(leaf.shape)) for _, leaf in leaves if hasattr(leaf, "shape"))
+            warnings.warn(
+                f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} met a new argument "
+                f"signature at each of its last {self.max_recordings + 1} calls (array shapes now: {shapes}), so "
+                "recordings were not replayed: a signature now runs eagerly the first time it is met and is "
+                "recorded the second time (if the same shapes come back in turn, more of them than "
+                f"max_recordings={self.max_recordings}, raise max_recordings)",
+                CompileWarning,
+                stacklevel=3,
+            )
+        self._met_once[key] = None
+        if len(self._met_once) > 16 * self.max_recordings:
+            del self._met_once[next(iter(self._met_once))]  # the oldest
+        return True
 
     def _fall_back(self, reason: str) -> None:
         self.eager_reason = reason
@@ -2102,6 +2137,10 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     whose result reads only some rows (``model(ids)[:, -1]``) computes only those rows
     where its operations make rows from rows (``Recording.narrowed_operations``; see
     ``shapegrad._compile_narrow``); results then agree with eager's to float rounding.
+
+    More than ``max_recordings`` calls in a row that each meet a new signature (a sequence
+    that grows by a token per call) make a signature run eagerly the first time it is met
+    and record the second time, with one :class:`CompileWarning`.
 
     A replay returns what the step returned, its tensors untraced. Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions

@@ -634,6 +634,33 @@ def test_clip_grad_norm_in_a_step_runs_eagerly_and_names_clip_norm() -> None:
     assert compiled.eager_reason is not None and "clip_grad_norm" in compiled.eager_reason
 
 
+def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
+    """A sequence that grows by one row per call (generation before the context is full) is
+    a new signature at every call: recording each one cost more than running it and replayed
+    nothing. After ``max_recordings`` new signatures in a row (one warning), a signature runs
+    eagerly the first time it is met and records the second time: the length the sequence
+    settles at (the context, cropped) replays from then on."""
+    weight = sg.tensor(np.arange(8, dtype=np.float32))
+
+    def step(x: Any) -> Any:
+        return (x * weight).tanh().sum(0)
+
+    compiled = sg.compile(step)
+    rng = np.random.default_rng(9)
+    lengths = [*range(1, 21), *[20] * 10]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sg.CompileWarning)
+        for n in lengths:
+            x = sg.tensor(rng.standard_normal((n, 8)).astype(np.float32))
+            np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    said = [w for w in caught if issubclass(w.category, sg.CompileWarning)]
+    assert len(said) == 1 and "(20, 8)" not in str(said[0].message) and "(9, 8)" in str(said[0].message)
+    assert compiled.eager_reason is None
+    recordings = compiled.recordings
+    assert len(recordings) == 8  # the first eight lengths, then the settled one (the oldest dropped)
+    assert recordings[-1].replays == 9 and all(r.replays == 0 for r in recordings[:-1])
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
