@@ -1634,6 +1634,27 @@ def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[
     return found
 
 
+def _signature_change(before: Any, now: Any) -> str:
+    """What differs between two signatures (``CompiledStep``'s keys), said for a person: the
+    first argument whose description differs, as ``argument 0: shape (1, 10) -> (1, 11)``."""
+
+    def said(description: Any) -> str:
+        kind = description[0]
+        if kind in ("tensor", "array"):
+            return f"shape {tuple(description[1])}"
+        if kind in ("int", "float", "bool", "str", "bytes", "NoneType"):
+            return repr(description[1])
+        return kind if kind != "object" else "another object"
+
+    if before is not None:
+        named = [(f"argument {i}", b, n) for i, (b, n) in enumerate(zip(before[0], now[0], strict=False))]
+        named += [(f"{k}=", b, n) for (k, b), (_, n) in zip(before[1], now[1], strict=False)]
+        for name, b, n in named:
+            if b != n:
+                return f"{name}: {said(b)} -> {said(n)}"
+    return "its arguments' shapes, dtypes or values change from call to call"
+
+
 def _describe(value: Any, pins: list[Any]) -> Any:
     """One argument's part of the signature: shape, dtype and backend of a tensor, the value
     of a number or string, the identity of any other object."""
@@ -1824,6 +1845,7 @@ class CompiledStep(Generic[P, R]):
         # sequence), the signatures met once since, which record only when met again
         self._met_once: dict[Any, None] = {}
         self._said_unsettled = False
+        self._last_new: Any = None  # the last new signature met
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
         try:
@@ -1885,28 +1907,28 @@ class CompiledStep(Generic[P, R]):
                     f"{self._relayouts} times running), so no recording could be replayed"
                 )
                 return self._step(*args, **kwargs)
-        elif relayout is None and self._unsettled(key, leaves):
+        elif relayout is None and self._unsettled(key):
             return self._step(*args, **kwargs)
         return self._record(key, args, kwargs, leaves, state, roots, objects, backend, pins)
 
-    def _unsettled(self, key: Any, leaves: list[tuple[tuple[Any, ...], Any]]) -> bool:
+    def _unsettled(self, key: Any) -> bool:
         """Whether a call with a new signature ``key`` runs eagerly without recording: once
         more than ``max_recordings`` calls in a row met new signatures (argument shapes that
         change at every call, such as a sequence that grows by a token per call), recording
         each would cost more than running it, and replay nothing; a signature is then
         recorded only when it is met a second time (the shape a growing sequence settles at)."""
         self._new_in_a_row += 1
+        before, self._last_new = self._last_new, key
         if self._new_in_a_row <= self.max_recordings or key in self._met_once:
             self._met_once.pop(key, None)
             return False
         if not self._said_unsettled:
             self._said_unsettled = True
-            shapes = ", ".join(str(tuple(leaf.shape)) for _, leaf in leaves if hasattr(leaf, "shape"))
             warnings.warn(
                 f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} met a new argument "
-                f"signature at each of its last {self.max_recordings + 1} calls (array shapes now: {shapes}), so "
+                f"signature at each of its last {self.max_recordings + 1} calls ({_signature_change(before, key)}), so "
                 "recordings were not replayed: a signature now runs eagerly the first time it is met and is "
-                "recorded the second time (if the same shapes come back in turn, more of them than "
+                "recorded the second time (if the same signatures come back in turn, more of them than "
                 f"max_recordings={self.max_recordings}, raise max_recordings)",
                 CompileWarning,
                 stacklevel=3,

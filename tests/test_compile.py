@@ -659,6 +659,17 @@ def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
     recordings = compiled.recordings
     assert len(recordings) == 8  # the first eight lengths, then the settled one (the oldest dropped)
     assert recordings[-1].replays == 9 and all(r.replays == 0 for r in recordings[:-1])
+    assert "argument 0: shape (8, 8) -> shape (9, 8)" in str(said[0].message)
+
+    # a number passed by value that changes at every call (a step count): said by value
+    def scaled(x: Any, count: int) -> Any:
+        return x * float(count)
+
+    counted = sg.compile(scaled)
+    x = sg.ones(3)
+    with pytest.warns(sg.CompileWarning, match="argument 1: 7 -> 8"):
+        for count in range(12):
+            np.testing.assert_array_equal(counted(x, count).numpy(), scaled(x, count).numpy())
 
 
 def test_python_arguments_are_part_of_the_signature() -> None:
