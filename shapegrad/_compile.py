@@ -1636,7 +1636,7 @@ def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[
 
 def _signature_change(before: Any, now: Any) -> str:
     """What differs between two signatures (``CompiledStep``'s keys), said for a person: the
-    first argument whose description differs, as ``argument 0: shape (1, 10) -> (1, 11)``."""
+    first argument whose description differs, as ``argument 0: shape (1, 10) -> shape (1, 11)``."""
 
     def said(description: Any) -> str:
         kind = description[0]
