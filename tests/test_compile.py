@@ -190,6 +190,31 @@ def test_dropout_generator_advances_as_in_eager() -> None:
     np.testing.assert_allclose(outs, [twin(x).numpy() for _ in range(3)], rtol=RTOL)
 
 
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_sampling_replays_with_eager_draws(replacement: bool) -> None:
+    """A decoding step that samples its next token (softmax, then sg.multinomial from a
+    generator) replays, drawing on from the generator as eager does: multinomial read the
+    probabilities in Python, and the step ran eagerly with the warning. Its checks still
+    raise at a replay."""
+    model = MLP(sg.Generator(4))
+
+    def sample(gen: sg.Generator) -> Callable[[Any], Any]:
+        return lambda x: sg.multinomial(sg.softmax(model(x), axis=-1), 2, replacement, generator=gen)
+
+    step, eager = sg.compile(sample(sg.Generator(9))), sample(sg.Generator(9))
+    x, _ = _data((6, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        drawn = [step(x).numpy() for _ in range(12)]
+    assert step.eager_reason is None and step.recordings[0].replays == 11
+    assert len({d.tobytes() for d in drawn}) > 1  # fresh draws at every replay
+    np.testing.assert_array_equal(drawn, [eager(x).numpy() for _ in range(12)])
+    with warnings.catch_warnings(), pytest.raises(sg.HyperparameterError, match="finite, non-negative"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN through the layers
+        step(x * float("nan"))  # the signature recorded: a replay checks
+    assert step.recordings[0].replays == 12
+
+
 # --------------------------------------------------------------------------- optimizer settings
 def test_learning_rate_schedule_and_changed_lr_take_effect() -> None:
     x, y = _data((5, 8))
