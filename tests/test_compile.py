@@ -697,6 +697,37 @@ def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
             np.testing.assert_array_equal(counted(x, count).numpy(), scaled(x, count).numpy())
 
 
+def test_a_generation_loop_run_again_records_nothing() -> None:
+    """A generation loop (a prompt that grows by a token per call up to the context, then
+    cropped) run a second and third time meets its prefix's shapes again, more of them than
+    ``max_recordings``: each was recorded in turn, dropping the recording of the settled
+    length (replayed at every call) and recording it again, so that every later run
+    recorded about 14 times (10-20x slower than eager). The kept recordings stay."""
+    weight = sg.tensor(np.arange(8, dtype=np.float32))
+
+    def step(x: Any) -> Any:
+        return (x * weight).tanh().sum(0)
+
+    compiled = sg.compile(step)
+    rng = np.random.default_rng(9)
+    kept_before: list[list[Any]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.CompileWarning)
+        for _ in range(3):
+            kept_before.append(list(compiled.recordings))
+            for n in [*range(3, 16), *[16] * 20]:
+                x = sg.tensor(rng.standard_normal((n, 8)).astype(np.float32))
+                np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    assert kept_before[1] == kept_before[2] == compiled.recordings  # nothing recorded again, nothing dropped
+    assert compiled.recordings[-1].replays == 18 + 2 * 20  # met twice, recorded, then replayed
+
+    # a new settled shape (another batch size) still records once met twice
+    for _ in range(3):
+        x = sg.tensor(rng.standard_normal((17, 8)).astype(np.float32))
+        np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    assert compiled.recordings[-1].replays == 1
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
