@@ -2006,9 +2006,10 @@ class CompiledStep(Generic[P, R]):
             with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
                 traced_result = self._step(*call_args, **call_kwargs)
         finally:
-            for holder, key, original, traced in reversed(swapped):
-                if holder[key] is traced:  # not one the step itself replaced
-                    holder[key] = original
+            # (not named key: that is the signature the recording is kept under)
+            for holder, place, original, traced in reversed(swapped):
+                if holder[place] is traced:  # not one the step itself replaced
+                    holder[place] = original
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
             same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
@@ -2104,8 +2105,9 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
         return value if index is None else rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
-        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in cast("tuple[Any, ...]", value))
-        return traced
+        items = cast("tuple[Any, ...]", value)
+        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in items)
+        return value if all(a is b for a, b in zip(traced, items, strict=True)) else traced
     if kind is list or kind is dict:
         holder = cast("dict[Any, Any]", value)
         keys = list(holder) if kind is dict else range(len(holder))
