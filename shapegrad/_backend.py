@@ -369,7 +369,14 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
         if not name.startswith(("float", "int", "uint", "bool")):
             raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {name}")
         if copy and dtype is None:
-            array = backend.xp.asarray(array, copy=True)
+            if type(array) is np.ndarray and _hooks.recorder is not None:
+                # sg.compile: a NumPy array the step built (a mask from np.arange) is a
+                # constant of the recording, copied at each replay by the backend's asarray
+                # as the recording shadows it; copied by xp.asarray, it was an array the
+                # recording did not know, and the step ran eagerly
+                array = backend.asarray(array, None)
+            else:
+                array = backend.xp.asarray(array, copy=True)
     else:
         try:
             host: np.ndarray[Any, Any] = np.asarray(data)

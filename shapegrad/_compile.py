@@ -1842,9 +1842,10 @@ class CompiledStep(Generic[P, R]):
         self._mutations = 0  # recordings in a row whose step changed its own modules
         self._new_in_a_row = 0  # calls in a row that met a signature no recording had
         # once that passes max_recordings (shapes that change at every call: a growing
-        # sequence), the signatures met once since, which record only when met again
-        self._met_once: dict[Any, None] = {}
-        self._said_unsettled = False
+        # sequence), for good: the signatures met once since, each with the tick it was met
+        # at, which record only when met again
+        self._met_once: dict[Any, int] = {}
+        self._settling = False
         self._last_new: Any = None  # the last new signature met
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
@@ -1915,25 +1916,32 @@ class CompiledStep(Generic[P, R]):
         """Whether a call with a new signature ``key`` runs eagerly without recording: once
         more than ``max_recordings`` calls in a row met new signatures (argument shapes that
         change at every call, such as a sequence that grows by a token per call), recording
-        each would cost more than running it, and replay nothing; a signature is then
-        recorded only when it is met a second time (the shape a growing sequence settles at)."""
+        each would cost more than running it, and replay nothing. From then on a signature is
+        recorded only when it is met a second time (the shape a growing sequence settles at),
+        and, where the cache is full, only if its least recently used recording has not been
+        used since that signature was last met: a generation loop run again meets its growing
+        prefix's shapes again, and recording them in turn would drop the recordings in use
+        (the settled shape's, replayed at every call) to record them again at the next run."""
         self._new_in_a_row += 1
         before, self._last_new = self._last_new, key
-        if self._new_in_a_row <= self.max_recordings or key in self._met_once:
-            self._met_once.pop(key, None)
-            return False
-        if not self._said_unsettled:
-            self._said_unsettled = True
+        if not self._settling:
+            if self._new_in_a_row <= self.max_recordings:
+                return False
+            self._settling = True
             warnings.warn(
                 f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} met a new argument "
                 f"signature at each of its last {self.max_recordings + 1} calls ({_signature_change(before, key)}), so "
-                "recordings were not replayed: a signature now runs eagerly the first time it is met and is "
-                "recorded the second time (if the same signatures come back in turn, more of them than "
+                "recordings were not replayed: from now on a signature runs eagerly the first time it is met and "
+                "is recorded the second time (if the same signatures come back in turn, more of them than "
                 f"max_recordings={self.max_recordings}, raise max_recordings)",
                 CompileWarning,
                 stacklevel=3,
             )
-        self._met_once[key] = None
+        met = self._met_once.pop(key, None)
+        self._tick += 1
+        if met is not None and (len(self._order) < self.max_recordings or min(self._order.values()) < met):
+            return False
+        self._met_once[key] = self._tick
         if len(self._met_once) > 16 * self.max_recordings:
             del self._met_once[next(iter(self._met_once))]  # the oldest
         return True
@@ -1998,9 +2006,10 @@ class CompiledStep(Generic[P, R]):
             with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
                 traced_result = self._step(*call_args, **call_kwargs)
         finally:
-            for holder, key, original, traced in reversed(swapped):
-                if holder[key] is traced:  # not one the step itself replaced
-                    holder[key] = original
+            # (not named key: that is the signature the recording is kept under)
+            for holder, place, original, traced in reversed(swapped):
+                if holder[place] is traced:  # not one the step itself replaced
+                    holder[place] = original
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if rec.value_reason is None and not all(
             same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
@@ -2096,8 +2105,9 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
         return value if index is None else rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
-        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in cast("tuple[Any, ...]", value))
-        return traced
+        items = cast("tuple[Any, ...]", value)
+        traced: Any = tuple(_traced_argument(rec, v, swapped) for v in items)
+        return value if all(a is b for a, b in zip(traced, items, strict=True)) else traced
     if kind is list or kind is dict:
         holder = cast("dict[Any, Any]", value)
         keys = list(holder) if kind is dict else range(len(holder))
@@ -2162,7 +2172,9 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
 
     More than ``max_recordings`` calls in a row that each meet a new signature (a sequence
     that grows by a token per call) make a signature run eagerly the first time it is met
-    and record the second time, with one :class:`CompileWarning`.
+    and record the second time from then on, with one :class:`CompileWarning`; a full cache
+    then drops no recording used since that signature was last met (a generation loop run
+    again replays its settled length, recording nothing).
 
     A replay returns what the step returned, its tensors untraced. Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions

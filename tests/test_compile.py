@@ -190,6 +190,31 @@ def test_dropout_generator_advances_as_in_eager() -> None:
     np.testing.assert_allclose(outs, [twin(x).numpy() for _ in range(3)], rtol=RTOL)
 
 
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_sampling_replays_with_eager_draws(replacement: bool) -> None:
+    """A decoding step that samples its next token (softmax, then sg.multinomial from a
+    generator) replays, drawing on from the generator as eager does: multinomial read the
+    probabilities in Python, and the step ran eagerly with the warning. Its checks still
+    raise at a replay."""
+    model = MLP(sg.Generator(4))
+
+    def sample(gen: sg.Generator) -> Callable[[Any], Any]:
+        return lambda x: sg.multinomial(sg.softmax(model(x), axis=-1), 2, replacement, generator=gen)
+
+    step, eager = sg.compile(sample(sg.Generator(9))), sample(sg.Generator(9))
+    x, _ = _data((6, 8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        drawn = [step(x).numpy() for _ in range(12)]
+    assert step.eager_reason is None and step.recordings[0].replays == 11
+    assert len({d.tobytes() for d in drawn}) > 1  # fresh draws at every replay
+    np.testing.assert_array_equal(drawn, [eager(x).numpy() for _ in range(12)])
+    with warnings.catch_warnings(), pytest.raises(sg.HyperparameterError, match="finite, non-negative"):
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN through the layers
+        step(x * float("nan"))  # the signature recorded: a replay checks
+    assert step.recordings[0].replays == 12
+
+
 # --------------------------------------------------------------------------- optimizer settings
 def test_learning_rate_schedule_and_changed_lr_take_effect() -> None:
     x, y = _data((5, 8))
@@ -670,6 +695,88 @@ def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
     with pytest.warns(sg.CompileWarning, match="argument 1: 7 -> 8"):
         for count in range(12):
             np.testing.assert_array_equal(counted(x, count).numpy(), scaled(x, count).numpy())
+
+
+def test_a_generation_loop_run_again_records_nothing() -> None:
+    """A generation loop (a prompt that grows by a token per call up to the context, then
+    cropped) run a second and third time meets its prefix's shapes again, more of them than
+    ``max_recordings``: each was recorded in turn, dropping the recording of the settled
+    length (replayed at every call) and recording it again, so that every later run
+    recorded about 14 times (10-20x slower than eager). The kept recordings stay."""
+    weight = sg.tensor(np.arange(8, dtype=np.float32))
+
+    def step(x: Any) -> Any:
+        return (x * weight).tanh().sum(0)
+
+    compiled = sg.compile(step)
+    rng = np.random.default_rng(9)
+    kept_before: list[list[Any]] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sg.CompileWarning)
+        for _ in range(3):
+            kept_before.append(list(compiled.recordings))
+            for n in [*range(3, 16), *[16] * 20]:
+                x = sg.tensor(rng.standard_normal((n, 8)).astype(np.float32))
+                np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    assert kept_before[1] == kept_before[2] == compiled.recordings  # nothing recorded again, nothing dropped
+    assert compiled.recordings[-1].replays == 18 + 2 * 20  # met twice, recorded, then replayed
+
+    # a new settled shape (another batch size) still records once met twice
+    for _ in range(3):
+        x = sg.tensor(rng.standard_normal((17, 8)).astype(np.float32))
+        np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    assert compiled.recordings[-1].replays == 1
+
+
+@pytest.mark.parametrize("kind", ["tuples", "arrays"])
+def test_a_list_argument_holding_tuples_or_arrays_replays(kind: str) -> None:
+    """A KV cache kept by the user as a list of (key, value) tuples, passed in and returned,
+    or a list of NumPy arrays: the recording run swaps the list's items for traced ones and
+    puts them back in a loop whose variable was named ``key``, so the recording was kept
+    under the list's index instead of its signature, and every call recorded again (a
+    cached decoding loop 13-28x slower than eager)."""
+    weight = sg.tensor(np.arange(4, dtype=np.float32))
+
+    def step(x: Any, cache: list[Any]) -> Any:
+        if kind == "tuples":
+            return x * weight, [(k + x, v * 0.5) for k, v in cache]
+        return x * weight + cache[0].sum(), [a * 0.5 for a in cache]
+
+    compiled = sg.compile(step)
+    x = sg.ones(4)
+    make = (
+        (lambda: [(sg.zeros(4), sg.ones(4)) for _ in range(2)])
+        if kind == "tuples"
+        else (lambda: [np.ones(4, np.float32) for _ in range(2)])
+    )
+    cache, twin = make(), make()
+    for _ in range(5):
+        out, cache = compiled(x, cache)
+        expected, twin = step(x, twin)
+        np.testing.assert_array_equal(out.numpy(), expected.numpy())
+    assert [r.replays for r in compiled.recordings] == [4]
+
+
+def test_a_tensor_made_from_a_numpy_array_in_the_step_is_a_constant() -> None:
+    """``sg.tensor(np.arange(n) > pos)`` (a mask built with NumPy in the step) copied the
+    array through ``xp.asarray``, an array the recording did not know: the step ran eagerly
+    with the warning. It is a constant of the recording, a fresh copy at every replay."""
+
+    def step(x: Any) -> Any:
+        mask = sg.tensor(np.arange(4) > 1)
+        scale = sg.tensor(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32))
+        return sg.where(mask, x * scale, 0.0), scale
+
+    compiled = sg.compile(step)
+    x = sg.ones(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        outs = [compiled(x) for _ in range(3)]
+    assert compiled.recordings[0].replays == 2
+    outs[1][1][0] = 9.0  # the caller writes one result: the next replay's is fresh
+    for out, scale in outs[::2]:
+        np.testing.assert_array_equal(out.numpy(), step(x)[0].numpy())
+        np.testing.assert_array_equal(scale.numpy(), [1.0, 2.0, 3.0, 4.0])
 
 
 def test_python_arguments_are_part_of_the_signature() -> None:

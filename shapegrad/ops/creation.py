@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -447,8 +448,6 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
         >>> sg.multinomial(sg.tensor([0.0, 1.0, 0.0]), 2, replacement=True).tolist()
         [1, 1]
     """
-    import numpy as np
-
     if probs.ndim not in (1, 2):
         raise ShapeError(f"multinomial expects probabilities of rank 1 or 2, found shape {probs.shape}")
     name = probs.backend_dtype_name()
@@ -458,7 +457,27 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
     if num_samples <= 0 or (not replacement and num_samples > categories):
         limit = "> 0" if replacement else f"in [1, {categories}] (the categories, without replacement)"
         raise HyperparameterError(f"multinomial expects num_samples {limit}, found {num_samples}")
-    weights = np.asarray(probs._backend.to_numpy(probs._data), dtype=np.float64).reshape(-1, categories)
+    gen = generator or default_generator(probs._backend)
+    draw = functools.partial(_multinomial_draw, probs._backend, gen, probs.ndim, num_samples, replacement)
+    recorder = _hooks.recorder
+    if recorder is not None:
+        # sg.compile: the checks, the draws and the search are one recorded call, run again
+        # at every replay (a replay draws on from the generator, as eager does); reading the
+        # probabilities in Python here would make the whole step run eagerly
+        return wrap(recorder.method_call(draw, (probs._data,)), gen.backend)
+    return wrap(draw(probs._data), gen.backend)
+
+
+def _multinomial_draw(
+    backend: Backend, gen: Generator, ndim: int, num_samples: int, replacement: bool, data: Any
+) -> Any:
+    """:func:`multinomial`'s checks and draws on the backend array ``data``: a backend array
+    of int64 indices. It calls the backends' own methods (through their classes), not what
+    ``sg.compile`` shadows while recording, so a recording runs it as one call."""
+    import numpy as np
+
+    categories = data.shape[-1]
+    weights = np.asarray(type(backend).to_numpy(backend, data), dtype=np.float64).reshape(-1, categories)
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
         raise HyperparameterError(
             "multinomial expects finite, non-negative probabilities, found a negative or non-finite one"
@@ -474,7 +493,6 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
             f"multinomial without replacement expects at least num_samples={num_samples} categories of "
             f"positive probability per row, found {positive.tolist()}"
         )
-    gen = generator or default_generator(probs._backend)
     rows = weights.shape[0]
     picked: Any
     if replacement:
@@ -482,23 +500,27 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
         # the last cdf entry is exactly 1, and a zero-weight category has an empty interval.
         cdf = np.cumsum(weights, axis=1) / totals[:, None]
         cdf[:, -1] = 1.0
-        u = _host_uniform(gen, (rows, num_samples))
+        u = _source_uniform(gen, (rows, num_samples))
         # One search for every row: row r's cdf and draws shifted into [r, r + 1].
         offsets = np.arange(rows, dtype=np.float64)[:, None]
         found = np.searchsorted((cdf + offsets).ravel(), (u + offsets).ravel(), side="right")
         picked = found.reshape(rows, num_samples) - np.arange(rows)[:, None] * categories
     else:
         # The exponential race: the k smallest E/p are k draws without replacement, in order.
-        exponential = -np.log1p(-_host_uniform(gen, (rows, categories)))
+        exponential = -np.log1p(-_source_uniform(gen, (rows, categories)))
         with np.errstate(divide="ignore"):
             keys = np.where(weights > 0, exponential / np.where(weights > 0, weights, 1.0), np.inf)
         picked = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
-    shape = (num_samples,) if probs.ndim == 1 else (rows, num_samples)
-    return wrap(gen.backend.asarray(picked.astype(np.int64).reshape(shape), None), gen.backend)
+    shape = (num_samples,) if ndim == 1 else (rows, num_samples)
+    chosen = gen.backend
+    return type(chosen).asarray(chosen, picked.astype(np.int64).reshape(shape), None)
 
 
-def _host_uniform(gen: Generator, shape: tuple[int, ...]) -> NDArray[float64]:
-    """Uniform float64 draws in ``[0, 1)`` from ``gen``, as a NumPy array."""
+def _source_uniform(gen: Generator, shape: tuple[int, ...]) -> NDArray[float64]:
+    """Uniform float64 draws in ``[0, 1)`` from ``gen``'s source, as a NumPy array, through
+    no method ``sg.compile`` records (:func:`_multinomial_draw` is recorded as one call)."""
     import numpy as np
 
-    return np.asarray(gen.backend.to_numpy(gen.uniform(shape, dtype="float64")), dtype=np.float64)
+    chosen = gen.backend
+    draws = gen._source.uniform(shape, 0.0, 1.0, chosen.dtype("float64"))  # noqa: SLF001 -- the generator's own source
+    return np.asarray(type(chosen).to_numpy(chosen, draws), dtype=np.float64)
