@@ -679,12 +679,23 @@ class _DataSlot:
 
 class _Constant:
     """A NumPy array converted into a tensor inside the step: a constant of the value it had
-    when the step was recorded (each replay converts a copy of it)."""
+    when the step was recorded (each replay converts a copy of it). ``source`` is the array
+    itself: one the step reads from a global or an object (a mask kept between calls) may be
+    written in place between calls, and a replay is only for the value it was recorded with
+    (:meth:`changed`, asked before each replay)."""
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "source")
 
     def __init__(self, array: Any) -> None:
+        self.source = array
         self.array = np.array(array, copy=True)
+
+    def changed(self) -> bool:
+        """Whether the array converted now holds another value than when recorded."""
+        source, array = self.source, self.array
+        if source.shape != array.shape or source.dtype != array.dtype:
+            return True
+        return not np.array_equal(source, array, equal_nan=array.dtype.kind in "fc")
 
 
 def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
@@ -1244,6 +1255,8 @@ class _Plan:
         # their values as the recording left them): a replay bakes in what its Python read
         self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
         self.defaults = _default_generators_drawn(rec)  # (backend's id, default generator) drawn from
+        # NumPy arrays the step converted (sg.tensor(mask)): a replay is for their recorded values
+        self.converted = [_partial_args(op.fn)[1] for op in rec.ops if getattr(op.fn, "func", None) is _from_constant]
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1508,6 +1521,8 @@ class _Plan:
             for key, gen in self.defaults:
                 if _default_generators.get(key) is not gen:
                     return "the default generator it draws from was reseeded (sg.seed)"
+        if any(constant.changed() for constant in self.converted):
+            return "a NumPy array it converts into a tensor (sg.tensor(array)) holds other values"
         for opt, keys, whole, view in self.optimizer_reads:
             if not same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
                 read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
@@ -1574,12 +1589,22 @@ class _Plan:
         return _build_result(self.result, outs, needed)
 
 
+def _partial_args(fn: Any) -> tuple[Any, ...]:
+    """The arguments a ``functools.partial`` holds; none for any other callable."""
+    if isinstance(fn, functools.partial):
+        held: tuple[Any, ...] = cast("functools.partial[Any]", fn).args
+        return held
+    return ()
+
+
 def _default_generators_drawn(rec: _Recorder) -> list[tuple[int, Any]]:
     """The default generators (``sg.seed``'s, for draws given no generator) the recording drew
     from, by their backend's id: the draws are recorded calls of their sources' methods."""
     from .ops.creation import _default_generators
 
     owners = {id(o.fn.__self__) for o in rec.ops if isinstance(o.fn, types.MethodType)}
+    # and a recorded call that draws inside (sg.multinomial's), given its generator as an argument
+    owners |= {id(a) for o in rec.ops for a in _partial_args(o.fn)}
     return [(key, gen) for key, gen in _default_generators.items() if id(gen._source) in owners or id(gen) in owners]
 
 

@@ -779,6 +779,44 @@ def test_a_tensor_made_from_a_numpy_array_in_the_step_is_a_constant() -> None:
         np.testing.assert_array_equal(scale.numpy(), [1.0, 2.0, 3.0, 4.0])
 
 
+def test_a_numpy_array_the_step_converts_written_in_place_between_calls_records_again() -> None:
+    """A NumPy array the step reads from a global or an object and converts (a mask or a
+    table kept between calls, larger than the arrays the layout compares by value) is a
+    constant of the recording: written in place between calls, the next call records again
+    instead of replaying the old values."""
+    table = np.zeros((80, 80), np.float32)  # 6,400 elements
+
+    def step(x: Any) -> Any:
+        return (x * sg.tensor(table)).sum()
+
+    compiled = sg.compile(step)
+    x = sg.ones(80, 80)
+    seen = []
+    for value in (0.0, 0.0, 1.0, 1.0, 2.0):
+        table[:] = value
+        seen.append(compiled(x).item())
+        assert seen[-1] == step(x).item()
+    assert seen == [0.0, 0.0, 6400.0, 6400.0, 12800.0]
+    assert sorted(r.replays for r in compiled.recordings) == [0, 1, 1]
+
+
+def test_multinomial_from_the_default_generator_reseeded_between_calls_records_again() -> None:
+    """sg.multinomial without a generator draws from the default one; ``sg.seed`` between
+    calls replaces it, so the next call records again and draws from the new one, as eager
+    does (the recorded draw held the old generator)."""
+    probs = sg.tensor(np.full((2, 40), 1 / 40, np.float32))
+
+    def sample(p: Any) -> Any:
+        return sg.multinomial(p, 3, replacement=True)
+
+    compiled = sg.compile(sample)
+    for seed in (1, 1, 2, 3):
+        sg.seed(seed)
+        ours = [compiled(probs).tolist() for _ in range(2)]
+        sg.seed(seed)
+        assert ours == [sample(probs).tolist() for _ in range(2)], seed
+
+
 def test_python_arguments_are_part_of_the_signature() -> None:
     model = MLP(sg.Generator(0))
     forward = sg.compile(lambda x, scale: model(x) * scale)
