@@ -64,6 +64,10 @@ R = TypeVar("R")
 
 _current: _Recorder | None = None  # the recording in progress (also while paused in a host call)
 
+# New signatures in a row (no replay between) that a compiled step records before it records
+# a signature only when met a second time (see CompiledStep._unsettled).
+_SETTLE_AFTER = 2
+
 # The library's fused kernels (by ``fused_kernel``'s name) that write none of their arguments,
 # only arrays they make: the row kernels narrowing reads and their gradients. Any other kernel
 # may write its arguments, so what a guard later asks of them (cross_entropy's labels, read
@@ -1871,6 +1875,7 @@ class CompiledStep(Generic[P, R]):
         # at, which record only when met again
         self._met_once: dict[Any, int] = {}
         self._settling = False
+        self._said_unsettled = False
         self._last_new: Any = None  # the last new signature met
         self.eager_reason: str | None = None
         """Why the step runs eagerly from now on (None while it is replayed)."""
@@ -1939,9 +1944,10 @@ class CompiledStep(Generic[P, R]):
 
     def _unsettled(self, key: Any) -> bool:
         """Whether a call with a new signature ``key`` runs eagerly without recording: once
-        more than ``max_recordings`` calls in a row met new signatures (argument shapes that
-        change at every call, such as a sequence that grows by a token per call), recording
-        each would cost more than running it, and replay nothing. From then on a signature is
+        more than ``_SETTLE_AFTER`` calls in a row met new signatures (argument shapes that
+        may change at every call, such as a sequence that grows by a token per call), recording
+        each would cost more than running it (a recording costs some ten eager calls), and
+        replay nothing. From then on a signature is
         recorded only when it is met a second time (the shape a growing sequence settles at),
         and, where the cache is full, only if its least recently used recording has not been
         used since that signature was last met: a generation loop run again meets its growing
@@ -1950,14 +1956,16 @@ class CompiledStep(Generic[P, R]):
         self._new_in_a_row += 1
         before, self._last_new = self._last_new, key
         if not self._settling:
-            if self._new_in_a_row <= self.max_recordings:
+            if self._new_in_a_row <= min(_SETTLE_AFTER, self.max_recordings):
                 return False
             self._settling = True
+        if self._new_in_a_row > self.max_recordings and not self._said_unsettled:  # said once the pattern is clear
+            self._said_unsettled = True
             warnings.warn(
                 f"sg.compile: {attribute(self._step, '__qualname__', self._step)!r} met a new argument "
                 f"signature at each of its last {self.max_recordings + 1} calls ({_signature_change(before, key)}), so "
-                "recordings were not replayed: from now on a signature runs eagerly the first time it is met and "
-                "is recorded the second time (if the same signatures come back in turn, more of them than "
+                "recordings would not be replayed: a signature runs eagerly the first time it is met and is "
+                "recorded the second time (if the same signatures come back in turn, more of them than "
                 f"max_recordings={self.max_recordings}, raise max_recordings)",
                 CompileWarning,
                 stacklevel=3,
@@ -2195,11 +2203,11 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     where its operations make rows from rows (``Recording.narrowed_operations``; see
     ``shapegrad._compile_narrow``); results then agree with eager's to float rounding.
 
-    More than ``max_recordings`` calls in a row that each meet a new signature (a sequence
-    that grows by a token per call) make a signature run eagerly the first time it is met
-    and record the second time from then on, with one :class:`CompileWarning`; a full cache
-    then drops no recording used since that signature was last met (a generation loop run
-    again replays its settled length, recording nothing).
+    More than two calls in a row that each meet a new signature (a sequence that grows by a
+    token per call) make a signature run eagerly the first time it is met and record the
+    second time from then on (one :class:`CompileWarning` once more than ``max_recordings``
+    came in a row); a full cache then drops no recording used since that signature was last
+    met (a generation loop run again replays its settled length, recording nothing).
 
     A replay returns what the step returned, its tensors untraced. Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions

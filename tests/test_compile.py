@@ -662,9 +662,9 @@ def test_clip_grad_norm_in_a_step_runs_eagerly_and_names_clip_norm() -> None:
 def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
     """A sequence that grows by one row per call (generation before the context is full) is
     a new signature at every call: recording each one cost more than running it and replayed
-    nothing. After ``max_recordings`` new signatures in a row (one warning), a signature runs
-    eagerly the first time it is met and records the second time: the length the sequence
-    settles at (the context, cropped) replays from then on."""
+    nothing. After two new signatures in a row, a signature runs eagerly the first time it is
+    met and records the second time (one warning once more than ``max_recordings`` came in a
+    row): the length the sequence settles at (the context, cropped) replays from then on."""
     weight = sg.tensor(np.arange(8, dtype=np.float32))
 
     def step(x: Any) -> Any:
@@ -682,7 +682,7 @@ def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
     assert len(said) == 1 and "(20, 8)" not in str(said[0].message) and "(9, 8)" in str(said[0].message)
     assert compiled.eager_reason is None
     recordings = compiled.recordings
-    assert len(recordings) == 8  # the first eight lengths, then the settled one (the oldest dropped)
+    assert len(recordings) == 3  # the first two lengths, then the settled one
     assert recordings[-1].replays == 9 and all(r.replays == 0 for r in recordings[:-1])
     assert "argument 0: shape (8, 8) -> shape (9, 8)" in str(said[0].message)
 
@@ -702,7 +702,8 @@ def test_a_generation_loop_run_again_records_nothing() -> None:
     cropped) run a second and third time meets its prefix's shapes again, more of them than
     ``max_recordings``: each was recorded in turn, dropping the recording of the settled
     length (replayed at every call) and recording it again, so that every later run
-    recorded about 14 times (10-20x slower than eager). The kept recordings stay."""
+    recorded about 14 times (10-20x slower than eager). The second run records the prefix
+    lengths met twice while the cache has room; the kept recordings stay."""
     weight = sg.tensor(np.arange(8, dtype=np.float32))
 
     def step(x: Any) -> Any:
@@ -718,7 +719,8 @@ def test_a_generation_loop_run_again_records_nothing() -> None:
             for n in [*range(3, 16), *[16] * 20]:
                 x = sg.tensor(rng.standard_normal((n, 8)).astype(np.float32))
                 np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
-    assert kept_before[1] == kept_before[2] == compiled.recordings  # nothing recorded again, nothing dropped
+    assert len(kept_before[1]) == 3 and len(kept_before[2]) == 8  # the second run filled the cache
+    assert kept_before[2] == compiled.recordings  # the third recorded nothing and dropped nothing
     assert compiled.recordings[-1].replays == 18 + 2 * 20  # met twice, recorded, then replayed
 
     # a new settled shape (another batch size) still records once met twice
