@@ -369,11 +369,14 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
         if not name.startswith(("float", "int", "uint", "bool")):
             raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {name}")
         if copy and dtype is None:
-            if type(array) is np.ndarray and _hooks.recorder is not None:
+            recorder = _hooks.recorder
+            if type(array) is np.ndarray and recorder is not None and recorder.converts_constant(array):
                 # sg.compile: a NumPy array the step built (a mask from np.arange) is a
                 # constant of the recording, copied at each replay by the backend's asarray
                 # as the recording shadows it; copied by xp.asarray, it was an array the
-                # recording did not know, and the step ran eagerly
+                # recording did not know, and the step ran eagerly. An array the recording
+                # reads as an input (optimizer state) is copied by a recorded xp.asarray:
+                # the backend's asarray would give the input itself, not a copy
                 array = backend.asarray(array, None)
             else:
                 array = backend.xp.asarray(array, copy=True)

@@ -530,6 +530,19 @@ class _Recorder:
             op.expect = result
         return result
 
+    def converts_constant(self, array: Any) -> bool:
+        """Whether a NumPy array the step converts (``sg.tensor(array)``) is a constant of the
+        recording: not when it is, or views, an array the recording reads as an input (an
+        argument in a named tuple, optimizer state, a gradient buffer), whose values a replay
+        must read as they are then (a host call, the optimizer's update, writes them during
+        the replay, after the check before it) and which the conversion must copy."""
+        base = array
+        while base is not None:
+            if id(base) in self.reg_of or id(base) in self.allowed:
+                return False
+            base = getattr(base, "base", None)
+        return True
+
     def touch(self, grads: Any) -> None:
         """A ``Gradients`` was read: before the step zeroed it, the recording depends on the
         bookkeeping it came in with."""
@@ -725,7 +738,7 @@ def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
     def asarray(data: Any, dtype: Any) -> Any:
         if _hooks.recorder is not rec:
             return originals["asarray"](_unwrap_free(data), dtype)
-        if _is_ndarray(data) and not isinstance(data, _Traced) and id(data) not in rec.reg_of:
+        if _is_ndarray(data) and not isinstance(data, _Traced) and rec.converts_constant(data):
             constant = _Constant(data)
             return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,), True)
         return rec.method_call(originals["asarray"], (data, dtype), True)
@@ -1260,7 +1273,11 @@ class _Plan:
         self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
         self.defaults = _default_generators_drawn(rec)  # (backend's id, default generator) drawn from
         # NumPy arrays the step converted (sg.tensor(mask)): a replay is for their recorded values
-        self.converted = [_partial_args(op.fn)[1] for op in rec.ops if getattr(op.fn, "func", None) is _from_constant]
+        # (only those held outside the recording: a temporary the step built, np.arange(n) > pos,
+        # is built again by no one, and its values are the recorded ones)
+        self.converted = _held_elsewhere(
+            [_partial_args(op.fn)[1] for op in rec.ops if getattr(op.fn, "func", None) is _from_constant]
+        )
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
         slot = Tensor.__dict__["_data"]
@@ -1591,6 +1608,31 @@ class _Plan:
         for restore, state in self.end_state:
             restore(state)
         return _build_result(self.result, outs, needed)
+
+
+def _held_elsewhere(constants: list[_Constant]) -> list[_Constant]:
+    """The constants whose source array (or the array it views) something besides the
+    recording holds: a global, an object's attribute, a buffer kept between calls, which may be
+    written between calls. A temporary the step built and dropped (a mask from ``np.arange``,
+    which the step may even have written after converting it) is held by its constants alone
+    (and by the views of it they hold), and cannot change."""
+    import sys
+
+    held: dict[int, int] = {}  # id -> the references the constants' sources account for
+    for constant in constants:
+        held[id(constant.source)] = held.get(id(constant.source), 0) + 1
+        if constant.source.base is not None:  # (no variable: it would hold the base too)
+            held[id(constant.source.base)] = held.get(id(constant.source.base), 0) + 1
+    kept: list[_Constant] = []
+    for constant in constants:
+        array = constant.source
+        while array is not None:
+            # getrefcount's argument and this loop's variable
+            if sys.getrefcount(array) - 2 > held.get(id(array), 0):
+                kept.append(constant)
+                break
+            array = array.base
+    return kept
 
 
 def _partial_args(fn: Any) -> tuple[Any, ...]:

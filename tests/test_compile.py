@@ -1092,3 +1092,90 @@ def test_np_reshape_with_its_order_by_position_replays() -> None:
         a = np.random.default_rng(s).standard_normal((4, 6))
         np.testing.assert_allclose(compiled(a), fortran(a))
     assert compiled.eager_reason is None
+
+
+def test_optimizer_state_converted_in_the_step_is_read_at_each_replay() -> None:
+    """``sg.tensor(opt.state_arrays()[name])`` after the update: the state array is an input
+    the update writes during the replay, after the check before it; as a constant of the
+    recording every replay gave the previous step's moment."""
+    x, _ = _data((3, 8))
+    runs = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.Adam(model), model.alloc_grads()
+        name = sorted(opt.state_arrays())[0]
+
+        def step(x: Any, model: Any = model, opt: Any = opt, grads: Any = grads, name: str = name) -> Any:
+            grads.zero()
+            loss = (model(x.trace(grads)) ** 2).sum()
+            loss.backward()
+            opt.update(model, grads)
+            return loss, sg.tensor(opt.state_arrays()[name]).sum()
+
+        run = sg.compile(step) if compiled else step
+        runs.append([tuple(v.item() for v in run(x)) for _ in range(6)])
+    np.testing.assert_allclose(runs[1], runs[0], rtol=RTOL)
+
+
+def test_a_named_tuple_array_converted_in_the_step_is_copied() -> None:
+    """A NumPy array in a named tuple argument (an input the step is given as it is)
+    converted by ``sg.tensor``: eager copies it; the backend's asarray gave the input itself,
+    so the step's write into the tensor wrote the caller's array."""
+    from typing import NamedTuple
+
+    class Batch(NamedTuple):
+        x: Any
+
+    def step(batch: Batch) -> Any:
+        t = sg.tensor(batch.x)
+        t[0] = 100.0
+        return t * 2.0
+
+    compiled = sg.compile(step)
+    array = np.ones(4, np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(Batch(array)).numpy(), [200.0, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(array, np.ones(4, np.float32))
+
+
+def test_a_temporary_written_after_its_conversion_replays() -> None:
+    """An array the step builds, converts and then writes (held by nothing after the step)
+    cannot change between calls: compared with its recorded values before each replay, it
+    always differed, and the step ran eagerly after max_recordings calls."""
+
+    def step(x: Any) -> Any:
+        m = np.zeros(4, np.float32)
+        first = sg.tensor(m)
+        m[1] = 1.0
+        return x * first + sg.tensor(m)
+
+    compiled = sg.compile(step)
+    x = sg.ones(4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(12):
+            np.testing.assert_array_equal(compiled(x).numpy(), step(x).numpy())
+    assert [r.replays for r in compiled.recordings] == [11]
+
+
+def test_multinomial_from_the_default_generator_seeded_before_every_call_replays() -> None:
+    """``sg.seed(s)`` before each call (a reproducible sampling loop): the draw looks up the
+    default generator when it runs, so a replay draws from the new one; held by the
+    recording, every call recorded again and the step ran eagerly after max_recordings."""
+    probs = sg.tensor(np.full((2, 40), 1 / 40, np.float32))
+
+    def sample(p: Any) -> Any:
+        return sg.multinomial(p, 3)
+
+    compiled = sg.compile(sample)
+    ours, theirs = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for seed in (1, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10):
+            sg.seed(seed)
+            ours.append(compiled(probs).tolist())
+    for seed in (1, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 10):
+        sg.seed(seed)
+        theirs.append(sample(probs).tolist())
+    assert ours == theirs
+    assert [r.replays for r in compiled.recordings] == [11]

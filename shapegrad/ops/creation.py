@@ -458,7 +458,10 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
         limit = "> 0" if replacement else f"in [1, {categories}] (the categories, without replacement)"
         raise HyperparameterError(f"multinomial expects num_samples {limit}, found {num_samples}")
     gen = generator or default_generator(probs._backend)
-    draw = functools.partial(_multinomial_draw, probs._backend, gen, probs.ndim, num_samples, replacement)
+    # without a generator the draw looks up the default one as it is then: sg.seed between
+    # calls replaces it, and a replay draws from the new one as eager does (held here, the
+    # recording would record again after every sg.seed, and run eagerly past max_recordings)
+    draw = functools.partial(_multinomial_draw, probs._backend, generator, probs.ndim, num_samples, replacement)
     recorder = _hooks.recorder
     if recorder is not None:
         # sg.compile: the checks, the draws and the search are one recorded call, run again
@@ -469,12 +472,15 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
 
 
 def _multinomial_draw(
-    backend: Backend, gen: Generator, ndim: int, num_samples: int, replacement: bool, data: Any
+    backend: Backend, generator: Generator | None, ndim: int, num_samples: int, replacement: bool, data: Any
 ) -> Any:
     """:func:`multinomial`'s checks and draws on the backend array ``data``: a backend array
     of int64 indices. It calls the backends' own methods (through their classes), not what
-    ``sg.compile`` shadows while recording, so a recording runs it as one call."""
+    ``sg.compile`` shadows while recording, so a recording runs it as one call. ``generator``
+    None: ``backend``'s default generator at the time of the call."""
     import numpy as np
+
+    gen = generator or default_generator(backend)
 
     categories = data.shape[-1]
     weights = np.asarray(type(backend).to_numpy(backend, data), dtype=np.float64).reshape(-1, categories)
