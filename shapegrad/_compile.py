@@ -48,7 +48,16 @@ from . import _hooks
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
-from ._compile_layout import Layout, TooLarge, _code_names, argument_objects, attribute, free_values, reachable
+from ._compile_layout import (
+    Layout,
+    TooLarge,
+    _code_names,
+    argument_objects,
+    attribute,
+    free_values,
+    reachable,
+    same_array,
+)
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
@@ -709,10 +718,7 @@ class _Constant:
 
     def changed(self) -> bool:
         """Whether the array converted now holds another value than when recorded."""
-        source, array = self.source, self.array
-        if source.shape != array.shape or source.dtype != array.dtype:
-            return True
-        return not np.array_equal(source, array, equal_nan=array.dtype.kind in "fc")
+        return not same_array(self.source, self.array)
 
 
 def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
@@ -2067,6 +2073,7 @@ class CompiledStep(Generic[P, R]):
         except TooLarge as error:
             self._fall_back(str(error))
             return self._step(*args, **kwargs)
+        digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
         drawn = generator_states(start_layout.generators)
@@ -2102,6 +2109,8 @@ class CompiledStep(Generic[P, R]):
             return result
         roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
+        if mutated is None and start_layout.digests() != digests:
+            mutated = "a NumPy array of more than 4,096 elements it reads, which it writes in place"
         # What the step's own code read of its optimizers (opt.lr, opt.step_count, opt.current_lr()):
         # baked into the recording as any number its Python reads
         names = watch.user_names()

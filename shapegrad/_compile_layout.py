@@ -19,6 +19,7 @@ import functools
 import sys
 import types
 import weakref
+import zlib
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -54,9 +55,18 @@ _ATOMS = (
 )
 _NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
 
-# NumPy arrays up to this many elements are compared by value (larger ones, data, by identity:
-# used as data inside a step they make it run eagerly anyway).
+# NumPy arrays up to this many elements are compared by value before each replay (larger ones,
+# data, by identity); those up to DIGESTED_BYTES are checksummed when a recording begins and
+# ends, so that a step writing one in place is seen.
 SMALL_ARRAY = 4096
+DIGESTED_BYTES = 16 * 2**20
+
+
+def same_array(array: Any, copy: Any) -> bool:
+    """Whether ``array`` holds what ``copy`` holds: shape, dtype and bytes (a NaN as it was,
+    and -0.0 apart from 0.0, which ``==`` calls equal though 1 / x tells them apart)."""
+    return array.shape == copy.shape and array.dtype == copy.dtype and array.tobytes() == copy.tobytes()
+
 
 # How many objects and items one layout may note: a step reaching more (a dataset of
 # dicts held in its closure) is run eagerly with a warning rather than checked partly.
@@ -215,6 +225,7 @@ class Layout:
         "values",
         "tensors",
         "arrays",
+        "large",
         "generators",
         "iterators",
         "references",
@@ -244,6 +255,7 @@ class Layout:
         # whether it trains (model.freeze(...) changes which gradients the step computes)
         self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, bool]] = []
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
+        self.large: list[Any] = []  # larger NumPy arrays, up to DIGESTED_BYTES (see digests)
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
@@ -317,6 +329,8 @@ class Layout:
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
                 self.arrays.append((value, value.copy()))
+            elif value.nbytes <= DIGESTED_BYTES and value.dtype.kind in "biufc":
+                self.large.append(value)
         elif _library_object(value):
             pass
         elif _isa(value, types.FunctionType):
@@ -523,10 +537,13 @@ class Layout:
             elif any(a is not b for a, b in zip(container, copy, strict=True)):
                 return f"an item of a {kind} it reads was replaced"
         for array, copy in self.arrays:
-            if (
-                array.shape != copy.shape
-                or array.dtype != copy.dtype
-                or not np.array_equal(array, copy, equal_nan=array.dtype.kind in "fc")  # a NaN is as it was
-            ):
+            if not same_array(array, copy):
                 return "a NumPy array it reads changed"
         return None
+
+    def digests(self) -> list[int]:
+        """A checksum of each larger NumPy array it reaches, asked when a recording begins and
+        ends: one the step writes in place in Python (``table[0, 0] += 1``) makes a recording
+        no replay could repeat. Between calls such arrays are held by identity only (comparing
+        them before every replay would cost more than the replay)."""
+        return [zlib.crc32(np.ascontiguousarray(array).data) for array in self.large]

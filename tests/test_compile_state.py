@@ -926,3 +926,48 @@ def test_the_generated_layout_check_never_calls_a_changed_layout_the_same(monkey
     assert layout.changed(roots) is None and layout._same is None  # noqa: SLF001
     objects[1].scale = 5.0
     assert layout.changed(roots) == "Config.scale was replaced"
+
+
+_big_table = np.zeros((80, 80), np.float32)  # 6,400 elements: more than the layout compares by value
+
+
+def test_a_step_writing_a_large_numpy_array_in_place_runs_eagerly() -> None:
+    """A step whose Python writes a NumPy array it reads (``table[0, 0] += 1``) changes at
+    every call what a replay would bake in; for arrays above the 4,096 elements compared by
+    value before each replay, a checksum taken as the recording begins and ends sees it, and
+    the step runs eagerly (it replayed the first call's values, converted or read in Python)."""
+
+    def converted(x: Any) -> Any:
+        _big_table[0, 0] += 1
+        return (x * sg.tensor(_big_table)).sum()
+
+    def read(x: Any) -> Any:
+        _big_table[0, 0] += 1
+        return x.sum() * float(_big_table[0, 0])
+
+    for step in (converted, read):
+        _big_table[:] = 0
+        compiled = sg.compile(step)
+        x = sg.ones(80, 80)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sg.CompileWarning)
+            ours = [compiled(x).item() for _ in range(4)]
+        _big_table[:] = 0
+        assert ours == [step(x).item() for _ in range(4)], step.__name__
+        assert compiled.eager_reason is not None and "writes in place" in compiled.eager_reason
+
+
+def test_a_table_changing_zero_to_minus_zero_records_again() -> None:
+    """Arrays compared by value are compared by their bytes: 0.0 and -0.0 are equal to ``==``
+    but 1 / x tells them apart, so a table changing one for the other records again."""
+    table = np.zeros(3, np.float32)
+
+    def step(x: Any) -> Any:
+        return (x / sg.tensor(table)).sum()
+
+    compiled = sg.compile(step)
+    x = sg.ones(3)
+    with np.errstate(divide="ignore"):
+        assert compiled(x).item() == compiled(x).item() == float("inf")
+        table[:] = -0.0
+        assert compiled(x).item() == step(x).item() == float("-inf")
