@@ -1715,20 +1715,37 @@ def _signature_change(before: Any, now: Any) -> str:
     """What differs between two signatures (``CompiledStep``'s keys), said for a person: the
     first argument whose description differs, as ``argument 0: shape (1, 10) -> shape (1, 11)``."""
 
-    def said(description: Any) -> str:
+    def said(description: Any, other: Any) -> str:
         kind = description[0]
         if kind in ("tensor", "array"):
-            return f"shape {tuple(description[1])}"
+            differs = kind == other[0] and description[1] == other[1]  # the shape is the same: the dtype is not
+            return f"dtype {description[2]}" if differs else f"shape {tuple(description[1])}"
         if kind in ("int", "float", "bool", "str", "bytes", "NoneType"):
             return repr(description[1])
+        if kind in ("tuple", "list", "dict"):
+            return f"a {kind} of {len(description[1])}"
         return kind if kind != "object" else "another object"
+
+    def first_change(name: str, b: Any, n: Any) -> str | None:
+        if b == n:
+            return None
+        if b[0] == n[0] and b[0] in ("tuple", "list", "dict") and len(b[1]) == len(n[1]):
+            inner = [(f"{name}[{i}]", x, y) for i, (x, y) in enumerate(zip(b[1], n[1], strict=True))]
+            if b[0] == "dict":
+                inner = [(f"{name}[{x[0]!r}]", x[1], y[1]) for x, y in zip(b[1], n[1], strict=True)]
+            for inner_name, x, y in inner:
+                found = first_change(inner_name, x, y)
+                if found is not None:
+                    return found
+        return f"{name}: {said(b, n)} -> {said(n, b)}"
 
     if before is not None:
         named = [(f"argument {i}", b, n) for i, (b, n) in enumerate(zip(before[0], now[0], strict=False))]
         named += [(f"{k}=", b, n) for (k, b), (_, n) in zip(before[1], now[1], strict=False)]
         for name, b, n in named:
-            if b != n:
-                return f"{name}: {said(b)} -> {said(n)}"
+            found = first_change(name, b, n)
+            if found is not None:
+                return found
     return "its arguments' shapes, dtypes or values change from call to call"
 
 

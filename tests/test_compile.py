@@ -686,6 +686,23 @@ def test_a_growing_sequence_runs_eagerly_until_its_shape_settles() -> None:
     assert recordings[-1].replays == 9 and all(r.replays == 0 for r in recordings[:-1])
     assert "argument 0: shape (8, 8) -> shape (9, 8)" in str(said[0].message)
 
+    # inside lists and tuples, and a dtype where the shape is the same
+    from shapegrad._compile import _signature_change
+
+    def tensor(shape: tuple[int, ...], dtype: str = "float32") -> Any:
+        return ("tensor", shape, dtype, 0)
+
+    def change(before: Any, now: Any) -> str:
+        return _signature_change(((before,), ()), ((now,), ()))
+
+    pair = ("list", (("tuple", (tensor((1, 2)), tensor((1, 2)))),))
+    grown = ("list", (("tuple", (tensor((1, 3)), tensor((1, 3)))),))
+    assert change(pair, grown) == "argument 0[0][0]: shape (1, 2) -> shape (1, 3)"
+    assert change(tensor((3,)), tensor((3,), "float64")) == "argument 0: dtype float32 -> dtype float64"
+    assert change(("list", (tensor((1,)),)), ("list", (tensor((1,)), tensor((1,))))) == (
+        "argument 0: a list of 1 -> a list of 2"
+    )
+
     # a number passed by value that changes at every call (a step count): said by value
     def scaled(x: Any, count: int) -> Any:
         return x * float(count)
