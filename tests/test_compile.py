@@ -93,6 +93,13 @@ def _weights(model: Any) -> list[np.ndarray]:
     return [t.numpy().copy() for _, t in model.named_parameters()]
 
 
+def _assert_same_weights(ours: Any, theirs: Any) -> None:
+    """The compiled twin's state (parameters and buffers) equals the eager twin's, bit for bit."""
+    twin = theirs.state_dict()
+    for name, value in ours.state_dict().items():
+        np.testing.assert_array_equal(value, twin[name])
+
+
 def _compare(build: Callable[[], Any], x: Any, y: Any, steps: int = 50, **adam: Any) -> Any:
     """Eager and compiled training from the same initialisation: the same losses and weights."""
     runs = []
@@ -527,8 +534,7 @@ def test_steps_that_each_set_the_mode_they_need_replay_when_called_in_turn() -> 
                 np.testing.assert_array_equal(train(x, y).numpy(), eager_train(x, y).numpy())
             np.testing.assert_array_equal(evaluate(x).numpy(), eager_evaluate(x).numpy())
             assert not models[0].training
-    for name, value in models[0].state_dict().items():
-        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    _assert_same_weights(*models)
     # entered in train mode (the first call) and in eval mode (after an evaluation)
     assert sorted(r.replays for r in train.recordings) == [10, 12]
     assert [r.replays for r in evaluate.recordings] == [11]
@@ -565,8 +571,7 @@ def test_several_cross_entropies_on_the_same_labels_replay() -> None:
             x = sg.tensor(rng.standard_normal((5, 8)).astype(np.float32))
             ys = sg.tensor(rng.integers(0, 3, (5, 3)))
             np.testing.assert_array_equal(compiled(x, ys).numpy(), eager(x, ys).numpy())
-    for name, value in models[0].state_dict().items():
-        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    _assert_same_weights(*models)
     assert [r.replays for r in compiled.recordings] == [3]
 
 
@@ -606,8 +611,7 @@ def test_a_validation_loss_after_the_update_replays() -> None:
                 np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert compiled.eager_reason is None
     assert sorted(r.replays for r in compiled.recordings) == [2, 2]
-    for name, value in models[0].state_dict().items():
-        np.testing.assert_array_equal(value, models[1].state_dict()[name])
+    _assert_same_weights(*models)
 
 
 def test_a_value_read_after_the_update_from_what_it_wrote_runs_eagerly() -> None:

@@ -461,7 +461,7 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
     # without a generator the draw looks up the default one as it is then: sg.seed between
     # calls replaces it, and a replay draws from the new one as eager does (held here, the
     # recording would record again after every sg.seed, and run eagerly past max_recordings)
-    draw = functools.partial(_multinomial_draw, probs._backend, generator, probs.ndim, num_samples, replacement)
+    draw = functools.partial(_multinomial_draw, probs._backend, generator, num_samples, replacement)
     recorder = _hooks.recorder
     if recorder is not None:
         # sg.compile: the checks, the draws and the search are one recorded call, run again
@@ -472,7 +472,7 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
 
 
 def _multinomial_draw(
-    backend: Backend, generator: Generator | None, ndim: int, num_samples: int, replacement: bool, data: Any
+    backend: Backend, generator: Generator | None, num_samples: int, replacement: bool, data: Any
 ) -> Any:
     """:func:`multinomial`'s checks and draws on the backend array ``data``: a backend array
     of int64 indices. It calls the backends' own methods (through their classes), not what
@@ -517,7 +517,7 @@ def _multinomial_draw(
         with np.errstate(divide="ignore"):
             keys = np.where(weights > 0, exponential / np.where(weights > 0, weights, 1.0), np.inf)
         picked = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
-    shape = (num_samples,) if ndim == 1 else (rows, num_samples)
+    shape = (num_samples,) if data.ndim == 1 else (rows, num_samples)
     chosen = gen.backend
     return type(chosen).asarray(chosen, picked.astype(np.int64).reshape(shape), None)
 
