@@ -252,12 +252,22 @@ def version_of(tensor: Any) -> Version:
     return version
 
 
+# The creation number (a node's ``seq``) current at the latest in-place write anywhere: a
+# node created after it saw every counter as it still is, so the backward pass compares a
+# node's watched counters only when it is older than this (a training loop writes its
+# weights between steps, not between a forward pass and its backward pass).
+last_write = 0
+
+
 def note_written(tensor: Any) -> None:
     """Record an in-place write into ``tensor``'s data (``__setitem__``, an optimizer update,
     ``sg.load``, a broadcast): a backward pass through values saved before it raises.
     A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one gets
-    one here: an op may have saved it (recorded as version 0, see :data:`Watched`)."""
+    one here: an op may have saved it (recorded as version 0, see :data:`Watched`). This is
+    the one place a counter rises (see :data:`last_write`)."""
+    global last_write
     version_of(tensor).value += 1
+    last_write = next(_seq)
 
 
 def share_version(source: Any, alias: Any) -> None:
@@ -569,7 +579,7 @@ def run_backward(
             _deliver(tape, node, grad)
             continue
         versions = node.versions
-        if versions is not None:
+        if versions is not None and node.seq < last_write:  # else no write since it was recorded
             for index in range(0, len(versions), 3):
                 owner = versions[index]
                 version = owner if owner.__class__ is Version else owner._version

@@ -668,6 +668,10 @@ def backward(
     return first
 
 
+# What a NumPy-backed rank-0 result holds (sg.compile's recording subclass excluded).
+_NUMPY_LOSS_TYPES = frozenset({np.ndarray, np.float16, np.float32, np.float64})
+
+
 def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
     """Validate the outputs of a backward pass and pair each node with its seed."""
     roots: list[tuple[Node, Any]] = []
@@ -687,7 +691,8 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
                     f"with shape {tuple(data.shape)}; reduce it (.sum(), .mean()) or pass a seed "
                     "of that shape"
                 )
-            seed = xp.ones_like(data)
+            # a loss is a NumPy scalar or 0-d array: np.array(1, dtype) is 8× np.ones_like
+            seed = np.array(1, data.dtype) if type(data) in _NUMPY_LOSS_TYPES else xp.ones_like(data)
         else:
             raw = seeds[i]
             seed = (

@@ -79,3 +79,44 @@ def test_recording_keeps_few_objects_for_the_garbage_collector(numpy_backend: st
     assert kept <= 2.9  # 3.25 here before the watched counters were one flat tuple per node (2.75 after)
     y.sum().backward()
     assert grads[x].shape == (4, 4)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "bool"])
+@pytest.mark.parametrize("axis", [None, 0, (0, 2), -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_and_mean_give_numpy_s_values_and_types_bit_for_bit(
+    numpy_backend: str, dtype: str, axis: int | tuple[int, ...] | None, keepdims: bool
+) -> None:
+    """sum and mean call NumPy's reduction directly (not np.sum / np.mean's Python layers):
+    the same values, dtypes and result types (a NumPy scalar for a whole reduction)."""
+    data = (np.random.default_rng(0).standard_normal((3, 4, 5)) * 7).astype(dtype)
+    x = sg.tensor(data)
+    got, expected = x.sum(axis=axis, keepdims=keepdims)._data, np.sum(data, axis=axis, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage] -- the raw result
+    assert type(got) is type(expected) and got.dtype == expected.dtype
+    assert np.array_equal(got, expected)
+    if dtype.startswith("float"):
+        mean, expected = x.mean(axis=axis, keepdims=keepdims)._data, np.mean(data, axis=axis, keepdims=keepdims)  # pyright: ignore[reportPrivateUsage] -- the raw result
+        assert type(mean) is type(expected) and mean.dtype == expected.dtype
+        assert mean.tobytes() == np.asarray(expected).tobytes()
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "mean_scaled"])
+def test_a_loss_s_gradient_is_spread_as_a_read_only_view_of_the_input_s_shape(numpy_backend: str, reduce: str) -> None:
+    """A whole reduction's gradient (one number, a 0-d array or a NumPy scalar) is viewed over
+    the input's shape without NumPy's broadcast_to: the same values, read-only as that is."""
+    from shapegrad.ops.reductions import mean_backward, sum_backward
+
+    xp = get_backend(numpy_backend).xp
+    for g in (np.array(2.0, dtype=np.float32), np.float32(2.0), np.array([[2.0]], dtype=np.float32)):
+        if reduce == "sum":
+            (spread,) = sum_backward(xp, g, (3, 4), (0, 1), g.ndim == 2)
+            expected = np.broadcast_to(np.float32(2.0), (3, 4))
+        else:
+            (spread,) = mean_backward(xp, g, (3, 4), (0, 1), g.ndim == 2, 12 if reduce == "mean" else 3)
+            expected = np.broadcast_to(g.reshape(()) / (12 if reduce == "mean" else 3), (3, 4))
+        assert spread.shape == (3, 4) and spread.dtype == np.float32 and not spread.flags.writeable
+        assert np.array_equal(spread, expected)
+    grads = sg.Gradients()
+    x = sg.tensor(np.ones((2, 3), dtype=np.float32)).trace(grads)
+    (x.mean() * 3).backward()
+    np.testing.assert_array_equal(grads[x].numpy(), np.full((2, 3), 0.5, dtype=np.float32))

@@ -44,6 +44,21 @@ def test_a_write_into_a_constant_operand_before_backward_is_detected(backend: st
         loss.backward()
 
 
+def test_a_write_between_two_recorded_ops_is_detected_in_the_older_one(backend: str) -> None:
+    """The backward pass compares the counters of ops recorded before the latest write
+    anywhere (``_autodiff.last_write``): an op recorded after the write, which saw the new
+    values, must not hide the older op that saw the old ones."""
+    grads = sg.Gradients()
+    w = sg.tensor([1.0, 2.0]).trace(grads)
+    scale = sg.tensor([3.0, 4.0])
+    scale[1] = 5.0  # a write before anything read it: no error
+    product = w * scale
+    scale[0] = 0.0
+    loss = (product * scale).sum()  # recorded after the write, reading the new values
+    with pytest.raises(sg.TapeError, match=r"the op 'mul' saved .*version 1 when recorded, 2 now"):
+        loss.backward()
+
+
 def test_a_write_through_a_detached_alias_of_a_saved_result_is_detected(backend: str) -> None:
     grads = sg.Gradients()
     x = sg.tensor([0.5, 1.0]).trace(grads)
