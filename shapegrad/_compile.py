@@ -327,6 +327,7 @@ class _Recorder:
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
         self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
+        self.arguments: set[int] = set()  # the ids of the tensors the step takes as arguments
         self.born: set[int] = set()
         self.keep: list[Any] = []
         self.allowed = allowed  # id -> array: persistent arrays not reached through a tensor
@@ -397,9 +398,13 @@ class _Recorder:
             index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
         return self.traced(index)
 
-    def write_slot(self, tensor: Any, value: Any, fresh: bool) -> Any:
+    def write_slot(self, tensor: Any, value: Any, held: Any) -> Any:
         """A tensor's ``_data`` set: stored plain; a tensor that existed before the step and
-        is given another array is rebound at every replay."""
+        is given another array is rebound at every replay (``held``: the array it held, or
+        ``_UNSET`` for a tensor being made). An in-place write (``t[...] = v``) sets the
+        array the tensor holds: nothing to rebind. A tensor argument given another array
+        cannot be rebound: the replay's argument is another tensor."""
+        fresh = held is _UNSET
         plain = value
         if isinstance(value, _Traced):
             if value._rec is not self:
@@ -415,7 +420,9 @@ class _Recorder:
         if fresh:
             self.born.add(id(tensor))
             self.keep.append(tensor)
-        elif index is not None:
+        elif index is not None and plain is not held:
+            if id(tensor) in self.arguments:
+                self.escape("a tensor argument was given another array, which a replay could not give the next call's")
             self.rebound[id(tensor)] = (tensor, index)
         return plain
 
@@ -673,6 +680,10 @@ def _where() -> str:
 
 
 # -- installing the recording ------------------------------------------------------------------
+# What ``_DataSlot`` passes for the array held by a tensor whose ``_data`` is being set first.
+_UNSET = object()
+
+
 class _DataSlot:
     """Stands in for ``Tensor._data`` (a slot) while a recording runs: reads and writes go
     through the recorder; paused (in a host call) it is the plain slot."""
@@ -696,11 +707,10 @@ class _DataSlot:
             self.slot.__set__(obj, _plain_of(value))
             return
         try:
-            self.slot.__get__(obj, None)
-            fresh = False
+            held = self.slot.__get__(obj, None)
         except AttributeError:
-            fresh = True
-        self.slot.__set__(obj, rec.write_slot(obj, value, fresh))
+            held = _UNSET
+        self.slot.__set__(obj, rec.write_slot(obj, value, held))
 
 
 class _Constant:
@@ -2082,6 +2092,8 @@ class CompiledStep(Generic[P, R]):
         slot = Tensor.__dict__["_data"]
         for path, leaf in leaves:
             plain = slot.__get__(leaf, Tensor) if isinstance(leaf, Tensor) else leaf
+            if isinstance(leaf, Tensor):
+                rec.arguments.add(id(leaf))
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
         start = state.bookkeeping()

@@ -982,6 +982,26 @@ def test_structured_arguments_and_results_and_a_written_buffer() -> None:
     assert compiled.recordings[0].replays == 3
 
 
+def test_an_argument_written_in_place_keeps_its_own_array_after_replays() -> None:
+    # x[:, 0] = ... sets the tensor's array to the one it holds: a replay had "rebound" the
+    # recording call's tensor to each later call's array, so it came to hold the last batch
+    def standardize_first_column(x: Any) -> Any:
+        x[:, 0] = x[:, 0] * 2.0
+        return x.sum()
+
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4)]
+    compiled = sg.compile(standardize_first_column)
+    tensors = [sg.tensor(b.copy()) for b in batches]
+    for tensor in tensors:
+        compiled(tensor)
+    for tensor, batch in zip(tensors, batches, strict=True):
+        expected = batch.copy()
+        expected[:, 0] *= 2.0
+        np.testing.assert_array_equal(tensor.numpy(), expected)
+    assert compiled.recordings[0].replays == 3
+
+
 def test_batch_norm_in_eval_mode_reads_the_running_statistics() -> None:
     model = SmallCNN(sg.Generator(1))
     x, _ = _data((4, 3, 8, 8))
