@@ -1794,14 +1794,18 @@ class _State:
     replay restores."""
 
     def __init__(self, objects: list[Any]) -> None:
-        seen: set[int] = set()
+        self._seen: set[int] = set()
         self.grads: list[Any] = []
         self.modules: list[Any] = []
         self.optimizers: list[Any] = []
+        self.extend(objects)
+
+    def extend(self, objects: list[Any]) -> None:
+        """Add the library objects among ``objects`` not met yet."""
         for value in objects:
-            if id(value) in seen:
+            if id(value) in self._seen:
                 continue
-            seen.add(id(value))
+            self._seen.add(id(value))
             if isinstance(value, Gradients):
                 self.grads.append(value)
             elif isinstance(value, Module):
@@ -2088,20 +2092,22 @@ class CompiledStep(Generic[P, R]):
         for b in _loaded.values():
             if b.name == "numpy":
                 backends[id(b)] = b
-        rec = _Recorder(state.allowed())
-        slot = Tensor.__dict__["_data"]
-        for path, leaf in leaves:
-            plain = slot.__get__(leaf, Tensor) if isinstance(leaf, Tensor) else leaf
-            if isinstance(leaf, Tensor):
-                rec.arguments.add(id(leaf))
-            if id(plain) not in rec.reg_of:
-                rec.add_input(plain, ("arg", path))
-        start = state.bookkeeping()
         try:
             start_layout = Layout(roots)
         except TooLarge as error:
             self._fall_back(str(error))
             return self._step(*args, **kwargs)
+        state.extend(start_layout.library)  # a helper's optimizer, trainer.parts.grads
+        rec = _Recorder(state.allowed())
+        slot = Tensor.__dict__["_data"]
+        for path, leaf in leaves:
+            plain = leaf
+            if isinstance(leaf, Tensor):
+                plain = slot.__get__(leaf, Tensor)
+                rec.arguments.add(id(cast(Any, leaf)))
+            if id(plain) not in rec.reg_of:
+                rec.add_input(plain, ("arg", path))
+        start = state.bookkeeping()
         digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
