@@ -112,6 +112,74 @@ _STATIC_RESULTS = frozenset(
 )
 
 
+# NumPy functions and methods whose results' shapes depend on their arguments' values (how many
+# are true or non-zero, how many are distinct): a replay's buffers and fused loops are sized
+# as recorded, so such a shape is asked again before each replay (see _Recorder.guard_shapes).
+_VALUE_SHAPED = frozenset(
+    {
+        "nonzero",
+        "flatnonzero",
+        "argwhere",
+        "extract",
+        "compress",
+        "unique",
+        "unique_values",
+        "unique_counts",
+        "unique_inverse",
+        "unique_all",
+        "trim_zeros",
+        "setdiff1d",
+        "intersect1d",
+        "union1d",
+        "setxor1d",
+        "bincount",
+    }
+)
+
+
+def _value_shaped(kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether an operation's result's shape may depend on values, not only on its
+    arguments' shapes (``args``: the plain arrays): boolean-mask indexing (``x[mask]``,
+    ``x[x > 0]``), ``np.nonzero`` and the like, ``np.where(c)`` with the condition alone,
+    ``repeat`` and ``delete`` given an array of counts or of indices."""
+    name = _name(fn)
+    if kind == "method" and name == "__getitem__":
+        return _has_bool_array(args[1])
+    if name == "where":
+        return len(args) + len(kwargs) == 1
+    if name in ("repeat", "delete"):
+        counts: Any = args[1] if len(args) > 1 else kwargs.get("repeats", kwargs.get("obj", 0))
+        return np.ndim(counts) > 0
+    return name in _VALUE_SHAPED
+
+
+def _has_bool_array(index: Any) -> bool:
+    """Whether an index holds a boolean array (a mask)."""
+    if isinstance(index, tuple):
+        return any(_has_bool_array(i) for i in cast("tuple[Any, ...]", index))
+    return isinstance(index, (np.ndarray, np.generic)) and cast(Any, index).dtype == np.bool_
+
+
+_SHAPE_READ = "a shape that depends on values (x[mask], np.nonzero) of an array computed in the step"
+
+
+def _has_shape(array: Any, shape: tuple[int, ...]) -> Any:
+    """A 0-d boolean array: whether ``array`` has ``shape`` (a guard's question)."""
+    return np.asarray(array.shape == shape)
+
+
+def _mask_counts(index: Any) -> tuple[int, ...]:
+    """How many values each boolean array in an index selects."""
+    items: tuple[Any, ...] = cast("tuple[Any, ...]", index) if isinstance(index, tuple) else (index,)
+    return tuple(int(np.count_nonzero(i)) for i in items if _has_bool_array(i))
+
+
+def _selects(index: Any, counts: tuple[int, ...]) -> Any:
+    """A 0-d boolean array: whether the masks in ``index`` select ``counts`` values (a guard's
+    question: ``x[mask]``'s shape is ``x``'s with the mask's axes made one of that length)."""
+    return np.asarray(_mask_counts(index) == counts)
+
+
 def _is_array(value: Any) -> bool:
     """A NumPy array or scalar (the check leaves ``value`` typed ``Any``)."""
     return isinstance(value, (np.ndarray, np.generic))
@@ -327,6 +395,7 @@ class _Recorder:
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
         self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
+        self.arguments: set[int] = set()  # the ids of the tensors the step takes as arguments
         self.born: set[int] = set()
         self.keep: list[Any] = []
         self.allowed = allowed  # id -> array: persistent arrays not reached through a tensor
@@ -397,9 +466,13 @@ class _Recorder:
             index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
         return self.traced(index)
 
-    def write_slot(self, tensor: Any, value: Any, fresh: bool) -> Any:
+    def write_slot(self, tensor: Any, value: Any, held: Any) -> Any:
         """A tensor's ``_data`` set: stored plain; a tensor that existed before the step and
-        is given another array is rebound at every replay."""
+        is given another array is rebound at every replay (``held``: the array it held, or
+        ``_UNSET`` for a tensor being made). An in-place write (``t[...] = v``) sets the
+        array the tensor holds: nothing to rebind. A tensor argument given another array
+        cannot be rebound: the replay's argument is another tensor."""
+        fresh = held is _UNSET
         plain = value
         if isinstance(value, _Traced):
             if value._rec is not self:
@@ -415,7 +488,9 @@ class _Recorder:
         if fresh:
             self.born.add(id(tensor))
             self.keep.append(tensor)
-        elif index is not None:
+        elif index is not None and plain is not held:
+            if id(tensor) in self.arguments:
+                self.escape("a tensor argument was given another array, which a replay could not give the next call's")
             self.rebound[id(tensor)] = (tensor, index)
         return plain
 
@@ -470,7 +545,8 @@ class _Recorder:
         targs = tuple(self._template(a) for a in args)
         tkwargs = {k: self._template(v) for k, v in kwargs.items()}
         has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
-        result = _run(kind, fn, self._resolve(targs), self._resolve(tkwargs))
+        plain_args, plain_kwargs = self._resolve(targs), self._resolve(tkwargs)
+        result = _run(kind, fn, plain_args, plain_kwargs)
         op = _Op(kind, fn, targs, tkwargs, None)
         op.label = label
         op.ufunc = ufunc and "out" not in kwargs
@@ -485,7 +561,27 @@ class _Recorder:
             self.written_any.append(index)
         position = len(self.ops)
         self.ops.append(op)
-        return self._results(op, position, result, has_arrays)
+        traced = self._results(op, position, result, has_arrays)
+        if has_arrays and _value_shaped(kind, fn, plain_args, plain_kwargs):
+            self.guard_shapes(kind, fn, args, traced)
+        return traced
+
+    def guard_shapes(self, kind: str, fn: Any, args: tuple[Any, ...], result: Any) -> None:
+        """The shapes of an operation's results that depend on values, asked again before
+        each replay as a guard (another answer records again; where it cannot be asked, a
+        mask computed after the update, the step runs eagerly): a replay sized as recorded
+        would compute another shape's values into the recorded shape's buffers and loops.
+        Of ``x[mask]``, how many the masks select (not ``x``'s values: a model's output
+        masked by the batch's mask is asked of the mask alone); of others, their results."""
+        if kind == "method" and _name(fn) == "__getitem__":
+            counts = _mask_counts(self._resolve(self._template(args[1])))
+            self.guard(self.call("call", _selects, (args[1], counts), {}), _SHAPE_READ)
+            return
+        items: list[Any] = list(cast("tuple[Any, ...]", result)) if _is_sequence(result) else [result]
+        for item in items:
+            if isinstance(item, _Traced) and item._rec is self:
+                shape = tuple(self.plain[item._r].shape)
+                self.guard(self.call("call", _has_shape, (item, shape), {}), _SHAPE_READ)
 
     def _writes(
         self, kind: str, fn: Any, targs: tuple[Any, ...], tkwargs: dict[str, Any], label: str | None = None
@@ -573,7 +669,7 @@ class _Recorder:
         if bool(self.plain[flag._r]):
             raise ShapeError(message)
 
-    def guard(self, value: _Traced) -> bool:
+    def guard(self, value: _Traced, what: str = "bool() of an array computed in the step") -> bool:
         """``bool(value)`` read by the library's Python code (``cross_entropy`` asking whether
         a label is ignored): where the value is a pure function of the step's inputs, the
         same question is asked before each replay, which runs eagerly if the answer differs;
@@ -586,7 +682,7 @@ class _Recorder:
         host = self.host_written
         cone = None if host is None else self._cone(index, host)
         if cone is None:
-            self.value_read("bool() of an array computed in the step")
+            self.value_read(what)
         else:
             self.guards.append((cone, index, answer))
         return answer
@@ -673,6 +769,10 @@ def _where() -> str:
 
 
 # -- installing the recording ------------------------------------------------------------------
+# What ``_DataSlot`` passes for the array held by a tensor whose ``_data`` is being set first.
+_UNSET = object()
+
+
 class _DataSlot:
     """Stands in for ``Tensor._data`` (a slot) while a recording runs: reads and writes go
     through the recorder; paused (in a host call) it is the plain slot."""
@@ -696,11 +796,10 @@ class _DataSlot:
             self.slot.__set__(obj, _plain_of(value))
             return
         try:
-            self.slot.__get__(obj, None)
-            fresh = False
+            held = self.slot.__get__(obj, None)
         except AttributeError:
-            fresh = True
-        self.slot.__set__(obj, rec.write_slot(obj, value, fresh))
+            held = _UNSET
+        self.slot.__set__(obj, rec.write_slot(obj, value, held))
 
 
 class _Constant:
@@ -1784,14 +1883,18 @@ class _State:
     replay restores."""
 
     def __init__(self, objects: list[Any]) -> None:
-        seen: set[int] = set()
+        self._seen: set[int] = set()
         self.grads: list[Any] = []
         self.modules: list[Any] = []
         self.optimizers: list[Any] = []
+        self.extend(objects)
+
+    def extend(self, objects: list[Any]) -> None:
+        """Add the library objects among ``objects`` not met yet."""
         for value in objects:
-            if id(value) in seen:
+            if id(value) in self._seen:
                 continue
-            seen.add(id(value))
+            self._seen.add(id(value))
             if isinstance(value, Gradients):
                 self.grads.append(value)
             elif isinstance(value, Module):
@@ -2078,18 +2181,22 @@ class CompiledStep(Generic[P, R]):
         for b in _loaded.values():
             if b.name == "numpy":
                 backends[id(b)] = b
-        rec = _Recorder(state.allowed())
-        slot = Tensor.__dict__["_data"]
-        for path, leaf in leaves:
-            plain = slot.__get__(leaf, Tensor) if isinstance(leaf, Tensor) else leaf
-            if id(plain) not in rec.reg_of:
-                rec.add_input(plain, ("arg", path))
-        start = state.bookkeeping()
         try:
             start_layout = Layout(roots)
         except TooLarge as error:
             self._fall_back(str(error))
             return self._step(*args, **kwargs)
+        state.extend(start_layout.library)  # a helper's optimizer, trainer.parts.grads
+        rec = _Recorder(state.allowed())
+        slot = Tensor.__dict__["_data"]
+        for path, leaf in leaves:
+            plain = leaf
+            if isinstance(leaf, Tensor):
+                plain = slot.__get__(leaf, Tensor)
+                rec.arguments.add(id(cast(Any, leaf)))
+            if id(plain) not in rec.reg_of:
+                rec.add_input(plain, ("arg", path))
+        start = state.bookkeeping()
         digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])

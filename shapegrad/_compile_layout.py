@@ -229,6 +229,7 @@ class Layout:
         "generators",
         "iterators",
         "references",
+        "library",
         "count",
         "names",
         "_names",
@@ -259,6 +260,9 @@ class Layout:
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
+        # the library's objects held by identity (Gradients, optimizers), however deep: a step may
+        # reach its optimizer through a helper's closure or trainer.parts.opt, not only as a free value
+        self.library: list[Any] = []
         self.count = 0
         # identity_check's function, built at the first check (None: too large to generate)
         self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
@@ -332,7 +336,7 @@ class Layout:
             elif value.nbytes <= DIGESTED_BYTES and value.dtype.kind in "biufc":
                 self.large.append(value)
         elif _library_object(value):
-            pass
+            self.library.append(value)
         elif _isa(value, types.FunctionType):
             self._add_function(value, seen)
         elif _isa(value, types.MethodType):

@@ -982,6 +982,73 @@ def test_structured_arguments_and_results_and_a_written_buffer() -> None:
     assert compiled.recordings[0].replays == 3
 
 
+def test_an_argument_written_in_place_keeps_its_own_array_after_replays() -> None:
+    # x[:, 0] = ... sets the tensor's array to the one it holds: a replay had "rebound" the
+    # recording call's tensor to each later call's array, so it came to hold the last batch
+    def standardize_first_column(x: Any) -> Any:
+        x[:, 0] = x[:, 0] * 2.0
+        return x.sum()
+
+    rng = np.random.default_rng(0)
+    batches = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4)]
+    compiled = sg.compile(standardize_first_column)
+    tensors = [sg.tensor(b.copy()) for b in batches]
+    for tensor in tensors:
+        compiled(tensor)
+    for tensor, batch in zip(tensors, batches, strict=True):
+        expected = batch.copy()
+        expected[:, 0] *= 2.0
+        np.testing.assert_array_equal(tensor.numpy(), expected)
+    assert compiled.recordings[0].replays == 3
+
+
+def test_a_boolean_mask_selecting_another_count_records_again() -> None:
+    # x[mask]'s shape is how many the mask selects: a replay sized as recorded gave the
+    # first call's count of rows (numba's loops), or raised a broadcasting error (NumPy's)
+    def masked(x: Any, mask: Any) -> Any:
+        picked = x[mask]
+        return (picked * 2.0 + 1.0).tanh().sum(), picked * 3.0 + 1.0
+
+    rng = np.random.default_rng(0)
+    compiled = sg.compile(masked)
+    for count in (2, 6, 1, 2, 6):
+        x = sg.tensor(rng.standard_normal((8, 3)).astype(np.float32))
+        mask = sg.tensor(np.arange(8) < count)
+        (total, rows), (expected_total, expected_rows) = compiled(x, mask), masked(x, mask)
+        assert rows.shape == (count, 3)
+        np.testing.assert_array_equal(rows.numpy(), expected_rows.numpy())
+        assert total.item() == expected_total.item()
+    assert sorted(r.replays for r in compiled.recordings) == [0, 1, 1]
+
+
+def test_a_masked_loss_on_a_models_output_asks_the_mask_alone() -> None:
+    """The mask's count is asked before each replay, not the masked output's values: a
+    training step with a masked loss replays wherever the count is the one recorded."""
+    rng = np.random.default_rng(1)
+    batches = [rng.standard_normal((6, 8)).astype(np.float32) for _ in range(6)]
+    masks = [np.arange(6) % k != 0 for k in (2, 3, 2, 3, 2, 2)]
+    runs = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.Adam(model, lr=0.01), model.alloc_grads()
+
+        def step(x: Any, mask: Any, model: Any = model, opt: Any = opt, grads: Any = grads) -> Any:
+            grads.zero()
+            loss = (model(x.trace(grads))[mask] ** 2).mean()
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        run = sg.compile(step) if compiled else step
+        losses = [run(sg.tensor(x), sg.tensor(m)).item() for x, m in zip(batches, masks, strict=True)]
+        runs.append((losses, model, run))
+    (eager_losses, eager_model, _), (losses, model, compiled_step) = runs
+    assert losses == eager_losses
+    _assert_same_weights(model, eager_model)
+    assert compiled_step.eager_reason is None
+    assert sorted(r.replays for r in compiled_step.recordings) == [1, 3]
+
+
 def test_batch_norm_in_eval_mode_reads_the_running_statistics() -> None:
     model = SmallCNN(sg.Generator(1))
     x, _ = _data((4, 3, 8, 8))

@@ -604,6 +604,68 @@ def test_an_optimizer_setting_the_step_reads() -> None:
             assert compiled(x).item() == eager(x).item(), f"call {i}"
 
 
+def test_an_optimizer_only_a_helper_reaches() -> None:
+    """opt.lr read by a helper that closes over the optimizer, the step naming neither the
+    optimizer nor anything holding it: a new opt.lr records again (it was a replay of the
+    first call's rate, the optimizer being looked for among the step's own free values)."""
+    nets = [TwoLayers(), TwoLayers()]
+    opts = [sg.optim.SGD(n, lr=0.1) for n in nets]
+
+    def stepper(i: int) -> Callable[[Any], Any]:
+        net, grads, opt = nets[i], nets[i].alloc_grads(), opts[i]
+
+        def scale() -> float:
+            return 0.1 / opt.lr
+
+        def step(x: Any) -> Any:
+            grads.zero()
+            loss = (net(x.trace(grads)) ** 2).mean() * scale()
+            loss.backward()
+            return loss
+
+        return step
+
+    compiled, eager = sg.compile(stepper(0)), stepper(1)
+    x = sg.ones(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(6):
+            for opt in opts:
+                opt.lr = 0.1 * (1 + i // 2)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    assert len(compiled.recordings) == 3
+
+
+def test_gradients_and_an_optimizer_two_levels_down_replay() -> None:
+    """A trainer keeping its Gradients and optimizer in a namespace (self.parts.grads): the
+    gradient buffers are the recording's inputs and the step replays (it ran eagerly: the
+    buffers were taken for arrays no recorded operation produced)."""
+
+    class Trainer:
+        def __init__(self) -> None:
+            self.net = TwoLayers()
+            self.parts = types.SimpleNamespace(opt=sg.optim.SGD(self.net, lr=0.1), grads=self.net.alloc_grads())
+
+        def step(self, x: Any) -> Any:
+            grads, opt = self.parts.grads, self.parts.opt
+            grads.zero()
+            loss = (self.net(x.trace(grads)) ** 2).mean()
+            loss.backward()
+            opt.update(self.net, grads)
+            return loss
+
+    ours, theirs = Trainer(), Trainer()
+    compiled = sg.compile(ours.step)
+    x = sg.tensor(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(5):
+            assert compiled(x).item() == theirs.step(x).item(), f"call {i}"
+    assert compiled.recordings[0].replays == 4
+    for (_, mine), (_, eager) in zip(ours.net.named_parameters(), theirs.net.named_parameters(), strict=True):
+        np.testing.assert_array_equal(mine.numpy(), eager.numpy())
+
+
 @pytest.mark.parametrize(
     "read",
     [
