@@ -2263,7 +2263,7 @@ class CompiledStep(Generic[P, R]):
         try:
             # As the step left them: what the next call must find. Only the attributes the
             # code that ran names (a trainer's history list the step never reads may change).
-            end_layout = Layout(roots, watch.read_names())
+            end_layout = Layout(roots, watch.read_names(), watch.foreign_names())
         except TooLarge as error:
             self._fall_back(str(error))
             return result

@@ -110,6 +110,11 @@ def _library_object(value: Any) -> bool:
     return module in _OPAQUE_PACKAGES
 
 
+def _shapegrad_class(cls: type) -> bool:
+    """Whether ``cls`` is shapegrad's or derives from one of its classes (a user's Module)."""
+    return any(klass.__module__.startswith("shapegrad") for klass in cls.__mro__)
+
+
 def _code_names(code: types.CodeType) -> set[str]:
     """The global and attribute names a code object and those nested in it (lambdas,
     comprehensions, inner functions) use."""
@@ -232,16 +237,24 @@ class Layout:
         "library",
         "count",
         "names",
+        "foreign",
         "_names",
         "_held_modules",
         "_same",
     )
 
-    def __init__(self, roots: list[Any], names: frozenset[str] | None = None) -> None:
+    def __init__(
+        self, roots: list[Any], names: frozenset[str] | None = None, foreign: frozenset[str] | None = None
+    ) -> None:
         self.roots = list(roots)
         # The attribute names the step's code could have read (None: all of them, where the
-        # code that ran is not known): other attributes of objects and modules are not checked.
+        # code that ran is not known): other attributes of objects and modules are not checked,
+        # but for their tensors and modules (reached by names built at run time too:
+        # getattr(self, f"weight_ih_l{k}")). ``foreign``: the names of code other than
+        # shapegrad's, which are those an object of the user's own classes can have been
+        # read by (a trainer's step_count is not the optimizer's).
         self.names = names
+        self.foreign = names if foreign is None else foreign
         # (module, its __dict__'s size without "training", its mode, its other (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
         # (a plain object, whether it has a __dict__ (else slots, read with getattr), the
@@ -288,6 +301,16 @@ class Layout:
         """Whether the step's code may have read an attribute called ``name``."""
         return self.names is None or name in self.names
 
+    def _kept(self, owner: Any, name: str, value: Any) -> bool:
+        """Whether ``owner``'s attribute ``name`` (holding ``value``) is checked: a tensor or
+        a module always; else where code that may have read ``owner``'s attributes names it
+        (shapegrad's code reads those of its own classes' objects, the user's subclasses
+        included, not of the user's other objects)."""
+        if _isa(value, (Tensor, Module)):
+            return True
+        names = self.names if _shapegrad_class(_type_of(owner)) else self.foreign
+        return names is None or name in names
+
     def _note(self, n: int = 1) -> None:
         self.count += n
         if self.count > BUDGET:
@@ -313,7 +336,7 @@ class Layout:
             attributes = cast("dict[str, Any]", value.__dict__)
             # every attribute but the mode: a private one (self._scale, self._mask) is read as a
             # public one is; of those, the ones the code that ran names
-            own = tuple((n, v) for n, v in attributes.items() if n != "training" and self._read(n))
+            own = tuple((n, v) for n, v in attributes.items() if n != "training" and self._kept(value, n, v))
             self.modules.append((value, len(attributes) - ("training" in attributes), value.training, own))
             for _, v in own:
                 self._add(v, seen)
@@ -383,13 +406,14 @@ class Layout:
         attributes = attribute(value, "__dict__")
         if _isa(attributes, dict):
             entries = cast("dict[str, Any]", attributes)
-            items = tuple((n, v) for n, v in entries.items() if self._read(n))
+            items = tuple((n, v) for n, v in entries.items() if self._kept(value, n, v))
             self.objects.append((value, True, len(entries), items))
         else:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
-            items = tuple((n, attribute(value, n, _MISSING)) for n in names if self._read(n))
+            slotted = ((n, attribute(value, n, _MISSING)) for n in names)
+            items = tuple((n, v) for n, v in slotted if self._kept(value, n, v))
             self.objects.append((value, False, len(names), items))
         for _, v in items:
             self._add(v, seen)

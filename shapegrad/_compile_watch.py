@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import dis
 import operator
 import os
 import random
@@ -72,6 +73,15 @@ def _library_dirs() -> tuple[str, ...]:
             paths.add(os.path.dirname(os.path.abspath(backends.__file__ or "")))
         _library.append(tuple(os.path.abspath(p) + os.sep for p in paths))
     return _library[0]
+
+
+def _shapegrad_dirs() -> tuple[str, ...]:
+    """shapegrad's package and its backends' (the code whose names are its own)."""
+    dirs = [os.path.dirname(os.path.abspath(__file__))]
+    backends = sys.modules.get("shapegrad_backends")
+    if backends is not None and getattr(backends, "__file__", None):
+        dirs.append(os.path.dirname(os.path.abspath(backends.__file__ or "")))
+    return tuple(d + os.sep for d in dirs)
 
 
 def user_module(module: types.ModuleType) -> bool:
@@ -194,10 +204,11 @@ class Watch:
     """What :func:`watching` saw: the code objects that ran (None where a profiler held the
     hook and nothing was watched)."""
 
-    __slots__ = ("codes",)
+    __slots__ = ("codes", "scopes")
 
-    def __init__(self, codes: set[types.CodeType] | None) -> None:
+    def __init__(self, codes: set[types.CodeType] | None, scopes: dict[types.CodeType, Any] | None = None) -> None:
         self.codes = codes
+        self.scopes = scopes  # each code object's globals, as it ran
 
     def read_names(self) -> frozenset[str] | None:
         """Every name the code that ran could have read an attribute by: the names its
@@ -208,6 +219,21 @@ class Watch:
         for code in self.codes:
             names.update(code.co_names)
             _strings(code.co_consts, names)
+        return frozenset(names)
+
+    def foreign_names(self) -> frozenset[str] | None:
+        """The attribute names code other than shapegrad's own (the user's, the standard
+        library's, other packages') could have read an object's attribute by: the names its
+        attribute reads and writes use, but for a module's (``sg.losses.mse`` reads no
+        object's ``losses``), and its string constants (``getattr(cfg, "lr")``)."""
+        if self.codes is None or self.scopes is None:
+            return None
+        own = _shapegrad_dirs()
+        names: set[str] = set()
+        for code in self.codes:
+            if not os.path.abspath(code.co_filename).startswith(own):
+                names |= object_attribute_names(code, self.scopes.get(code, {}))
+                _strings(code.co_consts, names)
         return frozenset(names)
 
     def user_names(self) -> frozenset[str] | None:
@@ -221,6 +247,44 @@ class Watch:
                 names.update(code.co_names)
                 _strings(code.co_consts, names)
         return frozenset(names)
+
+
+# The instructions that name a global or a module being imported, never an attribute.
+_GLOBAL_OPS = frozenset(
+    {"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "IMPORT_NAME"}
+)
+
+
+def object_attribute_names(code: types.CodeType, scope: dict[str, Any]) -> set[str]:
+    """The names of ``code`` (``co_names``) it may read an object's attribute by: not those
+    it uses only for globals and imports, nor those it uses only for attributes of a module
+    reached from a global (``sg.losses.cross_entropy`` reads a module's ``losses``, no
+    trainer's); ``scope``: the globals it ran with."""
+    kept: set[str] = set()
+    dropped: set[str] = set()
+    module: Any = None  # the module the previous instruction left on the stack, if any
+    for instruction in dis.get_instructions(code):
+        op, name = instruction.opname, instruction.argval
+        if not isinstance(name, str) or name not in code.co_names:
+            module = None
+            continue
+        if op in _GLOBAL_OPS:
+            dropped.add(name)
+            module = _module_or_none(scope.get(name)) if op == "LOAD_GLOBAL" else None
+        elif module is not None and op in ("LOAD_ATTR", "LOAD_METHOD"):
+            dropped.add(name)
+            try:
+                module = _module_or_none(getattr(module, name, None))
+            except Exception:  # noqa: BLE001 -- a module's __getattr__ may do anything
+                module = None
+        else:
+            kept.add(name)
+            module = None
+    return kept | (set(code.co_names) - dropped)
+
+
+def _module_or_none(value: Any) -> types.ModuleType | None:
+    return value if isinstance(value, types.ModuleType) else None
 
 
 def _strings(constants: Any, into: set[str]) -> None:
@@ -241,10 +305,14 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
         return
     codes: set[types.CodeType] = set()
     ran = codes.add
+    scopes: dict[types.CodeType, Any] = {}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
-            ran(frame.f_code)
+            code = frame.f_code
+            if code not in codes:
+                ran(code)
+                scopes[code] = frame.f_globals
             return
         if event != "c_call":
             return
@@ -264,6 +332,6 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
 
     sys.setprofile(profile)
     try:
-        yield Watch(codes)
+        yield Watch(codes, scopes)
     finally:
         sys.setprofile(None)

@@ -408,8 +408,10 @@ class Trainer:
         return loss
 
 
-def test_a_trainers_records_the_step_never_reads_do_not_stop_replays() -> None:
-    trainer, twin = Trainer(), Trainer()
+def _replays_while_keeping_records(make: Callable[[], Trainer], count: str) -> None:
+    """12 calls of a trainer's compiled step, its loss history and the count named ``count``
+    updated after each: the same losses as an eager twin, one recording replayed since."""
+    trainer, twin = make(), make()
     compiled = sg.compile(trainer.step)
     x = sg.ones(2, 4)
     with warnings.catch_warnings():
@@ -418,8 +420,35 @@ def test_a_trainers_records_the_step_never_reads_do_not_stop_replays() -> None:
             loss = compiled(x).item()
             assert loss == twin.step(x).item()
             trainer.losses.append(loss)
-            trainer.global_step += 1
-    assert compiled.recordings[0].replays == 11  # one recording, replayed since
+            setattr(trainer, count, getattr(trainer, count) + 1)
+    assert compiled.recordings[0].replays == 11
+
+
+def test_a_trainers_records_the_step_never_reads_do_not_stop_replays() -> None:
+    _replays_while_keeping_records(Trainer, "global_step")
+
+
+class LibraryNamedTrainer(Trainer):
+    """Records named as the library's own names: ``self.losses`` beside ``sg.losses.mse`` in
+    the step, ``self.step_count`` beside the optimizer's ``step_count``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step_count = 0
+
+    def step(self, x: Any) -> Any:
+        self.grads.zero()
+        loss = sg.losses.mse(self.model(x.trace(self.grads)), sg.zeros(2, 1))
+        loss.backward()
+        self.opt.update(self.model, self.grads)
+        return loss
+
+
+def test_a_trainers_records_named_as_the_librarys_names_do_not_stop_replays() -> None:
+    """The attributes of the user's own objects are checked by the names the user's code (and
+    code other than shapegrad's) reads attributes by, module attributes (``sg.losses``) apart:
+    this trainer recorded at every call, then ran eagerly."""
+    _replays_while_keeping_records(LibraryNamedTrainer, "step_count")
 
 
 class ScaledTrainer(Trainer):
@@ -434,6 +463,40 @@ def test_a_trainers_count_the_step_reads_records_again() -> None:
         trainer.global_step = i
 
     _same_as_eager(trainer.step, change, sg.ones(2, 4))
+
+
+class Stack(sg.nn.Module):
+    """Layers reached by names built at run time, as PyTorch code does (``getattr(self, f"fc{i}")``)."""
+
+    def __init__(self) -> None:
+        for i in range(2):
+            setattr(self, f"fc{i}", sg.nn.Linear(4, 4, generator=sg.Generator(i)))
+
+    def __call__(self, x: Any) -> Any:
+        for i in range(2):
+            x = getattr(self, f"fc{i}")(x).tanh()
+        return x
+
+
+def test_a_layer_reached_by_a_name_built_at_run_time_replaced_between_calls() -> None:
+    """A module's tensors and sub-modules are checked whatever names the code that ran uses:
+    a layer or a parameter replaced by one of a name no code spells (fc1, an LSTM's
+    weight_ih_l0) was replayed with the old weights."""
+    stack = Stack()
+    lstm = sg.nn.LSTM(4, 3, generator=sg.Generator(5))
+    x = sg.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 2, 4))
+
+    def step(x: Any) -> Any:
+        return lstm(stack(x))[0].sum()
+
+    def change(i: int) -> None:
+        if i == 2:
+            stack.fc1 = sg.nn.Linear(4, 4, generator=sg.Generator(9))
+        if i == 3:
+            lstm.weight_ih_l0 = sg.nn.parameter(sg.zeros(*lstm.weight_ih_l0.shape))
+
+    compiled = _same_as_eager(step, change, x)
+    assert len(compiled.recordings) == 3
 
 
 def test_under_a_profiler_every_attribute_is_checked() -> None:
@@ -1033,3 +1096,17 @@ def test_a_table_changing_zero_to_minus_zero_records_again() -> None:
         assert compiled(x).item() == compiled(x).item() == float("inf")
         table[:] = -0.0
         assert compiled(x).item() == step(x).item() == float("-inf")
+
+
+def test_the_attribute_names_of_the_users_code_leave_out_modules_and_globals() -> None:
+    """What ``object_attribute_names`` keeps: attribute reads and writes of objects (also by a
+    name a module is read by elsewhere), not a module's attributes nor a global's name."""
+    from shapegrad._compile_watch import object_attribute_names
+
+    def code(obj: Any, other: Any) -> Any:
+        other.written = sg.losses.mse(obj.pred, obj.target)  # sg.losses, .mse: a module's
+        return np.linalg.norm(obj.ravel()) + other.losses  # other.losses: an object's
+
+    names = object_attribute_names(code.__code__, code.__globals__)
+    assert {"pred", "target", "written", "ravel", "losses"} <= names
+    assert not {"sg", "np", "mse", "linalg", "norm"} & names
