@@ -35,6 +35,18 @@ def test_chunk_expects_at_least_one_chunk(backend: str) -> None:
         sg.chunk(sg.ones(4), -2)
 
 
+def test_pad_with_pytorchs_flat_widths_says_how_they_map(backend: str) -> None:
+    """F.pad(x, (1, 1, 2, 2)) written as sg.pad was Python's "too many values to unpack"."""
+    x = sg.ones(1, 2, 4, 4)
+    with pytest.raises(
+        sg.ShapeError, match=r"found \(1, 1, 2, 2\)\. PyTorch's flat F\.pad.*\(top, bottom\), \(left, right\)"
+    ):
+        sg.pad(x, (1, 1, 2, 2), mode="reflect")
+    # NumPy's flat pair pads every axis, as documented
+    assert sg.pad(x, (1, 1)).shape == (3, 4, 6, 6)
+    assert sg.pad(x, ((0, 0), (0, 0), (2, 2), (1, 1))).shape == (1, 2, 8, 6)
+
+
 @pytest.mark.parametrize(
     ("index", "found"),
     [

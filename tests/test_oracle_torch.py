@@ -437,6 +437,10 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
         lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, nesterov=True),
         lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, nesterov=True),
     ),
+    "sgd_dampening": (
+        lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, dampening=0.5, weight_decay=0.05),
+        lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, dampening=0.5, weight_decay=0.05),
+    ),
     "adam": (
         lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1),
         lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1),

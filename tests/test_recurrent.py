@@ -107,6 +107,34 @@ def test_without_bias_matches_torch(cell: str, numpy_backend: str) -> None:
     np.testing.assert_allclose(out.numpy(), _call(reference, cell, torch.tensor(x), None)[0].detach().numpy())
 
 
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_dropout_between_layers_as_torchs(cell: str, numpy_backend: str) -> None:
+    """PyTorch's dropout=: each layer's output but the last's, in training mode only. It was
+    no argument (word_language_model's nn.LSTM(..., dropout=0.5) had nowhere to go). Equal to
+    one-layer layers with a Dropout between them drawing the same values; in eval mode, and
+    with one layer, the layer without dropout."""
+    reference, plain = _pair(cell, 2, False)
+    ours = CELLS[cell][0]
+    layer = ours(3, 4, 2, dropout=0.4, dtype="float64")
+    nn.from_torch(layer, reference.state_dict())
+    first, second = ours(3, 4, dtype="float64"), ours(4, 4, dtype="float64")
+    state = {k: v for k, v in reference.state_dict().items()}
+    nn.from_torch(first, {k: v for k, v in state.items() if k.endswith("l0")})
+    nn.from_torch(second, {k.replace("l1", "l0"): v for k, v in state.items() if k.endswith("l1")})
+    x = sg.tensor(np.random.default_rng(5).standard_normal((2, 6, 3)))
+    sg.seed(7)
+    out, _ = layer(x)
+    sg.seed(7)
+    expected, _ = second(nn.Dropout(0.4)(first(x)[0]))
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-12)
+    assert not np.allclose(out.numpy(), plain(x)[0].numpy())
+    layer.eval()
+    np.testing.assert_allclose(layer(x)[0].numpy(), plain(x)[0].numpy(), rtol=1e-12)
+    assert ours(3, 4, dropout=0.5).dropout == 0.5
+    with pytest.raises(sg.ShapegradError, match="dropout expects 0 <= p < 1, found 1.0"):
+        ours(3, 4, 2, dropout=1.0)
+
+
 @pytest.mark.parametrize("cell", list(CELLS))
 def test_gradients_match_finite_differences(cell: str, backend: str) -> None:
     """issue #25: input and initial-state gradients of a tiny 2-layer bidirectional layer

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 from typing_extensions import TypeVar
 
 from .._dims import Open, Prod, literal_size
-from .._errors import ShapeError
+from .._errors import ShapeError, ShapegradError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
 from ..ops.creation import Generator
 from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
+from ._activations import Dropout
 from ._linear import uniform_parameter
 from ._module import Layer
 
@@ -73,6 +74,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -85,6 +87,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -97,6 +100,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -109,6 +113,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -121,6 +126,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -133,6 +139,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -144,10 +151,11 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: bool = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
-        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype)
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout)
 
     def _build(
         self,
@@ -158,8 +166,14 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         bias: bool,
         generator: Generator | None,
         dtype: str,
+        dropout: float = 0.0,
     ) -> None:
         name = type(self).__name__
+        if not 0.0 <= dropout < 1.0:
+            raise ShapegradError(f"{name}: dropout expects 0 <= p < 1, found {dropout!r}")
+        # PyTorch's dropout: on each layer's output but the last, in training mode only.
+        self.dropout = float(dropout)
+        self._dropout_generator = generator
         self.input_size = self._size_arg(0, input_size, "input_size")
         self.hidden_size = self._size_arg(1, hidden_size, "hidden_size")
         if not isinstance(num_layers, int) or num_layers < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- checked for untyped callers
@@ -237,6 +251,10 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
                     finals[j].append(result[j, last])
                 outputs.append(result[0])
             layer_input = outputs[0] if len(outputs) == 1 else concat(outputs, axis=-1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                # drawn batch-first, as a Dropout on this layer's output would draw it
+                drop = Dropout[Any](self.dropout, generator=self._dropout_generator)
+                layer_input = swapaxes(drop(swapaxes(layer_input, 0, 1)), 0, 1)
         return swapaxes(layer_input, 0, 1), [stack(f) for f in finals]
 
 
@@ -294,6 +312,8 @@ class RNN(_OneState[I, H, D, NL], checked=False):
             has ``2·H`` features (the type's third argument, ``RNN[L[8], L[16], L[2]]``, says so; the output is
             ``Prod[L[2], L[16]]`` wide).
         bias: whether the layer has ``bias_ih_l*`` and ``bias_hh_l*``.
+        dropout: in training mode, dropout on each layer's output but the last's (PyTorch's
+            ``dropout``; drawn from ``generator``).
         generator: the source of the initial values (``U(±1/√H)``, as PyTorch).
         dtype: the parameters' dtype.
 
@@ -389,6 +409,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -402,6 +423,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -415,6 +437,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -428,6 +451,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -441,6 +465,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -454,6 +479,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None: ...
@@ -466,6 +492,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: str = "tanh",
         bidirectional: bool = False,
         bias: bool = True,
+        dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
@@ -473,7 +500,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
             raise ShapeError(f"RNN: nonlinearity is 'tanh' or 'relu', found {nonlinearity!r}")
         self._cell = f"rnn_{nonlinearity}"
         self.nonlinearity = nonlinearity
-        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype)
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout)
 
 
 class GRU(_OneState[I, H, D, NL], checked=False):

@@ -11,7 +11,7 @@ from .._bounded import remember
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
-from .._typevars import Z0, Z1, Z2, Z3, A, K, N, S, T
+from .._typevars import Z0, Z1, Z2, Z3, A, B, C, D, K, N, S, T
 from . import indexing as ix
 from ._toolkit import checked_axis
 
@@ -420,10 +420,56 @@ def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]
     return repeat(x, (1,) * (x.ndim - len(reps)) + tuple(reps))
 
 
-def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]:
+# Padding keeps the rank. An axis whose pair is a literal (0, 0) keeps its dim (a reflection
+# pad of an image's height and width keeps its batch and channels, for the convolution after
+# it); every other axis is Open.
+_NoPad = tuple[L[0], L[0]]
+_Pair = tuple[int, int]
+
+
+@overload
+def pad(  # pyright: ignore[reportOverlappingOverload] -- the typed cases first, the open fallback last
+    x: Tensor[T, N, K, A, B],
+    widths: tuple[_NoPad, _NoPad, _Pair, _Pair],
+    mode: str = "constant",
+    value: float = 0.0,
+) -> Tensor[T, N, K, Open, Open]: ...
+@overload
+def pad(  # pyright: ignore[reportOverlappingOverload] -- the typed cases first, the open fallback last
+    x: Tensor[T, N, K, A], widths: tuple[_NoPad, _NoPad, _Pair], mode: str = "constant", value: float = 0.0
+) -> Tensor[T, N, K, Open]: ...
+@overload
+def pad(  # pyright: ignore[reportOverlappingOverload] -- the typed cases first, the open fallback last
+    x: Tensor[T, N, A], widths: tuple[_NoPad, _Pair], mode: str = "constant", value: float = 0.0
+) -> Tensor[T, N, Open]: ...
+@overload
+def pad(x: Tensor[T, A], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, Open]: ...
+@overload
+def pad(x: Tensor[T, A, B], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, Open, Open]: ...
+@overload
+def pad(
+    x: Tensor[T, A, B, C], widths: Any, mode: str = "constant", value: float = 0.0
+) -> Tensor[T, Open, Open, Open]: ...
+@overload
+def pad(
+    x: Tensor[T, A, B, C, D], widths: Any, mode: str = "constant", value: float = 0.0
+) -> Tensor[T, Open, Open, Open, Open]: ...
+@overload
+def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
+def pad(x: Any, widths: Any, mode: str = "constant", value: float = 0.0) -> Any:
     """``x`` padded by ``widths`` (NumPy's: one ``(before, after)`` pair per axis, or one pair
     for every axis): with ``value`` (``"constant"``), the edge value (``"replicate"``) or the
-    values mirrored at the edge (``"reflect"``). Differentiable. PyTorch: ``F.pad``."""
+    values mirrored at the edge (``"reflect"``). Differentiable. The rank is kept; an axis
+    padded by a literal ``(0, 0)`` keeps its dim. PyTorch: ``F.pad``, whose flat ``pad``
+    lists the *last* axis first: ``F.pad(x, (1, 1, 2, 2))`` on ``(B, C, H, W)`` is
+    ``sg.pad(x, ((0, 0), (0, 0), (2, 2), (1, 1)))``; a flat pair here pads every axis, as
+    NumPy's ``np.pad(x, (1, 1))``."""
+    if not isinstance(widths[0], (tuple, list)) and len(widths) != 2:
+        raise ShapeError(
+            f"pad expects (before, after) pairs, one per axis ({x.ndim}), or one pair for every axis; found "
+            f"{tuple(widths)!r}. PyTorch's flat F.pad(x, (left, right, top, bottom)) lists the last axis first: "
+            "here that is ((0, 0), ..., (top, bottom), (left, right))"
+        )
     pairs = [tuple(w) for w in widths] if isinstance(widths[0], (tuple, list)) else [tuple(widths)] * x.ndim
     if len(pairs) != x.ndim:
         raise ShapeError(f"pad expects one (before, after) pair per axis ({x.ndim}), found {len(pairs)}")

@@ -35,13 +35,20 @@ def _require_weight_decay(weight_decay: float) -> None:
 
 
 def _configure_sgd(
-    target: Any, *, momentum: float, nesterov: bool, weight_decay: float, decoupled_weight_decay: bool
+    target: Any,
+    *,
+    momentum: float,
+    dampening: float,
+    nesterov: bool,
+    weight_decay: float,
+    decoupled_weight_decay: bool,
 ) -> None:
     require(momentum >= 0, "momentum >= 0", momentum)
+    require(0 <= dampening <= 1, "dampening in [0, 1]", dampening)
     _require_weight_decay(weight_decay)
-    if nesterov and momentum <= 0:
-        raise ShapegradError("Nesterov momentum expects momentum > 0")
-    target.momentum, target.nesterov = momentum, nesterov
+    if nesterov and (momentum <= 0 or dampening != 0):
+        raise ShapegradError("Nesterov momentum expects momentum > 0 and dampening 0")
+    target.momentum, target.nesterov, target.dampening = momentum, nesterov, dampening
     target.weight_decay, target.decoupled = weight_decay, decoupled_weight_decay
     target.kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
 
@@ -50,8 +57,8 @@ class Sgd(Optimizer[M]):
     """Stochastic gradient descent, as ``torch.optim.SGD``.
 
     ``g ← g + wd·p`` (L2, ``decoupled_weight_decay=False``) or ``p ← p·(1 - lr·wd)``
-    (decoupled); with momentum μ: ``b ← μ·b + g`` (``b = g`` at the first step), then
-    ``g ← g + μ·b`` (Nesterov) or ``g ← b``; finally ``p ← p - lr·g``.
+    (decoupled); with momentum μ: ``b ← μ·b + (1 - τ)·g`` (dampening τ; ``b = g`` at the
+    first step), then ``g ← g + μ·b`` (Nesterov) or ``g ← b``; finally ``p ← p - lr·g``.
 
     Examples:
         >>> from typing import Literal as L
@@ -72,9 +79,11 @@ class Sgd(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        dampening: float = 0.0,
     ) -> None:
         settings = {
             "momentum": momentum,
+            "dampening": dampening,
             "nesterov": nesterov,
             "weight_decay": weight_decay,
             "decoupled_weight_decay": decoupled_weight_decay,
@@ -95,7 +104,7 @@ class Sgd(Optimizer[M]):
         if hp.momentum:
             buf = state["momentum"]
             # A backend may offer one kernel for the momentum update; the formula is the same.
-            fused = fused_kernel(backend, hp.kernel, param.dtype) if step > 1 else None
+            fused = fused_kernel(backend, hp.kernel, param.dtype) if step > 1 and not hp.dampening else None
             if fused is not None:
                 dtype = param.dtype.type
                 fused(g, dtype(lr), dtype(hp.momentum), param, buf)
@@ -104,7 +113,7 @@ class Sgd(Optimizer[M]):
                 buf[...] = g
             else:
                 buf *= hp.momentum
-                buf += g
+                buf += (1 - hp.dampening) * g if hp.dampening else g
             g = g + hp.momentum * buf if hp.nesterov else buf
         param -= lr * g
 

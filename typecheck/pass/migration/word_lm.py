@@ -38,7 +38,7 @@ class RNNModel(nn.Module):
         # port: the sizes are the type arguments (the recurrent layers take no int beside a
         # literal type argument); checked against the arguments here instead
         assert (ninp, nhid) == (32, 32)
-        self.rnn = nn.LSTM[L[32], L[32]](num_layers=nlayers)
+        self.rnn = nn.LSTM[L[32], L[32]](num_layers=nlayers, dropout=dropout)
         if tie_weights:
             assert nhid == ninp, "When using the tied flag, nhid must be equal to emsize"
         # the decoder is the encoder's table, transposed (shapegrad's Linear.weight is (in, out))
