@@ -302,11 +302,12 @@ class Layout:
         return self.names is None or name in self.names
 
     def _kept(self, owner: Any, name: str, value: Any) -> bool:
-        """Whether ``owner``'s attribute ``name`` (holding ``value``) is checked: a tensor or
-        a module always; else where code that may have read ``owner``'s attributes names it
-        (shapegrad's code reads those of its own classes' objects, the user's subclasses
-        included, not of the user's other objects)."""
-        if _isa(value, (Tensor, Module)):
+        """Whether ``owner``'s attribute ``name`` (holding ``value``) is checked: a module's
+        tensors and sub-modules always (a layer may reach them by names it builds); else where
+        code that may have read ``owner``'s attributes names it (shapegrad's code reads those
+        of its own classes' objects, the user's modules included, not of the user's other
+        objects: a trainer's ``last_loss`` set after each call is not checked)."""
+        if _isa(owner, Module) and _isa(value, (Tensor, Module)):
             return True
         names = self.names if _shapegrad_class(_type_of(owner)) else self.foreign
         return names is None or name in names

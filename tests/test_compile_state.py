@@ -1110,3 +1110,16 @@ def test_the_attribute_names_of_the_users_code_leave_out_modules_and_globals() -
     names = object_attribute_names(code.__code__, code.__globals__)
     assert {"pred", "target", "written", "ravel", "losses"} <= names
     assert not {"sg", "np", "mse", "linalg", "norm"} & names
+
+
+def test_a_tensor_a_trainer_keeps_after_each_call_does_not_stop_replays() -> None:
+    """Only a module's tensors are checked whatever the names: a trainer's ``last_loss``,
+    which no code that ran names, may change at every call."""
+    trainer = Trainer()
+    trainer.last_loss = sg.zeros(())  # pyright: ignore[reportAttributeAccessIssue] -- the loop's own record
+    compiled = sg.compile(trainer.step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(6):
+            trainer.last_loss = compiled(sg.ones(2, 4))  # pyright: ignore[reportAttributeAccessIssue] -- the loop's own record
+    assert compiled.recordings[0].replays == 5
