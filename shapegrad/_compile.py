@@ -185,6 +185,30 @@ def _is_array(value: Any) -> bool:
     return isinstance(value, (np.ndarray, np.generic))
 
 
+def _root(array: Any) -> Any:
+    """The object at the end of an array's ``.base`` chain (the array itself where it owns its
+    memory): arrays of different roots do not share memory."""
+    base = getattr(array, "base", None)
+    while base is not None:
+        array, base = base, getattr(base, "base", None)
+    return array
+
+
+def memory_pattern(values: Sequence[Any]) -> tuple[tuple[int, int], ...]:
+    """``(i, j)`` for each array ``values[i]`` that may share memory with an earlier
+    ``values[j]`` (the first such): which of a recording's inputs are one memory."""
+    seen: dict[int, list[int]] = {}
+    pairs: list[tuple[int, int]] = []
+    for i, value in enumerate(values):
+        group = seen.setdefault(id(_root(value)), [])
+        for j in group:
+            if np.may_share_memory(value, values[j]):
+                pairs.append((i, j))
+                break
+        group.append(i)
+    return tuple(pairs)
+
+
 def _is_ndarray(value: Any) -> bool:
     return isinstance(value, np.ndarray)
 
@@ -392,6 +416,7 @@ class _Recorder:
         # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
         self.inputs: list[tuple[str, Any]] = []
         self.input_regs: list[int] = []
+        self._by_root: dict[int, list[int]] = {}  # id(the array an input views, at the end of .base) -> inputs
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
         self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
@@ -447,6 +472,15 @@ class _Recorder:
 
     def add_input(self, plain: Any, source: tuple[str, Any]) -> int:
         index = self._new(plain, -1)
+        # Inputs that share memory (x and x[1:] or x.T, a buffer and a view of it passed as an
+        # argument) are one memory to what reorders operations past writes (fused loops): a
+        # write into one is a write into the other.
+        group = self._by_root.setdefault(id(_root(plain)), [])
+        for other in group:
+            if self.owner[other] != self.owner[index] and np.may_share_memory(plain, self.plain[other]):
+                self.owner[index] = self.owner[other]
+                break
+        group.append(index)
         self.inputs.append(source)
         self.input_regs.append(index)
         return index
@@ -1394,6 +1428,13 @@ class _Plan:
         self.rebound = [(tensor, index) for tensor, index in rec.rebound.values()]
         needed += [index for _, index in self.rebound]
         self.inputs = rec.inputs
+        # which inputs were one memory (an argument and a view of it, or of a buffer the step
+        # writes): a replay is for the same overlaps, as what it reorders past writes assumed
+        self.overlaps = memory_pattern([rec.plain[index] for index in rec.input_regs])
+        # (tensor, input position): a tensor the step reaches that held an argument's array
+        # when recorded (compiled(model.weight), a buffer passed as the argument): the
+        # recording reads the argument for it, which is right only while it holds that array
+        self.also: list[tuple[Any, int]] = []
         self.n_ops = sum(1 for op in rec.ops if op.kind != "host")
         self.n_host = len(rec.ops) - self.n_ops
         narrowing = narrow(rec, needed)
@@ -1669,7 +1710,12 @@ class _Plan:
         return values
 
     def admits(self, values: list[Any]) -> bool:
-        """Whether the guards answer as when recorded."""
+        """Whether the inputs overlap as when recorded and the guards answer as then."""
+        if memory_pattern(values) != self.overlaps:
+            return False
+        slot = self.slot
+        if any(slot.__get__(tensor, Tensor) is not values[position] for tensor, position in self.also):
+            return False
         return self.guard is None or self.guard(values) == self.answers
 
     @staticmethod
@@ -2196,6 +2242,9 @@ class CompiledStep(Generic[P, R]):
                 rec.arguments.add(id(cast(Any, leaf)))
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
+        # the tensors it reaches that hold an argument's array (a buffer passed as the argument)
+        held = {id(slot.__get__(t, Tensor)): t for t, *_ in start_layout.tensors}
+        also = [(held[id(rec.plain[r])], p) for p, r in enumerate(rec.input_regs) if id(rec.plain[r]) in held]
         start = state.bookkeeping()
         digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
@@ -2290,6 +2339,7 @@ class CompiledStep(Generic[P, R]):
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
         plan.layout = end_layout
         plan.optimizer_reads = optimizer_reads
+        plan.also = also
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]
             for k, kept in list(self._cache.items()):

@@ -1002,6 +1002,56 @@ def test_an_argument_written_in_place_keeps_its_own_array_after_replays() -> Non
     assert compiled.recordings[0].replays == 3
 
 
+def test_arguments_sharing_memory_in_a_later_call_record_again() -> None:
+    # recorded with two arrays apart, a chain reading b ran in one loop after the write into
+    # a; called with b a view of a (x, x.T), the loop read what the write had put there
+    def step(a: Any, b: Any) -> Any:
+        c = b * 3.0 + 1.0
+        a[0] = 5.0
+        return c * 2.0 + b
+
+    rng = np.random.default_rng(0)
+    compiled = sg.compile(step)
+    for call in range(4):
+        data = rng.standard_normal((3, 3)).astype(np.float32)
+        ours, theirs = sg.tensor(data.copy()), sg.tensor(data.copy())
+        other = sg.tensor(data.T.copy())
+        args = (ours, other) if call == 0 else (ours, ours.T)
+        expected = step(theirs, other) if call == 0 else step(theirs, theirs.T)
+        np.testing.assert_array_equal(compiled(*args).numpy(), expected.numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert sorted(r.replays for r in compiled.recordings) == [0, 2]
+
+
+@pytest.mark.parametrize("first", ["buffer", "other"])
+def test_a_buffer_the_step_writes_passed_as_its_argument(first: str) -> None:
+    # recorded with the buffer as the argument, the recording read the argument for the
+    # buffer: a replay given another tensor never wrote the buffer; recorded with another
+    # tensor, a loop reading the argument ran after the write into the buffer it then was
+    def make() -> tuple[Any, Callable[[Any], Any]]:
+        buffer = sg.ones(3, 3)
+
+        def step(x: Any) -> Any:
+            c = x * 3.0 + 1.0
+            buffer[...] = buffer * 0.5 + 1.0
+            return c * 2.0 + x
+
+        return buffer, step
+
+    ours, step = make()
+    theirs, eager = make()
+    compiled = sg.compile(step)
+    rng = np.random.default_rng(0)
+    for call in range(5):
+        data = rng.standard_normal((3, 3)).astype(np.float32)
+        as_buffer = (call % 2 == 0) == (first == "buffer")
+        got = compiled(ours if as_buffer else sg.tensor(data))
+        expected = eager(theirs if as_buffer else sg.tensor(data))
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert sorted(r.replays for r in compiled.recordings) == [1, 2]
+
+
 def test_a_boolean_mask_selecting_another_count_records_again() -> None:
     # x[mask]'s shape is how many the mask selects: a replay sized as recorded gave the
     # first call's count of rows (numba's loops), or raised a broadcasting error (NumPy's)
