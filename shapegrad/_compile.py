@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import operator
 import types
 import warnings
 from collections.abc import Callable, Sequence
@@ -1430,7 +1431,17 @@ class _Plan:
         self.inputs = rec.inputs
         # which inputs were one memory (an argument and a view of it, or of a buffer the step
         # writes): a replay is for the same overlaps, as what it reorders past writes assumed
-        self.overlaps = memory_pattern([rec.plain[index] for index in rec.input_regs])
+        recorded = [rec.plain[index] for index in rec.input_regs]
+        self.overlaps = memory_pattern(recorded)
+        # For the common replay (new argument arrays of their own memory, the same parameters):
+        # the other inputs' positions, their arrays at the last admitted call, those arrays'
+        # memory roots, and whether no recorded overlap involves an argument (see _same_memory).
+        self._args_at = [i for i, (kind, _) in enumerate(rec.inputs) if kind == "arg"]
+        self._held_at = [i for i, (kind, _) in enumerate(rec.inputs) if kind != "arg"]
+        self._held_last = [recorded[i] for i in self._held_at]
+        self._held_roots = {id(_root(array)) for array in self._held_last}
+        arguments = set(self._args_at)
+        self._args_apart = not any(i in arguments or j in arguments for i, j in self.overlaps)
         # (tensor, input position): a tensor the step reaches that held an argument's array
         # when recorded (compiled(model.weight), a buffer passed as the argument): the
         # recording reads the argument for it, which is right only while it holds that array
@@ -1711,12 +1722,33 @@ class _Plan:
 
     def admits(self, values: list[Any]) -> bool:
         """Whether the inputs overlap as when recorded and the guards answer as then."""
-        if memory_pattern(values) != self.overlaps:
+        if not self._same_memory(values):
             return False
         slot = self.slot
         if any(slot.__get__(tensor, Tensor) is not values[position] for tensor, position in self.also):
             return False
         return self.guard is None or self.guard(values) == self.answers
+
+    def _same_memory(self, values: list[Any]) -> bool:
+        """Whether which inputs share memory is as when recorded. Where the inputs other than
+        the arguments are the arrays of the last admitted call and each argument's memory is
+        its own (no root shared with another input), that is known without comparing every
+        pair (0.4 µs an input: 20 µs a decoding step); else the whole pattern is compared."""
+        if self._args_apart and all(map(operator.is_, [values[i] for i in self._held_at], self._held_last)):
+            roots = self._held_roots
+            seen: set[int] = set()
+            for i in self._args_at:
+                root = id(_root(values[i]))
+                if root in roots or root in seen:
+                    break
+                seen.add(root)
+            else:
+                return True
+        if memory_pattern(values) != self.overlaps:
+            return False
+        self._held_last = [values[i] for i in self._held_at]
+        self._held_roots = {id(_root(array)) for array in self._held_last}
+        return True
 
     @staticmethod
     def _elide_copies(rec: _Recorder, last: list[int], escaping: set[int]) -> dict[int, int]:
