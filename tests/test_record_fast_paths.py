@@ -100,6 +100,17 @@ def test_sum_and_mean_give_numpy_s_values_and_types_bit_for_bit(
         assert mean.tobytes() == np.asarray(expected).tobytes()
 
 
+def test_a_float32_mean_over_more_values_than_float32_counts_exactly_is_numpy_s(numpy_backend: str) -> None:
+    """np.mean divides a float32 sum by its count as a float64: past 2**24 values a count
+    divided as float32 is rounded (2**24 + 1 to 2**24) and the mean changes in its last bits."""
+    data = np.random.default_rng(0).random((2, 2**24 + 1), dtype=np.float32)
+    x = sg.tensor(data)
+    for axis in (None, 1):
+        got, expected = x.mean(axis=axis)._data, np.mean(data, axis=axis)  # pyright: ignore[reportPrivateUsage] -- the raw result
+        assert type(got) is type(expected) and got.dtype == expected.dtype
+        assert got.tobytes() == np.asarray(expected).tobytes()
+
+
 @pytest.mark.parametrize("reduce", ["sum", "mean", "mean_scaled"])
 def test_a_loss_s_gradient_is_spread_as_a_read_only_view_of_the_input_s_shape(numpy_backend: str, reduce: str) -> None:
     """A whole reduction's gradient (one number, a 0-d array or a NumPy scalar) is viewed over

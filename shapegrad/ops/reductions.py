@@ -102,8 +102,10 @@ def mean_backward(
     return (_spread(xp, g / count, shape, axes, keepdims),)
 
 
-# The dtypes np.mean sums in their own precision (float16 it sums in float32).
-_MEAN_DIRECT = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+# The dtypes np.mean sums in their own precision (float16 it sums in float32), each with the
+# largest count it holds exactly: np.mean divides by the count as a float64 (NumPy's intp), the
+# direct path by a Python int, which a float32 sum rounds to float32 (2**24 + 1 to 2**24).
+_MEAN_DIRECT = {np.dtype(np.float32): 2**24, np.dtype(np.float64): 2**53}
 
 
 def mean(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
@@ -114,7 +116,7 @@ def mean(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fal
     count = 1
     for a in axes:
         count *= data.shape[a]
-    if type(data) is np.ndarray and count and data.dtype in _MEAN_DIRECT:
+    if type(data) is np.ndarray and 0 < count <= _MEAN_DIRECT.get(data.dtype, 0):
         # np.mean's own arithmetic (a sum, then a division in the same precision), without its
         # Python layers (~5 µs, more than the mean of a small tensor)
         out = np.add.reduce(data, axis=axes, keepdims=keepdims) / count
