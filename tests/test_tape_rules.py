@@ -106,6 +106,22 @@ def test_a_write_into_memory_a_saved_view_shares_is_detected(numpy_backend: str,
         loss.backward()
 
 
+def test_a_batch_norm_s_running_statistics_updated_after_an_op_saved_them_is_detected(backend: str) -> None:
+    """A training-mode forward pass writes the running statistics in place: an op that saved
+    them before (``x * bn.running_var``) would otherwise read the new values backward."""
+    bn = nn.BatchNorm1d(2)
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 1.0]).trace(grads)
+    loss = (x * bn.running_var).sum()
+    bn(sg.tensor([[1.0, 5.0], [3.0, -1.0]]))
+    with pytest.raises(sg.TapeError, match=r"the op 'mul' saved .*its input 1.*version 0 when recorded, 1 now"):
+        loss.backward()
+    bn.eval()  # reading them is not writing them
+    loss = (x.detach().trace(grads) * bn.running_var).sum()
+    bn(sg.tensor([[1.0, 5.0], [3.0, -1.0]]))
+    loss.backward()
+
+
 def test_writes_that_no_saved_value_depends_on_are_allowed(backend: str) -> None:
     """No false alarm: ``add`` saves neither operand, and a write after backward is fine."""
     grads = sg.Gradients()

@@ -6,7 +6,7 @@ from typing import Any, Generic, overload
 
 from typing_extensions import TypeVar
 
-from .._autodiff import NoTape
+from .._autodiff import NoTape, note_written
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
@@ -133,6 +133,9 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         batch_var = xp.reshape(var.data, (self.num_features,)) * (count / (count - 1))
         backend.copy_into(self.running_mean.data, (1 - m) * self.running_mean.data + m * batch_mean)
         backend.copy_into(self.running_var.data, (1 - m) * self.running_var.data + m * batch_var)
+        # a backward pass through an op that saved them (x * bn.running_var) would now be wrong
+        note_written(self.running_mean)
+        note_written(self.running_var)
 
 
 class BatchNorm1d(_BatchNorm[C, C], ChanLayer[Chan[C], Chan[C]], checked=False):
