@@ -702,6 +702,8 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
                 raise ShapeError(f"seed for output {i} expected shape {tuple(data.shape)}, found {tuple(seed.shape)}")
             if seed.dtype != data.dtype:
                 seed = xp.astype(seed, data.dtype)
+            else:  # a leaf's gradient may view the seed (reshape's, sum's): not the caller's memory
+                seed = xp.asarray(seed, copy=True)
         roots.append((node, seed))
     return roots
 

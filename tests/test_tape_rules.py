@@ -122,6 +122,21 @@ def test_a_batch_norm_s_running_statistics_updated_after_an_op_saved_them_is_det
     loss.backward()
 
 
+def test_a_write_into_a_seed_after_backward_leaves_the_gradients_it_gave(backend: str) -> None:
+    """A leaf's gradient can be a view of the seed (sum's and reshape's rules view their
+    incoming gradient): a caller refilling its seed buffer must not change it afterwards."""
+    seed = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    scalar = sg.tensor(np.array(2.0, dtype=np.float32))
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 2.0, 3.0, 4.0]).trace(grads)
+    y = sg.tensor([1.0, 2.0]).trace(grads)
+    sg.backward(x.reshape(2, 2), y.sum(), seeds=[seed, scalar])
+    seed[...] = 0.0
+    scalar[...] = 0.0
+    assert grads[x].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert grads[y].tolist() == [2.0, 2.0]
+
+
 def test_writes_that_no_saved_value_depends_on_are_allowed(backend: str) -> None:
     """No false alarm: ``add`` saves neither operand, and a write after backward is fine."""
     grads = sg.Gradients()
