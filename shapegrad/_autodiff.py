@@ -257,6 +257,7 @@ def version_of(tensor: Any) -> Version:
 # node's watched counters only when it is older than this (a training loop writes its
 # weights between steps, not between a forward pass and its backward pass).
 last_write = 0
+_write_lock = threading.Lock()
 
 
 def note_written(tensor: Any) -> None:
@@ -266,8 +267,9 @@ def note_written(tensor: Any) -> None:
     one here: an op may have saved it (recorded as version 0, see :data:`Watched`). This is
     the one place a counter rises (see :data:`last_write`)."""
     global last_write
-    version_of(tensor).value += 1
-    last_write = next(_seq)
+    with _write_lock:  # another thread's write: its count and its stamp, not one lost or out of order
+        version_of(tensor).value += 1
+        last_write = next(_seq)
 
 
 def share_version(source: Any, alias: Any) -> None:
@@ -343,6 +345,9 @@ def record_node(
     # Written for speed: a counter, not enumerate; each attribute read once; the saved
     # values searched by identity inline (a NumPy array's == is element-wise); the watched
     # counters one flat tuple (see Watched); the node built without a call to Node.__init__.
+    # The node's number is drawn before any counter is read: a write another thread makes
+    # meanwhile is then stamped after it, so the backward pass compares (see last_write).
+    seq = next(_seq)
     tape: Tape | None = None
     graph = wanted = False
     versions: Watched | None = None
@@ -415,7 +420,7 @@ def record_node(
             versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
     # Node's fields set here rather than through Node(...): no __init__ frame per op.
     made: Node = _new(Node)
-    made.seq = next(_seq)
+    made.seq = seq
     made.tape = tape
     made.parents = parents  # the list itself, not a tuple of it: one allocation less per op
     made.rule = rule

@@ -59,6 +59,39 @@ def test_a_write_between_two_recorded_ops_is_detected_in_the_older_one(backend: 
         loss.backward()
 
 
+def test_a_write_landing_while_an_op_is_recorded_is_detected(numpy_backend: str) -> None:
+    """Another thread's write can land while an op is being recorded, after the op read the
+    written tensor's counter: the node must count as older than the write (its number drawn
+    before the counters are read), or the backward pass skips its comparison."""
+    from shapegrad import _autodiff
+    from shapegrad._backend import get_backend
+    from shapegrad._tensor import wrap
+
+    grads = sg.Gradients()
+    w = sg.tensor([1.0, 2.0]).trace(grads)
+    c = sg.tensor([3.0, 4.0])
+
+    class Meanwhile:  # an input read after c: where the other thread writes c
+        _data = np.zeros(2, dtype=np.float32)
+        _param = None
+        _version = None
+
+        @property
+        def _node(self) -> None:
+            c[0] = 0.0
+
+    def rule(xp: Any, g: Any, x: Any, y: Any) -> tuple[Any, ...]:
+        return g * y, g * x, None
+
+    backend = get_backend(numpy_backend)
+    data = w.data * c.data
+    node = _autodiff.record_node(data, rule, (w, c, Meanwhile()), (w.data, c.data), backend.xp)
+    loss = wrap(data, backend)
+    loss._node = node
+    with pytest.raises(sg.TapeError, match=r"its input 1.*version 0 when recorded, 1 now"):
+        loss.sum().backward()
+
+
 def test_a_write_through_a_detached_alias_of_a_saved_result_is_detected(backend: str) -> None:
     grads = sg.Gradients()
     x = sg.tensor([0.5, 1.0]).trace(grads)
