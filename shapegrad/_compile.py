@@ -60,7 +60,7 @@ from ._compile_layout import (
     same_array,
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
-from ._compile_watch import generator_states, iterator_state, same_value, user_file, watching
+from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
 from ._gradients import Gradients, bookkeeping, set_bookkeeping
 from ._tensor import Tensor, wrap
@@ -1897,7 +1897,7 @@ def _signature_change(before: Any, now: Any) -> str:
         if kind in ("tensor", "array"):
             differs = kind == other[0] and description[1] == other[1]  # the shape is the same: the dtype is not
             return f"dtype {description[2]}" if differs else f"shape {tuple(description[1])}"
-        if kind in ("int", "float", "bool", "str", "bytes", "NoneType"):
+        if kind in ("int", "float", "complex", "bool", "str", "bytes", "NoneType"):
             return repr(description[1])
         if kind in ("tuple", "list", "dict"):
             return f"a {kind} of {len(description[1])}"
@@ -1926,6 +1926,26 @@ def _signature_change(before: Any, now: Any) -> str:
     return "its arguments' shapes, dtypes or values change from call to call"
 
 
+class _Exact:
+    """A float or complex argument in a signature: equal to another where their bits are (``==``
+    calls 0.0 and -0.0 equal, which ``1 / s`` tells apart, and a NaN unequal to itself, which
+    recorded again at every call); shown as the number."""
+
+    __slots__ = ("bits", "value")
+
+    def __init__(self, value: float | complex) -> None:
+        self.value, self.bits = value, exact(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Exact) and self.bits == other.bits
+
+    def __hash__(self) -> int:
+        return hash(self.bits)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 def _describe(value: Any, pins: list[Any]) -> Any:
     """One argument's part of the signature: shape, dtype and backend of a tensor, the value
     of a number or string, the identity of any other object."""
@@ -1941,11 +1961,13 @@ def _describe(value: Any, pins: list[Any]) -> Any:
     if isinstance(value, np.ndarray):
         array = cast("np.ndarray[Any, Any]", value)
         return ("array", array.shape, array.dtype.str)
-    if value is None or isinstance(value, (bool, int, float, str, bytes)):
+    if type(value) in (float, complex):  # bit for bit: -0.0 is not 0.0, a NaN is itself
+        return (type(value).__name__, _Exact(value))
+    if value is None or isinstance(value, (bool, int, str, bytes)):
         return (type(value).__name__, value)
-    if isinstance(value, np.generic):  # a NumPy scalar (np.float32(0.1)): by value, as a number is
+    if isinstance(value, np.generic):  # a NumPy scalar (np.float32(0.1)): by value, bit for bit, as a number is
         scalar = cast("np.generic[Any]", value)
-        return ("scalar", scalar.dtype.str, scalar.item())
+        return ("scalar", scalar.dtype.str, scalar.tobytes())
     if isinstance(value, (tuple, list)):
         kind = "tuple" if isinstance(value, tuple) else "list"
         return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))

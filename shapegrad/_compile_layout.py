@@ -26,7 +26,7 @@ from typing import Any, cast
 import numpy as np
 
 from ._compile_layout_fast import identity_check
-from ._compile_watch import NUMPY_GENERATORS, is_iterator, user_file, user_module
+from ._compile_watch import NUMPY_GENERATORS, exact, is_iterator, same_atom, signed_zeros, user_file, user_module
 from ._tensor import Tensor
 from .nn._module import Module
 
@@ -262,7 +262,8 @@ class Layout:
         self.objects: list[tuple[Any, bool, int, tuple[tuple[str, Any], ...]]] = []
         # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
         # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
-        self.containers: list[tuple[Any, Any, list[type] | None]] = []
+        # (container, copy, item types or None where held by identity, the zeros' keys and bits)
+        self.containers: list[tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]]]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
         # a tensor, its array's shape and dtype, what makes it a parameter (None: it is not) and
@@ -398,10 +399,22 @@ class Layout:
         # Not for a set (its order may change with no item changed) nor for strings alone.
         numeric = any(isinstance(v, (bool, int, float, complex)) for v in items)
         kinds: list[type] = list(map(type, items)) if numeric and not _isa(value, set) else []
-        self.containers.append((value, copy, kinds if by_value else None))
+        # ``==`` calls 0.0 and -0.0 equal: the zeros' signs are compared apart
+        zeros = signed_zeros(self._keyed(value)) if by_value and numeric else []
+        self.containers.append((value, copy, kinds if by_value else None, zeros))
         if not by_value:
             for item in items:
                 self._add(item, seen)
+
+    @staticmethod
+    def _keyed(container: Any) -> Any:
+        """``(key, item)`` pairs of a container: a dict's keys, a sequence's positions, a set's
+        items as their own keys."""
+        if _isa(container, dict):
+            return cast("dict[Any, Any]", container).items()
+        if _isa(container, (set, frozenset)):
+            return ((v, v) for v in cast("set[Any]", container))
+        return enumerate(cast("list[Any]", container))
 
     def _add_object(self, value: Any, seen: set[int]) -> None:
         attributes = attribute(value, "__dict__")
@@ -503,7 +516,7 @@ class Layout:
                 identical = False
             if identical:
                 return self._values_changed()
-        if len(roots) != len(self.roots) or any(a is not b for a, b in zip(roots, self.roots, strict=True)):
+        if len(roots) != len(self.roots) or not all(map(same_atom, roots, self.roots)):
             return "a value it reads by name (a closure variable, a global, a default) was rebound"
         for module, size, training, own in self.modules:
             attributes = module.__dict__
@@ -512,7 +525,7 @@ class Layout:
             if len(attributes) - ("training" in attributes) != size:
                 return f"{type(module).__name__} gained or lost an attribute"
             for name, value in own:
-                if attributes.get(name) is not value:
+                if not same_atom(attributes.get(name), value):
                     return f"{type(module).__name__}.{name} was replaced"
         for obj, has_dict, size, items in self.objects:
             if has_dict:
@@ -520,14 +533,14 @@ class Layout:
                 if len(attributes) != size:
                     return f"{type(obj).__name__} gained or lost an attribute"
                 for name, value in items:
-                    if attributes.get(name, _MISSING) is not value:
+                    if not same_atom(attributes.get(name, _MISSING), value):
                         return f"{type(obj).__name__}.{name} was replaced"
             else:
                 for name, value in items:
-                    if attribute(obj, name, _MISSING) is not value:
+                    if not same_atom(attribute(obj, name, _MISSING), value):
                         return f"{type(obj).__name__}.{name} was replaced"
         for namespace, name, value in self.values:
-            if namespace.get(name, _MISSING) is not value:
+            if not same_atom(namespace.get(name, _MISSING), value):
                 return f"{name!r}, a name it reads through a function or a class, was rebound"
         for reference, target in self.references:
             if reference() is not target:
@@ -543,7 +556,7 @@ class Layout:
 
     def _values_changed(self) -> str | None:
         """What differs of what is compared by value: the containers' items, small arrays."""
-        for container, copy, kinds in self.containers:
+        for container, copy, kinds, zeros in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
@@ -556,19 +569,28 @@ class Layout:
                     return f"an item of a {kind} it reads changed"
                 if kinds and list(map(type, container.values() if _isa(container, dict) else container)) != kinds:
                     return f"an item of a {kind} it reads changed its type (1 to 1.0, say)"
+                if zeros and self._zeros_changed(container, zeros):
+                    return f"a zero in a {kind} it reads changed its sign (0.0 to -0.0, say)"
             elif _isa(container, dict):
                 entries = cast("dict[Any, Any]", container)
-                if any(entries.get(k, _MISSING) is not v for k, v in copy.items()):
+                if not all(same_atom(entries.get(k, _MISSING), v) for k, v in copy.items()):
                     return "an item of a dict it reads was replaced"
             elif _isa(container, set):
                 if container != copy:
                     return "a set it reads changed"
-            elif any(a is not b for a, b in zip(container, copy, strict=True)):
+            elif not all(map(same_atom, container, copy)):
                 return f"an item of a {kind} it reads was replaced"
         for array, copy in self.arrays:
             if not same_array(array, copy):
                 return "a NumPy array it reads changed"
         return None
+
+    def _zeros_changed(self, container: Any, zeros: list[tuple[Any, bytes]]) -> bool:
+        """Whether an item that held a zero (``zeros``: its key and bits) holds another zero
+        now (the container's ``==`` found it equal)."""
+        if _isa(container, (set, frozenset)):  # -0.0 in a set finds 0.0: compare the zeros' bits
+            return sorted(bits for _, bits in signed_zeros(self._keyed(container))) != sorted(b for _, b in zeros)
+        return any(exact(container[key]) != bits for key, bits in zeros)
 
     def digests(self) -> list[int]:
         """A checksum of each larger NumPy array it reaches, asked when a recording begins and

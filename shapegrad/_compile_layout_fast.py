@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._compile_watch import same_atom
+
 __all__ = ["MAX_CHECKS", "identity_check"]
 
 # Past this many compared values the function is not generated: compiling 20,000 tests takes
@@ -45,6 +47,15 @@ class _Source:
         self.checks += 1
         self.lines.append(f"    if {condition}: return False")
 
+    def differs(self, expression: str, value: Any) -> str:
+        """The test that ``expression`` no longer holds ``value``: ``is not``, and for a number
+        or a string also unequal bit for bit (``SCALE = float(i % 3)`` is a new object of a
+        value a recording baked in)."""
+        name = self.name(value)
+        if type(value) in (int, float, complex, str, bytes):
+            return f"({expression} is not {name} and not same_atom({expression}, {name}))"
+        return f"{expression} is not {name}"
+
     def constant(self, value: Any) -> str:
         """``value`` as source for an ``is`` test: ``True``/``False``/``None`` as literals, any
         other object (a mode of ``1`` from ``model.train(1)``) through a global name, as ``is``
@@ -67,26 +78,26 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
     src = _Source()
     src.fail_if(f"len(R) != {len(layout.roots)}")
     for i, root in enumerate(layout.roots):
-        src.fail_if(f"R[{i}] is not {src.name(root)}")
+        src.fail_if(src.differs(f"R[{i}]", root))
     for module, size, training, own in layout.modules:
         m = src.name(module)
         src.fail_if(f"{m}.training is not {src.constant(training)}")
         src.lines.append(f"    d = {m}.__dict__")
         src.fail_if(f"len(d) - ('training' in d) != {size}")
         for attribute, value in own:
-            src.fail_if(f"d[{src.key(attribute)}] is not {src.name(value)}")
+            src.fail_if(src.differs(f"d[{src.key(attribute)}]", value))
     for obj, has_dict, size, items in layout.objects:
         o = src.name(obj)
         if has_dict:
             src.lines.append(f"    d = {o}.__dict__")
             src.fail_if(f"len(d) != {size}")
             for attribute, value in items:
-                src.fail_if(f"d[{src.key(attribute)}] is not {src.name(value)}")
+                src.fail_if(src.differs(f"d[{src.key(attribute)}]", value))
         else:
             for attribute, value in items:
-                src.fail_if(f"getattr({o}, {attribute!r}, {src.name(missing)}) is not {src.name(value)}")
+                src.fail_if(src.differs(f"getattr({o}, {attribute!r}, {src.name(missing)})", value))
     for namespace, key, value in layout.values:
-        src.fail_if(f"{src.name(namespace)}[{src.key(key)}] is not {src.name(value)}")
+        src.fail_if(src.differs(f"{src.name(namespace)}[{src.key(key)}]", value))
     for reference, target in layout.references:
         src.fail_if(f"{src.name(reference)}() is not {src.name(target)}")
     for tensor, shape, dtype, param, trainable in layout.tensors:
@@ -101,7 +112,7 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
     if src.checks > MAX_CHECKS:
         return None
     src.lines.append("    return True")
-    namespace = dict(src.names)
+    namespace: dict[str, Any] = {**src.names, "same_atom": same_atom}
     exec(compile("\n".join(src.lines), "<sg.compile layout check>", "exec"), namespace)  # noqa: S102 -- our own source
     check: Callable[[list[Any]], bool] = namespace["same"]
     return check

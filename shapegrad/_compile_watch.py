@@ -20,6 +20,7 @@ import dis
 import operator
 import os
 import random
+import struct
 import sys
 import sysconfig
 import time
@@ -31,10 +32,13 @@ import numpy as np
 
 __all__ = [
     "NUMPY_GENERATORS",
+    "exact",
     "generator_states",
     "is_iterator",
     "iterator_state",
+    "same_atom",
     "same_value",
+    "signed_zeros",
     "user_file",
     "user_module",
     "watching",
@@ -147,6 +151,43 @@ def _is_ndarray(value: Any) -> bool:
     return isinstance(value, np.ndarray)
 
 
+# The types whose objects are compared by value, bit for bit, where the same object is not
+# found: a number or a string rebuilt at every call (``SCALE = float(i % 3)``) is the value a
+# recording baked in, not another object (the exact types only: a subclass may carry more).
+_BY_VALUE = frozenset({int, float, complex, str, bytes})
+
+
+def exact(value: Any) -> Any:
+    """What tells a value apart from every other of its type: a float's or complex number's
+    bits (0.0 apart from -0.0, which ``==`` calls equal though ``1 / x`` tells them apart, and
+    a NaN equal to itself, bit for bit); any other value itself."""
+    kind: type = value.__class__
+    if kind is float:
+        return struct.pack("<d", value)
+    if kind is complex:
+        return struct.pack("<dd", value.real, value.imag)
+    return value
+
+
+def same_atom(a: Any, b: Any) -> bool:
+    """The same object, or equal numbers or strings of one exact type, bit for bit."""
+    if a is b:
+        return True
+    kind: type = a.__class__
+    return kind is b.__class__ and kind in _BY_VALUE and exact(a) == exact(b)
+
+
+def signed_zeros(items: Any) -> list[tuple[Any, bytes]]:
+    """``(key, bits)`` of each float or complex item of ``items`` (``(key, value)`` pairs) that
+    holds a zero: the items a container's ``==`` would call equal to one holding -0.0 there."""
+    found: list[tuple[Any, bytes]] = []
+    for key, value in items:
+        kind: type = value.__class__
+        if (kind is float and value == 0.0) or (kind is complex and (value.real == 0.0 or value.imag == 0.0)):
+            found.append((key, exact(value)))
+    return found
+
+
 def same_value(a: Any, b: Any) -> bool:
     """The same object, or equal values of one type: numbers and strings, and tuples, lists,
     dicts and NumPy arrays of them (a generator's state; what a step read of its optimizer).
@@ -155,14 +196,16 @@ def same_value(a: Any, b: Any) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if _is_ndarray(a):
-        return a.shape == b.shape and bool(np.array_equal(a, b))
+    if _is_ndarray(a):  # bit for bit, as a number is
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
     if _is_dict(a):
         return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, (tuple, list)):
         left, right = cast("tuple[Any, ...]", a), cast("tuple[Any, ...]", b)
         return len(left) == len(right) and all(same_value(x, y) for x, y in zip(left, right, strict=True))
-    if isinstance(a, (bool, int, float, complex, str)):
+    if isinstance(a, (float, complex)):
+        return exact(a) == exact(b)  # bit for bit: -0.0 is not 0.0, a NaN is itself
+    if isinstance(a, (bool, int, str)):
         return bool(a == b)
     return False
 

@@ -1123,3 +1123,86 @@ def test_a_tensor_a_trainer_keeps_after_each_call_does_not_stop_replays() -> Non
         for _ in range(6):
             trainer.last_loss = compiled(sg.ones(2, 4))  # pyright: ignore[reportAttributeAccessIssue] -- the loop's own record
     assert compiled.recordings[0].replays == 5
+
+
+# --------------------------------------------------------------------------- numbers compared by value
+scale = 1.0
+
+
+def test_a_global_number_cycling_among_values_replays_its_recordings() -> None:
+    """A number rebuilt at every call (``float(i % 3)``) is another object of a value a recording
+    baked in: compared by value, its three values keep three recordings, replayed in turn (by
+    identity, each call recorded again and the step ran eagerly after nine)."""
+    global scale
+    x = sg.tensor(X)
+
+    def step(x: Any) -> Any:
+        return (x * scale).sum()
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(15):
+            scale = float(str(i % 3))  # a new float object at every call
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert compiled.eager_reason is None
+    assert len(compiled.recordings) == 3
+    assert sum(r.replays for r in compiled.recordings) == 12
+
+
+def test_a_number_on_a_module_or_in_a_closure_rebuilt_each_call_replays() -> None:
+    x = sg.tensor(X)
+    drop = sg.nn.Dropout(0.0)
+    factor = 1.0
+
+    def step(x: Any) -> Any:
+        return (drop(x) * factor).sum()
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(12):
+            drop.p = float(str(0.0))
+            factor = float(str(i % 2))  # the closure cell rebound to an equal or another value
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert len(compiled.recordings) == 2
+
+
+@pytest.mark.parametrize("make", [float, np.float32, np.float64], ids=["float", "float32", "float64"])
+def test_an_argument_of_minus_zero_is_another_signature(make: Callable[[float], Any]) -> None:
+    """0.0 == -0.0 and they hash alike, but 1 / s tells them apart: the signature holds a
+    number's bits (and a NaN argument is the same signature at every call)."""
+    x = sg.ones(3)
+
+    def step(x: Any, s: Any) -> Any:
+        return (x / s).sum()
+
+    compiled = sg.compile(step)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for value in (0.0, -0.0, 0.0, -0.0):
+            assert np.array_equal(compiled(x, make(value)).numpy(), step(x, make(value)).numpy()), value
+        assert len(compiled.recordings) == 2
+        for _ in range(3):
+            got = compiled(x, make(float("nan"))).numpy()
+            assert np.isnan(got).all()
+    assert len(compiled.recordings) == 3
+
+
+def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
+    """A list of numbers is compared in one ``==``, which calls 0.0 and -0.0 equal: the zeros'
+    signs are compared apart."""
+    x = sg.ones(2)
+    weights, table = [0.0, 1.0], {"w": 0.0}
+
+    def step(x: Any) -> Any:
+        return x / sg.tensor(weights), x / sg.tensor([table["w"]])
+
+    compiled = sg.compile(step)
+    with np.errstate(divide="ignore"):
+        for i in range(6):
+            weights[0] = -0.0 if i % 2 else 0.0
+            table["w"] = -0.0 if i % 3 == 1 else 0.0
+            got, expected = compiled(x), step(x)
+            assert [t.tolist() for t in got] == [t.tolist() for t in expected], f"call {i}"
+    assert compiled.eager_reason is None
