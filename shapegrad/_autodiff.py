@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Never, Protocol, TypeAlias
 
+from . import _hooks
 from ._errors import TapeError
 from ._typevars import M
 
@@ -266,9 +267,18 @@ def note_written(tensor: Any) -> None:
     A parameter's counter is its tensor's (``ParamInfo.version``); a tensor without one gets
     one here: an op may have saved it (recorded as version 0, see :data:`Watched`). This is
     the one place a counter rises (see :data:`last_write`)."""
+    version = version_of(tensor)
+    note_version_written(version)
+    recorder = _hooks.recorder
+    if recorder is not None:  # sg.compile: a replay notes the same write (a buffer the caller holds)
+        recorder.noted(tensor, version)
+
+
+def note_version_written(version: Version) -> None:
+    """:func:`note_written` of the tensors whose write counter is ``version``."""
     global last_write
     with _write_lock:  # another thread's write: its count and its stamp, not one lost or out of order
-        version_of(tensor).value += 1
+        version.value += 1
         last_write = next(_seq)
 
 

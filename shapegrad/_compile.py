@@ -46,6 +46,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import numpy as np
 
 from . import _hooks
+from ._autodiff import merge_tapes, note_version_written, note_written
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
@@ -62,7 +63,7 @@ from ._compile_layout import (
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError
-from ._gradients import Gradients, bookkeeping, set_bookkeeping
+from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
 from ._tensor import Tensor, wrap
 from .nn._module import Module
 from .optim._base import Optimizer
@@ -434,6 +435,15 @@ class _Recorder:
         self.host_written: list[Any] | None = []
         self.read_first: set[int] = set()  # Gradients read before the step zeroed them
         self.zeroed_ids: set[int] = set()
+        # What the step did to the tapes' Python state, in order, which a replay does again:
+        # ("written", where) for an in-place write it noted (note_written: a buffer the caller
+        # holds, a parameter, batch-norm statistics; where: ("arg", path) for a tensor argument,
+        # ("tensor", tensor) for one it reaches, ("version", counter) for one made in the step
+        # whose counter may be shared), ("zeroed", grads) for grads.zero() (the tape ends)
+        self.effects: list[tuple[str, Any]] = []
+        self.argument_paths: dict[int, tuple[Any, ...]] = {}  # id(tensor argument) -> its path
+        self.argument_tensors: dict[int, Any] = {}
+        self.thread = _hooks.get_ident()  # the recording's (another thread's writes are its own)
         # the Python state a range check that fails in a replay leaves, as the step leaves it when
         # it raises there (set once the recording's start is known)
         self.at_check: Callable[[], Any] | None = None
@@ -691,6 +701,24 @@ class _Recorder:
 
     def zeroed(self, grads: Any) -> None:
         self.zeroed_ids.add(id(grads))
+        self.effects.append(("zeroed", grads))
+
+    def noted(self, tensor: Any, version: Any) -> None:
+        """``note_written(tensor)`` in the step (``version``: its write counter, now raised): a
+        backward pass through values saved before it raises, after a replay as after the step."""
+        if _hooks.get_ident() != self.thread:  # another thread's write (a loader refilling its buffer)
+            return
+        path = self.argument_paths.get(id(tensor))
+        if path is None and id(tensor) not in self.born:
+            self.effects.append(("written", ("tensor", tensor)))
+            return
+        if path is None:  # made in the step: its counter may be an argument's (a view of it)
+            for tensor_id, where in self.argument_paths.items():
+                argument = self.argument_tensors[tensor_id]
+                if argument._version is version:
+                    path = where
+                    break
+        self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
     def check(self, flag: Any, message: str) -> None:
         """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
@@ -699,7 +727,7 @@ class _Recorder:
             self.escape("a range check on an array the recording does not know")
             return
         op = _Op("check", message, (_Ref(flag._r),), {}, None)
-        op.expect = None if self.at_check is None else self.at_check()
+        op.expect = None if self.at_check is None else (*self.at_check(), len(self.effects))
         self.ops.append(op)
         if bool(self.plain[flag._r]):
             raise ShapeError(message)
@@ -1314,13 +1342,24 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
 def _failed(message: str, state: Any = None) -> None:
     """A range check failed in a replay: the Python state as the step leaves it when it raises
     there (its gradients' bookkeeping after ``grads.zero()``, modules' modes it set), then
-    the error."""
-    if state is not None:
-        books, modes = state
-        for grads, kept in books:
-            set_bookkeeping(grads, kept)
-        _restore_modes(modes)
-    raise ShapeError(message)
+    the error (the replay notes the writes and ends the tapes the step did before it: the
+    count of its effects so far, ``_Plan.effects``)."""
+    if state is None:
+        raise ShapeError(message)
+    books, modes, done = state
+    for grads, kept in books:
+        set_bookkeeping(grads, kept)
+    _restore_modes(modes)
+    raise _CheckFailed(message, done)
+
+
+class _CheckFailed(ShapeError):
+    """A range check failed in a replay, after ``done`` of the recording's effects: the replay
+    does those, then raises the ``ShapeError`` the step raises."""
+
+    def __init__(self, message: str, done: int) -> None:
+        super().__init__(message)
+        self.message, self.done = message, done
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
@@ -1420,6 +1459,11 @@ class _Plan:
         )
         self.pins = pins  # objects the signature names by id: kept alive so that ids stay theirs
         self.end_state = end_state
+        self.effects = rec.effects
+        # The Gradients the step zeroed, grouped by the tape each records on as the recorded run
+        # left them (with any other its tape merged into), and their parameters' leaves' marks
+        self.tape_groups: list[list[Any]] = []
+        self.lost: list[tuple[Any, bool]] = []
         slot = Tensor.__dict__["_data"]
         self.slot = slot
         needed: list[int] = []
@@ -1782,15 +1826,53 @@ class _Plan:
             into[made] = position
         return into
 
-    def replay(self, values: list[Any]) -> Any:
-        """Run the generated function on this call's inputs; rebind, restore, give back."""
-        outs = self.function(values, self.functions, self.constants, self.buffers)
+    def replay(self, values: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run the generated function on this call's inputs (``args``, ``kwargs``: the call's
+        arguments); rebind, restore, note what the step noted, give back."""
+        try:
+            outs = self.function(values, self.functions, self.constants, self.buffers)
+        except _CheckFailed as failed:
+            self._effects(self.effects[: failed.done], args, kwargs)
+            raise ShapeError(failed.message) from None
         needed = self.needed
         for tensor, index in self.rebound:
             tensor._data = outs[needed[index]]
         for restore, state in self.end_state:
             restore(state)
+        if self.effects:
+            self._effects(self.effects, args, kwargs)
+            self._tapes()
         return _build_result(self.result, outs, needed)
+
+    @staticmethod
+    def _effects(effects: list[tuple[str, Any]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """What the step did to the tapes, done again (see ``_Recorder.effects``): the in-place
+        writes it noted (a backward pass through values saved before them raises ``TapeError``)
+        and the tapes its ``grads.zero()`` ended, each with a new tape behind it."""
+        for kind, what in effects:
+            if kind == "zeroed":
+                end_tape(what)
+                continue
+            where, target = what
+            if where == "version":
+                note_version_written(target)
+            else:
+                tensor = target if where == "tensor" else _at_path(args, kwargs, target)
+                if isinstance(tensor, Tensor):
+                    note_written(tensor)
+
+    def _tapes(self) -> None:
+        """The tapes of the ``Gradients`` the step zeroed as the recorded run left them: those
+        one op merged (``x.trace(g_enc, g_dec)``) one tape again, and their parameters' marks
+        of a gradient that went to no ``Gradients`` as then."""
+        for group in self.tape_groups:
+            tape = tape_of(group[0])
+            for grads in group[1:]:
+                other = tape_of(grads)
+                if other.ended is None and other.thread == tape.thread:  # as merge_tapes asks
+                    tape = merge_tapes(tape, other)
+        for leaf, lost in self.lost:
+            leaf.lost = lost
 
 
 def _held_elsewhere(constants: list[_Constant]) -> list[_Constant]:
@@ -2195,7 +2277,7 @@ class CompiledStep(Generic[P, R]):
                 self._order[recording] = self._tick  # the least recently used goes first
                 self._relayouts = 0
                 self._new_in_a_row = 0
-                return plan.replay(values)
+                return plan.replay(values, args, kwargs)
         if relayout:
             # Modules that change between every call (a counter kept on a module, a tensor
             # attribute rebuilt per call) would record at every call: run eagerly instead.
@@ -2293,7 +2375,10 @@ class CompiledStep(Generic[P, R]):
             plain = leaf
             if isinstance(leaf, Tensor):
                 plain = slot.__get__(leaf, Tensor)
-                rec.arguments.add(id(cast(Any, leaf)))
+                tensor = cast(Any, leaf)
+                rec.arguments.add(id(tensor))
+                rec.argument_paths.setdefault(id(tensor), path)
+                rec.argument_tensors[id(tensor)] = tensor
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
         # the tensors it reaches that hold an argument's array (a buffer passed as the argument)
@@ -2391,6 +2476,8 @@ class CompiledStep(Generic[P, R]):
             self._fall_back(f"the recording could not follow it: {error}")
             return result
         plan.bookkeeping = [(g, expected) for g, expected in start if id(g) in rec.read_first]
+        if rec.zeroed_ids:
+            plan.tape_groups, plan.lost = _tape_state(state.grads, rec.zeroed_ids)
         plan.layout = end_layout
         plan.optimizer_reads = optimizer_reads
         plan.also = also
@@ -2406,6 +2493,18 @@ class CompiledStep(Generic[P, R]):
         self._tick += 1
         self._order[recording] = self._tick
         return result
+
+
+def _tape_state(grads: list[Any], zeroed: set[int]) -> tuple[list[list[Any]], list[tuple[Any, bool]]]:
+    """The tapes of the ``Gradients`` a step zeroed as it leaves them: groups of two or more
+    ``Gradients`` (of those it reaches) recording on one tape, each with one it zeroed; and
+    each of their parameters' leaves with its mark of a gradient that went nowhere."""
+    groups: dict[int, list[Any]] = {}
+    for g in grads:
+        groups.setdefault(id(tape_of(g)), []).append(g)
+    merged = [group for group in groups.values() if len(group) > 1 and any(id(g) in zeroed for g in group)]
+    lost = [(leaf, leaf.lost) for g in grads if id(g) in zeroed for leaf in leaves_of(g)]
+    return merged, lost
 
 
 def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, Any, Any]]) -> Any:

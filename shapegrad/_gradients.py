@@ -178,12 +178,11 @@ class Gradients(Generic[M]):
         """
         if _hooks.recorder is not None:
             _hooks.recorder.zeroed(self)  # sg.compile: the step does not depend on what came before
-        self._tape.root().end("its Gradients was zeroed with grads.zero()")
         self._touched.clear()
         self._consumed = None
         for leaf in self._leaves:
             leaf.lost = False
-        self._tape = Tape(self)
+        end_tape(self)
 
     def parameter_paths(self) -> list[str]:
         """Dotted paths of the parameters this object holds buffers for."""
@@ -261,6 +260,24 @@ def set_bookkeeping(grads: Gradients[Any], state: tuple[frozenset[int], str | No
     grads._touched.clear()
     grads._touched.update(touched)
     grads._consumed = consumed
+
+
+def end_tape(grads: Gradients[Any]) -> None:
+    """End the tape behind ``grads`` (backward through what it recorded raises ``TapeError``)
+    and start a new one: ``zero()``'s effect on the tape (sg.compile: a replay of a step that
+    zeroes ``grads``)."""
+    grads._tape.root().end("its Gradients was zeroed with grads.zero()")
+    grads._tape = Tape(grads)
+
+
+def tape_of(grads: Gradients[Any]) -> Tape:
+    """The tape ``grads`` records on now (its root where merged with another's)."""
+    return grads._tape.root()
+
+
+def leaves_of(grads: Gradients[Any]) -> list[Any]:
+    """The leaf nodes of the parameters ``grads`` holds buffers for."""
+    return grads._leaves
 
 
 def mark_consumed(grads: Gradients[Any], by: str) -> None:

@@ -1126,6 +1126,108 @@ def test_an_array_kept_from_another_recording_is_not_mistaken_for_this_ones() ->
     np.testing.assert_allclose(second(x * 0.0).numpy(), [2.0, 4.0, 6.0])
 
 
+# --------------------------------------------------------------------------- tapes after a replay
+def _saved_then_stepped(
+    step: Callable[..., Any], make_args: Callable[[], tuple[Any, ...]], saves: Callable[[], Any]
+) -> list[str]:
+    """Per call: an eager op saves what ``saves()`` gives (a tensor the step writes), the step
+    runs, then the eager backward pass: what it raised (or "ok")."""
+    outcomes: list[str] = []
+    for _ in range(4):
+        grads = sg.Gradients()
+        w = sg.ones(4).trace(grads)
+        loss = (saves() * w).sum()
+        step(*make_args())
+        try:
+            loss.backward()
+            outcomes.append("ok")
+        except sg.TapeError:
+            outcomes.append("TapeError")
+    return outcomes
+
+
+@pytest.mark.parametrize("written", ["closure buffer", "argument", "view of an argument", "batch norm"])
+def test_a_replay_notes_the_in_place_writes_the_step_made(written: str) -> None:
+    """A tensor the step writes in place (a buffer it fills, a tensor argument or a view of one,
+    batch norm's running statistics) makes a backward pass through values saved from it before
+    the call raise TapeError, after a replay as after the step: the recording notes the writes,
+    and a replay notes them again (in this call's arguments)."""
+    buf, arg, norm = sg.zeros(2, 4), sg.zeros(2, 4), nn.BatchNorm1d[L[4]]()
+    data = sg.tensor(np.arange(8, dtype=np.float32).reshape(2, 4))
+
+    def step(x: Any, target: Any) -> Any:
+        if written == "closure buffer":
+            buf[...] = x * 2.0
+        elif written == "argument":
+            target[...] = x + 1.0
+        elif written == "view of an argument":
+            view = target.detach()
+            view[0] = x[0]
+        else:
+            return norm(x).sum()
+        return x.sum()
+
+    saves = {"closure buffer": lambda: buf, "batch norm": lambda: norm.running_var}.get(written, lambda: arg)
+    compiled = sg.compile(step)
+    assert _saved_then_stepped(compiled, lambda: (data, arg), saves) == ["TapeError"] * 4
+    assert compiled.recordings[0].replays == 3
+
+
+def test_a_replay_ends_the_tapes_its_grads_zero_ended() -> None:
+    """grads.zero() in a step ends the tape behind grads: an eager forward pass traced before
+    the call cannot be backpropagated after it, after a replay too; and two Gradients one op in
+    the step merged (x.trace(g_enc, g_dec)) share one tape again after it (zeroing one ends
+    what the other's forward pass recorded)."""
+    g = sg.Generator(0)
+    enc, dec = nn.Linear[L[8], L[5]](generator=g), nn.Linear[L[5], L[3]](generator=g)
+    g_enc, g_dec = enc.alloc_grads(), dec.alloc_grads()
+
+    def step(x: Any) -> Any:
+        g_enc.zero()
+        g_dec.zero()
+        loss = (dec(enc(x.trace(g_enc, g_dec)).relu()) ** 2).mean()
+        loss.backward()
+        return loss
+
+    compiled = sg.compile(step)
+    x, _ = _data((4, 8))
+    for _ in range(4):
+        before = enc(x.trace(g_enc)).sum()
+        compiled(x)
+        with pytest.raises(sg.TapeError, match="zeroed"):
+            before.backward()
+        after = enc(x.trace(g_enc)).sum()
+        g_dec.zero()  # the tape g_enc records on is g_dec's too
+        with pytest.raises(sg.TapeError, match="zeroed"):
+            after.backward()
+    assert compiled.recordings[0].replays == 3
+
+
+def test_a_range_check_failing_in_a_replay_notes_the_writes_before_it() -> None:
+    """A replay whose range check fails (an index out of range) has noted the in-place writes
+    the step made before the check, as the step raising there has."""
+    buf, table = sg.zeros(2, 4), sg.ones(5, 4)
+
+    def step(x: Any, ids: Any) -> Any:
+        buf[...] = x
+        return sg.gather(table, ids).sum()
+
+    compiled = sg.compile(step)
+    x, ok, bad = sg.ones(2, 4), sg.tensor(np.array([0, 4])), sg.tensor(np.array([0, 5]))
+    compiled(x, ok)
+    for ids in (ok, bad):
+        grads = sg.Gradients()
+        loss = (buf * sg.ones(4).trace(grads)).sum()
+        if ids is bad:
+            with pytest.raises(sg.ShapeError):
+                compiled(x, ids)
+        else:
+            compiled(x, ids)
+        with pytest.raises(sg.TapeError):
+            loss.backward()
+    assert compiled.recordings[0].replays == 2
+
+
 # --------------------------------------------------------------------------- fused chains
 def _without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     """numba as if it were not installed: the NumPy backend compiles no loop."""
