@@ -244,3 +244,19 @@ def test_arctan2_at_the_origin_has_gradient_0(backend: str, dtype: str) -> None:
     y = np.array([0.0, -0.0, 0.0, 1.0, 0.0])
     x = np.array([0.0, 0.0, -0.0, 0.0, -2.0])
     against_torch([y, x], sg.arctan2, torch.atan2, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("kernel", "stride", "padding"), [(2, 2, 1), (2, 1, 1), (3, 1, 1), (3, 3, 1)])
+def test_max_pool_window_at_minus_infinity_sends_its_gradient_inside_the_image(
+    backend: str, dtype: str, kernel: int, stride: int, padding: int
+) -> None:
+    """A window whose values are all -inf took its first tap, padding (also -inf), and its
+    gradient was lost; PyTorch's goes to the window's first element inside the image."""
+    image = np.array([[[[-INF, -INF, 1.0], [-INF, -INF, 1.0], [2.0, 2.0, 2.0]]]])
+    against_torch(
+        [image],
+        lambda x: max_pool2d(x, (kernel, kernel), (stride, stride), (padding, padding)),
+        lambda x: F.max_pool2d(x, kernel, stride, padding),
+        dtype,
+    )
