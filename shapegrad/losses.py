@@ -270,8 +270,11 @@ def nll_loss(
     _check_weight("nll_loss", weight, classes)
     xp = log_probs._backend.xp
     data = log_probs._data
-    ids, _, w_row = _row_weights("nll_loss", labels, weight, ignore_index, classes, data.dtype)
-    per_row = -xp.take_along_axis(data, ids, axis=-1)[..., 0] * w_row
+    ids, keep, w_row = _row_weights("nll_loss", labels, weight, ignore_index, classes, data.dtype)
+    # An ignored row is 0 whatever it holds: its pointed class may be -inf (a masked logit),
+    # and -inf · 0 would make the loss NaN (PyTorch skips the row).
+    picked = -xp.take_along_axis(data, ids, axis=-1)[..., 0] * w_row
+    per_row = xp.where(keep, picked, xp.zeros_like(picked))
     divisor, grad_divisor = _mean_divisor(xp, w_row) if reduction == "mean" else (1.0, 1.0)
     out = per_row if reduction == "none" else xp.sum(per_row) / divisor
     saved = (ids, w_row, classes, reduction == "none", grad_divisor)
@@ -399,6 +402,7 @@ def _weighted_cross_entropy(
 ) -> Any:
     """Cross-entropy with class weights or ignored rows: ``(1-ε)·nll + ε/C · Σ_c w_c·(-logp_c)``
     per counted row, the smoothing term reduced like the nll one (PyTorch's formula)."""
+    from .ops.elementwise import where as sg_where
     from .ops.reductions import log_softmax
 
     logp: AnyTensor = log_softmax(logits, axis=-1)
@@ -411,7 +415,9 @@ def _weighted_cross_entropy(
     per_class = xp.ones((classes,), dtype=w_row.dtype) if weight is None else xp.astype(weight._data, w_row.dtype)
     backend = logits._backend
     masked = logp * wrap(per_class, backend)
-    rows: AnyTensor = masked.sum(axis=-1) * wrap(-xp.astype(keep, w_row.dtype), backend)
+    # -Σ w_c·logp_c on counted rows, 0 on ignored ones (a where, not a product with 0: an
+    # ignored row's -inf logit would make it NaN)
+    rows: AnyTensor = sg_where(wrap(keep, backend), -masked.sum(axis=-1), 0.0)
     if reduction == "mean":
         # the divisor that is 1 where no row counts: the nll term alone makes that mean NaN
         smooth: AnyTensor = rows.sum() / wrap(_mean_divisor(xp, w_row)[1], backend)

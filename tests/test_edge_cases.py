@@ -134,3 +134,93 @@ def test_out_of_range_labels_fail_before_backward_on_every_backend(backend: str)
     logits = sg.zeros(2, 3).trace(grads)
     with pytest.raises(sg.ShapeError, match=r"labels must lie in \[0, 3\)"):
         sg.losses.cross_entropy(logits, sg.tensor([0, 3])).backward()
+
+
+def _torch() -> Any:
+    return pytest.importorskip(
+        "torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)"
+    )
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "std", "logsumexp", "norm", "prod"])
+def test_reductions_of_a_rank_0_tensor_along_axis_0_or_minus_1(
+    numpy_backend: str, name: str, axis: int, keepdims: bool
+) -> None:
+    """PyTorch reduces a rank-0 tensor along dim 0 or -1 to itself (the one value); NumPy has no
+    axis to reduce, and the raw AxisError or IndexError escaped (sum, max, var, ...)."""
+    torch = _torch()
+    grads = sg.Gradients()
+    x = sg.tensor(-2.5).trace(grads)
+    ours = {"norm": lambda: sg.norm(x, 2, axis, keepdims), "prod": lambda: sg.prod(x, axis, keepdims)}.get(
+        name, lambda: getattr(sg, name)(x, axis=axis, keepdims=keepdims)
+    )()
+    t = torch.tensor(-2.5, dtype=torch.float64, requires_grad=True)
+    theirs = {
+        "max": lambda: torch.amax(t, axis, keepdims),
+        "min": lambda: torch.amin(t, axis, keepdims),
+        "var": lambda: torch.var(t, axis, correction=0, keepdim=keepdims),
+        "std": lambda: torch.std(t, axis, correction=0, keepdim=keepdims),
+        "norm": lambda: torch.linalg.vector_norm(t, 2, axis, keepdims),
+    }.get(name, lambda: getattr(torch, name)(t, axis, keepdims))()
+    assert ours.shape == () and ours.item() == pytest.approx(theirs.item())
+    (ours * 3.0).backward()
+    (theirs * 3.0).backward()
+    assert grads[x].item() == pytest.approx(t.grad.item())
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scans_of_a_rank_0_tensor_stay_rank_0(numpy_backend: str, name: str, axis: int) -> None:
+    """NumPy's cumulative sum of a rank-0 array has shape (1,): the result grew an axis."""
+    grads = sg.Gradients()
+    x = sg.tensor(-2.5).trace(grads)
+    out = getattr(sg, name)(x, axis)
+    assert out.shape == () and out.item() == -2.5
+    (out * 3.0).backward()
+    assert grads[x].item() == 3.0
+
+
+def test_argsort_of_a_rank_0_tensor_is_rank_0(numpy_backend: str) -> None:
+    assert sg.argsort(sg.tensor(1.5)).shape == ()
+    assert sg.argsort(sg.tensor(1.5), axis=0).tolist() == 0
+
+
+def test_softmax_over_an_empty_float32_axis_has_an_empty_gradient(numpy_backend: str) -> None:
+    """The numba softmax backward kernel reshaped the empty gradient into rows of length 0."""
+    grads = sg.Gradients()
+    x = sg.zeros(3, 0, dtype="float32").trace(grads)
+    sg.softmax(x).sum().backward()
+    assert grads[x].shape == (3, 0) and grads[x].dtype == np.float32
+
+
+def test_a_negative_number_to_a_tensor_power_has_gradient_0_in_the_exponent(backend: str) -> None:
+    """(-2.0) ** x: d/dx = (-2)^x · log(-2) is not real; a tensor base below 0 gives 0 (pow's
+    rule), a number base raised ValueError (math.log) in the backward pass."""
+    grads = sg.Gradients()
+    x = sg.tensor([1.0, 2.0, 3.0]).trace(grads)
+    ((-2.0) ** x).sum().backward()
+    assert grads[x].tolist() == [0.0, 0.0, 0.0]
+    grads = sg.Gradients()
+    x = sg.tensor([2.0, 4.0]).trace(grads)
+    sg.pow(-np.inf, x).sum().backward()
+    assert grads[x].tolist() == [0.0, 0.0]
+
+
+def test_relu_of_an_integer_tensor_stays_integer(backend: str) -> None:
+    x = sg.tensor([[-3, 0, 4]], dtype="int32")
+    out = sg.relu(x)
+    assert out.dtype == x.dtype and out.tolist() == [[0, 0, 4]]
+
+
+def test_hardtanh_has_gradient_0_at_its_bounds_as_pytorch(backend: str) -> None:
+    """F.hardtanh's gradient is 0 at min_val and max_val (clamp's is 1 there)."""
+    torch = _torch()
+    values = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0]
+    grads = sg.Gradients()
+    x = sg.tensor(values).trace(grads)
+    sg.hardtanh(x).sum().backward()
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.hardtanh(t).sum().backward()
+    assert grads[x].tolist() == t.grad.tolist()

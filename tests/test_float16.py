@@ -31,3 +31,18 @@ def test_softmax_of_a_fully_masked_float16_row_is_uniform(backend: str) -> None:
     slope = grads[x].numpy()
     assert np.all(np.isfinite(slope))
     assert np.all(slope[~allowed] == 0)  # masked scores get no gradient, a masked row none at all
+
+
+@pytest.mark.parametrize("op", ["erf", "gelu_exact"])
+def test_erf_and_exact_gelu_keep_float16(backend: str, op: str) -> None:
+    """SciPy's erf (the NumPy backend's kernel) computes float16 in float64: the result was
+    float64, where PyTorch keeps float16."""
+    _half_or_skip(backend)
+    grads = sg.Gradients()
+    x = sg.tensor([-1.5, -0.25, 0.0, 0.3, 2.0], dtype="float16").trace(grads)
+    out = sg.erf(x) if op == "erf" else sg.gelu(x, approximate="none")
+    assert out.dtype == np.float16
+    out.sum().backward()
+    assert grads[x].dtype == np.float16
+    reference = sg.erf(x.astype("float32")) if op == "erf" else sg.gelu(x.astype("float32"), approximate="none")
+    np.testing.assert_allclose(out.numpy().astype(np.float32), reference.numpy(), atol=2e-3)

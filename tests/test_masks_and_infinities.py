@@ -183,3 +183,80 @@ def test_masking_ops_with_infinite_inputs(backend: str, name: str, ours: Any, th
     x = np.random.default_rng(len(name)).uniform(-3.0, 3.0, (4, 4))
     x[0, 1], x[1, 0], x[2, 3], x[3, 3] = INF, -INF, -INF, INF
     against_torch([x], ours, theirs)
+
+
+# Rows a cross-entropy ignores, holding a masked (-inf) logit: 0, not -inf · 0 = NaN.
+MASKED_LOGITS = np.array([[-INF, 1.0, 2.0], [0.0, -INF, 1.0], [3.0, 3.0, 3.0], [1.0, 2.0, -INF]])
+MASKED_LABELS = np.array([-100, 2, 0, 1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"weight": [0.5, 1.0, 2.0]}, {"label_smoothing": 0.1}, {"weight": [0.5, 1.0, 2.0], "label_smoothing": 0.2}],
+    ids=["plain", "weight", "smoothing", "weight-smoothing"],
+)
+def test_cross_entropy_ignores_a_row_holding_minus_infinity(
+    backend: str, dtype: str, reduction: str, options: dict[str, Any]
+) -> None:
+    def kwargs(make: Callable[[Any], Any]) -> dict[str, Any]:
+        return {k: make(np.array(v, dtype)) if k == "weight" else v for k, v in options.items()}
+
+    labels = MASKED_LABELS
+    if options.get("label_smoothing"):  # smoothing reads every logit of a counted row: no -inf there
+        logits = np.where(np.arange(4)[:, None] == 0, MASKED_LOGITS, np.nan_to_num(MASKED_LOGITS, neginf=-3.0))
+    else:
+        logits = MASKED_LOGITS
+    against_torch(
+        [logits],
+        lambda x: sg.losses.cross_entropy(x, sg.tensor(labels), reduction=reduction, **kwargs(sg.tensor)),  # type: ignore[arg-type]
+        lambda x: F.cross_entropy(x, torch.tensor(labels), reduction=reduction, **kwargs(torch.tensor)),
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nll_loss_ignores_a_row_holding_minus_infinity(backend: str, dtype: str) -> None:
+    against_torch(
+        [MASKED_LOGITS],
+        lambda x: sg.losses.nll_loss(x, sg.tensor(MASKED_LABELS), reduction="sum"),
+        lambda x: F.nll_loss(x, torch.tensor(MASKED_LABELS), reduction="sum"),
+        dtype,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_and_min_over_a_slice_holding_nan_have_a_nan_gradient(backend: str, dtype: str, name: str) -> None:
+    """A NaN extremum equals no value of its slice: torch.amax's gradient there is NaN (0/0),
+    not the 0 that would pass a NaN loss off as a minimum."""
+    if backend == "strict":
+        pytest.skip("NaN comparisons are the same on every backend; one array API run suffices")
+    data = np.array([[np.nan, 1.0, 2.0], [1.0, 3.0, 3.0]])
+    ours, theirs = (sg.max, torch.amax) if name == "max" else (sg.min, torch.amin)
+    against_torch([data], lambda x: ours(x, axis=-1), lambda x: theirs(x, -1), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arctan2_at_the_origin_has_gradient_0(backend: str, dtype: str) -> None:
+    """PyTorch's gradient of atan2 at (0, 0) is 0; x/(x² + y²) there is 0/0 = NaN."""
+    y = np.array([0.0, -0.0, 0.0, 1.0, 0.0])
+    x = np.array([0.0, 0.0, -0.0, 0.0, -2.0])
+    against_torch([y, x], sg.arctan2, torch.atan2, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("kernel", "stride", "padding"), [(2, 2, 1), (2, 1, 1), (3, 1, 1), (3, 3, 1)])
+def test_max_pool_window_at_minus_infinity_sends_its_gradient_inside_the_image(
+    backend: str, dtype: str, kernel: int, stride: int, padding: int
+) -> None:
+    """A window whose values are all -inf took its first tap, padding (also -inf), and its
+    gradient was lost; PyTorch's goes to the window's first element inside the image."""
+    image = np.array([[[[-INF, -INF, 1.0], [-INF, -INF, 1.0], [2.0, 2.0, 2.0]]]])
+    against_torch(
+        [image],
+        lambda x: max_pool2d(x, (kernel, kernel), (stride, stride), (padding, padding)),
+        lambda x: F.max_pool2d(x, kernel, stride, padding),
+        dtype,
+    )

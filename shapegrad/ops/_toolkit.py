@@ -224,7 +224,7 @@ def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str]
 
 def checked_axis(x: AnyTensor, axis: int) -> int:
     """``axis`` of ``x`` as a non-negative index; ``ShapeError`` when out of range."""
-    if not -x.ndim <= axis < max(x.ndim, 1):
+    if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # rank 0 takes 0 and -1, as PyTorch
         raise ShapeError(f"axis {axis} is out of range for a tensor of shape {x.shape}")
     return axis % x.ndim if x.ndim else 0
 

@@ -11,7 +11,6 @@ from .._errors import DTypeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S, T
 from ._toolkit import keep_where, require_float, stable_sigmoid, unary
-from .elementwise import clamp
 from .math import erf_values
 
 __all__ = [
@@ -65,7 +64,8 @@ def relu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``max(x, 0)``. d/dx = 1 where x > 0, else 0. PyTorch: ``torch.relu``."""
     data = x._data
     forward = fused_kernel(x._backend, "relu", data.dtype)  # the same values in one pass
-    out = forward(data) if forward is not None else x._backend.xp.maximum(data, 0.0)
+    # an int 0 (not 0.0): an integer tensor's relu stays integer, as PyTorch's
+    out = forward(data) if forward is not None else x._backend.xp.maximum(data, 0)
     return unary(x, out, relu_backward, (data,))
 
 
@@ -198,11 +198,16 @@ def selu(x: Tensor[T, *S]) -> Tensor[T, *S]:
     return _elu(x, _SELU_ALPHA, _SELU_SCALE, "selu")
 
 
-def hardtanh(x: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
-    """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside.
-    PyTorch: ``F.hardtanh``."""
+def hardtanh_backward(xp: Any, g: Any, x: Any, low: float, high: float) -> tuple[Any, ...]:
+    return (keep_where(xp, (x > low) & (x < high), g),)
 
-    return clamp(x, min_val, max_val)
+
+def hardtanh(x: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
+    """``x`` clipped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 outside and at
+    the bounds themselves, as ``F.hardtanh`` (whose gradient at a bound is 0, unlike
+    ``torch.clamp``'s and :func:`clamp`'s, 1). PyTorch: ``F.hardtanh``."""
+    data = x._data
+    return unary(x, x._backend.xp.clip(data, min_val, max_val), hardtanh_backward, (data, min_val, max_val))
 
 
 def log_sigmoid_backward(xp: Any, g: Any, x: Any) -> tuple[Any, ...]:

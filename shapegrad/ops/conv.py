@@ -11,6 +11,8 @@ instead of NumPy-only stride tricks.
 
 from __future__ import annotations
 
+import builtins
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -520,6 +522,7 @@ def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0))
     compiled = fused_kernel(x._backend, "max_pool2d", data.dtype)
     if compiled is not None:  # one pass over the windows; the same index as below
         result, index = compiled(data, kernel, stride, padding, out)
+        index = _first_inside_at_minus_inf(x._backend.xp, result, index, kernel, stride, padding, out)
         b, c, h, w = data.shape
         padded_shape = (b, c, h + 2 * padding[0], w + 2 * padding[1])
         saved = (index, padded_shape, kernel, stride, padding, out)
@@ -537,5 +540,20 @@ def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0))
                 index = index + xp.astype(larger, index.dtype) * (k - index)
                 result = xp.maximum(result, window)
             k += 1
+    index = _first_inside_at_minus_inf(xp, result, index, kernel, stride, padding, out)
     saved = (index, tuple(padded.shape), kernel, stride, padding, out)
     return record(result, max_pool2d_backward, (x,), saved, x._backend)
+
+
+def _first_inside_at_minus_inf(
+    xp: Any, result: Any, index: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair
+) -> Any:
+    """A window whose maximum is -inf sends its gradient to its first element inside the
+    image, as PyTorch; the running maximum kept the first tap, which may be padding (also
+    -inf), and the gradient was lost. Only windows at -inf can have picked padding."""
+    if padding == (0, 0):
+        return index
+    rows = [builtins.max(0, padding[0] - o * stride[0]) for o in range(out[0])]
+    cols = [builtins.max(0, padding[1] - o * stride[1]) for o in range(out[1])]
+    first = xp.asarray([[r * kernel[1] + c for c in cols] for r in rows], dtype=index.dtype)
+    return xp.where(result == -math.inf, first, index)

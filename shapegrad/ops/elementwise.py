@@ -117,7 +117,7 @@ def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
             gx = xp.where(y == 0, xp.zeros_like(out), g * y * safe_x ** (y - 1))
     if need[1]:
         if _is_number(x):
-            gy = xp.zeros_like(g) if x == 0 else g * out * math.log(x)
+            gy = g * out * math.log(x) if x > 0 else xp.zeros_like(g)  # as the tensor case below
         else:
             safe = xp.where(x > 0, x, xp.ones_like(x))
             gy = xp.where(x > 0, g * out * xp.log(safe), xp.zeros_like(out))

@@ -114,7 +114,9 @@ def arctan(x: Tensor[T, *S]) -> Tensor[T, *S]:
 
 
 def atan2_backward(xp: Any, g: Any, y: Any, x: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
-    scale = g / (x * x + y * y)
+    # At the origin, where the angle has no derivative, the gradient is 0 (PyTorch's), not 0/0.
+    r2 = x * x + y * y
+    scale = xp.where(r2 == 0, xp.zeros_like(r2), g) / xp.where(r2 == 0, xp.ones_like(r2), r2)
     return (scale * x if need[0] else None, -scale * y if need[1] else None)
 
 
@@ -314,8 +316,8 @@ def erf_values(xp: Any, x: Any, backend: Any = None) -> Any:
     CuPy: ``cupyx.scipy.special``); this xp math is the reference and the fallback."""
     if backend is not None:
         kernel = fused_kernel(backend, "erf", x.dtype)
-        if kernel is not None:
-            return kernel(x)
+        if kernel is not None:  # SciPy's erf computes float16 in float64: keep the dtype
+            return xp.astype(kernel(x), x.dtype, copy=False)
     single = x.dtype == xp.float32 or x.dtype == getattr(xp, "float16", None)
     z = xp.abs(x)
     tail = 1.0 - _erfc_nonnegative(xp, z, 14 if single else len(_ERFC_CHEBYSHEV))

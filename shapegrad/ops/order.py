@@ -79,6 +79,8 @@ def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Ten
     xp = x._backend.xp
     a = checked_axis(x, axis)
     data = x._data
+    if data.ndim == 0:  # NumPy's argsort of a rank-0 array has shape (1,); PyTorch's is rank 0
+        return wrap(xp.zeros((), dtype=xp.int64), x._backend)
     if data.dtype == xp.bool:  # the array API sorts numbers only
         data = xp.astype(data, xp.uint8)
     if not descending:

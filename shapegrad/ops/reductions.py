@@ -44,9 +44,12 @@ def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, 
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     result: list[int] = []
     for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1):
+        # A rank-0 tensor takes axis 0 or -1, as PyTorch, and reduces nothing: its value is
+        # its own sum, mean and maximum (no axis to hand NumPy, which refuses one).
+        if not -builtins.max(ndim, 1) <= a < builtins.max(ndim, 1):
             raise ShapeError(f"axis {a} is out of range for a tensor of rank {ndim}")
-        result.append(a % ndim if ndim else 0)
+        if ndim:
+            result.append(a % ndim)
     return tuple(sorted(set(result)))
 
 
@@ -133,7 +136,9 @@ def max_min_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], k
     zero = xp.zeros_like(x)
     mask = xp.where(hit, xp.ones_like(x), zero)
     count = xp.sum(mask, axis=axes, keepdims=True)
-    return (xp.where(hit, _restore(xp, g, shape, axes, keepdims) / count, zero),)
+    # A NaN extremum equals no value: its slice's gradient is NaN (torch.amax's 0/0), not 0.
+    spread = _restore(xp, g, shape, axes, keepdims) / xp.where(count == 0, xp.ones_like(count), count)
+    return (xp.where(hit, spread, xp.where(count == 0, spread * math.nan, zero)),)
 
 
 def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Any:
@@ -216,6 +221,10 @@ def masked_score(xp: Any, dtype: Any) -> Any:
     return xp.asarray(builtins.max(MASKED, float(xp.finfo(dtype).min)), dtype=dtype)
 
 
+def empty_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
+    return (xp.zeros_like(y),)
+
+
 def softmax_backward(xp: Any, g: Any, y: Any, axis: int, scale: float = 1.0, mask: Any = None) -> tuple[Any, ...]:
     gy = g * y
     gz = gy - y * xp.sum(gy, axis=axis, keepdims=True)
@@ -238,7 +247,9 @@ def softmax(
     data = x._data
     if _over_empty(data, normalize_axes(axis, data.ndim)):
         y = xp.zeros_like(data)  # no values to normalise: an empty result, as PyTorch
-        return record(y, softmax_backward, (x,), (y, axis), x._backend)
+        # (not softmax_backward, which a backend's fused kernel replaces: NumPy's numba one
+        # cannot view an empty gradient as rows of no length)
+        return record(y, empty_backward, (x,), (y,), x._backend)
     allowed = None
     if mask is not None:
         same_backend(x, mask)
@@ -289,7 +300,17 @@ def cumsum_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
 def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
     """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``."""
     a = checked_axis(x, axis)
+    if x.ndim == 0:  # NumPy's cumulative sum of a rank-0 array has shape (1,); PyTorch's is rank 0
+        return _as_vector(cumsum, x, a)
     return record(x._backend.xp.cumulative_sum(x._data, axis=a), cumsum_backward, (x,), (a,), x._backend)
+
+
+def _as_vector(op: Any, x: Any, axis: int) -> Any:
+    """``op`` of a rank-0 ``x`` along ``axis``: run on ``x`` as a vector of one, and the result
+    made rank 0 again."""
+    from .shape import reshape
+
+    return reshape(op(reshape(x, (1,)), axis), ())
 
 
 def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
@@ -436,5 +457,7 @@ def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
     """Running products along ``axis``, with exact gradients where values are 0.
     PyTorch: ``torch.cumprod``."""
     a = checked_axis(x, axis)
+    if x.ndim == 0:
+        return _as_vector(cumprod, x, a)
     out = x._backend.xp.cumulative_prod(x._data, axis=a)
     return record(out, cumprod_backward, (x,), (x._data, out, a), x._backend)
