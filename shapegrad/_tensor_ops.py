@@ -3671,7 +3671,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _act_any.gelu(self, approximate)
 
     def hardtanh(self: Tensor[T, *S], min_val: float = -1.0, max_val: float = 1.0) -> Tensor[T, *S]:
-        """``x`` clipped to ``[min_val, max_val]``; gradient 1 inside, 0 outside. PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
+        """``x`` clipped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 outside and at the bounds themselves, as ``F.hardtanh`` (whose gradient at a bound is 0, unlike ``torch.clamp``'s and :func:`clamp`'s, 1). PyTorch: ``F.hardtanh``; the method form of ``sg.hardtanh``."""
         return _act_any.hardtanh(self, min_val, max_val)
 
     def leaky_relu(self: Tensor[T, *S], negative_slope: float = 0.01) -> Tensor[T, *S]:
