@@ -302,16 +302,17 @@ class Layout:
         """Whether the step's code may have read an attribute called ``name``."""
         return self.names is None or name in self.names
 
-    def _kept(self, owner: Any, name: str, value: Any) -> bool:
-        """Whether ``owner``'s attribute ``name`` (holding ``value``) is checked: a module's
-        tensors and sub-modules always (a layer may reach them by names it builds); else where
-        code that may have read ``owner``'s attributes names it (shapegrad's code reads those
-        of its own classes' objects, the user's modules included, not of the user's other
-        objects: a trainer's ``last_loss`` set after each call is not checked)."""
-        if _isa(owner, Module) and _isa(value, (Tensor, Module)):
-            return True
+    def _checked(self, owner: Any, attributes: Any) -> tuple[tuple[str, Any], ...]:
+        """The ``(name, value)`` pairs of ``owner``'s ``attributes`` that are checked: a
+        module's tensors and sub-modules always (a layer may reach them by names it builds);
+        others where code that may have read ``owner``'s attributes names them (shapegrad's
+        code reads those of its own classes' objects, the user's modules included, not of the
+        user's other objects: a trainer's ``last_loss`` set after each call is not checked)."""
+        module = _isa(owner, Module)
         names = self.names if _shapegrad_class(_type_of(owner)) else self.foreign
-        return names is None or name in names
+        return tuple(
+            (n, v) for n, v in attributes if names is None or n in names or (module and _isa(v, (Tensor, Module)))
+        )
 
     def _note(self, n: int = 1) -> None:
         self.count += n
@@ -338,7 +339,7 @@ class Layout:
             attributes = cast("dict[str, Any]", value.__dict__)
             # every attribute but the mode: a private one (self._scale, self._mask) is read as a
             # public one is; of those, the ones the code that ran names
-            own = tuple((n, v) for n, v in attributes.items() if n != "training" and self._kept(value, n, v))
+            own = self._checked(value, ((n, v) for n, v in attributes.items() if n != "training"))
             self.modules.append((value, len(attributes) - ("training" in attributes), value.training, own))
             for _, v in own:
                 self._add(v, seen)
@@ -420,14 +421,13 @@ class Layout:
         attributes = attribute(value, "__dict__")
         if _isa(attributes, dict):
             entries = cast("dict[str, Any]", attributes)
-            items = tuple((n, v) for n, v in entries.items() if self._kept(value, n, v))
+            items = self._checked(value, entries.items())
             self.objects.append((value, True, len(entries), items))
         else:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
-            slotted = ((n, attribute(value, n, _MISSING)) for n in names)
-            items = tuple((n, v) for n, v in slotted if self._kept(value, n, v))
+            items = self._checked(value, ((n, attribute(value, n, _MISSING)) for n in names))
             self.objects.append((value, False, len(names), items))
         for _, v in items:
             self._add(v, seen)

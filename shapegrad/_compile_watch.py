@@ -70,12 +70,10 @@ def _library_dirs() -> tuple[str, ...]:
     """The standard library, installed packages, shapegrad and its backends' package (which
     an editable install leaves outside site-packages)."""
     if not _library:
-        paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
-        paths.add(os.path.dirname(os.path.abspath(__file__)))
-        backends = sys.modules.get("shapegrad_backends")
-        if backends is not None and getattr(backends, "__file__", None):
-            paths.add(os.path.dirname(os.path.abspath(backends.__file__ or "")))
-        _library.append(tuple(os.path.abspath(p) + os.sep for p in paths))
+        paths = {
+            os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
+        _library.append(tuple(paths.union(_shapegrad_dirs())))
     return _library[0]
 
 

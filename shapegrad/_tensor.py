@@ -668,8 +668,9 @@ def backward(
     return first
 
 
-# What a NumPy-backed rank-0 result holds (sg.compile's recording subclass excluded).
-_NUMPY_LOSS_TYPES = frozenset({np.ndarray, np.float16, np.float32, np.float64})
+# What a NumPy-backed floating result holds, a rank-0 one a NumPy scalar too (the exact types:
+# sg.compile's recording subclass is not one of them).
+NUMPY_FLOAT_RESULTS = frozenset({np.ndarray, np.float16, np.float32, np.float64})
 
 
 def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> list[tuple[Node, Any]]:
@@ -692,7 +693,7 @@ def traced_roots(outputs: Sequence[AnyTensor], seeds: Sequence[Any] | None) -> l
                     "of that shape"
                 )
             # a loss is a NumPy scalar or 0-d array: np.array(1, dtype) is 8× np.ones_like
-            seed = np.array(1, data.dtype) if type(data) in _NUMPY_LOSS_TYPES else xp.ones_like(data)
+            seed = np.array(1, data.dtype) if type(data) in NUMPY_FLOAT_RESULTS else xp.ones_like(data)
         else:
             raw = seeds[i]
             seed = (

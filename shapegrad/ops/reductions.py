@@ -12,7 +12,7 @@ from .._autodiff import NoTape as NoTape
 from .._backend import fused_kernel, same_backend
 from .._dims import Open
 from .._errors import ShapeError
-from .._tensor import AnyTensor, Tensor, record, wrap
+from .._tensor import NUMPY_FLOAT_RESULTS, AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 from . import elementwise as ew
 from ._toolkit import checked_axis, keep_where, require_float, shape_clash
@@ -68,16 +68,12 @@ def _restore(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], kee
     return g
 
 
-# A 0-d array's arithmetic gives NumPy scalars: the gradient of a scaled or averaged loss.
-_NUMPY_FLOATS = frozenset({np.float16, np.float32, np.float64})
-
-
 def _spread(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> Any:
     """A reduction's gradient ``g`` spread back over the input's ``shape``: a read-only view,
     as ``xp.broadcast_to`` makes it. A loss's gradient (one number) on NumPy is viewed
     directly: NumPy's ``reshape`` and ``broadcast_to`` are Python code taking ~5 µs, a
     fifth of a small step's backward pass."""
-    if (type(g) is np.ndarray or type(g) in _NUMPY_FLOATS) and g.size == 1:  # not sg.compile's subclass
+    if type(g) in NUMPY_FLOAT_RESULTS and g.size == 1:  # a 0-d array's arithmetic gives NumPy scalars
         view = np.ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
         view.flags.writeable = False
         return view
