@@ -46,7 +46,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 import numpy as np
 
 from . import _hooks
-from ._autodiff import merge_tapes, note_version_written, note_written
+from ._autodiff import Version, merge_tapes, note_version_written, note_written, version_of
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
@@ -443,6 +443,8 @@ class _Recorder:
         self.effects: list[tuple[str, Any]] = []
         self.argument_paths: dict[int, tuple[Any, ...]] = {}  # id(tensor argument) -> its path
         self.argument_tensors: dict[int, Any] = {}
+        # id(tuple, list or dict among the arguments) -> its path: given back, it is the call's own
+        self.argument_containers: dict[int, tuple[Any, ...]] = {}
         self.thread = _hooks.get_ident()  # the recording's (another thread's writes are its own)
         # the Python state a range check that fails in a replay leaves, as the step leaves it when
         # it raises there (set once the recording's start is known)
@@ -1467,7 +1469,7 @@ class _Plan:
         slot = Tensor.__dict__["_data"]
         self.slot = slot
         needed: list[int] = []
-        self.result = self._outputs(rec, result, needed, slot)
+        self.result = self._outputs(rec, result, needed, slot, {}, _version_owners(rec), {})
         if rec.escape_reason is not None:
             raise CompileError(rec.escape_reason)
         self.rebound = [(tensor, index) for tensor, index in rec.rebound.values()]
@@ -1513,31 +1515,72 @@ class _Plan:
             return False
         return agrees([snapshot.plain[index] for index in needed], outs)
 
-    def _outputs(self, rec: _Recorder, value: Any, needed: list[int], slot: Any) -> Any:
-        if _is_tensor(value):
-            plain = slot.__get__(value, None)
+    def _outputs(
+        self,
+        rec: _Recorder,
+        value: Any,
+        needed: list[int],
+        slot: Any,
+        memo: dict[int, Any],
+        owners: dict[int, tuple[str, Any]],
+        groups: dict[int, Any],
+    ) -> Any:
+        """The template a replay builds its result from (see :func:`_build_result`). An object
+        given back twice (``return y, y``, a list and a tensor in it) is one template, so one
+        object at replay as in eager (``memo``: by id); a tensor or a list or dict the step
+        takes as an argument, or a tensor that existed before it (a parameter), is that object;
+        a tensor made in the step counts writes with the argument or tensor it views
+        (``owners``: their write counters, by id; ``x.reshape(n)``, ``w.detach()``), or with the
+        other tensors it gives back that share its counter (``groups``): a write through the
+        result is then seen by a backward pass that saved the argument, as in eager."""
+        known = memo.get(id(value))
+        if known is not None:
+            return known
+        template: Any
+        path = rec.argument_containers.get(id(value))
+        if path is not None:
+            template = ("argument", path)
+        elif _is_tensor(value):
+            tensor = value
+            path = rec.argument_paths.get(id(tensor))
+            plain = slot.__get__(tensor, None)
             index = rec.reg_of.get(id(plain))
-            if index is None:
-                if id(value) in rec.born:
-                    rec.escape("the step returned a tensor holding an array no recorded operation produced")
-                return ("object", value)
-            needed.append(index)
-            return ("tensor", index, value._backend)
-        if _is_ndarray(value):
+            if path is not None:
+                template = ("argument", path)
+            elif id(tensor) not in rec.born:
+                template = ("object", tensor)  # a parameter, a buffer: it holds this call's array
+            elif index is None:
+                rec.escape("the step returned a tensor holding an array no recorded operation produced")
+                template = ("object", tensor)
+            else:
+                needed.append(index)
+                shared: Any = None
+                if tensor._version is not None:
+                    shared = owners.get(id(tensor._version))
+                    if shared is None:
+                        shared = ("group", groups.setdefault(id(tensor._version), object()))
+                template = ("tensor", index, tensor._backend, shared)
+        elif _is_ndarray(value):
             traced = isinstance(value, _Traced) and value._rec is rec  # an array argument given back, say
             index = value._r if traced else rec.reg_of.get(id(value))
             if index is None:
                 rec.escape("the step returned an array no recorded operation produced")
                 return ("object", value)
             needed.append(index)
-            return ("array", index)
-        if isinstance(value, (tuple, list)):
-            items = [self._outputs(rec, v, needed, slot) for v in cast("tuple[Any, ...]", value)]
-            return ("tuple" if isinstance(value, tuple) else "list", items)
-        if isinstance(value, dict):
+            template = ("array", index)
+        elif isinstance(value, (tuple, list)):
+            items = [self._outputs(rec, v, needed, slot, memo, owners, groups) for v in cast("tuple[Any, ...]", value)]
+            template = ("tuple" if isinstance(value, tuple) else "list", items)
+        elif isinstance(value, dict):
             entries = cast("dict[Any, Any]", value)
-            return ("dict", [(k, self._outputs(rec, v, needed, slot)) for k, v in entries.items()])
-        return ("object", value)
+            pairs: list[tuple[Any, Any]] = [
+                (k, self._outputs(rec, v, needed, slot, memo, owners, groups)) for k, v in entries.items()
+            ]
+            template = ("dict", pairs)
+        else:
+            return ("object", value)
+        memo[id(cast(object, value))] = template
+        return template
 
     @staticmethod
     def _last_uses(
@@ -1842,7 +1885,7 @@ class _Plan:
         if self.effects:
             self._effects(self.effects, args, kwargs)
             self._tapes()
-        return _build_result(self.result, outs, needed)
+        return _build_result(self.result, outs, needed, args, kwargs, {})
 
     @staticmethod
     def _effects(effects: list[tuple[str, Any]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -1925,19 +1968,66 @@ def _call_guard(
     return function(values, functions, constants)
 
 
-def _build_result(template: Any, outs: tuple[Any, ...], needed: dict[int, int]) -> Any:
+def _version_owners(rec: _Recorder) -> dict[int, tuple[str, Any]]:
+    """The write counters of the tensors a step takes or reaches, by id, with where a replay
+    finds each again: ``("arg", path)`` for a tensor argument (the call's), ``("tensor",
+    tensor)`` for one it reads or writes (a parameter, a buffer)."""
+    owners: dict[int, tuple[str, Any]] = {}
+    reached = [tensor for kind, tensor in rec.inputs if kind == "holder"]
+    reached += [what[1] for kind, what in rec.effects if kind == "written" and what[0] == "tensor"]
+    for tensor in reached:
+        if tensor._version is not None:
+            owners.setdefault(id(tensor._version), ("tensor", tensor))
+    for tensor_id, path in rec.argument_paths.items():  # last: an argument's path is the call's
+        version = rec.argument_tensors[tensor_id]._version
+        if version is not None:
+            owners[id(version)] = ("arg", path)
+    return owners
+
+
+def _build_result(
+    template: Any,
+    outs: tuple[Any, ...],
+    needed: dict[int, int],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    made: dict[int, Any],
+) -> Any:
+    """A replay's result from its template (see ``_Plan._outputs``): ``made`` holds what this
+    call built, by the template's id (one template given back twice is one object), and the
+    write counters shared by tensors made in it, by their group's id."""
     kind = template[0]
+    if kind == "object":
+        return template[1]
+    found = made.get(id(template))
+    if found is not None:
+        return found
+    value: Any
     if kind == "tensor":
-        return wrap(outs[needed[template[1]]], template[2])
-    if kind == "array":
+        value = wrap(outs[needed[template[1]]], template[2])
+        shared = template[3]
+        if shared is not None:
+            where, source = shared
+            if where == "group":
+                version = made.get(id(source))
+                if version is None:
+                    version = made[id(source)] = Version()
+                value._version = version
+            else:
+                owner = _at_path(args, kwargs, source) if where == "arg" else source
+                value._version = version_of(owner)
+    elif kind == "array":
         return outs[needed[template[1]]]
-    if kind == "tuple":
-        return tuple(_build_result(t, outs, needed) for t in template[1])
-    if kind == "list":
-        return [_build_result(t, outs, needed) for t in template[1]]
-    if kind == "dict":
-        return {k: _build_result(t, outs, needed) for k, t in template[1]}
-    return template[1]
+    elif kind == "argument":
+        return _at_path(args, kwargs, template[1])
+    elif kind == "tuple":
+        value = tuple(_build_result(t, outs, needed, args, kwargs, made) for t in template[1])
+    elif kind == "list":
+        value = [_build_result(t, outs, needed, args, kwargs, made) for t in template[1]]
+    else:
+        value = {k: _build_result(t, outs, needed, args, kwargs, made) for k, t in template[1]}
+    made[id(template)] = value
+    return value
 
 
 def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...]) -> Any:
@@ -2381,6 +2471,10 @@ class CompiledStep(Generic[P, R]):
                 rec.argument_tensors[id(tensor)] = tensor
             if id(plain) not in rec.reg_of:
                 rec.add_input(plain, ("arg", path))
+        containers = _argument_containers(args, kwargs)
+        for path, container in containers:
+            rec.argument_containers.setdefault(id(container), path)
+        contents = [_contents(container) for _, container in containers]
         # the tensors it reaches that hold an argument's array (a buffer passed as the argument)
         held = {id(slot.__get__(t, Tensor)): t for t, *_ in start_layout.tensors}
         also = [(held[id(rec.plain[r])], p) for p, r in enumerate(rec.input_regs) if id(rec.plain[r]) in held]
@@ -2405,6 +2499,14 @@ class CompiledStep(Generic[P, R]):
                 if holder[place] is traced:  # not one the step itself replaced
                     holder[place] = original
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
+        if contents != [_contents(container) for _, container in containers]:
+            # batch["logits"] = model(batch["x"]), inputs.append(h): a replay runs none of the
+            # step's Python, so it would leave the next call's list or dict as it came
+            self._fall_back(
+                "it changes a list or dict it takes as an argument (batch['out'] = ..., xs.append(...)), "
+                "which a replay would not do"
+            )
+            return result
         if rec.value_reason is None and not all(
             same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
         ):
@@ -2531,6 +2633,39 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
     return value
 
 
+def _argument_containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
+    """``(path, container)`` for every tuple, list and dict among the arguments, at any depth
+    (paths as :func:`_tensor_leaves` gives them)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+
+    def walk(value: Any, path: tuple[Any, ...]) -> None:
+        if isinstance(value, (tuple, list)):
+            items = cast("tuple[Any, ...]", value)
+            found.append((path, items))
+            for i, v in enumerate(items):
+                walk(v, (*path, i))
+        elif isinstance(value, dict):
+            entries = cast("dict[Any, Any]", value)
+            found.append((path, entries))
+            for k, v in entries.items():
+                walk(v, (*path, k))
+
+    for i, a in enumerate(args):
+        walk(a, ("a", i))
+    for k, v in kwargs.items():
+        walk(v, ("k", k))
+    return found
+
+
+def _contents(container: Any) -> list[tuple[Any, int]]:
+    """What a list or dict holds, by identity (a tuple's cannot change)."""
+    if isinstance(container, dict):
+        return [(k, id(v)) for k, v in cast("dict[Any, Any]", container).items()]
+    if isinstance(container, list):
+        return [(i, id(v)) for i, v in enumerate(cast("list[Any]", container))]
+    return []
+
+
 def _untraced_result(value: Any) -> Any:
     """What the recording run returns, its traced arrays (an array argument given back) as
     the plain arrays behind them, inside tuples, lists and dicts too."""
@@ -2587,7 +2722,10 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     came in a row); a full cache then drops no recording used since that signature was last
     met (a generation loop run again replays its settled length, recording nothing).
 
-    A replay returns what the step returned, its tensors untraced. Before each replay the
+    A replay returns what the step returned, its tensors untraced: the same objects where the
+    step gives back one twice, an argument or a parameter, and a view of an argument counting
+    writes with it, as in eager (a step that changes a list or dict it takes as an argument runs
+    eagerly). Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions
     and classes it names, its object arguments, and inside them modules, plain objects,
     lists, dicts and sets) must be as recorded, else it records again (see

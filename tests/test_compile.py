@@ -1419,3 +1419,131 @@ def test_multinomial_from_the_default_generator_seeded_before_every_call_replays
         theirs.append(sample(probs).tolist())
     assert ours == theirs
     assert [r.replays for r in compiled.recordings] == [11]
+
+
+# --------------------------------------------------------------------------- what a replay gives back
+def _both(step: Callable[..., Any], use: Callable[[Callable[..., Any]], Any], calls: int = 4) -> tuple[Any, Any]:
+    """What ``use`` makes of the eager step and of the compiled one, each called ``calls`` times."""
+    compiled = sg.compile(step)
+    eager = [use(step) for _ in range(calls)]
+    replayed = [use(compiled) for _ in range(calls)]
+    assert compiled.eager_reason is None and compiled.recordings[0].replays == calls - 1
+    return eager, replayed
+
+
+def _written_through(result: Callable[[Any], Any], saved: Callable[[Any], Any]) -> Callable[[Any], str]:
+    """A use of a step of one tensor: an eager op saves ``saved(x)`` (the argument, or a tensor
+    the step returned), the caller writes into ``result`` of what the step returned, then the
+    backward pass: what it raised (or its gradient)."""
+
+    def use(run: Any) -> str:
+        x = sg.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+        out = run(x)
+        grads = sg.Gradients()
+        loss = (saved((x, out)).trace(grads) ** 2).sum()
+        result(out)[...] = 0.0
+        try:
+            loss.backward()
+        except sg.TapeError:
+            return "TapeError"
+        return "ok"
+
+    return use
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["the same tensor twice", "a tensor and its view", "a view of the argument", "the argument", "in a list twice"],
+)
+def test_a_write_through_a_replays_result_is_seen_as_eagers_is(case: str) -> None:
+    """A replay's results are the objects eager gives back: ``return y, y`` is one tensor twice,
+    ``return x`` the argument itself, and a view of the argument counts writes with it, so a
+    write through one result is seen by a backward pass that saved the other (TapeError): a
+    replay gave new tensors with counters of their own, and the gradient of the overwritten
+    values, no error."""
+
+    def step(x: Any) -> Any:
+        y = x * 2.0
+        if case == "the same tensor twice":
+            return y, y
+        if case == "a tensor and its view":
+            return y, y.reshape(6)
+        if case == "a view of the argument":
+            return x.reshape(6), y
+        if case == "the argument":
+            return x, y
+        return [y, y]
+
+    eager, replayed = _both(step, lambda run: [a is b for a, b in [run(sg.ones(2, 3))[:2]]][0])
+    assert replayed == eager
+    saved = (lambda pair: pair[0]) if case in ("a view of the argument", "the argument") else (lambda pair: pair[1][1])
+    use = _written_through(lambda out: out[0], saved)
+    eager, replayed = _both(step, use)
+    assert eager == ["TapeError"] * 4
+    assert replayed == eager
+
+
+def test_a_returned_view_of_a_parameter_counts_writes_with_it() -> None:
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+
+    def step(x: Any) -> Any:
+        return lin.weight.reshape(6), lin(x)
+
+    def use(run: Any) -> str:
+        flat, _ = run(sg.ones(1, 3))
+        grads = lin.alloc_grads()
+        loss = (lin(sg.ones(1, 3).trace(grads)) ** 2).sum()
+        flat[...] = flat * 1.0
+        try:
+            loss.backward()
+        except sg.TapeError:
+            return "TapeError"
+        return "ok"
+
+    eager, replayed = _both(step, use)
+    assert replayed == eager == ["TapeError"] * 4
+
+
+def test_a_returned_parameter_or_argument_dict_is_the_object_itself() -> None:
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+
+    def step(batch: dict[str, Any]) -> Any:
+        return batch, lin.weight * 1.0, lin.weight
+
+    def use(run: Any) -> tuple[bool, bool]:
+        batch = {"x": sg.ones(3)}
+        got, _, weight = run(batch)
+        return got is batch, weight is lin.weight
+
+    eager, replayed = _both(step, use)
+    assert replayed == eager == [(True, True)] * 4
+
+
+@pytest.mark.parametrize("how", ["a key set", "an item appended", "an item replaced"])
+def test_a_step_changing_a_list_or_dict_argument_runs_eagerly(how: str) -> None:
+    """A step that changes a list or dict it is given (``batch["logits"] = ...``) does so at
+    every call; a replay runs none of its Python and left the call's dict without the key."""
+
+    def step(batch: Any) -> Any:
+        y = batch[0] * 2.0 if isinstance(batch, list) else batch["x"] * 2.0
+        if how == "a key set":
+            batch["y"] = y
+        elif how == "an item appended":
+            batch.append(y)
+        else:
+            batch[0] = y
+        return y
+
+    make = (lambda: {"x": sg.ones(3)}) if how == "a key set" else (lambda: [sg.ones(3)])
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="changes a list or dict it takes as an argument"):
+        compiled(make())
+    for _ in range(3):
+        batch = make()
+        compiled(batch)
+        step(eager := make())
+        assert len(batch) == len(eager) and all(
+            type(batch[k]) is type(eager[k]) for k in (batch if isinstance(batch, dict) else range(len(batch)))
+        )
+        assert isinstance(batch, dict) or batch[0].tolist() == eager[0].tolist()
+    assert compiled.eager_reason is not None
