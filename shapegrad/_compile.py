@@ -2038,15 +2038,16 @@ def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...
 
 
 # -- what a call's signature holds -----------------------------------------------------------------
-def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
-    """``(path, leaf)`` for every tensor and NumPy array among the arguments (inside tuples,
-    lists and dicts too)."""
-    found: list[tuple[tuple[Any, ...], Any]] = []
+def _walk_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], visit: Callable[[tuple[Any, ...], Any], None]
+) -> None:
+    """Call ``visit(path, value)`` for every argument and every value inside its tuples, lists
+    and dicts, a container before what it holds; a path is ``("a", i)`` or ``("k", name)``
+    followed by the indices and keys leading to the value."""
 
     def walk(value: Any, path: tuple[Any, ...]) -> None:
-        if _is_tensor(value) or _is_ndarray(value):
-            found.append((path, value))
-        elif isinstance(value, (tuple, list)):
+        visit(path, value)
+        if isinstance(value, (tuple, list)):
             for i, v in enumerate(cast("tuple[Any, ...]", value)):
                 walk(v, (*path, i))
         elif isinstance(value, dict):
@@ -2057,6 +2058,18 @@ def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[
         walk(a, ("a", i))
     for k, v in kwargs.items():
         walk(v, ("k", k))
+
+
+def _tensor_leaves(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:
+    """``(path, leaf)`` for every tensor and NumPy array among the arguments (inside tuples,
+    lists and dicts too)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+
+    def visit(path: tuple[Any, ...], value: Any) -> None:
+        if _is_tensor(value) or _is_ndarray(value):
+            found.append((path, value))
+
+    _walk_arguments(args, kwargs, visit)
     return found
 
 
@@ -2638,22 +2651,11 @@ def _argument_containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[
     (paths as :func:`_tensor_leaves` gives them)."""
     found: list[tuple[tuple[Any, ...], Any]] = []
 
-    def walk(value: Any, path: tuple[Any, ...]) -> None:
-        if isinstance(value, (tuple, list)):
-            items = cast("tuple[Any, ...]", value)
-            found.append((path, items))
-            for i, v in enumerate(items):
-                walk(v, (*path, i))
-        elif isinstance(value, dict):
-            entries = cast("dict[Any, Any]", value)
-            found.append((path, entries))
-            for k, v in entries.items():
-                walk(v, (*path, k))
+    def visit(path: tuple[Any, ...], value: Any) -> None:
+        if isinstance(value, (tuple, list, dict)):
+            found.append((path, cast(Any, value)))
 
-    for i, a in enumerate(args):
-        walk(a, ("a", i))
-    for k, v in kwargs.items():
-        walk(v, ("k", k))
+    _walk_arguments(args, kwargs, visit)
     return found
 
 
