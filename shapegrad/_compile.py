@@ -2741,7 +2741,9 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     replay; its other collectives (``Comm.overlap``, ``barrier``, the broadcasts, the sums
     and so ``SyncBatchNorm``) raise :class:`CompileError` inside a compiled step. Replays are
     for the NumPy backend; on others the step runs eagerly (with the warning). Not
-    thread-safe while recording.
+    thread-safe while recording. The recordings hold the objects they replay with (the
+    optimizer, the modules, the ``Gradients``, object arguments) while the compiled step lives:
+    ``model.to(...)`` refuses after ``del opt`` until the compiled step that used it is dropped.
 
     Args:
         step: a function of tensors (a training step or a forward pass).

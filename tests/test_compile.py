@@ -1547,3 +1547,84 @@ def test_a_step_changing_a_list_or_dict_argument_runs_eagerly(how: str) -> None:
         )
         assert isinstance(batch, dict) or batch[0].tolist() == eager[0].tolist()
     assert compiled.eager_reason is not None
+
+
+# --------------------------------------------------------------------------- gradients the step does not zero
+def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
+    model = MLP(sg.Generator(0))
+    opt, grads = sg.optim.Adam(model, lr=0.01), model.alloc_grads()
+
+    def step(x: Any, y: Any, last: int) -> Any:
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y) / float(k)
+        loss.backward()
+        if last:
+            opt.update(model, grads)
+            grads.zero()
+        return loss
+
+    run = sg.compile(step) if compiled else step
+    grads.zero()
+    losses: list[float] = []
+    for i, (x, y) in enumerate(batches):
+        last = (i + 1) % k == 0
+        losses.append(run(x, y, int(last and where != "update outside")).item())
+        if last and where == "update outside":
+            opt.update(model, grads)
+            grads.zero()
+    return losses, _weights(model), run
+
+
+@pytest.mark.parametrize("where", ["update outside", "update inside under an int argument"])
+def test_gradient_accumulation_equals_eager_bit_for_bit(where: str) -> None:
+    """Gradient accumulation as a PyTorch user writes it: the step only adds a batch's gradient
+    (its loss divided by k); the caller zeroes every k calls and updates there, or the step
+    updates and zeroes when an int argument says so. Ten calls give eager's losses and weights
+    bit for bit (a replay for the fresh and for the accumulating gradients, each recorded)."""
+    batches = [_data((5, 8), seed=i) for i in range(10)]
+    eager_losses, eager_weights, _ = _accumulating(False, where, 2, batches)
+    losses, weights, compiled = _accumulating(True, where, 2, batches)
+    assert losses == eager_losses
+    for mine, theirs in zip(weights, eager_weights, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert compiled.eager_reason is None
+    assert sum(r.replays for r in compiled.recordings) == 8
+
+
+class _Partly(nn.Module):
+    """A model one of whose layers takes no part in its output."""
+
+    def __init__(self) -> None:
+        self.used = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+        self.spare = nn.Linear[L[3], L[2]](generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.used(x)
+
+
+def _warned(compiled: bool) -> list[tuple[Any, str, str, int]]:
+    model = _Partly()
+    opt, grads = sg.optim.SGD(model, lr=0.1, unused="warn"), model.alloc_grads()
+
+    def step(x: Any) -> Any:
+        grads.zero()
+        loss = (model(x.trace(grads)) ** 2).mean()
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    run = sg.compile(step) if compiled else step
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(4):
+            run(sg.ones(2, 3))
+    return [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+
+def test_unused_parameters_warn_at_every_replay_as_eager() -> None:
+    """``unused="warn"``: eager warns at every update that leaves parameters without a gradient;
+    a replay warns too (the same parameters go unused: it is fixed by the recording), from the
+    same line, and not once only at the recording call."""
+    eager, replayed = _warned(False), _warned(True)
+    assert len(eager) == 4 and "spare.weight" in eager[0][1]
+    assert [(c, m, f) for c, m, f, _ in replayed] == [(c, m, f) for c, m, f, _ in eager]
+    assert len({line for *_, line in replayed}) == 1

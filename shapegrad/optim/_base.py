@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import warnings
 import weakref
@@ -41,6 +42,27 @@ def require(condition: bool, what: str, found: Any) -> None:
 def _require_lr(lr: LearningRate) -> None:
     if not callable(lr):
         require(lr >= 0, "lr >= 0", lr)
+
+
+def _located_warning(message: str, category: type[Warning], up: int) -> Callable[[], None]:
+    """A call issuing ``warnings.warn(message, category)`` as seen from the frame ``up`` frames
+    above its caller's: that file, line and module's registry (as ``stacklevel`` finds them),
+    however often and from wherever it is called (a replay of a compiled step: ``"default"``
+    filters show it once per line, as in eager)."""
+    frame: Any = inspect.currentframe()
+    for _ in range(up + 1):
+        frame = frame.f_back
+    module_globals: dict[str, Any] = frame.f_globals
+    return functools.partial(
+        warnings.warn_explicit,
+        message,
+        category,
+        frame.f_code.co_filename,
+        frame.f_lineno,
+        module_globals.get("__name__", "<string>"),
+        module_globals.setdefault("__warningregistry__", {}),
+        module_globals,
+    )
 
 
 def _rate(lr: LearningRate, step: int) -> float:
@@ -298,7 +320,15 @@ class Optimizer(ABC, Generic[M]):
         if self.unused == "error":
             raise UnusedParameterError(paths)
         if self.unused == "warn":
-            warnings.warn(str(UnusedParameterError(paths)), RuntimeWarning, stacklevel=3)
+            # seen from update's caller, as stacklevel=3 (_check, update, the caller)
+            issue = _located_warning(str(UnusedParameterError(paths)), RuntimeWarning, 2)
+            recorder = _hooks.recorder
+            if recorder is not None:
+                # sg.compile: the same parameters go unused at every replay (which parameters get
+                # a gradient is fixed by the recording), so a replay warns as the eager step does
+                recorder.host_call(issue, list)
+            else:
+                issue()
         return [s for s in self._slots if s.key in touched]
 
     def update(self, model: M, grads: Gradients[M]) -> None:
