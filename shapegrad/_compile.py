@@ -62,7 +62,7 @@ from ._compile_layout import (
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
-from ._errors import CompileError, CompileWarning, ShapeError
+from ._errors import CompileError, CompileWarning, ShapeError, TapeError
 from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
 from ._tensor import Tensor, wrap
 from .nn._module import Module
@@ -1552,6 +1552,13 @@ class _Plan:
             elif index is None:
                 rec.escape("the step returned a tensor holding an array no recorded operation produced")
                 template = ("object", tensor)
+            elif _backward_may_follow(tensor):
+                rec.escape(
+                    "it returns a traced tensor a backward pass could still start from after the step (as the "
+                    "caller may do eagerly), and a replay records no graph to run it through: run backward "
+                    "inside the step, or return loss.detach() or loss.item()"
+                )
+                template = ("object", tensor)
             else:
                 needed.append(index)
                 shared: Any = None
@@ -2668,6 +2675,25 @@ def _contents(container: Any) -> list[tuple[Any, int]]:
     return []
 
 
+def _backward_may_follow(tensor: Any) -> bool:
+    """Whether eager execution would let the caller start a backward pass from ``tensor``, which
+    the step made and gives back: traced on a tape that has not ended, not already the start of
+    a pass (unless that pass said ``retain``), into ``Gradients`` no optimizer update has used.
+    A replay gives back the tensor's values alone, without the graph behind them."""
+    node = tensor._node
+    if node is None or node.tape is None:
+        return False
+    tape = node.tape.root()
+    if tape.ended is not None or tape.spent.get(node.seq) is False:
+        return False
+    for sink in tape.sinks:
+        try:
+            sink._check_not_consumed()
+        except TapeError:
+            return False
+    return True
+
+
 def _untraced_result(value: Any) -> Any:
     """What the recording run returns, its traced arrays (an array argument given back) as
     the plain arrays behind them, inside tuples, lists and dicts too."""
@@ -2727,7 +2753,8 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     A replay returns what the step returned, its tensors untraced: the same objects where the
     step gives back one twice, an argument or a parameter, and a view of an argument counting
     writes with it, as in eager (a step that changes a list or dict it takes as an argument runs
-    eagerly). Before each replay the
+    eagerly, as does one giving back a traced tensor its caller could still run backward from).
+    Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions
     and classes it names, its object arguments, and inside them modules, plain objects,
     lists, dicts and sets) must be as recorded, else it records again (see

@@ -1549,6 +1549,60 @@ def test_a_step_changing_a_list_or_dict_argument_runs_eagerly(how: str) -> None:
     assert compiled.eager_reason is not None
 
 
+@pytest.mark.parametrize("returned", ["the loss", "the logits beside a loss it ran backward from"])
+def test_a_step_returning_a_tensor_to_run_backward_from_runs_eagerly(returned: str) -> None:
+    """A compiled forward pass that traces inside and gives back the loss (the caller runs
+    backward) was replayed: from the second call the loss came back untraced, and the caller's
+    ``loss.backward()`` raised 'backward expects traced outputs'. Eager lets the caller start a
+    pass from it, which a replay cannot: the step runs eagerly, with the warning, and the
+    gradients are eager's at every call."""
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+    grads = lin.alloc_grads()
+
+    def step(x: Any) -> Any:
+        grads.zero()
+        logits = lin(x.trace(grads))
+        loss = (logits**2).sum()
+        if returned == "the loss":
+            return loss
+        loss.backward()
+        return logits
+
+    compiled = sg.compile(step)
+    for call in range(3):
+        x = sg.tensor(np.full((2, 3), call + 1.0, dtype=np.float32))
+        if call == 0:
+            with pytest.warns(sg.CompileWarning, match="returns a traced tensor a backward pass could still start"):
+                out = compiled(x)
+        else:
+            out = compiled(x)
+        out.sum().backward()
+        got = grads[lin.weight].numpy().copy()
+        step(x).sum().backward()
+        np.testing.assert_array_equal(got, grads[lin.weight].numpy())
+    assert compiled.eager_reason is not None
+
+
+def test_a_training_step_returning_its_loss_is_still_replayed() -> None:
+    """The loss a step ran backward from, or whose gradients an update used, starts no further
+    pass (eager raises TapeError too): given back, it does not stop replays."""
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+    grads, opt = lin.alloc_grads(), sg.optim.SGD(lin, lr=0.1)
+
+    def step(x: Any) -> Any:
+        grads.zero()
+        logits = lin(x.trace(grads))
+        loss = (logits**2).sum()
+        loss.backward()
+        opt.update(lin, grads)
+        return loss, logits
+
+    compiled = sg.compile(step)
+    for _ in range(3):
+        compiled(sg.ones(2, 3))
+    assert compiled.eager_reason is None and compiled.recordings[0].replays == 2
+
+
 # --------------------------------------------------------------------------- gradients the step does not zero
 def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
     model = MLP(sg.Generator(0))
