@@ -67,7 +67,7 @@ class _Detector:
             if grad is not None and _bad(node.xp, grad):
                 raise NumericalAnomalyError(
                     f"op '{_op_name(node.rule)}' produced NaN or Inf in the gradient of input {i} "
-                    f"during {phase} (output shape {node.shape}), created at {node.where or '<recorded before detection was on>'}"
+                    f"during {phase} (output shape {node.shape}), created at {getattr(node, 'where', None) or '<recorded before detection was on>'}"
                 )
 
 

@@ -27,7 +27,16 @@ from . import _hooks
 from ._errors import TapeError
 from ._typevars import M
 
-__all__ = ["NoTape", "OwnedTape", "make_parameter", "record_node", "run_backward", "wants_grad"]
+__all__ = [
+    "NoTape",
+    "OwnedTape",
+    "make_parameter",
+    "record_binary_node",
+    "record_node",
+    "record_unary_node",
+    "run_backward",
+    "wants_grad",
+]
 
 
 if TYPE_CHECKING:
@@ -175,54 +184,52 @@ class Node:
     first's ``Gradients``): the optimizer reads it to say what happened.
     """
 
-    __slots__ = (
-        "seq",
-        "tape",
-        "parents",
-        "rule",
-        "saved",
-        "shape",
-        "dtype",
-        "xp",
-        "key",
-        "where",
-        "wants",
-        "versions",
-        "lost",
-        "__weakref__",
-    )
+    __slots__ = ("seq", "tape", "parents", "rule", "saved", "shape", "dtype", "xp", "versions", "where", "__weakref__")
 
-    def __init__(
-        self,
-        tape: Tape | None,
-        parents: Sequence[Node | None],
-        rule: Rule | None,
-        saved: tuple[Any, ...],
-        shape: tuple[int, ...],
-        dtype: Any,
-        xp: Any,
-        key: int = 0,
-        wants: bool = True,
-        versions: Watched | None = None,
-    ) -> None:
+    # An op's node: no gradient slot of its own, and it wants a gradient (class-level, so that
+    # recording an op sets neither: LeafNode and CarrierNode say otherwise). ``where`` is set
+    # by anomaly detection alone (read it with getattr).
+    key: int = 0
+    wants: bool = True
+    where: str | None
+
+    def __init__(self, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any) -> None:
+        # A node without parents, rule or saved values (LeafNode, CarrierNode); an op's node
+        # is built where the op is recorded, without this frame.
         self.seq = next(_seq)
         self.tape = tape
-        self.parents = parents
-        self.rule = rule
-        self.saved = saved
+        self.parents: Sequence[Node | None] = ()
+        self.rule: Rule | None = None
+        self.saved: tuple[Any, ...] = ()
         self.shape = shape
         self.dtype = dtype
         self.xp = xp
-        self.key = key
-        self.where: str | None = None
-        self.wants = wants
-        self.versions = versions
+        self.versions: Watched | None = None
 
     def release(self) -> None:
         """Drop what only a backward pass needs (saved values, links to parents)."""
         self.saved = ()
         self.parents = ()
         self.versions = None
+
+
+class LeafNode(Node):
+    """Where a traced input's or a parameter's gradient is delivered, under ``key``."""
+
+    __slots__ = ("key", "wants", "lost")
+
+    def __init__(self, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any, key: int, wants: bool) -> None:
+        super().__init__(tape, shape, dtype, xp)
+        self.key = key
+        self.wants = wants
+        self.lost: bool
+
+
+class CarrierNode(Node):
+    """The node of a result that needs no gradient but carries its inputs' tape."""
+
+    __slots__ = ()
+    wants = False
 
 
 class Recordable(Protocol):
@@ -294,18 +301,18 @@ class ParamInfo:
 
     __slots__ = ("key", "leaf", "trainable", "version")
 
-    def __init__(self, key: int, leaf: Node, trainable: bool, version: Version) -> None:
+    def __init__(self, key: int, leaf: LeafNode, trainable: bool, version: Version) -> None:
         self.key = key
         self.leaf = leaf
         self.trainable = trainable
         self.version = version
 
 
-def leaf_node(tensor: Any, tape: Tape | None, key: int, wants: bool = True) -> Node:
+def leaf_node(tensor: Any, tape: Tape | None, key: int, wants: bool = True) -> LeafNode:
     """The graph node where ``tensor``'s gradient is delivered, under ``key``: a parameter's
     own leaf (``tape`` None: it joins whatever tape it meets), or a traced input's."""
     data = tensor._data
-    return Node(tape, (), None, (), tuple(data.shape), data.dtype, tensor._backend.xp, key, wants=wants)
+    return LeafNode(tape, tuple(data.shape), data.dtype, tensor._backend.xp, key, wants)
 
 
 def make_parameter(tensor: Any, trainable: bool = True) -> None:
@@ -328,6 +335,32 @@ def parent_of(tensor: Recordable) -> Node | None:
 def wants_grad(tensor: Recordable) -> bool:
     """Whether a gradient computed for ``tensor`` reaches anything (so a rule may skip it)."""
     return parent_of(tensor) is not None
+
+
+def _op_node(
+    seq: int,
+    tape: Tape | None,
+    parents: list[Node | None],
+    rule: Rule,
+    saved: tuple[Any, ...],
+    data: Any,
+    xp: Any,
+    versions: Watched | None,
+) -> Node:
+    """An op's node, its fields set one by one (no __init__ frame; ``key``, ``wants`` and
+    ``where`` are Node's class-level defaults). ``parents`` is the list itself, not a tuple of
+    it: one allocation less per op."""
+    made: Node = _new(Node)
+    made.seq = seq
+    made.tape = tape
+    made.parents = parents
+    made.rule = rule
+    made.saved = saved
+    made.shape = tuple(data.shape)
+    made.dtype = data.dtype
+    made.xp = xp
+    made.versions = versions
+    return made
 
 
 def record_node(
@@ -413,7 +446,7 @@ def record_node(
         check_usable(tape)
     if not wanted:
         # Only tape carriers in: the result carries the tape too, and saves nothing.
-        return Node(tape, (), None, (), tuple(data.shape), data.dtype, xp, 0, False)
+        return CarrierNode(tape, tuple(data.shape), data.dtype, xp)
     if result is not None and saved:
         if reads is not None:
             read = reads[-1]
@@ -428,21 +461,104 @@ def record_node(
             if version is None:
                 version = result._version = Version()
             versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
-    # Node's fields set here rather than through Node(...): no __init__ frame per op.
+    return _op_node(seq, tape, parents, rule, saved, data, xp, versions)
+
+
+def record_binary_node(
+    data: Any,
+    rule: Rule,
+    first: Recordable,
+    second: Recordable,
+    saved: tuple[Any, ...],
+    xp: Any,
+    reads: tuple[bool, ...],
+    result: Recordable,
+) -> Node | None:
+    """:func:`record_node` for an op of two inputs (either may be a number's placeholder, with
+    no node and no parameter) whose rule says what it reads (``reads``): the same node, built
+    without the loop (every binary op records here). Inputs that are parameters go through
+    :func:`record_node`."""
+    if first._param is not None or second._param is not None:
+        return record_node(data, rule, (first, second), saved, xp, reads, result)
+    seq = next(_seq)  # drawn before any counter is read (see record_node)
+    first_node = first._node
+    second_node = second._node
+    if first_node is None:
+        if second_node is None:
+            return None
+        tape = second_node.tape
+    else:
+        tape = first_node.tape
+        if second_node is not None:
+            other = second_node.tape
+            if other is not tape and other is not None:
+                tape = other if tape is None else merge_tapes(tape, other)
+    if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
+        check_usable(tape)
+    first_parent = first_node if first_node is not None and first_node.wants else None
+    second_parent = second_node if second_node is not None and second_node.wants else None
+    if first_parent is None and second_parent is None:
+        # Only tape carriers in: the result carries the tape too, and saves nothing.
+        return CarrierNode(tape, tuple(data.shape), data.dtype, xp)
+    versions: Watched | None = None
+    if reads[0]:
+        version = first._version
+        versions = (first, 0 if version is None else version.value, 0)
+    if reads[1]:
+        version = second._version
+        value = 0 if version is None else version.value
+        versions = (second, value, 1) if versions is None else versions + (second, value, 1)
+    if reads[2]:
+        version = result._version
+        if version is None:
+            version = result._version = Version()
+        versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
+    # _op_node written out: binary ops are the most frequent, and its frame would cost them some
+    # 4% of their recording
     made: Node = _new(Node)
     made.seq = seq
     made.tape = tape
-    made.parents = parents  # the list itself, not a tuple of it: one allocation less per op
+    made.parents = [first_parent, second_parent]
     made.rule = rule
     made.saved = saved
     made.shape = tuple(data.shape)
     made.dtype = data.dtype
     made.xp = xp
-    made.key = 0
-    made.where = None
-    made.wants = True
     made.versions = versions
     return made
+
+
+def record_unary_node(
+    data: Any, rule: Rule, tensor: Recordable, saved: tuple[Any, ...], xp: Any, result: Recordable
+) -> Node | None:
+    """:func:`record_node` for an op of one input that reads what it saves (``reads`` None):
+    the same node, built without the loop. A parameter goes through :func:`record_node`."""
+    if tensor._param is not None:
+        return record_node(data, rule, (tensor,), saved, xp, None, result)
+    node = tensor._node
+    if node is None:
+        return None
+    seq = next(_seq)  # drawn before any counter is read (see record_node)
+    tape = node.tape
+    if tape is not None and (tape.ended is not None or tape.thread != _get_ident()):
+        check_usable(tape)
+    if not node.wants:
+        return CarrierNode(tape, tuple(data.shape), data.dtype, xp)
+    versions: Watched | None = None
+    memory = tensor._data
+    for value in saved:
+        if value is memory:
+            version = tensor._version
+            versions = (tensor, 0 if version is None else version.value, 0)
+            break
+    for value in saved:
+        if value is data:
+            version = result._version
+            if version is None:
+                version = result._version = Version()
+            versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
+            break
+    return _op_node(seq, tape, [node], rule, saved, data, xp, versions)
 
 
 def new_leaf_key() -> int:
@@ -488,7 +604,7 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
             delivered = True
     if delivered:
         return
-    if node.tape is None:  # a parameter's leaf: no Gradients on this tape holds its slot
+    if node.tape is None and isinstance(node, LeafNode):  # a parameter's leaf: no Gradients on this tape holds its slot
         node.lost = True
     previous = root.leaf_grads.get(key)
     root.leaf_grads[key] = grad if previous is None else previous + grad

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence, Set as Abstra
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 from . import _hooks
-from ._autodiff import Node, Tape
+from ._autodiff import LeafNode, Tape
 from ._errors import TapeError
 from ._tensor import AnyTensor, Tensor, wrap
 from ._typevars import M, S
@@ -63,7 +63,7 @@ class Gradients(Generic[M]):
         self._touched: set[int] = set()
         self._owner: weakref.ref[Any] | None = None if model is None else weakref.ref(model)
         layout: list[tuple[str, int, tuple[int, ...]]] = []
-        self._leaves: list[Node] = []  # the parameters' leaves: zero() clears their "lost" mark
+        self._leaves: list[LeafNode] = []  # the parameters' leaves: zero() clears their "lost" mark
         for path, param in parameters:
             info = param._param
             if info is None:

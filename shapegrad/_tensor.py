@@ -26,7 +26,9 @@ from ._autodiff import (
     merge_tapes,
     new_leaf_key,
     note_written,
+    record_binary_node,
     record_node,
+    record_unary_node,
     run_backward,
     share_version,
 )
@@ -593,7 +595,13 @@ def record_traced(
             bound = bind_rule(backend, rule, data.dtype)
     else:
         bound = bind_rule(backend, rule, data.dtype)
-    node = record_node(data, bound, inputs, saved, backend.xp, reads, result)
+    count = len(inputs)
+    if count == 2 and reads is not None:
+        node = record_binary_node(data, bound, inputs[0], inputs[1], saved, backend.xp, reads, result)
+    elif count == 1 and reads is None:
+        node = record_unary_node(data, bound, inputs[0], saved, backend.xp, result)
+    else:
+        node = record_node(data, bound, inputs, saved, backend.xp, reads, result)
     result._node = node
     hook = _hooks.anomaly
     if hook is not None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import shapegrad as sg
+from shapegrad._autodiff import record_node
 from shapegrad._backend import bind_rule, get_backend
 from shapegrad.ops.activations import tanh_backward
 from shapegrad.ops.elementwise import mul_backward
@@ -131,3 +132,105 @@ def test_a_loss_s_gradient_is_spread_as_a_read_only_view_of_the_input_s_shape(nu
     x = sg.tensor(np.ones((2, 3), dtype=np.float32)).trace(grads)
     (x.mean() * 3).backward()
     np.testing.assert_array_equal(grads[x].numpy(), np.full((2, 3), 0.5, dtype=np.float32))
+
+
+def _watched(node: object) -> list[tuple[object, int, int]]:
+    versions = getattr(node, "versions", None) or ()
+    return [(versions[i], versions[i + 1], versions[i + 2]) for i in range(0, len(versions), 3)]
+
+
+def _general_node(result: sg.Tensor, inputs: tuple[object, ...], reads: tuple[bool, ...] | None) -> object:
+    """The node the general path (record_node) builds for ``result``'s op, as that op recorded it."""
+    node: object = result._node  # pyright: ignore[reportPrivateUsage] -- the recorded node
+    twin = sg.Tensor(result.numpy())
+    twin._data = result._data  # pyright: ignore[reportPrivateUsage] -- the same array, so reads of it are the same
+    return record_node(
+        twin._data,  # pyright: ignore[reportPrivateUsage]
+        getattr(node, "rule"),
+        inputs,  # pyright: ignore[reportArgumentType] -- tensors and the number's placeholder
+        getattr(node, "saved"),
+        np,
+        reads,
+        twin,  # pyright: ignore[reportArgumentType]
+    )
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "traced * traced",
+        "traced * number",
+        "number - traced",
+        "traced * untraced tensor",
+        "traced / traced",
+        "two tapes",
+        "traced * frozen parameter",
+        "traced * trainable parameter",
+        "untraced * parameter",
+        "tanh",
+        "exp",
+        "relu",
+        "tanh of a parameter",
+        "integer ids * number",
+        "integer ids + traced",
+    ],
+)
+def test_the_one_and_two_input_paths_build_record_node_s_node(numpy_backend: str, case: str) -> None:
+    """Every binary op records through record_binary_node and every one-input op through
+    record_unary_node, each written out for its input count: the node either builds has
+    record_node's parents, tape, watched write counters (which inputs, at which values, at
+    which positions, the result's included), shape, dtype and kind."""
+    from shapegrad.ops._toolkit import NUMBER, READS  # the binary path's tables
+
+    grads, other = sg.Gradients(), sg.Gradients()
+    x = sg.tensor(np.array([[1.0, -2.0], [3.0, 0.5]], dtype=np.float32)).trace(grads)
+    y = sg.tensor(np.array([[0.5, 4.0], [-1.0, 2.0]], dtype=np.float32)).trace(grads)
+    plain = sg.tensor(np.array([[2.0, 3.0], [4.0, 5.0]], dtype=np.float32))
+    lin = sg.nn.Linear(2, 2, generator=sg.Generator(0))
+    weight = lin.weight
+    ids = sg.tensor(np.array([[1, 2], [3, 4]], dtype=np.int64)).trace(grads)
+    if case == "traced * frozen parameter":
+        lin.freeze()
+    ops = {
+        "traced * traced": lambda: (x * y, (x, y)),
+        "traced * number": lambda: (x * 3.0, (x, NUMBER)),
+        "number - traced": lambda: (3.0 - x, (NUMBER, x)),
+        "traced * untraced tensor": lambda: (x * plain, (x, plain)),
+        "traced / traced": lambda: (x / y, (x, y)),
+        "two tapes": lambda: (x * sg.tensor(np.ones((2, 2), dtype=np.float32)).trace(other), None),
+        "traced * frozen parameter": lambda: (x * weight, (x, weight)),
+        "traced * trainable parameter": lambda: (x * weight, (x, weight)),
+        "untraced * parameter": lambda: (plain * weight, (plain, weight)),
+        "tanh": lambda: (x.tanh(), (x,)),
+        "exp": lambda: (x.exp(), (x,)),
+        "relu": lambda: (sg.relu(x), (x,)),
+        "tanh of a parameter": lambda: (weight.tanh(), (weight,)),
+        "integer ids * number": lambda: (ids * 2, (ids, NUMBER)),  # carries the tape, wants no gradient
+        "integer ids + traced": lambda: (ids + x, (ids, x)),
+    }
+    result, inputs = ops[case]()
+    fast: object = result._node  # pyright: ignore[reportPrivateUsage] -- the recorded node
+    assert fast is not None
+    if inputs is None:  # two tapes met: merged, both Gradients on the one tape
+        tape = getattr(fast, "tape").root()
+        assert grads in tape.sinks and other in tape.sinks
+        return
+    reads = None
+    if len(inputs) == 2 and getattr(fast, "saved"):  # (a tape carrier's node saves nothing)
+        table = READS.get(getattr(fast, "rule"))
+        need = getattr(fast, "saved")[3]
+        index = need[0] + 2 * need[1] + 4 * (inputs[0] is not NUMBER) + 8 * (inputs[1] is not NUMBER)
+        reads = None if table is None else table[index]
+    general = _general_node(result, inputs, reads)
+    assert type(fast) is type(general)
+    assert getattr(fast, "parents") == getattr(general, "parents")
+    assert getattr(fast, "tape") is getattr(general, "tape")
+    assert (getattr(fast, "shape"), getattr(fast, "dtype"), getattr(fast, "wants")) == (
+        getattr(general, "shape"),
+        getattr(general, "dtype"),
+        getattr(general, "wants"),
+    )
+    fast_watched, general_watched = _watched(fast), _watched(general)
+    assert [(v, p) for _, v, p in fast_watched] == [(v, p) for _, v, p in general_watched]
+    # the same owners, except the result's counter (each result its own)
+    assert [o for o, _, p in fast_watched if p >= 0] == [o for o, _, p in general_watched if p >= 0]
