@@ -43,6 +43,7 @@ from ._errors import (
 )
 from ._function_ops import *  # noqa: F403  (the ops, by the op table)
 from ._gradients import Gradients
+from ._no_grad import no_grad
 from ._serialize import load, save
 from ._summary import Summary, summary
 from ._tensor import AnyTensor, Tensor, backward
@@ -78,6 +79,7 @@ __all__: list[str] = [
     "load",
     "losses",
     "nn",
+    "no_grad",
     "NoTape",
     "NumericalAnomalyError",
     "LiteralSize",

@@ -2367,7 +2367,10 @@ class CompiledStep(Generic[P, R]):
         # attributes of the user's modules it names) and what it reaches
         roots = [self._step, *free, *objects, *state.modules]
         backend = active_backend()
-        key = (described, described_kw, aliasing, id(backend))
+        # inside sg.no_grad() or not: eager gives untraced results there (a backward pass raises)
+        untraced = _hooks.untraced
+        paused = untraced is not None and untraced.depth > 0
+        key = (described, described_kw, aliasing, id(backend), paused)
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
         for recording in self._cache.get(key, ()):
             plan = recording._plan

@@ -20,3 +20,8 @@ anomaly: Any = None
 # None unless sg.compile is recording a step on this process (see ``_compile``): then the
 # recorder that fused kernels, random draws, optimizer updates and Gradients report to.
 recorder: Any = None
+
+# None while no thread is inside ``sg.no_grad()``; otherwise the thread-local whose ``depth``
+# counts the calling thread's open blocks (see ``_no_grad``): recorded ops then give untraced
+# results in that thread.
+untraced: Any = None

@@ -580,6 +580,9 @@ def record_traced(
     reads: tuple[bool, ...] | None = None,
 ) -> Any:
     """:func:`record` where some input has a node or a parameter (the caller knows)."""
+    untraced = _hooks.untraced
+    if untraced is not None and untraced.depth:  # inside sg.no_grad() in this thread
+        return untraced_result(data, rule, inputs, backend)
     result: AnyTensor = _new(Tensor)
     result._data = data
     result._backend = backend

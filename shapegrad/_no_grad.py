@@ -1,0 +1,76 @@
+"""``sg.no_grad()``: a block, or a function, in which ops record nothing.
+
+Outside it an op on a parameter records a node even when no input is traced (a tape-less
+node: the parameter must still get its gradient once the result meets a traced tensor, as a
+position embedding added to traced token embeddings does), so an untraced forward pass
+through a model keeps every activation its backward rules would read until its output is
+dropped. Inside it, as in PyTorch's ``torch.no_grad()``, parameters are constants and traced
+inputs give untraced results: inference and evaluation keep nothing and do no tape work.
+
+The switch is per thread: ``_hooks.untraced`` (what every recorded op reads) stays None
+while no thread is inside a block, so then ops pay one attribute lookup; while some thread
+is, it is a thread-local whose ``depth`` counts the calling thread's open blocks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from types import TracebackType
+
+from . import _hooks
+
+__all__ = ["no_grad"]
+
+
+class _Depth(threading.local):
+    depth: int = 0  # every thread starts outside any block
+
+
+_depth = _Depth()
+_lock = threading.Lock()
+_open = 0  # blocks open in all threads together, under _lock
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for code ported from it
+    """Ops in the block (or in the decorated function) record nothing: no tape, no graph.
+
+    Use it for inference and evaluation: an untraced forward pass through a model otherwise
+    records the parameters' part of the graph (their gradients must reach them if the result
+    later meets a traced tensor), keeping every activation its backward rules would read
+    alive until the output is dropped. Inside the block parameters are constants and an op on
+    a traced tensor gives an untraced result (a backward pass from it raises ``TapeError``),
+    as with ``torch.no_grad()``. Types do not follow the switch: pyright still types an op on a
+    traced tensor as traced. The switch is per thread, and blocks nest.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> layer = sg.nn.Linear(3, 2, generator=sg.Generator(0))
+        >>> x = sg.ones(4, 3).trace(sg.Gradients())
+        >>> with sg.no_grad():
+        ...     y = layer(x)
+        >>> y.traced, y.shape
+        (False, (4, 2))
+        >>> @sg.no_grad()
+        ... def predict(x: sg.Tensor) -> sg.Tensor:
+        ...     return layer(x).argmax(-1)
+        >>> predict(sg.ones(4, 3)).shape
+        (4,)
+    """
+
+    def __enter__(self) -> None:
+        global _open
+        with _lock:
+            _open += 1
+            _hooks.untraced = _depth
+        _depth.depth += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        global _open
+        _depth.depth -= 1
+        with _lock:
+            _open -= 1
+            if not _open:
+                _hooks.untraced = None
