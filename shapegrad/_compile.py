@@ -971,9 +971,10 @@ _ELEMENT_EXPRESSIONS: dict[Any, str] = {
     np.negative: "-{0}",
     np.absolute: "abs({0})",
     np.square: "{0} * {0}",
-    # NumPy's: the first operand where it is the larger or NaN, else the second (NaN spreads)
-    np.maximum: "{0} if {0} >= {1} or {0} != {0} else {1}",
-    np.minimum: "{0} if {0} <= {1} or {0} != {0} else {1}",
+    # NumPy's: the first operand where it is the larger or NaN, else the second (NaN spreads;
+    # of two equal values, -0.0 and 0.0 too, the second, as NumPy's SIMD and scalar loops give)
+    np.maximum: "{0} if {0} > {1} or {0} != {0} else {1}",
+    np.minimum: "{0} if {0} < {1} or {0} != {0} else {1}",
 }
 _COMPARISONS: dict[Any, str] = {
     np.greater: "{0} > {1}",
@@ -1294,11 +1295,21 @@ class _Fusion:
             loop(*args, *[s.reshape(rows, cols) for s in scratch])
         except Exception:  # noqa: BLE001 -- a loop the compiler cannot build: the chain's ops stay as they are
             return None
-        if not all(np.array_equal(s, r, equal_nan=True) for s, r in zip(scratch, recorded, strict=True)):
+        if not all(_same_bits(s, r) for s, r in zip(scratch, recorded, strict=True)):
             return None
         for index in kept:
             self.keep[index] = max(self.keep.get(index, -1), chain.members[-1])
         return _Fused(chain, loop, inputs, outputs, source)
+
+
+def _same_bits(found: Any, expected: Any) -> bool:
+    """Whether a loop's values are eager's: equal, NaN where eager has NaN, and zeros of the
+    same sign (``-0.0 == 0.0``, but ``1 / x`` tells them apart)."""
+    if not np.array_equal(found, expected, equal_nan=True):
+        return False
+    if found.dtype.kind != "f":
+        return True
+    return not np.any((np.signbit(found) != np.signbit(expected)) & ~np.isnan(expected))
 
 
 def _operand(name: str, ndim: int, pattern: str | None, rows: int, cols: int) -> tuple[str, str]:

@@ -1280,6 +1280,31 @@ def test_fused_loops_keep_numpys_special_values_bit_for_bit() -> None:
     assert recording.fused_loops == 1 and recording.fused_operations >= 8
 
 
+def test_fused_maximum_and_minimum_keep_numpys_zero_at_a_tie_of_signed_zeros() -> None:
+    """NumPy's maximum/minimum give the second operand where both are zeros (of either sign):
+    the loops gave the first, so ``1 / a.maximum(b)`` at a = -0.0, b = 0.0 was -inf where eager
+    gives inf, at a replay whose data met the tie (the recording's check compares values, and
+    -0.0 == 0.0)."""
+    pytest.importorskip("numba")
+
+    def f(a: Any, b: Any) -> Any:
+        return 1.0 / (a.maximum(b) * 1.0), 1.0 / (a.minimum(b) * 1.0), a.maximum(b) + 0.0
+
+    compiled = sg.compile(f)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        a, b = (rng.standard_normal((3, 4)).astype(np.float32) for _ in range(2))
+        if seed:
+            a[0, :2], b[0, :2] = -0.0, 0.0
+            a[1, :2], b[1, :2] = 0.0, -0.0
+        with np.errstate(divide="ignore"):
+            got, expected = compiled(sg.tensor(a), sg.tensor(b)), f(sg.tensor(a), sg.tensor(b))
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(g.numpy(), e.numpy())
+            np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(e.numpy()))
+    assert compiled.recordings[0].fused_loops >= 2
+
+
 def test_a_chain_is_not_moved_past_a_write_of_what_it_reads() -> None:
     pytest.importorskip("numba")
     model = MLP(sg.Generator(4))

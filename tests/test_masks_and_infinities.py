@@ -147,6 +147,20 @@ def test_std_of_a_constant_slice_has_gradient_0(backend: str, correction: float)
     against_torch([np.full((2, 3), 5.0)], lambda a: sg.std(a), lambda a: torch.std(a, correction=0))
 
 
+@pytest.mark.filterwarnings(
+    "ignore:var\\(\\). degrees of freedom:UserWarning", "ignore:std\\(\\). degrees of freedom:UserWarning"
+)
+def test_var_and_std_with_as_many_values_as_the_correction_are_pytorch_s(backend: str) -> None:
+    """n - correction = 0: PyTorch (and NumPy's ddof) divide by 0, inf for a slice whose
+    values differ and NaN for a constant one (0/0); here every such slice was NaN. (var's
+    gradient there stays NaN, where PyTorch's own rule gives ±inf: var is composite.)"""
+    x = np.array([[1.0, 2.0, 7.0], [3.0, 2.0, 7.0]])  # a column that differs, two constant ones
+    with np.errstate(all="ignore"):
+        value = sg.var(sg.tensor(x), axis=0, correction=2).numpy()
+    np.testing.assert_array_equal(value, torch.var(torch.tensor(x), dim=0, correction=2).numpy())
+    against_torch([x], lambda a: sg.std(a, axis=0, correction=2), lambda a: torch.std(a, dim=0, correction=2))
+
+
 # Every masking op changed for items 4 and 5, with ±inf among its inputs: PyTorch's value
 # and gradient, NaN only where PyTorch has NaN.
 SWEEP: list[tuple[str, Callable[..., Any], Callable[..., Any]]] = [

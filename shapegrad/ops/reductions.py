@@ -166,8 +166,9 @@ def var(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
     centred = x - mean(x, axes, True)
     squared = mean(centred * centred, axes, keepdims)
     if correction:
-        # As PyTorch: NaN when there are no more values than the correction.
-        squared = squared * (count / (count - correction) if count > correction else float("nan"))
+        # As PyTorch (and NumPy's ddof): with no more values than the correction the sum of
+        # squares is divided by 0, inf where the values differ, NaN where they are equal (0·inf).
+        squared = squared * (count / (count - correction) if count > correction else math.inf)
     return squared
 
 
@@ -341,10 +342,11 @@ def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
         count *= data.shape[a]
     centred = data - xp.mean(data, axis=axes, keepdims=True)
     squared = xp.mean(centred * centred, axis=axes, keepdims=keepdims)
-    # As var (and PyTorch): NaN when there are no more values than the correction.
-    denominator = count - correction if count > correction else float("nan")
+    # As var (and PyTorch): with no more values than the correction, divided by 0 (inf, or
+    # NaN for a constant slice); the gradient is then NaN (g / (0 · inf)), as PyTorch's.
+    denominator = count - correction if count > correction else 0.0
     if correction:
-        squared = squared * (count / denominator)
+        squared = squared * (count / denominator if denominator else math.inf)
     out = xp.sqrt(squared)
     return record(out, std_backward, (x,), (centred, out, axes, keepdims, denominator), x._backend)
 
