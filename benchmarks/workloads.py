@@ -470,7 +470,7 @@ DECODE_BATCH = 8  # the batched decoding workload's sequences
 def greedy_decoding(with_compile: bool, batch: int = 1) -> Workload:
     """``examples/gpt.py``'s model (2 blocks, width 96, context 64; untrained, from one seed)
     and its PyTorch twin decoding the same 16 tokens greedily from the same prompts, ``batch``
-    sequences at once (each from its own place in the corpus), no tape (PyTorch under
+    sequences at once (each from its own place in the corpus), no tape (both under
     ``no_grad``)."""
     import torch
     from gpt_torch import gpt
@@ -496,13 +496,19 @@ def greedy_decoding(with_compile: bool, batch: int = 1) -> Workload:
         return decode
 
     def ours_next(ids: Any) -> Any:
-        return next_tokens(ids).numpy()
+        with sg.no_grad():  # as PyTorch's torch.no_grad(): the parameters' ops record nothing
+            return next_tokens(ids).numpy()
 
     ours = decoder(ours_next)
     # sg.compile of the forward pass and the argmax; reading the tokens (.numpy()) and the
     # growing lists are Python, outside it
     forward = sg.compile(next_tokens)
-    ours_compiled = decoder(lambda ids: forward(ids).numpy())
+
+    def compiled_next(ids: Any) -> Any:
+        with sg.no_grad():
+            return forward(ids).numpy()
+
+    ours_compiled = decoder(compiled_next)
 
     def torch_decoder(twin: Any) -> Step:
         def decode() -> list[list[int]]:

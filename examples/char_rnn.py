@@ -71,6 +71,7 @@ def batch(x: np.ndarray, y: np.ndarray) -> tuple[Tensor[NoTape, Batch, Steps], T
     return sg.cast(sg.tensor(x), Tensor[NoTape, Batch, Steps]), sg.cast(sg.tensor(y), Tensor[NoTape, Batch, Steps])
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def mean_loss(model: CharLSTM, data: np.ndarray, batches: int, batch_size: int, steps: int) -> float:
     rng = np.random.default_rng(123)  # the same validation windows every epoch
     total = 0.0
@@ -80,6 +81,7 @@ def mean_loss(model: CharLSTM, data: np.ndarray, batches: int, batch_size: int, 
     return total / batches
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def sample(model: CharLSTM, prompt: str, length: int, temperature: float, rng: np.random.Generator) -> str:
     """Characters drawn one at a time, the prompt read once and the state carried along."""
     ids = [min(ord(c), VOCAB - 1) for c in prompt]

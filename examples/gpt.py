@@ -74,6 +74,7 @@ def windows(data: np.ndarray, count: int, rng: np.random.Generator) -> tuple[np.
     return data[rows], data[rows + 1]
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def mean_loss(model: GPT, data: np.ndarray, batches: int, batch_size: int) -> float:
     rng = np.random.default_rng(123)  # the same validation windows every epoch
     model.eval()
@@ -94,6 +95,7 @@ def unigram_baseline(train: np.ndarray, val: np.ndarray) -> float:
     return -float(log_probabilities[val].mean())
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def sample(model: GPT, prompt: str, length: int, temperature: float, top_k: int, rng: np.random.Generator) -> str:
     """Characters drawn one at a time from the model's softmax over its ``top_k`` best."""
     model.eval()

@@ -83,6 +83,7 @@ def upsample(images: np.ndarray) -> np.ndarray:
     return images.repeat(2, axis=2).repeat(2, axis=3)
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def accuracy(model: ResNet, images: np.ndarray, labels: np.ndarray) -> float:
     model.eval()
     x = sg.cast(sg.tensor(images), Tensor[NoTape, Batch, L[1], L[16], L[16]])

@@ -76,6 +76,7 @@ def load_digits() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return images[train], labels[train], images[test], labels[test]
 
 
+@sg.no_grad()  # evaluation: nothing recorded for a backward pass
 def accuracy(model: MLP | CNN, images: np.ndarray, labels: np.ndarray) -> float:
     x = sg.cast(sg.tensor(images), Tensor[NoTape, Batch, L[1], L[8], L[8]])
     predictions = model(x).numpy().argmax(axis=-1)

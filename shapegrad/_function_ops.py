@@ -1058,8 +1058,10 @@ def pow(x: Tensor[T, *S], exponent: Tensor[T, *tuple[Open, ...]]) -> Tensor[T, *
 @overload
 def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
 def pow(x: Any, exponent: Any) -> Any:
-    """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1),
-    d/dexponent = x^exponent · log x. PyTorch: ``torch.pow``."""
+    """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1) (0 where the
+    exponent is 0), d/dexponent = x^exponent · log x, taken as 0 where x ≤ 0, whose log is not
+    real or is infinite (PyTorch gives NaN where x < 0, and ±inf where x = 0 and the exponent
+    is negative). PyTorch: ``torch.pow``."""
     return _ew.pow(x, exponent)
 
 

@@ -129,8 +129,10 @@ def _pow(x: Any, y: Any) -> Any:
 
 
 def pow(x: Any, exponent: Any) -> Any:
-    """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1),
-    d/dexponent = x^exponent · log x. PyTorch: ``torch.pow``."""
+    """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1) (0 where the
+    exponent is 0), d/dexponent = x^exponent · log x, taken as 0 where x ≤ 0, whose log is not
+    real or is infinite (PyTorch gives NaN where x < 0, and ±inf where x = 0 and the exponent
+    is negative). PyTorch: ``torch.pow``."""
     return binary("pow", x, exponent, pow_backward, _pow)
 
 
