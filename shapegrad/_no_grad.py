@@ -15,12 +15,18 @@ is, it is a thread-local whose ``depth`` counts the calling thread's open blocks
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import threading
+from collections.abc import Callable, Generator
 from types import TracebackType
+from typing import Any, TypeVar
 
 from . import _hooks
 
 __all__ = ["no_grad"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _Depth(threading.local):
@@ -41,7 +47,8 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
     alive until the output is dropped. Inside the block parameters are constants and an op on
     a traced tensor gives an untraced result (a backward pass from it raises ``TapeError``),
     as with ``torch.no_grad()``. Types do not follow the switch: pyright still types an op on a
-    traced tensor as traced. The switch is per thread, and blocks nest.
+    traced tensor as traced. The switch is per thread, and blocks nest. A decorated generator
+    function runs inside a block while it computes an item, not while its caller uses one.
 
     Examples:
         >>> import shapegrad as sg
@@ -57,6 +64,36 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
         >>> predict(sg.ones(4, 3)).shape
         (4,)
     """
+
+    def __call__(self, func: F) -> F:
+        """``func`` run inside a block; a generator function's body is inside one each time it
+        runs (from a resumption to the next ``yield``), not the caller's code between items."""
+        if not inspect.isgeneratorfunction(func):
+            return super().__call__(func)
+
+        @functools.wraps(func)
+        def items(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+            generator = func(*args, **kwargs)
+            try:
+                with no_grad():
+                    item = next(generator)
+                while True:
+                    try:
+                        sent = yield item
+                    except GeneratorExit:
+                        generator.close()
+                        raise
+                    except BaseException as error:  # noqa: BLE001 -- thrown in: passed on to func's generator
+                        with no_grad():
+                            item = generator.throw(error)
+                    else:
+                        with no_grad():
+                            item = generator.send(sent)
+            except StopIteration as stop:  # func's generator returned: so does this one, with its value
+                return stop.value
+
+        wrapped: Any = items
+        return wrapped
 
     def __enter__(self) -> None:
         global _open

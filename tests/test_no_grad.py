@@ -124,3 +124,32 @@ def test_a_compiled_training_step_inside_the_block_raises_as_eager(numpy_backend
         with sg.no_grad(), pytest.raises(sg.TapeError, match="untraced"):
             run(sg.ones(2, 3))
     np.testing.assert_array_equal(layer.weight.numpy(), before)
+
+
+def test_a_decorated_generator_runs_each_item_inside_and_its_caller_outside(numpy_backend: str) -> None:
+    """A generator function's body runs when it is iterated, after the call that made it has
+    returned: it runs inside a block from each resumption to its next item, and the caller's
+    code between items records as usual."""
+    layer = _layer()
+    x = sg.ones(2, 3)
+
+    @sg.no_grad()
+    def outputs(n: int) -> Any:
+        total = 0
+        for _ in range(n):
+            y = layer(x)
+            got = yield y._node is None  # pyright: ignore[reportPrivateUsage] -- recorded or not
+            total += got or 0
+        return total
+
+    items = outputs(3)
+    found = [next(items)]
+    caller: list[bool] = []
+    try:
+        while True:
+            caller.append(layer(x)._node is None)  # pyright: ignore[reportPrivateUsage]
+            found.append(items.send(1))
+    except StopIteration as stop:
+        assert stop.value == 3
+    assert found == [True, True, True]
+    assert caller == [False, False, False]
