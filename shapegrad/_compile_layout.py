@@ -125,15 +125,19 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def cell_contents(cell: Any, missing: Any = None) -> Any:
+    """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
+    deleted)."""
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return missing
+
+
 def _closure_values(fn: Any) -> list[Any]:
     """What a function's closure cells hold (an empty cell, not yet assigned, left out)."""
-    values: list[Any] = []
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return values
+    values = [cell_contents(cell, _MISSING) for cell in fn.__closure__ or ()]
+    return [v for v in values if v is not _MISSING]
 
 
 def free_values(step: Callable[..., Any]) -> list[Any]:
@@ -234,6 +238,7 @@ class Layout:
         "generators",
         "iterators",
         "references",
+        "cells",
         "library",
         "count",
         "names",
@@ -274,6 +279,9 @@ class Layout:
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
+        # a closure cell of a function it reaches and what it held (_MISSING: empty): a helper's
+        # variable of the function that made it, rebound there (temperature = 2.0 in main())
+        self.cells: list[tuple[Any, Any]] = []
         # the library's objects held by identity (Gradients, optimizers), however deep: a step may
         # reach its optimizer through a helper's closure or trainer.parts.opt, not only as a free value
         self.library: list[Any] = []
@@ -469,8 +477,11 @@ class Layout:
                 self._add(wrapped, seen)
             return
         self._note()
-        for contents in _closure_values(fn):
-            self._add(contents, seen)
+        for cell in fn.__closure__ or ():
+            contents = cell_contents(cell, _MISSING)
+            self.cells.append((cell, contents))
+            if contents is not _MISSING:
+                self._add(contents, seen)
         scope = fn.__globals__
         names = _code_names(code)
         self._names |= names
@@ -545,6 +556,9 @@ class Layout:
         for reference, target in self.references:
             if reference() is not target:
                 return "a weak reference it reads now gives another object"
+        for cell, contents in self.cells:
+            if not same_atom(cell_contents(cell, _MISSING), contents):
+                return "a variable a function it calls reads from the function that made it was rebound"
         for tensor, shape, dtype, param, trainable in self.tensors:
             data = tensor._data
             if data.shape != shape or data.dtype != dtype:

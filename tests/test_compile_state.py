@@ -139,6 +139,42 @@ def test_a_global_read_by_a_helper_function() -> None:
     _same_as_eager(step, change, x)
 
 
+def test_a_variable_a_helper_reads_from_the_function_that_made_it() -> None:
+    # A training script's main(): the loss helper reads main's local `temperature`, which
+    # main rebinds each epoch; the step names only the helper (and a lambda kept in a dict).
+    x = sg.tensor(X)
+    temperature, shift = 1.0, 0.0
+
+    def loss_fn(x: Any) -> Any:
+        return (x / temperature).sum()
+
+    helpers = {"shifted": lambda x: x + shift}
+
+    def step(x: Any) -> Any:
+        return loss_fn(helpers["shifted"](x))
+
+    def change(i: int) -> None:
+        nonlocal temperature, shift
+        temperature, shift = float(i + 1), float(i % 2)
+
+    compiled = _same_as_eager(step, change, x)
+    assert compiled.recordings and compiled.eager_reason is None
+
+
+def test_a_helper_advancing_a_variable_of_the_function_that_made_it_runs_eagerly() -> None:
+    calls = 0
+
+    def counted(x: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return x * float(calls)
+
+    def step() -> Any:
+        return counted(sg.tensor(X)).sum()
+
+    _runs_eagerly(step, [6.0 * k for k in range(1, 6)], "was rebound")
+
+
 class Scaled(sg.nn.Module):
     factor = 1.0  # a class attribute
 
