@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import queue
 import random
 import sys
@@ -97,6 +98,41 @@ def test_an_attribute_of_an_object_it_takes_as_an_argument() -> None:
         return (x / args.temperature).sum()
 
     _same_as_eager(step, lambda i: setattr(args, "temperature", float(i + 1)), x, args)
+
+
+def test_attributes_read_by_names_built_at_run_time() -> None:
+    # A multi-task config read by getattr with a name built from the task (or given as an
+    # argument), argparse's namespace spread into a helper by **vars(args), a dataclass by
+    # asdict: the names read are in no bytecode or constant of the step's code.
+    x = sg.tensor(X)
+    weights = types.SimpleNamespace(cls_weight=1.0, box_weight=0.5)
+    args = argparse.Namespace(temperature=1.0)
+    config = Config()
+
+    def loss(x: Any, temperature: float) -> Any:
+        return (x / temperature).sum()
+
+    def by_task(x: Any, task: str) -> Any:
+        return (x * getattr(weights, f"{task}_weight")).sum()
+
+    def by_key(x: Any, key: str) -> Any:
+        return (x * getattr(weights, key)).sum()
+
+    def spread(x: Any) -> Any:
+        return loss(x, **vars(args))
+
+    def as_dict(x: Any) -> Any:
+        return loss(x, *dataclasses.asdict(config).values())
+
+    def change(i: int) -> None:
+        weights.cls_weight = float(i + 2)
+        args.temperature = float(i + 1)
+        config.scale = float(i + 3)
+
+    _same_as_eager(by_task, change, x, "cls")
+    _same_as_eager(by_key, change, x, "cls_weight")
+    _same_as_eager(spread, change, x)
+    _same_as_eager(as_dict, change, x)
 
 
 def test_an_attribute_of_an_object_two_levels_down() -> None:
