@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import os
 import sys
 import types
 import weakref
@@ -102,6 +103,16 @@ def attribute(value: Any, name: str, default: Any = None) -> Any:
         return getattr(value, name, default)
     except Exception:  # noqa: BLE001 -- the user's __getattr__, whatever it raises
         return default
+
+
+# The names by which code reads the environment through the os module (os.environ["LR"],
+# os.getenv("DEBUG")): a step whose code names os and one of these has the environment checked.
+_ENVIRONMENT_NAMES = frozenset({"environ", "getenv"})
+
+
+def _environment() -> Any:
+    """The dict behind ``os.environ`` (its items as the process holds them), or None."""
+    return attribute(os.environ, "_data")
 
 
 def _library_object(value: Any) -> bool:
@@ -331,6 +342,11 @@ class Layout:
             )
 
     def _add(self, value: Any, seen: set[int]) -> None:
+        if value is os.environ or value is os.getenv:  # from os import environ: its items by value
+            data = _environment()
+            if data is not None:
+                self._add(data, seen)
+            return
         if _isa(value, _ATOMS):
             if _isa(value, types.ModuleType) and id(value) not in seen:
                 seen.add(id(value))
@@ -490,6 +506,8 @@ class Layout:
             if value is _MISSING:
                 continue
             self.values.append((scope, name, value))
+            if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("DEBUG"), os.getenv("LR")
+                self._add(os.environ, seen)
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
             self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import os
 import queue
 import random
 import sys
@@ -389,6 +390,41 @@ def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, mon
     finally:
         sys.modules.pop("run_config", None)
         sys.modules.pop("run_config.optim", None)
+
+
+def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A debug flag or a scale read from the environment, by os.environ, os.getenv or names
+    # imported from os: set between calls, the next call records again.
+    from os import getenv
+
+    x = sg.tensor(X)
+    monkeypatch.setenv("SG_TEST_SCALE", "1")
+
+    def by_module(x: Any) -> Any:
+        return (x * float(os.environ.get("SG_TEST_SCALE", "1"))).sum()
+
+    def by_function(x: Any) -> Any:
+        return (x * float(os.getenv("SG_TEST_SCALE", "1"))).sum()
+
+    def by_name(x: Any) -> Any:
+        return (x + float(getenv("SG_TEST_SCALE", "0"))).sum()
+
+    def change(i: int) -> None:
+        monkeypatch.setenv("SG_TEST_SCALE", str(i // 2 + 2))
+
+    for step in (by_module, by_function, by_name):
+        compiled = _same_as_eager(step, change, x)
+        assert compiled.recordings and max(r.replays for r in compiled.recordings) >= 1
+
+
+def test_a_step_writing_the_environment_at_every_call_runs_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SG_TEST_CALLS", "0")
+
+    def step() -> Any:
+        os.environ["SG_TEST_CALLS"] = str(int(os.environ["SG_TEST_CALLS"]) + 1)
+        return sg.tensor(X).sum() * float(os.environ["SG_TEST_CALLS"])
+
+    _runs_eagerly(step, [6.0 * k for k in range(1, 6)], "changes what it reads at every call")
 
 
 def test_a_long_list_of_numbers_changed_in_place() -> None:
