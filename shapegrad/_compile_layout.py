@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import os
 import sys
 import types
 import weakref
@@ -104,6 +105,16 @@ def attribute(value: Any, name: str, default: Any = None) -> Any:
         return default
 
 
+# The names by which code reads the environment through the os module (os.environ["LR"],
+# os.getenv("DEBUG")): a step whose code names os and one of these has the environment checked.
+_ENVIRONMENT_NAMES = frozenset({"environ", "getenv"})
+
+
+def _environment() -> Any:
+    """The dict behind ``os.environ`` (its items as the process holds them), or None."""
+    return attribute(os.environ, "_data")
+
+
 def _library_object(value: Any) -> bool:
     """Whether ``value`` is held by identity only (see ``_OPAQUE_PACKAGES``)."""
     module = type(value).__module__.partition(".")[0]
@@ -125,15 +136,19 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+def cell_contents(cell: Any, missing: Any = None) -> Any:
+    """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
+    deleted)."""
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return missing
+
+
 def _closure_values(fn: Any) -> list[Any]:
     """What a function's closure cells hold (an empty cell, not yet assigned, left out)."""
-    values: list[Any] = []
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return values
+    values = [cell_contents(cell, _MISSING) for cell in fn.__closure__ or ()]
+    return [v for v in values if v is not _MISSING]
 
 
 def free_values(step: Callable[..., Any]) -> list[Any]:
@@ -234,6 +249,7 @@ class Layout:
         "generators",
         "iterators",
         "references",
+        "cells",
         "library",
         "count",
         "names",
@@ -274,6 +290,9 @@ class Layout:
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
+        # a closure cell of a function it reaches and what it held (_MISSING: empty): a helper's
+        # variable of the function that made it, rebound there (temperature = 2.0 in main())
+        self.cells: list[tuple[Any, Any]] = []
         # the library's objects held by identity (Gradients, optimizers), however deep: a step may
         # reach its optimizer through a helper's closure or trainer.parts.opt, not only as a free value
         self.library: list[Any] = []
@@ -323,6 +342,11 @@ class Layout:
             )
 
     def _add(self, value: Any, seen: set[int]) -> None:
+        if value is os.environ or value is os.getenv:  # from os import environ: its items by value
+            data = _environment()
+            if data is not None:
+                self._add(data, seen)
+            return
         if _isa(value, _ATOMS):
             if _isa(value, types.ModuleType) and id(value) not in seen:
                 seen.add(id(value))
@@ -469,8 +493,11 @@ class Layout:
                 self._add(wrapped, seen)
             return
         self._note()
-        for contents in _closure_values(fn):
-            self._add(contents, seen)
+        for cell in fn.__closure__ or ():
+            contents = cell_contents(cell, _MISSING)
+            self.cells.append((cell, contents))
+            if contents is not _MISSING:
+                self._add(contents, seen)
         scope = fn.__globals__
         names = _code_names(code)
         self._names |= names
@@ -479,6 +506,8 @@ class Layout:
             if value is _MISSING:
                 continue
             self.values.append((scope, name, value))
+            if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("DEBUG"), os.getenv("LR")
+                self._add(os.environ, seen)
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
             self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)
@@ -545,6 +574,9 @@ class Layout:
         for reference, target in self.references:
             if reference() is not target:
                 return "a weak reference it reads now gives another object"
+        for cell, contents in self.cells:
+            if not same_atom(cell_contents(cell, _MISSING), contents):
+                return "a variable a function it calls reads from the function that made it was rebound"
         for tensor, shape, dtype, param, trainable in self.tensors:
             data = tensor._data
             if data.shape != shape or data.dtype != dtype:

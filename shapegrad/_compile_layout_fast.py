@@ -72,7 +72,7 @@ class _Source:
 def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] | None:
     """A function of the roots that is True where the roots, the modules' modes and
     attributes, the plain objects' attributes, the names read through functions and
-    classes, the weak references' targets and the tensors' shapes, dtypes and parameter
+    classes, the weak references' targets, the closure cells' contents and the tensors' shapes, dtypes and parameter
     states are all as ``layout`` noted them (``missing``: the layout's marker of an absent
     attribute); False where any may differ. None past ``MAX_CHECKS`` values."""
     src = _Source()
@@ -100,6 +100,9 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
         src.fail_if(src.differs(f"{src.name(namespace)}[{src.key(key)}]", value))
     for reference, target in layout.references:
         src.fail_if(f"{src.name(reference)}() is not {src.name(target)}")
+    for cell, contents in layout.cells:
+        # an empty cell's cell_contents raises ValueError: the caller's generic loops decide
+        src.fail_if(src.differs(f"{src.name(cell)}.cell_contents", contents))
     for tensor, shape, dtype, param, trainable in layout.tensors:
         t = src.name(tensor)
         src.lines.append(f"    a = {t}._data")

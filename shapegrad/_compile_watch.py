@@ -14,7 +14,9 @@ calls are not watched.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
+import dataclasses
 import datetime
 import dis
 import operator
@@ -241,20 +243,37 @@ def iterator_state(value: Any, depth: int = 0) -> Any:
     return ("reduced", tuple(parts))
 
 
+# What reads an object's attributes by names no bytecode or constant holds: getattr and
+# hasattr with a name the code builds or is given (getattr(cfg, f"{task}_weight"),
+# getattr(cfg, key)), vars(args) (**vars(args) into a function), dataclasses.asdict.
+_DYNAMIC_BUILTINS = frozenset({id(builtins.getattr), id(builtins.hasattr), id(builtins.vars)})
+_DYNAMIC_CODES = frozenset({dataclasses.asdict.__code__, dataclasses.astuple.__code__})
+
+
 class Watch:
     """What :func:`watching` saw: the code objects that ran (None where a profiler held the
-    hook and nothing was watched)."""
+    hook and nothing was watched), and whether the user's code read attributes by names it
+    built at run time (``dynamic``: then which it read is not known)."""
 
-    __slots__ = ("codes", "scopes")
+    __slots__ = ("codes", "scopes", "dynamic")
 
     def __init__(self, codes: set[types.CodeType] | None, scopes: dict[types.CodeType, Any] | None = None) -> None:
         self.codes = codes
         self.scopes = scopes  # each code object's globals, as it ran
+        self.dynamic = False
+
+    def _names_unknown(self) -> bool:
+        """Whether the names attributes were read by are not known: nothing was watched, or
+        the user's code called getattr, hasattr or vars (a name built at run time:
+        getattr(cfg, f"{task}_weight")), dataclasses.asdict, or named ``__dict__``."""
+        if self.codes is None or self.dynamic:
+            return True
+        return any("__dict__" in code.co_names and user_file(code.co_filename) for code in self.codes)
 
     def read_names(self) -> frozenset[str] | None:
         """Every name the code that ran could have read an attribute by: the names its
         bytecode uses and its string constants (``getattr(cfg, "lr")``), or None if unknown."""
-        if self.codes is None:
+        if self.codes is None or self._names_unknown():
             return None
         names: set[str] = set()
         for code in self.codes:
@@ -266,8 +285,9 @@ class Watch:
         """The attribute names code other than shapegrad's own (the user's, the standard
         library's, other packages') could have read an object's attribute by: the names its
         attribute reads and writes use, but for a module's (``sg.losses.mse`` reads no
-        object's ``losses``), and its string constants (``getattr(cfg, "lr")``)."""
-        if self.codes is None or self.scopes is None:
+        object's ``losses``), and its string constants (``getattr(cfg, "lr")``); None if
+        unknown."""
+        if self.codes is None or self.scopes is None or self._names_unknown():
             return None
         own = _shapegrad_dirs()
         names: set[str] = set()
@@ -347,6 +367,7 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
     codes: set[types.CodeType] = set()
     ran = codes.add
     scopes: dict[types.CodeType, Any] = {}
+    watch = Watch(codes, scopes)
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
@@ -354,9 +375,13 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
             if code not in codes:
                 ran(code)
                 scopes[code] = frame.f_globals
+                if code in _DYNAMIC_CODES:
+                    watch.dynamic = True
             return
         if event != "c_call":
             return
+        if id(arg) in _DYNAMIC_BUILTINS and not watch.dynamic and user_file(frame.f_code.co_filename):
+            watch.dynamic = True
         try:
             what = _hidden_state(arg)
         except Exception:  # noqa: BLE001 -- an exception here would end the hook in the user's code
@@ -373,6 +398,6 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
 
     sys.setprofile(profile)
     try:
-        yield Watch(codes, scopes)
+        yield watch
     finally:
         sys.setprofile(None)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
+import os
 import queue
 import random
 import sys
@@ -99,6 +101,41 @@ def test_an_attribute_of_an_object_it_takes_as_an_argument() -> None:
     _same_as_eager(step, lambda i: setattr(args, "temperature", float(i + 1)), x, args)
 
 
+def test_attributes_read_by_names_built_at_run_time() -> None:
+    # A multi-task config read by getattr with a name built from the task (or given as an
+    # argument), argparse's namespace spread into a helper by **vars(args), a dataclass by
+    # asdict: the names read are in no bytecode or constant of the step's code.
+    x = sg.tensor(X)
+    weights = types.SimpleNamespace(cls_weight=1.0, box_weight=0.5)
+    args = argparse.Namespace(temperature=1.0)
+    config = Config()
+
+    def loss(x: Any, temperature: float) -> Any:
+        return (x / temperature).sum()
+
+    def by_task(x: Any, task: str) -> Any:
+        return (x * getattr(weights, f"{task}_weight")).sum()
+
+    def by_key(x: Any, key: str) -> Any:
+        return (x * getattr(weights, key)).sum()
+
+    def spread(x: Any) -> Any:
+        return loss(x, **vars(args))
+
+    def as_dict(x: Any) -> Any:
+        return loss(x, *dataclasses.asdict(config).values())
+
+    def change(i: int) -> None:
+        weights.cls_weight = float(i + 2)
+        args.temperature = float(i + 1)
+        config.scale = float(i + 3)
+
+    _same_as_eager(by_task, change, x, "cls")
+    _same_as_eager(by_key, change, x, "cls_weight")
+    _same_as_eager(spread, change, x)
+    _same_as_eager(as_dict, change, x)
+
+
 def test_an_attribute_of_an_object_two_levels_down() -> None:
     x = sg.tensor(X)
     trainer = types.SimpleNamespace(schedule=types.SimpleNamespace(factor=1.0))
@@ -137,6 +174,42 @@ def test_a_global_read_by_a_helper_function() -> None:
         SHIFT = float(i)
 
     _same_as_eager(step, change, x)
+
+
+def test_a_variable_a_helper_reads_from_the_function_that_made_it() -> None:
+    # A training script's main(): the loss helper reads main's local `temperature`, which
+    # main rebinds each epoch; the step names only the helper (and a lambda kept in a dict).
+    x = sg.tensor(X)
+    temperature, shift = 1.0, 0.0
+
+    def loss_fn(x: Any) -> Any:
+        return (x / temperature).sum()
+
+    helpers = {"shifted": lambda x: x + shift}
+
+    def step(x: Any) -> Any:
+        return loss_fn(helpers["shifted"](x))
+
+    def change(i: int) -> None:
+        nonlocal temperature, shift
+        temperature, shift = float(i + 1), float(i % 2)
+
+    compiled = _same_as_eager(step, change, x)
+    assert compiled.recordings and compiled.eager_reason is None
+
+
+def test_a_helper_advancing_a_variable_of_the_function_that_made_it_runs_eagerly() -> None:
+    calls = 0
+
+    def counted(x: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return x * float(calls)
+
+    def step() -> Any:
+        return counted(sg.tensor(X)).sum()
+
+    _runs_eagerly(step, [6.0 * k for k in range(1, 6)], "was rebound")
 
 
 class Scaled(sg.nn.Module):
@@ -317,6 +390,41 @@ def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, mon
     finally:
         sys.modules.pop("run_config", None)
         sys.modules.pop("run_config.optim", None)
+
+
+def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A debug flag or a scale read from the environment, by os.environ, os.getenv or names
+    # imported from os: set between calls, the next call records again.
+    from os import getenv
+
+    x = sg.tensor(X)
+    monkeypatch.setenv("SG_TEST_SCALE", "1")
+
+    def by_module(x: Any) -> Any:
+        return (x * float(os.environ.get("SG_TEST_SCALE", "1"))).sum()
+
+    def by_function(x: Any) -> Any:
+        return (x * float(os.getenv("SG_TEST_SCALE", "1"))).sum()
+
+    def by_name(x: Any) -> Any:
+        return (x + float(getenv("SG_TEST_SCALE", "0"))).sum()
+
+    def change(i: int) -> None:
+        monkeypatch.setenv("SG_TEST_SCALE", str(i // 2 + 2))
+
+    for step in (by_module, by_function, by_name):
+        compiled = _same_as_eager(step, change, x)
+        assert compiled.recordings and max(r.replays for r in compiled.recordings) >= 1
+
+
+def test_a_step_writing_the_environment_at_every_call_runs_eagerly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SG_TEST_CALLS", "0")
+
+    def step() -> Any:
+        os.environ["SG_TEST_CALLS"] = str(int(os.environ["SG_TEST_CALLS"]) + 1)
+        return sg.tensor(X).sum() * float(os.environ["SG_TEST_CALLS"])
+
+    _runs_eagerly(step, [6.0 * k for k in range(1, 6)], "changes what it reads at every call")
 
 
 def test_a_long_list_of_numbers_changed_in_place() -> None:
