@@ -20,7 +20,7 @@ import inspect
 import threading
 from collections.abc import Callable, Generator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from . import _hooks
 
@@ -65,6 +65,16 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
         (4,)
     """
 
+    @overload
+    def __new__(cls) -> no_grad: ...
+    @overload
+    def __new__(cls, func: F) -> F: ...  # bare @sg.no_grad
+    def __new__(cls, func: Any = None) -> Any:
+        """``sg.no_grad()``, or ``func`` decorated (``@sg.no_grad`` without parentheses, as
+        PyTorch's ``@torch.no_grad`` allows)."""
+        block = super().__new__(cls)
+        return block if func is None else block(func)
+
     def __call__(self, func: F) -> F:
         """``func`` run inside a block; a generator function's body is inside one each time it
         runs (from a resumption to the next ``yield``), not the caller's code between items."""
@@ -81,7 +91,8 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
                     try:
                         sent = yield item
                     except GeneratorExit:
-                        generator.close()
+                        with no_grad():  # its finally clauses run inside a block too (as PyTorch's)
+                            generator.close()
                         raise
                     except BaseException as error:  # noqa: BLE001 -- thrown in: passed on to func's generator
                         with no_grad():

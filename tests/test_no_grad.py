@@ -153,3 +153,35 @@ def test_a_decorated_generator_runs_each_item_inside_and_its_caller_outside(nump
         assert stop.value == 3
     assert found == [True, True, True]
     assert caller == [False, False, False]
+
+
+def test_the_bare_decorator_works_as_pytorch_s(numpy_backend: str) -> None:
+    """``@sg.no_grad`` without parentheses, as ``@torch.no_grad`` (PyTorch 2), decorates."""
+    layer = _layer()
+
+    @sg.no_grad
+    def predict(x: Any) -> Any:
+        return layer(x)
+
+    assert predict(sg.ones(2, 3))._node is None  # pyright: ignore[reportPrivateUsage] -- nothing recorded
+    assert layer(sg.ones(2, 3))._node is not None  # pyright: ignore[reportPrivateUsage]
+
+
+def test_a_closed_generator_runs_its_finally_clause_inside_the_block(numpy_backend: str) -> None:
+    """Closing a decorated generator (break out of a loop over it, or dropping it) runs its
+    ``finally`` clauses inside a block, as PyTorch's wrapper does."""
+    layer = _layer()
+    found: list[bool] = []
+
+    @sg.no_grad()
+    def items() -> Any:
+        try:
+            while True:
+                yield layer(sg.ones(1, 3))._node is None  # pyright: ignore[reportPrivateUsage]
+        finally:
+            found.append(layer(sg.ones(1, 3))._node is None)  # pyright: ignore[reportPrivateUsage]
+
+    iterator = items()
+    assert next(iterator)
+    iterator.close()
+    assert found == [True]
