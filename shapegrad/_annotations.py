@@ -17,6 +17,7 @@ from jaxtyping import Shaped
 
 from ._autodiff import NoTape, OwnedTape
 from ._dims import Dim, Half, Open, Prod, Sum, Twice, literal_size
+from ._no_grad import inside_no_grad
 
 __all__ = ["GenericTensor", "run_time_check", "tensor_annotation"]
 
@@ -32,7 +33,12 @@ class _TapeCheck(type):
 
         if not isinstance(obj, Tensor):
             return False
-        return cls.wants_traced is None or obj.traced == cls.wants_traced
+        wanted = cls.wants_traced
+        if wanted is None or obj.traced == wanted:
+            return True
+        # Inside sg.no_grad() ops give untraced results where the types say traced: a model
+        # annotated for training is evaluated there as it is
+        return wanted and inside_no_grad()
 
     def __instancecheck_str__(cls, obj: object) -> str:
         if cls.__instancecheck__(obj):

@@ -38,6 +38,12 @@ _lock = threading.Lock()
 _open = 0  # blocks open in all threads together, under _lock
 
 
+def inside_no_grad() -> bool:
+    """Whether the calling thread is inside ``sg.no_grad()``."""
+    untraced = _hooks.untraced
+    return untraced is not None and untraced.depth > 0
+
+
 class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for code ported from it
     """Ops in the block (or in the decorated function) record nothing: no tape, no graph.
 
@@ -47,8 +53,12 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
     alive until the output is dropped. Inside the block parameters are constants and an op on
     a traced tensor gives an untraced result (a backward pass from it raises ``TapeError``),
     as with ``torch.no_grad()``. Types do not follow the switch: pyright still types an op on a
-    traced tensor as traced. The switch is per thread, and blocks nest. A decorated generator
-    function runs inside a block while it computes an item, not while its caller uses one.
+    traced tensor as traced, and the run-time check of an ``OwnedTape`` annotation accepts an
+    untraced tensor inside the block. The switch is per thread, and blocks nest. A decorated
+    generator function runs inside a block while it computes an item, not while its caller uses
+    one; an ``async def`` function's body runs when awaited, outside the block its decorator
+    opened (use ``with sg.no_grad():`` inside it, and do not hold one across an ``await``: the
+    switch is the thread's, so other tasks on it would record nothing too).
 
     Examples:
         >>> import shapegrad as sg

@@ -185,3 +185,22 @@ def test_a_closed_generator_runs_its_finally_clause_inside_the_block(numpy_backe
     assert next(iterator)
     iterator.close()
     assert found == [True]
+
+
+def test_a_function_checked_for_traced_tensors_runs_inside(numpy_backend: str) -> None:
+    """Types do not follow the switch: a model annotated for training (OwnedTape in, OwnedTape
+    out) gives untraced results inside the block, which its run-time check accepts there (and
+    only there), instead of a TypeCheckError naming no cause."""
+    from typing import Literal as L
+
+    from shapegrad import OwnedTape, Tensor
+
+    @sg.checked
+    def double(x: Tensor[OwnedTape[Any], L[2], L[3]]) -> Tensor[OwnedTape[Any], L[2], L[3]]:
+        return x * 2.0
+
+    traced = sg.ones(2, 3).trace(sg.Gradients())
+    with sg.no_grad():
+        assert not double(traced).traced
+    with pytest.raises(Exception, match="traced"):
+        double(sg.ones(2, 3))  # outside: an untraced argument is refused as before
