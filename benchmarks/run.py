@@ -554,6 +554,18 @@ def emit_per_op(emit: Callable[[str], None], quick: bool) -> None:
             gru = compare({"shapegrad": w.ours, "torch": w.eager}, 1 if quick else 3, repeat)
     for line in per_op_table(rows):
         emit(line)
+    import tape_floor  # (it imports this module: not at the top)
+
+    with pin_threads(1):
+        floor = tape_floor.measure(number, repeat)
+    arithmetic = floor["numpy"]
+    emit()
+    emit(
+        f"- what bounds the 4×4 chain (`benchmarks/tape_floor.py`): beyond its NumPy arithmetic "
+        f"({arithmetic:.2f} µs per op), shapegrad takes {floor['shapegrad'] - arithmetic:.2f} µs per op, a bare "
+        f"tape calling the same rules with none of its checks {floor['bare'] - arithmetic:.2f} µs "
+        f"(÷ {(floor['shapegrad'] - arithmetic) / (floor['bare'] - arithmetic):.2f})"
+    )
     if gru is not None:
         emit()
         emit(

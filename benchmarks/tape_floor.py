@@ -102,9 +102,10 @@ def numpy_chain(x: Any, a: Any, b: Any) -> None:
         g = g * a
 
 
-def main() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+def measure(number: int, repeat: int) -> dict[str, float]:
+    """Microseconds per op of the chain: shapegrad's, the bare tape's, the NumPy arithmetic's
+    and PyTorch's (where installed), medians of interleaved rounds; the gradients of shapegrad
+    and of the bare tape are checked equal first."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal(SHAPE).astype(np.float32)
     a = (1 + 0.1 * rng.standard_normal(SHAPE)).astype(np.float32)
@@ -136,8 +137,14 @@ def main() -> None:
             run.torch_chain(*leaves).sum().backward()
 
         contenders["torch"] = torch_chain
-    t = run.compare(contenders, 1 if QUICK else 3, 3 if QUICK else 15)
-    per_op = {name: seconds / run.CHAIN_OPS * 1e6 for name, seconds in t.items()}
+    t = run.compare(contenders, number, repeat)
+    return {name: seconds / run.CHAIN_OPS * 1e6 for name, seconds in t.items()}
+
+
+def main() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    per_op = measure(1 if QUICK else 3, 3 if QUICK else 15)
     arithmetic = per_op["numpy"]
     print(f"1,000-op chain on {SHAPE[0]}×{SHAPE[1]} float32, traced with its backward pass, per op (µs):")
     for name, label in (

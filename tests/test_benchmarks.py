@@ -155,6 +155,14 @@ def test_the_wide_mlp_floor_split_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_tape_floor_runs() -> None:
+    """benchmarks/tape_floor.py: the 1,000-op chain in shapegrad against a bare tape calling the
+    same rules (its gradients checked equal first), the NumPy arithmetic alone and PyTorch."""
+    result = _run_benchmark("tape_floor.py", "--quick", timeout=600)
+    for row in ("shapegrad:", "bare tape (no checks):", "NumPy arithmetic alone:", "÷ the bare tape's"):
+        assert row in result.stdout
+
+
 def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
     pytest.importorskip("torch")
