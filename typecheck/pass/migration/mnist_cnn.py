@@ -63,7 +63,8 @@ def main() -> None:
         opt.update(model, grads)
         loss_value = loss.item()
     model.eval()
-    output = model(data)
+    with sg.no_grad():  # port: the example's test() under torch.no_grad(), which the first draft left out
+        output = model(data)
     pred = output.argmax(axis=1, keepdims=True)
     correct = (pred == target[..., None]).sum().item()  # port: [..., None] for view_as(pred)
     print(loss_value, correct)

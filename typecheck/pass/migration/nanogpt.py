@@ -134,6 +134,7 @@ class GPT(nn.Module):
         # port: cross_entropy takes (B, S, V) logits with (B, S) labels, no reshape to (-1, V)
         return sg.losses.cross_entropy(logits, targets, ignore_index=-1)
 
+    @sg.no_grad()  # port: nanoGPT's @torch.no_grad(), which the first draft left out
     def generate(self, idx: Tensor[NoTape, Batch, Seq], max_new_tokens: int, temperature: float = 1.0, top_k: int = 5):
         for _ in range(max_new_tokens):
             block = self.config.block_size
