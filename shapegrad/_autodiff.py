@@ -513,8 +513,7 @@ def record_binary_node(
         if version is None:
             version = result._version = Version()
         versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
-    # _op_node written out: binary ops are the most frequent, and its frame would cost them some
-    # 4% of their recording
+    # _op_node written out: binary ops are the most frequent, and would each pay its frame
     made: Node = _new(Node)
     made.seq = seq
     made.tape = tape
