@@ -21,6 +21,7 @@ from support import emulated_cupy, nvrtc
 from support.op_table import OPS
 
 import shapegrad as sg
+import shapegrad._tensor as tensor_module
 from shapegrad_backends.cupy_backend import CupyBackend
 from shapegrad_backends.cupy_kernels import KERNELS, PREAMBLE, ElementwiseSource
 
@@ -204,9 +205,15 @@ def test_every_kernel_is_used_by_an_op_or_optimizer(monkeypatch: pytest.MonkeyPa
         return original(self, name, dtype)
 
     monkeypatch.setattr(type(backend), "fused_kernel", spy)
-    # Kernels are looked up once per backend, name and dtype: start from an empty table.
+    # Kernels are looked up once per backend, name and dtype: start from empty tables. The
+    # bound rules' table has a second name, which record_traced reads inline: both names get
+    # the new table (replacing one alone left the other's rules, bound by an earlier test in
+    # the session, in use, and the kernels they name unasked for).
     monkeypatch.setattr(sg._backend, "_kernels", {})
-    monkeypatch.setattr(sg._backend, "_bound", {})
+    fresh: dict[Any, Any] = {}
+    monkeypatch.setattr(sg._backend, "_bound", fresh)
+    monkeypatch.setattr(sg._backend, "bound_rules", fresh)
+    monkeypatch.setattr(tensor_module, "_bound_rules", fresh)
     data = np.linspace(-2, 2, 12).reshape(3, 4)
     for _, fn in ACTIVATIONS:
         _value_and_gradient(fn, data, backend)
