@@ -36,6 +36,8 @@ recorded (``_compile_layout.Layout``), else it records again. Never a wrong repl
 from __future__ import annotations
 
 import builtins
+import dataclasses
+import enum
 import functools
 import operator
 import sys
@@ -455,6 +457,9 @@ class _Recorder:
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
         # the step builds and converts after that may hold values a replay would not recompute
         self.handed: str | None = None
+        # the ids of the objects the step reached before it ran (its modules, the objects it
+        # reads, its arguments): one it gives back is that object at every replay too
+        self.existing: set[int] = set()
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -1620,15 +1625,31 @@ class _Plan:
             template = ("array", index)
         elif isinstance(value, (tuple, list)):
             items = [self._outputs(rec, v, needed, slot, memo, owners, groups) for v in cast("tuple[Any, ...]", value)]
-            template = ("tuple" if isinstance(value, tuple) else "list", items)
+            kind: type = type(cast(object, value))
+            if kind is tuple or kind is list:
+                template = ("tuple" if kind is tuple else "list", items)
+            elif issubclass(kind, tuple) and hasattr(cast(object, kind), "_make"):  # a named tuple: one again
+                template = ("named", kind, items)
+            else:
+                return _made_in_step(rec, value)
         elif isinstance(value, dict):
+            if type(cast(object, value)) is not dict:  # an OrderedDict, a defaultdict: not rebuilt as a dict
+                return _made_in_step(rec, value)
             entries = cast("dict[Any, Any]", value)
             pairs: list[tuple[Any, Any]] = [
                 (k, self._outputs(rec, v, needed, slot, memo, owners, groups)) for k, v in entries.items()
             ]
             template = ("dict", pairs)
-        else:
+        elif id(value) in rec.existing or _immutable(value):
             return ("object", value)
+        elif _rebuildable(value):
+            # an output dataclass (ModelOutput(loss=..., logits=...)), a SimpleNamespace the step
+            # made: a new one at every replay, its attributes this call's
+            held: dict[str, Any] = vars(cast(object, value))
+            attributes = [(k, self._outputs(rec, v, needed, slot, memo, owners, groups)) for k, v in held.items()]
+            template = ("attributes", value.__class__, attributes)
+        else:
+            return _made_in_step(rec, value)
         memo[id(cast(object, value))] = template
         return template
 
@@ -2096,10 +2117,60 @@ def _build_result(
         value = tuple(_build_result(t, outs, needed, args, kwargs, made) for t in template[1])
     elif kind == "list":
         value = [_build_result(t, outs, needed, args, kwargs, made) for t in template[1]]
+    elif kind == "named":
+        value = template[1]._make([_build_result(t, outs, needed, args, kwargs, made) for t in template[2]])
+    elif kind == "attributes":
+        value = template[1].__new__(template[1])
+        made[id(template)] = value  # (before its attributes: one that holds itself)
+        value.__dict__.update({k: _build_result(t, outs, needed, args, kwargs, made) for k, t in template[2]})
     else:
         value = {k: _build_result(t, outs, needed, args, kwargs, made) for k, t in template[1]}
     made[id(template)] = value
     return value
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a value the step gives back is one a replay may give back again as recorded: a
+    number, a string, None, an enum member, a class or module, a function holding no variables,
+    or a frozenset or range of such."""
+    if value is None or value is Ellipsis:
+        return True
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic, enum.Enum, type, types.ModuleType)):
+        return True
+    if isinstance(value, (types.BuiltinFunctionType, range, slice)):
+        return True
+    if isinstance(value, types.FunctionType):
+        return value.__closure__ is None
+    if isinstance(value, frozenset):
+        return all(_immutable(v) for v in cast("frozenset[Any]", value))
+    return False
+
+
+def _rebuildable(value: Any) -> bool:
+    """Whether a replay builds a new one of an object the step made and gave back, from its
+    attributes: a dataclass instance or a ``SimpleNamespace``, its attributes in its ``__dict__``."""
+    kind: type = value.__class__
+    if kind is types.SimpleNamespace:
+        return True
+    return (
+        dataclasses.is_dataclass(value)
+        and kind.__new__ is object.__new__
+        and "__slots__" not in kind.__dict__
+        and hasattr(value, "__dict__")
+    )
+
+
+def _made_in_step(rec: _Recorder, value: Any) -> Any:
+    """The template of an object the step made and gave back that a replay cannot build again
+    (a generator, a set, a dict subclass, an instance of the user's class): the recording
+    cannot be replayed (it would give back the recorded object, holding the recorded values,
+    at every call)."""
+    rec.escape(
+        f"it returns a {type(value).__name__} it made, which a replay would give back as recorded (the same "
+        "object, holding the first call's values, at every call): return tensors in a tuple, list, dict, "
+        "named tuple or dataclass"
+    )
+    return ("object", value)
 
 
 def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...]) -> Any:
@@ -2548,6 +2619,10 @@ class CompiledStep(Generic[P, R]):
             return self._step(*args, **kwargs)
         state.extend(start_layout.library)  # a helper's optimizer, trainer.parts.grads
         rec = _Recorder(state.allowed())
+        rec.existing = {id(o) for o in roots}
+        rec.existing.update(id(m) for m, *_ in start_layout.modules)
+        rec.existing.update(id(o) for o, *_ in start_layout.objects)
+        rec.existing.update(id(o) for o in [*state.grads, *state.optimizers, *start_layout.generators])
         slot = Tensor.__dict__["_data"]
         for path, leaf in leaves:
             plain = leaf
