@@ -36,8 +36,11 @@ recorded (``_compile_layout.Layout``), else it records again. Never a wrong repl
 from __future__ import annotations
 
 import builtins
+import dataclasses
+import enum
 import functools
 import operator
+import sys
 import types
 import warnings
 from collections.abc import Callable, Sequence
@@ -449,6 +452,14 @@ class _Recorder:
         # the Python state a range check that fails in a replay leaves, as the step leaves it when
         # it raises there (set once the recording's start is known)
         self.at_check: Callable[[], Any] | None = None
+        # What first gave the step's Python a recorded array itself (t.data in its code, a NumPy
+        # array argument, g.permutation(n)): NumPy reads one's values unseen where it indexes a
+        # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
+        # the step builds and converts after that may hold values a replay would not recompute
+        self.handed: str | None = None
+        # the ids of the objects the step reached before it ran (its modules, the objects it
+        # reads, its arguments): one it gives back is that object at every replay too
+        self.existing: set[int] = set()
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -458,6 +469,11 @@ class _Recorder:
     def escape(self, what: str) -> None:
         if self.escape_reason is None:
             self.escape_reason = what + _where()
+
+    def hand(self, what: str) -> None:
+        """The step's Python is given a recorded array itself (``what``)."""
+        if self.handed is None:
+            self.handed = what
 
     # -- registers -------------------------------------------------------------------------------
     def traced(self, index: int) -> _Traced:
@@ -874,11 +890,15 @@ class _Constant:
     written in place between calls, and a replay is only for the value it was recorded with
     (:meth:`changed`, asked before each replay)."""
 
-    __slots__ = ("array", "source")
+    __slots__ = ("array", "source", "unseen")
 
-    def __init__(self, array: Any) -> None:
+    def __init__(self, array: Any, unseen: tuple[str, str] | None = None) -> None:
         self.source = array
         self.array = np.array(array, copy=True)
+        # converted after the step's Python was given a recorded array: what that was, and
+        # where the step converted this one (a temporary built from it would hold values a replay
+        # does not recompute)
+        self.unseen = unseen
 
     def changed(self) -> bool:
         """Whether the array converted now holds another value than when recorded."""
@@ -909,7 +929,7 @@ def _patched_backend(rec: _Recorder, backend: Any) -> dict[str, Any]:
         if _hooks.recorder is not rec:
             return originals["asarray"](_unwrap_free(data), dtype)
         if _is_ndarray(data) and not isinstance(data, _Traced) and rec.converts_constant(data):
-            constant = _Constant(data)
+            constant = _Constant(data, None if rec.handed is None else (rec.handed, _where()))
             return rec.method_call(functools.partial(_from_constant, originals["asarray"], constant), (dtype,), True)
         return rec.method_call(originals["asarray"], (data, dtype), True)
 
@@ -928,6 +948,21 @@ def _from_constant(asarray: Callable[..., Any], constant: _Constant, dtype: Any)
     return asarray(constant.array.copy(), dtype)
 
 
+_DATA = Tensor.__dict__["data"]
+
+
+def _handed_data(tensor: Tensor[Any, *tuple[Any, ...]]) -> Any:
+    """``Tensor.data`` while a step records: read by the step's own code (not the library's,
+    whose NumPy on it the recording follows), the step's Python holds a recorded array."""
+    rec = _current
+    if rec is not None and rec.handed is None and user_file(sys._getframe(1).f_code.co_filename):
+        rec.hand("a tensor's array (t.data)")
+    return tensor._data
+
+
+_HANDED_DATA = property(_handed_data, doc=_DATA.__doc__)
+
+
 class _Session:
     """Installs a recording (the ``_data`` slot, the backends, the hooks) and takes it down."""
 
@@ -939,6 +974,7 @@ class _Session:
         global _current
         self.slot = Tensor.__dict__["_data"]
         type.__setattr__(Tensor, "_data", _DataSlot(self.slot, self.rec))
+        type.__setattr__(Tensor, "data", _HANDED_DATA)
         for backend in self.backends:
             self.saved.append((backend, _patched_backend(self.rec, backend)))
         _current = self.rec
@@ -950,6 +986,7 @@ class _Session:
         _hooks.recorder = None
         _current = None
         type.__setattr__(Tensor, "_data", self.slot)
+        type.__setattr__(Tensor, "data", _DATA)
         for backend, saved in self.saved:
             for name in _PATCHED:
                 backend.__dict__.pop(name, None)
@@ -1588,15 +1625,31 @@ class _Plan:
             template = ("array", index)
         elif isinstance(value, (tuple, list)):
             items = [self._outputs(rec, v, needed, slot, memo, owners, groups) for v in cast("tuple[Any, ...]", value)]
-            template = ("tuple" if isinstance(value, tuple) else "list", items)
+            kind: type = type(cast(object, value))
+            if kind is tuple or kind is list:
+                template = ("tuple" if kind is tuple else "list", items)
+            elif issubclass(kind, tuple) and hasattr(cast(object, kind), "_make"):  # a named tuple: one again
+                template = ("named", kind, items)
+            else:
+                return _made_in_step(rec, value)
         elif isinstance(value, dict):
+            if type(cast(object, value)) is not dict:  # an OrderedDict, a defaultdict: not rebuilt as a dict
+                return _made_in_step(rec, value)
             entries = cast("dict[Any, Any]", value)
             pairs: list[tuple[Any, Any]] = [
                 (k, self._outputs(rec, v, needed, slot, memo, owners, groups)) for k, v in entries.items()
             ]
             template = ("dict", pairs)
-        else:
+        elif id(value) in rec.existing or _immutable(value):
             return ("object", value)
+        elif _rebuildable(value):
+            # an output dataclass (ModelOutput(loss=..., logits=...)), a SimpleNamespace the step
+            # made: a new one at every replay, its attributes this call's
+            held: dict[str, Any] = vars(cast(object, value))
+            attributes = [(k, self._outputs(rec, v, needed, slot, memo, owners, groups)) for k, v in held.items()]
+            template = ("attributes", value.__class__, attributes)
+        else:
+            return _made_in_step(rec, value)
         memo[id(cast(object, value))] = template
         return template
 
@@ -1961,6 +2014,28 @@ def _held_elsewhere(constants: list[_Constant]) -> list[_Constant]:
     return kept
 
 
+def _built_from_handed(rec: _Recorder) -> str | None:
+    """Why a recording cannot replay a NumPy array the step built and converted into a tensor
+    after its Python was given a recorded array (``rec.handed``), or None. NumPy computes
+    ``TABLE[y.data]``, ``DATA[g.permutation(n)[:b]]`` or ``np.array(t.data)`` from that array's
+    values without the recording seeing it, so such an array is not one built from the numbers
+    the recording's checks cover (a mask from ``np.arange``), and a replay would give the
+    recorded values. One held elsewhere (a global) is compared before each replay instead."""
+    constants: list[_Constant] = [
+        _partial_args(op.fn)[1] for op in rec.ops if getattr(op.fn, "func", None) is _from_constant
+    ]
+    kept = {id(constant) for constant in _held_elsewhere(constants)}
+    for constant in constants:
+        if constant.unseen is not None and id(constant) not in kept:
+            given, where = constant.unseen
+            return (
+                f"a NumPy array it built and converted into a tensor{where} after it was given {given}: "
+                "NumPy may have computed it from that array's values (TABLE[y.data], np.array(t.data)), "
+                "which the recording cannot follow"
+            )
+    return None
+
+
 def _partial_args(fn: Any) -> tuple[Any, ...]:
     """The arguments a ``functools.partial`` holds; none for any other callable."""
     if isinstance(fn, functools.partial):
@@ -2042,10 +2117,60 @@ def _build_result(
         value = tuple(_build_result(t, outs, needed, args, kwargs, made) for t in template[1])
     elif kind == "list":
         value = [_build_result(t, outs, needed, args, kwargs, made) for t in template[1]]
+    elif kind == "named":
+        value = template[1]._make([_build_result(t, outs, needed, args, kwargs, made) for t in template[2]])
+    elif kind == "attributes":
+        value = template[1].__new__(template[1])
+        made[id(template)] = value  # (before its attributes: one that holds itself)
+        value.__dict__.update({k: _build_result(t, outs, needed, args, kwargs, made) for k, t in template[2]})
     else:
         value = {k: _build_result(t, outs, needed, args, kwargs, made) for k, t in template[1]}
     made[id(template)] = value
     return value
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a value the step gives back is one a replay may give back again as recorded: a
+    number, a string, None, an enum member, a class or module, a function holding no variables,
+    or a frozenset or range of such."""
+    if value is None or value is Ellipsis:
+        return True
+    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic, enum.Enum, type, types.ModuleType)):
+        return True
+    if isinstance(value, (types.BuiltinFunctionType, range, slice)):
+        return True
+    if isinstance(value, types.FunctionType):
+        return value.__closure__ is None
+    if isinstance(value, frozenset):
+        return all(_immutable(v) for v in cast("frozenset[Any]", value))
+    return False
+
+
+def _rebuildable(value: Any) -> bool:
+    """Whether a replay builds a new one of an object the step made and gave back, from its
+    attributes: a dataclass instance or a ``SimpleNamespace``, its attributes in its ``__dict__``."""
+    kind: type = value.__class__
+    if kind is types.SimpleNamespace:
+        return True
+    return (
+        dataclasses.is_dataclass(value)
+        and kind.__new__ is object.__new__
+        and "__slots__" not in kind.__dict__
+        and hasattr(value, "__dict__")
+    )
+
+
+def _made_in_step(rec: _Recorder, value: Any) -> Any:
+    """The template of an object the step made and gave back that a replay cannot build again
+    (a generator, a set, a dict subclass, an instance of the user's class): the recording
+    cannot be replayed (it would give back the recorded object, holding the recorded values,
+    at every call)."""
+    rec.escape(
+        f"it returns a {type(value).__name__} it made, which a replay would give back as recorded (the same "
+        "object, holding the first call's values, at every call): return tensors in a tuple, list, dict, "
+        "named tuple or dataclass"
+    )
+    return ("object", value)
 
 
 def _at_path(args: tuple[Any, ...], kwargs: dict[str, Any], path: tuple[Any, ...]) -> Any:
@@ -2494,6 +2619,10 @@ class CompiledStep(Generic[P, R]):
             return self._step(*args, **kwargs)
         state.extend(start_layout.library)  # a helper's optimizer, trainer.parts.grads
         rec = _Recorder(state.allowed())
+        rec.existing = {id(o) for o in roots}
+        rec.existing.update(id(m) for m, *_ in start_layout.modules)
+        rec.existing.update(id(o) for o, *_ in start_layout.objects)
+        rec.existing.update(id(o) for o in [*state.grads, *state.optimizers, *start_layout.generators])
         slot = Tensor.__dict__["_data"]
         for path, leaf in leaves:
             plain = leaf
@@ -2547,6 +2676,8 @@ class CompiledStep(Generic[P, R]):
             rec.value_read("a random number drawn from a NumPy generator in Python (rng.uniform(), np.random.rand())")
         if rec.value_reason is None and positions != [iterator_state(it) for it in start_layout.iterators]:
             rec.value_read("the next item of an iterator or a generator it reaches (next(batches))")
+        if rec.value_reason is None and rec.handed is not None:
+            rec.value_reason = _built_from_handed(rec)
         if rec.value_reason is not None:
             self._fall_back(
                 f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"
@@ -2649,7 +2780,10 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
     in place: ``swapped`` notes ``(list or dict, key, array, view)`` to put back)."""
     if _is_ndarray(value) and not isinstance(value, _Traced):
         index = rec.reg_of.get(id(value))
-        return value if index is None else rec.traced(index)
+        if index is None:
+            return value
+        rec.hand("a NumPy array as an argument")
+        return rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
         items = cast("tuple[Any, ...]", value)

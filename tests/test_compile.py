@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import types
 import warnings
 from collections.abc import Callable
-from typing import Any, Literal as L
+from typing import Any, Literal as L, NamedTuple
 
 import numpy as np
 import pytest
@@ -1542,6 +1545,75 @@ def test_a_returned_parameter_or_argument_dict_is_the_object_itself() -> None:
 
     eager, replayed = _both(step, use)
     assert replayed == eager == [(True, True)] * 4
+
+
+@dataclasses.dataclass
+class _Output:
+    """A model's output as a dataclass (as Hugging Face's ``ModelOutput``)."""
+
+    loss: Any
+    logits: Any
+
+
+class _Logits(NamedTuple):
+    loss: Any
+    logits: Any
+
+
+@pytest.mark.parametrize("kind", ["a dataclass", "a frozen dataclass", "a SimpleNamespace", "a named tuple"])
+def test_an_output_object_made_in_the_step_is_a_new_one_holding_this_calls_tensors(kind: str) -> None:
+    """A replay gave back the recorded dataclass or namespace itself, holding the first call's
+    tensors, at every call (and a named tuple as a plain tuple)."""
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+    frozen = dataclasses.make_dataclass("Frozen", ["loss", "logits"], frozen=True)
+
+    def step(x: Any) -> Any:
+        logits = lin(x)
+        loss = (logits**2).mean()
+        if kind == "a dataclass":
+            return _Output(loss=loss, logits=logits)
+        if kind == "a frozen dataclass":
+            return frozen(loss=loss, logits=logits)
+        if kind == "a SimpleNamespace":
+            return types.SimpleNamespace(loss=loss, logits=logits)
+        return _Logits(loss, logits)
+
+    calls = iter(range(8))
+    kept: list[Any] = []
+
+    def use(run: Any) -> tuple[str, float, list[float]]:
+        out = run(sg.full((1, 3), float(next(calls) % 4)))
+        kept.append(out)
+        return type(out).__name__, out.loss.item(), out.logits.tolist()[0]
+
+    eager, replayed = _both(step, use)
+    assert replayed == eager
+    assert len({id(out) for out in kept[4:]}) == 4  # a new object at every call, as in eager
+
+
+@pytest.mark.parametrize("kind", ["a generator", "a set", "an OrderedDict", "a closure"])
+def test_an_object_made_in_the_step_that_a_replay_cannot_build_runs_it_eagerly(kind: str) -> None:
+    def step(x: Any) -> Any:
+        y = x * 2.0
+        if kind == "a generator":
+            return (t for t in [y])
+        if kind == "a set":
+            return {1, 2}
+        if kind == "an OrderedDict":
+            return collections.OrderedDict(y=y)
+        return lambda: y
+
+    def value(out: Any) -> Any:
+        if kind == "a generator":
+            return [t.item() for t in out]
+        if kind == "an OrderedDict":
+            return out["y"].item()
+        return out().item() if kind == "a closure" else out
+
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match="which a replay would give back as recorded"):
+        got = [value(compiled(sg.full((), float(i)))) for i in range(4)]
+    assert got == [value(step(sg.full((), float(i)))) for i in range(4)]
 
 
 @pytest.mark.parametrize("how", ["a key set", "an item appended", "an item replaced"])

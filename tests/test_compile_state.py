@@ -994,6 +994,103 @@ def test_a_tensor_from_a_queue_runs_eagerly() -> None:
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
 
 
+# A NumPy array built from a recorded array's values, where NumPy reads them without the
+# recording seeing it (indexing a plain array with it, copying it), is no constant of the
+# recording: converted into a tensor, a replay would give every call the first call's values.
+TABLE = np.arange(32, dtype=np.float32).reshape(8, 4)
+CLASS_WEIGHTS = np.array([0.5, 1.0, 2.0, 4.0], dtype=np.float32)
+
+
+def _eager_with_warning(step: Callable[..., Any], calls: list[tuple[Any, ...]], because: str) -> None:
+    """The compiled ``step`` gives ``step``'s values at every call of ``calls``, and warns that
+    it runs eagerly ``because``."""
+    expected = [step(*args).item() for args in calls]
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match=because):
+        got = [compiled(*args).item() for args in calls]
+    assert got == expected
+    assert compiled.eager_reason is not None
+
+
+def test_rows_picked_by_a_permutation_drawn_in_the_step_run_it_eagerly() -> None:
+    def make() -> Callable[[], Any]:
+        g = sg.Generator(3)
+
+        def step() -> Any:
+            batch = sg.tensor(TABLE[g.permutation(8)[:2]])  # torch.randperm(n)[:b], then x[idx]
+            return (batch * batch).sum()
+
+        return step
+
+    eager, compiled = make(), sg.compile(make())
+    with pytest.warns(sg.CompileWarning, match=r"built and converted into a tensor.*permutation"):
+        assert [compiled().item() for _ in range(6)] == [eager().item() for _ in range(6)]
+    assert compiled.eager_reason is not None
+
+
+def test_an_epoch_over_shuffled_batches_in_the_step_runs_it_eagerly() -> None:
+    def make() -> tuple[Callable[[], Any], Any]:
+        model = sg.nn.Linear(4, 1, generator=sg.Generator(0))
+        opt, grads = sg.optim.Sgd(model, lr=0.01), model.alloc_grads()
+        loader = sg.data.batches(
+            TABLE / 32.0, TABLE[:, :1] / 32.0, batch_size=2, shuffle=True, generator=sg.Generator(5)
+        )
+
+        def epoch() -> Any:
+            total = sg.zeros(())
+            for x, y in loader:
+                grads.zero()
+                loss = ((model(x.trace(grads)) - y) ** 2).mean()
+                loss.backward()
+                opt.update(model, grads)
+                total = total + loss.detach()
+            return total
+
+        return epoch, model
+
+    (eager, eager_model), (step, model) = make(), make()
+    compiled = sg.compile(step)
+    with pytest.warns(sg.CompileWarning, match=r"built and converted into a tensor.*permutation"):
+        assert [compiled().item() for _ in range(4)] == [eager().item() for _ in range(4)]
+    assert model.weight.tolist() == eager_model.weight.tolist()
+
+
+def test_class_weights_looked_up_by_the_labels_array_run_it_eagerly() -> None:
+    def step(logits: Any, labels: Any) -> Any:
+        weights = sg.tensor(CLASS_WEIGHTS[labels.data])  # torch: class_weights[labels]
+        return (logits * weights).sum()
+
+    calls = [(sg.full((4,), 1.0), sg.tensor(np.array([i % 4, 1, (i + 2) % 4, 3]))) for i in range(5)]
+    _eager_with_warning(step, calls, r"built and converted into a tensor.*t\.data")
+
+
+def test_a_copy_of_a_tensors_array_runs_it_eagerly() -> None:
+    def step(x: Any) -> Any:
+        return sg.tensor(np.array(x.data) * 2.0).sum()
+
+    _eager_with_warning(step, [(sg.full((3,), float(i)),) for i in range(5)], r"converted into a tensor.*t\.data")
+
+
+def test_rows_picked_by_a_numpy_argument_run_it_eagerly() -> None:
+    def step(x: Any, rows: Any) -> Any:
+        return (x * sg.tensor(TABLE[rows])).sum()
+
+    calls = [(sg.ones(2, 4), np.array([i % 8, (i + 3) % 8])) for i in range(5)]
+    _eager_with_warning(step, calls, r"converted into a tensor.*NumPy array as an argument")
+
+
+def test_a_mask_built_from_numbers_still_replays_after_the_step_reads_t_data() -> None:
+    """What the step builds from numbers alone (not from a recorded array) is still a constant
+    held by no one else: the step replays where it converts it before reading ``t.data``."""
+
+    def step(x: Any) -> Any:
+        mask = sg.tensor(np.arange(3) > 0)
+        return (sg.tensor(x.data * 2.0) * mask).sum()
+
+    compiled = _same_as_eager(step, lambda i: None, sg.full((3,), 2.0))
+    assert compiled.eager_reason is None
+
+
 @pytest.fixture
 def _default_generators(monkeypatch: pytest.MonkeyPatch) -> None:
     """sg.seed's state, put back after the test."""

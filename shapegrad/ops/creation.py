@@ -258,7 +258,8 @@ class Generator:
     def permutation(self, n: int) -> Any:
         """A random ordering of ``range(n)`` as a NumPy array (for shuffling batches)."""
         recorder = _hooks.recorder
-        if recorder is not None:
+        if recorder is not None:  # sg.compile: drawn again at every replay; NumPy indexing with it is unseen
+            recorder.hand("a permutation (g.permutation(n))")
             return recorder.method_call(self._host_permutation, (n,))
         return self._host_permutation(n)
 
