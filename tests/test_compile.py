@@ -1779,3 +1779,20 @@ def test_unused_parameters_warn_at_every_replay_as_eager() -> None:
     assert len(eager) == 4 and "spare.weight" in eager[0][1]
     assert [(c, m, f) for c, m, f, _ in replayed] == [(c, m, f) for c, m, f, _ in eager]
     assert len({line for *_, line in replayed}) == 1
+
+
+def test_a_step_drawing_integers_is_replayed_with_eager_s_draws() -> None:
+    """sg.randint floored and clipped its draws on the host (a NumPy round trip), which the
+    recording took for a read of a tensor's values: every step calling it ran eagerly, with a
+    warning blaming the step's code. It now works on the backend's arrays and replays."""
+
+    def step(generator: Any) -> Any:
+        return sg.randint(2, 9, (4, 5), generator=generator) + 1
+
+    compiled = sg.compile(step)
+    ours, twin = sg.Generator(11), sg.Generator(11)
+    for _ in range(4):
+        got, expected = compiled(ours).numpy(), step(twin).numpy()
+        assert got.dtype == expected.dtype == np.int64
+        np.testing.assert_array_equal(got, expected)
+    assert compiled.eager_reason is None and compiled.recordings[0].replays == 3

@@ -412,12 +412,13 @@ def randint(low: int, high: int, shape: Sequence[int], *, generator: Generator |
     """Integers drawn uniformly from ``[low, high)`` (int64), from ``generator`` (seed it for
     reproducibility). PyTorch: ``torch.randint``. The shape is typed as in :func:`zeros`
     (``randint(0, 65, (Batch(4), Seq(16)))`` is ``Tensor[NoTape, Batch, Seq]``)."""
-    import numpy as np
-
     gen = generator or default_generator()
     draws = gen.uniform(_shape(tuple(shape)), float(low), float(high), dtype="float64")
-    host = np.clip(np.floor(np.asarray(gen.backend.to_numpy(draws))), low, high - 1).astype(np.int64)
-    return wrap(gen.backend.asarray(host, None), gen.backend)
+    # on the backend's arrays, not the host's: no copy off a device, and sg.compile records it
+    # (a trip through NumPy was a value read, which ran a step calling randint eagerly)
+    xp = gen.backend.xp
+    ints = xp.astype(xp.minimum(xp.maximum(xp.floor(draws), float(low)), float(high - 1)), xp.int64)
+    return wrap(ints, gen.backend)
 
 
 def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Open]:
