@@ -272,6 +272,34 @@ def test_multi_head_attention() -> None:
     )
 
 
+def test_attention_masks_pytorch_would_read_otherwise_are_refused() -> None:
+    """A float mask was selected by truth, so PyTorch's additive one (0 allowed, -inf masked)
+    attended exactly where PyTorch masks; a per-batch (B, Lq, Lk) mask broadcast its first
+    axis against the heads (batch i's mask applied to head i of every batch) when B equalled
+    the head count. Both are refused; a 4-D (B, 1, Lq, Lk) mask is PyTorch's per-batch one."""
+    ours = sg.nn.MultiHeadAttention[L[8]](num_heads=2, dtype="float64")
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True).double()
+    _copy_attention(ours, theirs)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 8))
+    allowed = rng.random((2, 3, 3)) < 0.6
+    allowed[..., 0] = True
+    additive = np.where(allowed[0], 0.0, -np.inf)
+    with pytest.raises(sg.DTypeError, match="boolean mask"):
+        ours(sg.tensor(x), mask=sg.tensor(additive))
+    with pytest.raises(sg.DTypeError, match="boolean mask"):
+        sg.softmax(sg.tensor(x), mask=sg.tensor(np.ones((3, 8))))
+    with pytest.raises(sg.ShapeError, match="3-D mask"):
+        ours(sg.tensor(x), mask=sg.tensor(allowed))
+    t = torch.tensor(x)
+    expected = theirs(t, t, t, attn_mask=torch.tensor(~allowed).repeat_interleave(2, 0), need_weights=False)[0]
+    found = ours(sg.tensor(x), mask=sg.tensor(allowed[:, None]))
+    np.testing.assert_allclose(found.numpy(), expected.detach().numpy(), rtol=1e-9, atol=1e-12)
+    expected = theirs(t, t, t, attn_mask=torch.tensor(additive), need_weights=False)[0]
+    found = ours(sg.tensor(x), mask=sg.tensor(additive) == 0)
+    np.testing.assert_allclose(found.numpy(), expected.detach().numpy(), rtol=1e-9, atol=1e-12)
+
+
 def _copy_attention(ours: Any, theirs: Any) -> None:
     with torch.no_grad():
         theirs.in_proj_weight.copy_(
