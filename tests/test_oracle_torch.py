@@ -227,6 +227,23 @@ def test_pooling(kernel: int, stride: int, padding: int) -> None:
     )
 
 
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate"])
+@pytest.mark.parametrize("flat", [(2, -1, -1, 1), (-2, -2, 1, -3), (-1, 0, 0, -4)], ids=str)
+def test_pad_with_negative_widths_crops_as_pytorch(mode: str, flat: tuple[int, ...]) -> None:
+    """A negative width removes values from that side before the other side is padded, as
+    F.pad does. reflect used to pad by the mirror of a negative slice (a wider result of other
+    values, silently); constant and replicate failed inside NumPy."""
+    pairs = ((0, 0), (0, 0), (flat[2], flat[3]), (flat[0], flat[1]))
+    extra = {"value": 0.5} if mode == "constant" else {}
+    helper_test_op(
+        [np.random.default_rng(12).standard_normal((2, 3, 5, 6))],
+        lambda t: sg.pad(t, pairs, mode=mode, **extra),
+        lambda t: F.pad(t, flat, mode=mode, **extra),
+    )
+    with pytest.raises(sg.ShapeError, match="crops more than"):
+        sg.pad(sg.ones(2, 3), ((0, 0), (-2, -2)))
+
+
 def test_norms() -> None:
     x = np.random.default_rng(5).standard_normal((4, 3, 5))
     ln = sg.nn.LayerNorm[L[5]](dtype="float64")
