@@ -227,6 +227,18 @@ def test_pooling(kernel: int, stride: int, padding: int) -> None:
     )
 
 
+@pytest.mark.parametrize("kernel,padding", [(2, 2), (3, 2), ((3, 2), (1, 2))], ids=str)
+def test_pooling_refuses_padding_over_half_the_window_as_pytorch(kernel: Any, padding: Any) -> None:
+    """PyTorch refuses it; shapegrad gave windows wholly in the padding: a max of -inf, a
+    mean of zeros, and a larger output than any PyTorch model has."""
+    x = np.random.default_rng(13).standard_normal((1, 2, 6, 6))
+    for name in ("MaxPool2d", "AvgPool2d"):
+        with pytest.raises(RuntimeError, match="pad should be at most half"):
+            getattr(torch.nn, name)(kernel, 1, padding)(torch.tensor(x))
+        with pytest.raises(sg.ShapeError, match="half the kernel"):
+            getattr(sg.nn, name)(kernel, 1, padding)(sg.tensor(x))
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "replicate"])
 @pytest.mark.parametrize("flat", [(2, -1, -1, 1), (-2, -2, 1, -3), (-1, 0, 0, -4)], ids=str)
 def test_pad_with_negative_widths_crops_as_pytorch(mode: str, flat: tuple[int, ...]) -> None:
