@@ -227,6 +227,35 @@ def test_pooling(kernel: int, stride: int, padding: int) -> None:
     )
 
 
+@pytest.mark.parametrize("kernel,padding", [(2, 2), (3, 2), ((3, 2), (1, 2))], ids=str)
+def test_pooling_refuses_padding_over_half_the_window_as_pytorch(kernel: Any, padding: Any) -> None:
+    """PyTorch refuses it; shapegrad gave windows wholly in the padding: a max of -inf, a
+    mean of zeros, and a larger output than any PyTorch model has."""
+    x = np.random.default_rng(13).standard_normal((1, 2, 6, 6))
+    for name in ("MaxPool2d", "AvgPool2d"):
+        with pytest.raises(RuntimeError, match="pad should be at most half"):
+            getattr(torch.nn, name)(kernel, 1, padding)(torch.tensor(x))
+        with pytest.raises(sg.ShapeError, match="half the kernel"):
+            getattr(sg.nn, name)(kernel, 1, padding)(sg.tensor(x))
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate"])
+@pytest.mark.parametrize("flat", [(2, -1, -1, 1), (-2, -2, 1, -3), (-1, 0, 0, -4)], ids=str)
+def test_pad_with_negative_widths_crops_as_pytorch(mode: str, flat: tuple[int, ...]) -> None:
+    """A negative width removes values from that side before the other side is padded, as
+    F.pad does. reflect used to pad by the mirror of a negative slice (a wider result of other
+    values, silently); constant and replicate failed inside NumPy."""
+    pairs = ((0, 0), (0, 0), (flat[2], flat[3]), (flat[0], flat[1]))
+    extra = {"value": 0.5} if mode == "constant" else {}
+    helper_test_op(
+        [np.random.default_rng(12).standard_normal((2, 3, 5, 6))],
+        lambda t: sg.pad(t, pairs, mode=mode, **extra),
+        lambda t: F.pad(t, flat, mode=mode, **extra),
+    )
+    with pytest.raises(sg.ShapeError, match="crops more than"):
+        sg.pad(sg.ones(2, 3), ((0, 0), (-2, -2)))
+
+
 def test_norms() -> None:
     x = np.random.default_rng(5).standard_normal((4, 3, 5))
     ln = sg.nn.LayerNorm[L[5]](dtype="float64")
@@ -270,6 +299,34 @@ def test_multi_head_attention() -> None:
         [("out_proj.bias", lambda m: theirs.out_proj.bias.grad.numpy())],
         forward_kwargs={"causal": True},
     )
+
+
+def test_attention_masks_pytorch_would_read_otherwise_are_refused() -> None:
+    """A float mask was selected by truth, so PyTorch's additive one (0 allowed, -inf masked)
+    attended exactly where PyTorch masks; a per-batch (B, Lq, Lk) mask broadcast its first
+    axis against the heads (batch i's mask applied to head i of every batch) when B equalled
+    the head count. Both are refused; a 4-D (B, 1, Lq, Lk) mask is PyTorch's per-batch one."""
+    ours = sg.nn.MultiHeadAttention[L[8]](num_heads=2, dtype="float64")
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True).double()
+    _copy_attention(ours, theirs)
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 8))
+    allowed = rng.random((2, 3, 3)) < 0.6
+    allowed[..., 0] = True
+    additive = np.where(allowed[0], 0.0, -np.inf)
+    with pytest.raises(sg.DTypeError, match="boolean mask"):
+        ours(sg.tensor(x), mask=sg.tensor(additive))
+    with pytest.raises(sg.DTypeError, match="boolean mask"):
+        sg.softmax(sg.tensor(x), mask=sg.tensor(np.ones((3, 8))))
+    with pytest.raises(sg.ShapeError, match="3-D mask"):
+        ours(sg.tensor(x), mask=sg.tensor(allowed))
+    t = torch.tensor(x)
+    expected = theirs(t, t, t, attn_mask=torch.tensor(~allowed).repeat_interleave(2, 0), need_weights=False)[0]
+    found = ours(sg.tensor(x), mask=sg.tensor(allowed[:, None]))
+    np.testing.assert_allclose(found.numpy(), expected.detach().numpy(), rtol=1e-9, atol=1e-12)
+    expected = theirs(t, t, t, attn_mask=torch.tensor(additive), need_weights=False)[0]
+    found = ours(sg.tensor(x), mask=sg.tensor(additive) == 0)
+    np.testing.assert_allclose(found.numpy(), expected.detach().numpy(), rtol=1e-9, atol=1e-12)
 
 
 def _copy_attention(ours: Any, theirs: Any) -> None:

@@ -13,7 +13,7 @@ from .._autodiff import NoTape
 from .._backend import Backend
 from .._bounded import remember
 from .._dims import Open
-from .._errors import ShapeError
+from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, S, T
 from ..ops import reductions
@@ -86,6 +86,26 @@ def causal_mask_of(lq: int, lk: int, backend: Backend) -> AnyTensor:
     if mask is None:
         mask = remember(_causal_masks, key, _build_causal_mask(lq, lk, backend), _CAUSAL_MASKS_KEPT)
     return mask
+
+
+def _check_mask(mask: AnyTensor, lq: int, lk: int) -> None:
+    """Refuse an attention mask that softmax would take but read otherwise than PyTorch: a
+    non-boolean one (selected by truth, so an additive 0/-inf mask would be inverted), and a
+    3-D one, whose first axis would broadcast against the heads of the ``(B, heads, Lq, Lk)``
+    scores (PyTorch's 3-D ``attn_mask`` is ``(B·heads, Lq, Lk)``; a per-batch ``(B, Lq, Lk)``
+    would mask batch ``i``'s scores in head ``i``)."""
+    name = mask._backend.dtype_name(mask._data.dtype)
+    if name != "bool":
+        raise DTypeError(
+            f"MultiHeadAttention: expected a boolean mask (True where attention is allowed), found dtype {name}; "
+            "an additive float mask (0 allowed, -inf masked), as PyTorch's, is `mask == 0`"
+        )
+    if mask.ndim == 3:
+        raise ShapeError(
+            f"MultiHeadAttention: mask of shape {mask.shape}: expected ({lq}, {lk}) (Lq, Lk), or 4-D "
+            f"(batch, heads or 1, {lq}, {lk}); a 3-D mask's first axis would meet the heads, not the batch: "
+            "for a per-batch mask insert the heads axis (mask.reshape(batch, 1, Lq, Lk))"
+        )
 
 
 class MultiHeadAttention(Layer[D, D, D], checked=False):
@@ -182,6 +202,8 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         values: AnyTensor = keys if value is None else value
         allowed: AnyTensor | None = mask
         b, lq, _ = query.shape
+        if mask is not None:
+            _check_mask(mask, lq, keys.shape[1])
         if causal:
             causal_mask = causal_mask_of(lq, keys.shape[1], query._backend)
             allowed = causal_mask if allowed is None else where(allowed, causal_mask, False)

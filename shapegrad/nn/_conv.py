@@ -13,7 +13,7 @@ from .._dims import Half, Open, Prod, Twice
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
-from ..ops.conv import check_extents, conv2d as conv_op, fold, max_pool2d, unfold
+from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fold, max_pool2d, unfold
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
@@ -421,6 +421,7 @@ class AvgPool2d(_Pool2d[R], checked=False):
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
         check_extents("avg_pool2d", x.shape)  # as unfold would, but naming this op
+        check_pool_padding("avg_pool2d", self.kernel_size, self.padding)
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
         return cols.mean(2)
 

@@ -22,7 +22,7 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, record
 from ._toolkit import check_same_float, keep_where
 
-__all__ = ["check_extents", "conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
+__all__ = ["check_extents", "check_pool_padding", "conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
 
 Pair = tuple[int, int]
 
@@ -472,11 +472,19 @@ def fold(
     return record(image, fold_backward, (cols,), (kernel, stride, padding, dilation, out), cols._backend)
 
 
+def check_pool_padding(op: str, kernel: Pair, padding: Pair) -> None:
+    """``ShapeError`` for padding over half the window, which PyTorch's pooling refuses:
+    there a window can lie wholly in the padding (a max of ``-inf``, a mean of padding)."""
+    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2 or min(padding) < 0:
+        raise ShapeError(f"{op}: padding {padding} must be between 0 and half the kernel {kernel}, as in PyTorch")
+
+
 def _pool_geometry(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair) -> Pair:
     if x.ndim != 4:
         raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
     check_extents("max_pool2d", x.shape)
     _check_steps("max_pool2d", kernel, stride, (1, 1))
+    check_pool_padding("max_pool2d", kernel, padding)
     out = (
         conv_output_size(x.shape[2], kernel[0], stride[0], padding[0], 1),
         conv_output_size(x.shape[3], kernel[1], stride[1], padding[1], 1),

@@ -11,7 +11,7 @@ import numpy as np
 from .._autodiff import NoTape as NoTape
 from .._backend import fused_kernel, same_backend
 from .._dims import Open
-from .._errors import ShapeError
+from .._errors import DTypeError, ShapeError
 from .._tensor import NUMPY_FLOAT_RESULTS, AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 from . import elementwise as ew
@@ -234,7 +234,7 @@ def softmax(
     x: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None
 ) -> Tensor[T, *S]:
     """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted
-    first; where ``mask`` (broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in
+    first; where ``mask`` (boolean, broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in
     float16, its most negative value), so a row masked throughout is uniform.
     ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op.
     d/dx: ``scale · y · (g - sum(g · y))``, zero where masked.
@@ -250,6 +250,14 @@ def softmax(
     allowed = None
     if mask is not None:
         same_backend(x, mask)
+        if x._backend.dtype_name(mask._data.dtype) != "bool":
+            # A float mask would select by truth (0 masked, anything else allowed): PyTorch's
+            # additive masks (0 allowed, -inf masked) inverted, silently.
+            raise DTypeError(
+                f"softmax mask: expected a boolean mask (True where allowed), found dtype "
+                f"{x._backend.dtype_name(mask._data.dtype)}; an additive float mask (0 allowed, -inf masked), "
+                "as PyTorch's, is `mask == 0`"
+            )
         if _broadcast_result(tuple(mask.shape), data.shape) != data.shape:
             raise shape_clash("softmax mask", x, mask)
         allowed = mask._data

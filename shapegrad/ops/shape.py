@@ -459,7 +459,8 @@ def pad(x: Tensor[T, *S], widths: Any, mode: str = "constant", value: float = 0.
 def pad(x: Any, widths: Any, mode: str = "constant", value: float = 0.0) -> Any:
     """``x`` padded by ``widths`` (NumPy's: one ``(before, after)`` pair per axis, or one pair
     for every axis): with ``value`` (``"constant"``), the edge value (``"replicate"``) or the
-    values mirrored at the edge (``"reflect"``). Differentiable. The rank is kept; an axis
+    values mirrored at the edge (``"reflect"``); a negative width removes that many values
+    first (as PyTorch). Differentiable. The rank is kept; an axis
     padded by a literal ``(0, 0)`` keeps its dim. PyTorch: ``F.pad``, whose flat ``pad``
     lists the *last* axis first: ``F.pad(x, (1, 1, 2, 2))`` on ``(B, C, H, W)`` is
     ``sg.pad(x, ((0, 0), (0, 0), (2, 2), (1, 1)))``; a flat pair here pads every axis, as
@@ -480,6 +481,14 @@ def pad(x: Any, widths: Any, mode: str = "constant", value: float = 0.0) -> Any:
         if before == 0 and after == 0:
             continue
         n = out.shape[axis]
+        if before < 0 or after < 0:  # a negative width crops that side first, as PyTorch
+            cut_before, cut_after = max(-before, 0), max(-after, 0)
+            if cut_before + cut_after > n:
+                raise ShapeError(f"pad of {before, after} crops more than the {n} values of axis {axis}")
+            out = ix.slice_along(out, axis, cut_before, n - cut_after)
+            before, after, n = max(before, 0), max(after, 0), n - cut_before - cut_after
+            if before == 0 and after == 0:
+                continue
         if mode == "reflect" and (before >= n or after >= n):
             raise ShapeError(
                 f"reflect padding of {before, after} needs more than that many values on axis {axis} ({n})"
