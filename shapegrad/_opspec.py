@@ -493,6 +493,7 @@ NOT_OPS: dict[str, str] = {
     "to_backend": "moves a tensor between backends: Tensor.to",
     "conv_output_size": "arithmetic on sizes, no tensor",
     "check_extents": "a check of a window op's input sizes, no tensor",
+    "check_pool_padding": "a check of a pooling layer's padding, no tensor",
     "fold": "im2col's adjoint, the convolution layers' op",
     "unfold": "im2col, the convolution layers' op",
     "max_pool2d": "the MaxPool2d layer's op",
