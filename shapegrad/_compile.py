@@ -67,6 +67,7 @@ from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
 from ._errors import CompileError, CompileWarning, ShapeError, TapeError
 from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
+from ._no_grad import inside_no_grad
 from ._tensor import Tensor, wrap
 from .nn._module import Module
 from .optim._base import Optimizer
@@ -2504,9 +2505,7 @@ class CompiledStep(Generic[P, R]):
         roots = [self._step, *free, *objects, *state.modules]
         backend = active_backend()
         # inside sg.no_grad() or not: eager gives untraced results there (a backward pass raises)
-        untraced = _hooks.untraced
-        paused = untraced is not None and untraced.depth > 0
-        key = (described, described_kw, aliasing, id(backend), paused)
+        key = (described, described_kw, aliasing, id(backend), inside_no_grad())
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
         for recording in self._cache.get(key, ()):
             plan = recording._plan

@@ -581,7 +581,7 @@ def record_traced(
 ) -> Any:
     """:func:`record` where some input has a node or a parameter (the caller knows)."""
     untraced = _hooks.untraced
-    if untraced is not None and untraced.depth:  # inside sg.no_grad() in this thread
+    if untraced is not None and untraced.depth:  # inside_no_grad(), written out: every traced op asks
         return untraced_result(data, rule, inputs, backend)
     result: AnyTensor = _new(Tensor)
     result._data = data

@@ -13,10 +13,11 @@ from .._autodiff import NoTape
 from .._backend import Backend
 from .._bounded import remember
 from .._dims import Open
-from .._errors import DTypeError, ShapeError
+from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, S, T
 from ..ops import reductions
+from ..ops._toolkit import require_bool_mask
 from ..ops.creation import Generator
 from ..ops.elementwise import where
 from ..ops.shape import swap_last
@@ -94,12 +95,7 @@ def _check_mask(mask: AnyTensor, lq: int, lk: int) -> None:
     3-D one, whose first axis would broadcast against the heads of the ``(B, heads, Lq, Lk)``
     scores (PyTorch's 3-D ``attn_mask`` is ``(B·heads, Lq, Lk)``; a per-batch ``(B, Lq, Lk)``
     would mask batch ``i``'s scores in head ``i``)."""
-    name = mask._backend.dtype_name(mask._data.dtype)
-    if name != "bool":
-        raise DTypeError(
-            f"MultiHeadAttention: expected a boolean mask (True where attention is allowed), found dtype {name}; "
-            "an additive float mask (0 allowed, -inf masked), as PyTorch's, is `mask == 0`"
-        )
+    require_bool_mask(mask, "MultiHeadAttention")
     if mask.ndim == 3:
         raise ShapeError(
             f"MultiHeadAttention: mask of shape {mask.shape}: expected ({lq}, {lk}) (Lq, Lk), or 4-D "

@@ -39,6 +39,18 @@ def require_float(x: AnyTensor, op: str) -> None:
         )
 
 
+def require_bool_mask(mask: AnyTensor, op: str) -> None:
+    """Raise ``DTypeError`` unless ``mask`` is boolean. A float mask would be selected by truth
+    (0 masked, anything else allowed): PyTorch's additive masks (0 allowed, -inf masked)
+    inverted, silently."""
+    name = mask._backend.dtype_name(mask._data.dtype)
+    if name != "bool":
+        raise DTypeError(
+            f"{op}: expected a boolean mask (True where allowed), found dtype {name}; an additive "
+            "float mask (0 allowed, -inf masked), as PyTorch's, is `mask == 0`"
+        )
+
+
 def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
     """The error for operands that do not broadcast, naming both shapes and the first clash."""
     sa, sb = a.shape, b.shape

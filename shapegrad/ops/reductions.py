@@ -11,11 +11,11 @@ import numpy as np
 from .._autodiff import NoTape as NoTape
 from .._backend import fused_kernel, same_backend
 from .._dims import Open
-from .._errors import DTypeError, ShapeError
+from .._errors import ShapeError
 from .._tensor import NUMPY_FLOAT_RESULTS, AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 from . import elementwise as ew
-from ._toolkit import checked_axis, keep_where, require_float, shape_clash
+from ._toolkit import checked_axis, keep_where, require_bool_mask, require_float, shape_clash
 
 __all__ = [
     "all",
@@ -250,14 +250,7 @@ def softmax(
     allowed = None
     if mask is not None:
         same_backend(x, mask)
-        if x._backend.dtype_name(mask._data.dtype) != "bool":
-            # A float mask would select by truth (0 masked, anything else allowed): PyTorch's
-            # additive masks (0 allowed, -inf masked) inverted, silently.
-            raise DTypeError(
-                f"softmax mask: expected a boolean mask (True where allowed), found dtype "
-                f"{x._backend.dtype_name(mask._data.dtype)}; an additive float mask (0 allowed, -inf masked), "
-                "as PyTorch's, is `mask == 0`"
-            )
+        require_bool_mask(mask, "softmax mask")
         if _broadcast_result(tuple(mask.shape), data.shape) != data.shape:
             raise shape_clash("softmax mask", x, mask)
         allowed = mask._data
