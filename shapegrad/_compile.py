@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import enum
 import functools
 import operator
 import sys
@@ -54,6 +53,7 @@ from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
 from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
 from ._compile_layout import (
+    ATOMS,
     Layout,
     TooLarge,
     _code_names,
@@ -2133,12 +2133,8 @@ def _build_result(
 def _immutable(value: Any) -> bool:
     """Whether a value the step gives back is one a replay may give back again as recorded: a
     number, a string, None, an enum member, a class or module, a function holding no variables,
-    or a frozenset or range of such."""
-    if value is None or value is Ellipsis:
-        return True
-    if isinstance(value, (bool, int, float, complex, str, bytes, np.generic, enum.Enum, type, types.ModuleType)):
-        return True
-    if isinstance(value, (types.BuiltinFunctionType, range, slice)):
+    or a frozenset of such: the values the layout holds as atoms, and classes, ``...`` and those."""
+    if value is Ellipsis or isinstance(value, (*ATOMS, type)):
         return True
     if isinstance(value, types.FunctionType):
         return value.__closure__ is None

@@ -54,6 +54,9 @@ _ATOMS = (
     types.BuiltinMethodType,
     types.ModuleType,
 )
+ATOMS = _ATOMS
+"""The values the layout compares by value or holds as they are (numbers, strings, None, enum
+members, NumPy scalars and dtypes, modules, builtin functions, ranges and slices)."""
 _NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
 
 # NumPy arrays up to this many elements are compared by value before each replay (larger ones,
