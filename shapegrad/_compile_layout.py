@@ -244,6 +244,7 @@ class Layout:
         "roots",
         "modules",
         "objects",
+        "classes",
         "containers",
         "values",
         "tensors",
@@ -279,6 +280,9 @@ class Layout:
         # (a plain object, whether it has a __dict__ (else slots, read with getattr), the
         # dict's size, its (name, value) pairs)
         self.objects: list[tuple[Any, bool, int, tuple[tuple[str, Any], ...]]] = []
+        # (a module or plain object, its class): ``model.__class__ = Other`` between calls gives
+        # it another forward under the same attributes
+        self.classes: list[tuple[Any, type]] = []
         # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
         # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
         # (container, copy, item types or None where held by identity, the zeros' keys and bits)
@@ -368,6 +372,7 @@ class Layout:
             # public one is; of those, the ones the code that ran names
             own = self._checked(value, ((n, v) for n, v in attributes.items() if n != "training"))
             self.modules.append((value, len(attributes) - ("training" in attributes), value.training, own))
+            self.classes.append((value, _type_of(value)))
             for _, v in own:
                 self._add(v, seen)
             self._add_class(_type_of(value), seen)
@@ -450,12 +455,14 @@ class Layout:
             entries = cast("dict[str, Any]", attributes)
             items = self._checked(value, entries.items())
             self.objects.append((value, True, len(entries), items))
+            self.classes.append((value, _type_of(value)))
         else:
             names = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"]
             if not names:  # an object of a C type (a NumPy generator, a lock): its identity only
                 return
             items = self._checked(value, ((n, attribute(value, n, _MISSING)) for n in names))
             self.objects.append((value, False, len(names), items))
+            self.classes.append((value, _type_of(value)))
         for _, v in items:
             self._add(v, seen)
         self._add_class(_type_of(value), seen)
@@ -559,6 +566,9 @@ class Layout:
             for name, value in own:
                 if not same_atom(attributes.get(name), value):
                     return f"{type(module).__name__}.{name} was replaced"
+        for obj, kind in self.classes:
+            if type(obj) is not kind:
+                return f"{kind.__name__} object's class was changed to {type(obj).__name__} (obj.__class__ = ...)"
         for obj, has_dict, size, items in self.objects:
             if has_dict:
                 attributes = obj.__dict__

@@ -71,7 +71,7 @@ class _Source:
 
 def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] | None:
     """A function of the roots that is True where the roots, the modules' modes and
-    attributes, the plain objects' attributes, the names read through functions and
+    attributes, the plain objects' attributes, the classes of both, the names read through functions and
     classes, the weak references' targets, the closure cells' contents and the tensors' shapes, dtypes and parameter
     states are all as ``layout`` noted them (``missing``: the layout's marker of an absent
     attribute); False where any may differ. None past ``MAX_CHECKS`` values."""
@@ -96,6 +96,8 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
         else:
             for attribute, value in items:
                 src.fail_if(src.differs(f"getattr({o}, {attribute!r}, {src.name(missing)})", value))
+    for obj, kind in layout.classes:
+        src.fail_if(f"type({src.name(obj)}) is not {src.name(kind)}")
     for namespace, key, value in layout.values:
         src.fail_if(src.differs(f"{src.name(namespace)}[{src.key(key)}]", value))
     for reference, target in layout.references:

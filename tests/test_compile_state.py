@@ -607,6 +607,45 @@ def test_a_layer_reached_by_a_name_built_at_run_time_replaced_between_calls() ->
     assert len(compiled.recordings) == 3
 
 
+class DoubledStack(Stack):
+    """:class:`Stack` with another forward under the same attributes."""
+
+    def __call__(self, x: Any) -> Any:
+        return super().__call__(x) * 2.0
+
+
+@dataclass
+class Plain:
+    scale: float = 1.0
+
+    def factor(self) -> float:
+        return self.scale
+
+
+class Halved(Plain):
+    def factor(self) -> float:
+        return self.scale / 2
+
+
+def test_an_object_given_another_class_between_calls_records_again() -> None:
+    """``model.__class__ = Other`` (a debugging or patching idiom) keeps every attribute and
+    changes the forward: the recording of the old class was replayed (losses of the old model)."""
+    stack, plain = Stack(), Plain()
+    x = sg.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4))
+
+    def step(x: Any) -> Any:
+        return stack(x).sum() * plain.factor()
+
+    def change(i: int) -> None:
+        if i == 2:
+            stack.__class__ = DoubledStack
+        if i == 3:
+            plain.__class__ = Halved
+
+    compiled = _same_as_eager(step, change, x)
+    assert len(compiled.recordings) == 3
+
+
 def test_under_a_profiler_every_attribute_is_checked() -> None:
     """cProfile holds the profile hook: the code that ran is not known, so every attribute of
     what the step reaches is checked (a replay is never stale, at the price of more records)."""
