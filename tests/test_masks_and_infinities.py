@@ -5,6 +5,7 @@ of their own that are 0 at a zero norm or deviation (issue #24 items 4 and 5).""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,21 @@ def test_tril_and_triu_of_infinities_are_zero_outside_the_triangle(backend: str)
     against_torch([scores], lambda x: sg.triu(x, 1), lambda x: torch.triu(x, 1))
     positive = np.abs(scores) + 1.0
     against_torch([positive], lambda x: sg.sqrt(sg.tril(x)), lambda x: torch.sqrt(torch.tril(x)))
+
+
+@pytest.mark.parametrize("k", [sg.tensor(np.array(1)), 1.0, "1"])
+@pytest.mark.parametrize("triangle", [sg.tril, sg.triu])
+def test_tril_and_triu_refuse_a_diagonal_offset_that_is_not_an_integer(backend: str, k: Any, triangle: Any) -> None:
+    """A 0-d tensor k failed with an AttributeError from deep inside NumPy (and sg.compile
+    recorded a triangle at its first call); a float k drew a triangle. PyTorch refuses both,
+    as these do, naming k; a NumPy integer is an integer."""
+    x = sg.ones(3, 3)
+    with pytest.raises(sg.DTypeError, match="integer diagonal offset k"):
+        triangle(x, k)
+    with warnings.catch_warnings(), pytest.raises(sg.DTypeError, match="integer diagonal offset k"):
+        warnings.simplefilter("ignore", sg.CompileWarning)  # backends sg.compile runs eagerly
+        sg.compile(lambda x: triangle(x, k).sum())(x)
+    assert triangle(x, np.int64(1)).numpy().tolist() == triangle(x, 1).numpy().tolist()
 
 
 @pytest.mark.parametrize("offset", [-1, 0, 1, 2, 5])

@@ -348,8 +348,18 @@ def triangle_backward(xp: Any, g: Any, mask: Any) -> tuple[Any, ...]:
 
 
 def _triangle(x: AnyTensor, k: int, lower: bool) -> Any:
+    name = "tril" if lower else "triu"
     if x.ndim < 2:
-        raise ShapeError(f"{'tril' if lower else 'triu'} expects a tensor of rank >= 2, found shape {x.shape}")
+        raise ShapeError(f"{name} expects a tensor of rank >= 2, found shape {x.shape}")
+    offset: Any = k  # typed int; a caller's may be anything
+    if not isinstance(offset, (int, np.integer)):
+        # A tensor k compared as an array gave a traced mask, which failed eagerly (and was
+        # recorded by sg.compile); a float k drew a triangle PyTorch refuses to.
+        found = (
+            f"a tensor of shape {offset.shape}" if isinstance(offset, Tensor) else f"{type(offset).__name__} {offset!r}"
+        )
+        raise DTypeError(f"{name} expects an integer diagonal offset k, found {found} (pass int(k))")
+    k = int(k)
     xp = x._backend.xp
     mask = _triangle_mask(xp, x.shape[-2], x.shape[-1], k, lower)
     return record(keep_where(xp, mask, x._data), triangle_backward, (x,), (mask,), x._backend)
