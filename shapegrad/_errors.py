@@ -66,9 +66,9 @@ class ParameterError(ShapegradError, TypeError):
 
 class HyperparameterError(ShapegradError, ValueError):
     """A setting out of its range: an optimizer's (``lr < 0``, ``betas`` outside [0, 1),
-    ``eps <= 0``, ...), a loss's ``reduction``, an optimizer with no parameter to train, or a
-    sampling request ``multinomial`` cannot meet (its ``num_samples``, weights without a
-    distribution)."""
+    ``eps <= 0``, ...), a batch norm's ``momentum``, a loss's ``reduction``, an optimizer
+    with no parameter to train, or a sampling request ``multinomial`` cannot meet (its
+    ``num_samples``, weights without a distribution)."""
 
 
 class GradientsMismatchError(ShapegradError, RuntimeError):

@@ -51,7 +51,9 @@ def save(model: Any, path: str | os.PathLike[str], optimizer: Any = None) -> Non
     save_file: Any = getattr(safetensors.numpy, "save_file")  # looked up per call: tests interrupt it
     tensors: dict[str, np.ndarray[Any, Any]] = {}
     for name, tensor in _model_arrays(model).items():
-        tensors[_MODEL + name] = np.ascontiguousarray(tensor.numpy())
+        # asarray(order="C"), not ascontiguousarray, which gives a 0-d array (batch norm's
+        # num_batches_tracked) shape (1,), and the load then refuses it
+        tensors[_MODEL + name] = np.asarray(tensor.numpy(), order="C")
     metadata = {"format": "shapegrad", "version": "1", "model": type(model).__name__}
     if optimizer is not None:
         for name, array in optimizer.state_arrays().items():

@@ -114,6 +114,30 @@ def test_embedding_conv1d_model_built_in_float32_then_moved_to_float64(numpy_bac
     np.testing.assert_allclose(ours(sg.tensor(ids)).numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
+def test_num_batches_tracked_loads_into_a_momentum_none_batch_norm(numpy_backend: str) -> None:
+    """PyTorch's num_batches_tracked goes into a BatchNorm2d(momentum=None), whose cumulative
+    average reads it: after loading, both count on and keep the same running statistics;
+    a momentum=0.1 batch norm has no count and still skips PyTorch's."""
+    theirs = tnn.BatchNorm2d(3, momentum=None).double()
+    rng = np.random.default_rng(5)
+    with torch.no_grad():
+        for i in range(3):
+            theirs(torch.tensor(rng.standard_normal((4, 3, 2, 2)) + i))
+    ours = nn.BatchNorm2d(3, momentum=None, dtype="float64")
+    assert sg.nn.from_torch(ours, theirs.state_dict()) == ([], [])
+    assert int(ours.num_batches_tracked.item()) == 3
+    x = rng.standard_normal((4, 3, 2, 2)) * 2.0
+    with torch.no_grad():
+        expected = theirs(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours(sg.tensor(x)).numpy(), expected, rtol=1e-10, atol=1e-12)
+    assert int(ours.num_batches_tracked.item()) == int(theirs.num_batches_tracked) == 4
+    np.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-12)
+    fixed = nn.BatchNorm2d(3, dtype="float64")
+    assert sg.nn.from_torch(fixed, theirs.state_dict()) == ([], [])
+    assert "num_batches_tracked" not in dict(fixed.named_tensors())
+
+
 def test_pytorch_written_safetensors_file_loads_by_path_or_arrays(tmp_path: Path, numpy_backend: str) -> None:
     """issue #25: sg.load refuses a PyTorch safetensors file and names from_torch, which
     reads it (by path, or as the arrays safetensors.numpy gives)."""

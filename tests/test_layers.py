@@ -263,6 +263,96 @@ def test_batch_norm_eval_uses_running_statistics(numpy_backend: str) -> None:
     assert [n for n, _ in bn.named_tensors()] == ["weight", "bias", "running_mean", "running_var"]
 
 
+@pytest.mark.parametrize("kind", ["1d", "2d"])
+def test_batch_norm_momentum_none_is_torch_cumulative_average(kind: str, numpy_backend: str) -> None:
+    """momentum=None: the running statistics are the cumulative average over the training
+    batches (factor 1/num_batches_tracked), as torch's BatchNorm with momentum=None, for
+    outputs, running_mean/running_var and the count over 5 batches, then in eval mode."""
+    torch = pytest.importorskip("torch")
+    shape = (6, 3) if kind == "1d" else (4, 3, 5, 5)
+    ours: Any = (
+        nn.BatchNorm1d(3, momentum=None, dtype="float64")
+        if kind == "1d"
+        else nn.BatchNorm2d(3, momentum=None, dtype="float64")
+    )
+    theirs = (torch.nn.BatchNorm1d if kind == "1d" else torch.nn.BatchNorm2d)(3, momentum=None).double()
+    rng = np.random.default_rng(0)
+    for i in range(5):
+        x = rng.standard_normal(shape) * (i + 1) + i  # batches of different statistics
+        with torch.no_grad():
+            expected = theirs(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(p(ours(sg.tensor(x))), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(p(ours.running_mean), theirs.running_mean.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(p(ours.running_var), theirs.running_var.numpy(), rtol=1e-12)
+    assert ours.num_batches_tracked.numpy().dtype == np.int64
+    assert ours.num_batches_tracked.shape == () and int(ours.num_batches_tracked.item()) == 5
+    assert [n for n, _ in ours.named_tensors()] == [
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
+    ours.eval()
+    theirs.eval()
+    x = rng.standard_normal(shape)
+    with torch.no_grad():
+        expected = theirs(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(p(ours(sg.tensor(x))), expected, rtol=1e-10, atol=1e-12)
+    assert int(ours.num_batches_tracked.item()) == 5  # eval mode counts nothing
+
+
+@pytest.mark.parametrize("momentum", [-0.1, 1.5, float("nan"), "0.1", True])
+def test_batch_norm_refuses_a_bad_momentum(momentum: Any, numpy_backend: str) -> None:
+    """A momentum that is neither None nor a number in [0, 1] is refused when built, naming
+    what was expected and what was found."""
+    with pytest.raises(
+        sg.HyperparameterError, match=r"BatchNorm2d expects momentum to be a number in \[0, 1\] or None"
+    ):
+        nn.BatchNorm2d(3, momentum=momentum)
+    assert nn.BatchNorm1d(3, momentum=0).momentum == 0.0
+    assert nn.BatchNorm1d(3, momentum=np.float32(1.0)).momentum == 1.0
+
+
+def _squares_trainer(model: Any) -> Callable[[Any], Any]:
+    """One Adam step on the mean square of ``model``'s output."""
+    opt, grads = sg.optim.Adam(model), model.alloc_grads()
+
+    def step(x: Any) -> Any:
+        grads.zero()
+        loss = (model(x.trace(grads)) ** 2).mean()
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    return step
+
+
+def test_compiled_step_with_momentum_none_replays_as_eager(numpy_backend: str) -> None:
+    """A compiled training step through BatchNorm2d(momentum=None) replays (the count is an
+    array the recording updates, not Python state that changes the layout) and gives the
+    eager run's running statistics, count and weights bit for bit after 5 steps."""
+    rng = np.random.default_rng(1)
+    x = sg.tensor(rng.standard_normal((4, 3, 5, 5)).astype(np.float32))
+    states = []
+    for compiled in (False, True):
+        model = nn.Sequential(nn.Conv2d[L[3], L[4]](3, padding=1, generator=gen()), nn.BatchNorm2d[L[4]](momentum=None))
+        step = _squares_trainer(model)
+        run = sg.compile(step) if compiled else step
+        for _ in range(5):
+            run(x)
+        if compiled:
+            assert run.eager_reason is None
+            (recording,) = run.recordings
+            assert recording.replays == 4
+        states.append(model.state_dict())
+    eager, replayed = states
+    assert int(replayed["1.num_batches_tracked"]) == 5
+    assert list(replayed) == list(eager)
+    for name, value in replayed.items():
+        np.testing.assert_array_equal(value, eager[name], err_msg=name)
+
+
 def test_dropout_is_seeded_scaled_and_off_in_eval(numpy_backend: str) -> None:
     x = sg.ones(1000)
     first = nn.Dropout(0.3, generator=sg.Generator(7))(x).numpy()

@@ -49,6 +49,28 @@ def test_round_trip_with_optimizer_state(tmp_path: Path, backend: str) -> None:
     assert "norm.running_mean" in values(other)
 
 
+def test_batch_norm_count_travels_in_a_checkpoint(tmp_path: Path, numpy_backend: str) -> None:
+    """BatchNorm1d(momentum=None)'s num_batches_tracked is saved by sg.save and restored by
+    sg.load with the running statistics it averages."""
+
+    class Counted(nn.Module):
+        def __init__(self) -> None:
+            self.layer = nn.Linear(3, 4, generator=sg.Generator(0))
+            self.norm = nn.BatchNorm1d(num_features=4, momentum=None)
+
+        def __call__(self, x: Any) -> Any:
+            return self.norm(self.layer(x))
+
+    model, other = Counted(), Counted()
+    for seed in range(2):
+        model(sg.randn(5, 3, generator=sg.Generator(seed)))
+    sg.save(model, tmp_path / "ckpt.safetensors")
+    sg.load(other, tmp_path / "ckpt.safetensors")
+    assert int(other.norm.num_batches_tracked.item()) == 2
+    for name, value in values(model).items():
+        np.testing.assert_array_equal(values(other)[name], value, err_msg=name)
+
+
 WITH_GROUPS = {
     "sgd_groups": lambda m: sg.optim.Sgd(
         m, lr=0.1, momentum=0.9, groups=[sg.optim.Group("*.bias", momentum=0.0, lr=0.01)]

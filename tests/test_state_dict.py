@@ -56,6 +56,32 @@ def test_state_dict_round_trip(backend: str) -> None:
     np.testing.assert_array_equal(other.eval()(x).numpy(), model.eval()(x).numpy())
 
 
+def test_batch_norm_count_round_trips_and_counts_on(numpy_backend: str) -> None:
+    """BatchNorm(momentum=None) owns num_batches_tracked, an int64 buffer: state_dict saves
+    it, load_state_dict restores it, and the loaded model's cumulative average counts on from
+    it as the original's does; a momentum=0.1 model's names and checkpoints are unchanged."""
+
+    def counted() -> nn.Module:
+        return nn.Sequential(nn.Linear(3, 4, generator=sg.Generator(0)), nn.BatchNorm1d(4, momentum=None))
+
+    model, other = counted(), counted()
+    for seed in range(3):
+        model(sg.randn(5, 3, generator=sg.Generator(seed)))
+    state = model.state_dict()
+    assert state["1.num_batches_tracked"].dtype == np.int64 and state["1.num_batches_tracked"].shape == ()
+    assert int(state["1.num_batches_tracked"]) == 3
+    assert other.load_state_dict(state) == ([], [])
+    for net in (model, other):
+        net(sg.randn(5, 3, generator=sg.Generator(9)))
+    for name, value in values(model).items():
+        np.testing.assert_array_equal(values(other)[name], value, err_msg=name)
+    assert int(other.state_dict()["1.num_batches_tracked"]) == 4
+    # a checkpoint without the count (momentum a number) is refused by name, not misread
+    with pytest.raises(sg.CheckpointError, match=r"num_batches_tracked"):
+        other.load_state_dict({k: v for k, v in state.items() if k != "1.num_batches_tracked"})
+    assert "blocks.0.1.num_batches_tracked" not in Net().state_dict()
+
+
 def test_state_dict_is_a_copy(numpy_backend: str) -> None:
     """issue #25: changing the returned arrays changes nothing in the model, and loading
     copies (the model does not alias the dict's arrays)."""

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Generic, overload
 
 from typing_extensions import TypeVar
 
 from .._autodiff import NoTape, note_written
 from .._dims import Open
-from .._errors import ShapeError
+from .._errors import HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
 from ..ops.creation import ones, zeros
@@ -72,12 +73,12 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         num_features: C | int | None = None,
         *,
         eps: float = 1e-5,
-        momentum: float = 0.1,
+        momentum: float | None = 0.1,
         affine: bool = True,
         dtype: str = "float32",
     ) -> None:
         self.num_features = self._size_arg(0, num_features, "num_features")
-        self.eps, self.momentum = eps, momentum
+        self.eps, self.momentum = eps, _checked_momentum(type(self).__name__, momentum)
         self.weight: Tensor[NoTape, C] | None = (
             _state(parameter(ones(self.num_features, dtype=dtype))) if affine else None
         )
@@ -87,6 +88,11 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         # Buffers: saved in checkpoints, never trained.
         self.running_mean: Tensor[NoTape, C] = _state(zeros(self.num_features, dtype=dtype))
         self.running_var: Tensor[NoTape, C] = _state(ones(self.num_features, dtype=dtype))
+        # momentum=None (a cumulative average): the training batches seen, PyTorch's int64
+        # scalar, an array so that a compiled step updates it by array operations. A module
+        # with a number for momentum has none: its checkpoints keep their names.
+        if momentum is None:
+            self.num_batches_tracked: Tensor[NoTape] = zeros(dtype="int64")
 
     def _normalize(self, x: AnyTensor) -> Any:
         if x.ndim - 2 not in self._spatial_ranks or x.shape[1] != self.num_features:
@@ -128,7 +134,16 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         # In place, from the untraced values: the running statistics are state, not graph.
         backend = self.running_mean._backend
         xp = backend.xp
-        m = self.momentum
+        m: Any = self.momentum
+        if m is None:
+            # 1 / (batches seen, this one included), PyTorch's cumulative average; by array
+            # operations (the count's shape (1,) view keeps them arrays, never NumPy scalars),
+            # so that a compiled step replays the count's update instead of baking it in.
+            tracked = self.num_batches_tracked
+            seen = xp.reshape(tracked.data, (1,)) + 1
+            backend.copy_into(tracked.data, xp.reshape(seen, ()))
+            note_written(tracked)
+            m = (1.0 / seen).astype(self.running_mean.data.dtype)
         batch_mean = xp.reshape(mean.data, (self.num_features,))
         batch_var = xp.reshape(var.data, (self.num_features,)) * (count / (count - 1))
         backend.copy_into(self.running_mean.data, (1 - m) * self.running_mean.data + m * batch_mean)
@@ -138,11 +153,36 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
         note_written(self.running_var)
 
 
+def _checked_momentum(layer: str, momentum: object) -> float | None:
+    """``momentum`` if it is ``None`` or a number in [0, 1]; else ``HyperparameterError``."""
+    if momentum is None:
+        return None
+    if not isinstance(momentum, bool) and isinstance(momentum, numbers.Real) and 0.0 <= float(momentum) <= 1.0:
+        return float(momentum)
+    raise HyperparameterError(
+        f"{layer} expects momentum to be a number in [0, 1] or None (a cumulative average), "
+        f"found {momentum!r} ({type(momentum).__name__})"
+    )
+
+
 class BatchNorm1d(_BatchNorm[C, C], ChanLayer[Chan[C], Chan[C]], checked=False):
     """Batch normalization over ``(B, C)`` or ``(B, C, L)`` inputs, as ``nn.BatchNorm1d``.
 
     In training mode it normalizes with the batch's statistics and updates
-    ``running_mean``/``running_var`` (unbiased, momentum 0.1); in eval mode it uses them.
+    ``running_mean``/``running_var`` (unbiased): ``running = (1 - momentum) · running +
+    momentum · batch``, momentum 0.1 by default; in eval mode it uses them. As PyTorch's,
+    ``momentum=None`` makes them the cumulative average of every training batch's statistics:
+    the module then owns an int64 buffer ``num_batches_tracked`` (saved in checkpoints,
+    loaded by ``from_torch``) and updates with ``1 / num_batches_tracked``. A momentum that
+    is neither ``None`` nor a number in [0, 1] raises ``HyperparameterError``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> bn = sg.nn.BatchNorm1d(2, momentum=None)
+        >>> _ = bn(sg.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        >>> _ = bn(sg.tensor([[4.0, 5.0], [6.0, 7.0]]))
+        >>> bn.running_mean.numpy().tolist(), int(bn.num_batches_tracked.item())
+        ([3.0, 4.0], 2)
     """
 
     _spatial_ranks = (0, 1)
@@ -162,7 +202,9 @@ class BatchNorm1d(_BatchNorm[C, C], ChanLayer[Chan[C], Chan[C]], checked=False):
 
 
 class BatchNorm2d(_BatchNorm[Chan[C], C], checked=False):
-    """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``."""
+    """Batch normalization over ``(B, C, H, W)`` inputs, as ``nn.BatchNorm2d``; running
+    statistics, ``momentum`` and ``momentum=None`` (a cumulative average counted in
+    ``num_batches_tracked``) as :class:`BatchNorm1d`'s."""
 
     _spatial_ranks = (2,)
 
@@ -183,7 +225,7 @@ class _SyncBatchNorm(_BatchNorm[K_, C], checked=False):
         *,
         comm: Any,
         eps: float = 1e-5,
-        momentum: float = 0.1,
+        momentum: float | None = 0.1,
         affine: bool = True,
         dtype: str = "float32",
     ) -> None:

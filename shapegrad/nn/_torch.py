@@ -22,9 +22,11 @@ __all__ = ["from_torch"]
 
 _WHAT = "from_torch"
 
-# PyTorch's batch norm counts its training steps; shapegrad's uses a fixed momentum (as
-# PyTorch does unless momentum=None), so the count has nowhere to go.
-_IGNORED = "num_batches_tracked"
+# PyTorch's batch norm counts its training steps in every module; shapegrad's counts them
+# only where momentum=None (a cumulative average, which reads the count). A batch norm with
+# a number for momentum has no count, so PyTorch's has nowhere to go there and is skipped;
+# one with momentum=None owns the buffer, and the count is loaded into it.
+_COUNT = "num_batches_tracked"
 
 
 def _owners(model: Module) -> dict[str, tuple[Module, str]]:
@@ -80,12 +82,13 @@ def from_torch(
     ``state_dict`` holds torch tensors (``torch_model.state_dict()``) or NumPy arrays, or it
     is the path of a safetensors file PyTorch wrote (``safetensors.torch.save_file``).
     Parameters and buffers (batch-norm running statistics) are copied; PyTorch's
-    ``num_batches_tracked`` is ignored. Each tensor is converted from PyTorch's layout to
-    its layer's (``Linear.weight`` is transposed: ours is ``(in, out)``) and then checked
-    and copied as ``load_state_dict`` does: every name, shape (in shapegrad's layout) and
-    dtype before the first copy, a ``CheckpointError`` naming the first that does not fit,
-    the model unchanged on refusal. Build the model in PyTorch's dtype
-    (``model.to(dtype="float64")`` for a ``.double()`` model).
+    ``num_batches_tracked`` is copied into a batch norm built with ``momentum=None`` (the
+    only kind that counts its batches) and skipped for any other. Each tensor is converted
+    from PyTorch's layout to its layer's (``Linear.weight`` is transposed: ours is
+    ``(in, out)``) and then checked and copied as ``load_state_dict`` does: every name,
+    shape (in shapegrad's layout) and dtype before the first copy, a ``CheckpointError``
+    naming the first that does not fit, the model unchanged on refusal. Build the model in
+    PyTorch's dtype (``model.to(dtype="float64")`` for a ``.double()`` model).
 
     Examples:
         >>> import numpy as np
@@ -102,9 +105,9 @@ def from_torch(
     arrays: dict[str, np.ndarray[Any, Any]] = {}
     for key, value in state_dict.items():
         name = str(key)
-        if name.rsplit(".", 1)[-1] == _IGNORED:
-            continue
-        array = _from_torch_tensor(name, value)
         owner = owners.get(name)
+        if owner is None and name.rsplit(".", 1)[-1] == _COUNT:
+            continue  # a batch norm with a number for momentum: no count to take it
+        array = _from_torch_tensor(name, value)
         arrays[name] = owner[0].torch_layout(owner[1], array) if owner is not None else array
     return load_state_dict(model, arrays, strict, _WHAT)
