@@ -17,7 +17,7 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, S, T
 from ..ops import reductions
-from ..ops._toolkit import require_bool_mask
+from ..ops._toolkit import integer, require_bool_mask
 from ..ops.creation import Generator
 from ..ops.elementwise import where
 from ..ops.shape import swap_last
@@ -124,6 +124,9 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         dtype: str = "float32",
     ) -> None:
         self.embed_dim = self._size_arg(0, embed_dim, "embed_dim")
+        num_heads = integer("MultiHeadAttention", "num_heads", num_heads)
+        if num_heads < 1:
+            raise ShapeError(f"MultiHeadAttention expects num_heads >= 1, found {num_heads}")
         if self.embed_dim % num_heads:
             raise ShapeError(
                 f"MultiHeadAttention: embed_dim {self.embed_dim} is not divisible by num_heads {num_heads}"

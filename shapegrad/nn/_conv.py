@@ -13,6 +13,7 @@ from .._dims import Half, Open, Prod, Twice
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
+from ..ops._toolkit import integer
 from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fold, max_pool2d, unfold
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
@@ -50,8 +51,13 @@ N = TypeVar("N")
 Size = int | tuple[int, int]
 
 
-def _pair(value: Size) -> tuple[int, int]:
-    return (value, value) if isinstance(value, int) else (int(value[0]), int(value[1]))
+def _pair(value: Size, op: str, what: str) -> tuple[int, int]:
+    """A size or a pair of sizes as a pair of ints; ``DTypeError`` for one that is no integer
+    (a float was truncated: ``kernel_size=2.5`` gave a 2 x 2 kernel)."""
+    if isinstance(value, (tuple, list)):
+        return integer(op, what, value[0]), integer(op, what, value[1])
+    n = integer(op, what, value)
+    return n, n
 
 
 def conv2d(
@@ -65,7 +71,15 @@ def conv2d(
 ) -> Any:
     """2-D cross-correlation of ``x (B, C, H, W)`` with ``weight (O, C/groups, kh, kw)``
     (``shapegrad.ops.conv.conv2d``, one op with its own gradient rule). PyTorch: ``F.conv2d``."""
-    return conv_op(x, weight, bias, _pair(stride), _pair(padding), _pair(dilation), groups)
+    return conv_op(
+        x,
+        weight,
+        bias,
+        _pair(stride, "conv2d", "stride"),
+        _pair(padding, "conv2d", "padding"),
+        _pair(dilation, "conv2d", "dilation"),
+        integer("conv2d", "groups", groups),
+    )
 
 
 def _conv_parameters(
@@ -144,12 +158,12 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
         self.kernel_size, self.stride, self.padding, self.dilation = (
-            _pair(kernel_size),
-            _pair(stride),
-            _pair(padding),
-            _pair(dilation),
+            _pair(kernel_size, "Conv2d", "kernel_size"),
+            _pair(stride, "Conv2d", "stride"),
+            _pair(padding, "Conv2d", "padding"),
+            _pair(dilation, "Conv2d", "dilation"),
         )
-        self.groups = groups
+        self.groups = integer("Conv2d", "groups", groups)
         weight, bias_param = _conv_parameters(self, self.kernel_size, bias, generator, dtype)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
@@ -198,7 +212,7 @@ class SameConv2d(Conv2d[I, O], checked=False):
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
-        kernel, dilate = _pair(kernel_size), _pair(dilation)
+        kernel, dilate = _pair(kernel_size, "SameConv2d", "kernel_size"), _pair(dilation, "SameConv2d", "dilation")
         if kernel[0] % 2 == 0 or kernel[1] % 2 == 0:
             raise ShapeError(f"SameConv2d expects an odd kernel_size (equal padding on both sides), found {kernel}")
         padding = (dilate[0] * (kernel[0] - 1) // 2, dilate[1] * (kernel[1] - 1) // 2)
@@ -243,9 +257,14 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
-        self.groups = groups
-        weight, bias_param = _conv_parameters(self, (1, kernel_size), bias, generator, dtype)
+        self.kernel_size, self.stride, self.padding, self.dilation = (
+            integer("Conv1d", "kernel_size", kernel_size),
+            integer("Conv1d", "stride", stride),
+            integer("Conv1d", "padding", padding),
+            integer("Conv1d", "dilation", dilation),
+        )
+        self.groups = integer("Conv1d", "groups", groups)
+        weight, bias_param = _conv_parameters(self, (1, self.kernel_size), bias, generator, dtype)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
         self.bias: Tensor[NoTape, O] | None = bias_param
 
@@ -297,8 +316,15 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
-        self.output_padding, self.dilation = _pair(output_padding), _pair(dilation)
+        self.kernel_size, self.stride, self.padding = (
+            _pair(kernel_size, "ConvTranspose2d", "kernel_size"),
+            _pair(stride, "ConvTranspose2d", "stride"),
+            _pair(padding, "ConvTranspose2d", "padding"),
+        )
+        self.output_padding, self.dilation = (
+            _pair(output_padding, "ConvTranspose2d", "output_padding"),
+            _pair(dilation, "ConvTranspose2d", "dilation"),
+        )
         if any(op >= max(s, d) for op, s, d in zip(self.output_padding, self.stride, self.dilation, strict=False)):
             raise ShapeError(
                 f"ConvTranspose2d: output_padding {self.output_padding} must be smaller than stride or dilation"
@@ -364,9 +390,10 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
 
 class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride) if stride is not None else self.kernel_size
-        self.padding = _pair(padding)
+        name = type(self).__name__.split("[")[0]
+        self.kernel_size = _pair(kernel_size, name, "kernel_size")
+        self.stride = _pair(stride, name, "stride") if stride is not None else self.kernel_size
+        self.padding = _pair(padding, name, "padding")
 
 
 class MaxPool2d(_Pool2d[R], checked=False):

@@ -17,6 +17,7 @@ from .._errors import DTypeError, ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
 from .._typevars import S
+from ..ops._toolkit import integer
 
 if TYPE_CHECKING:
     from ._state import IncompatibleKeys
@@ -410,6 +411,8 @@ class Layer(Module[Own0, Own1], Generic[I, O, Own0, Own1]):
     def _size_arg(cls, index: int, given: Any, name: str) -> int:
         type_arg = cls._type_args[index] if index < len(cls._type_args) else None
         from_type = literal_size(type_arg)
+        if given is not None and not isinstance(given, int):  # a sg.Dim is an int; a float was truncated
+            given = integer(cls.__name__, name, given)
         if (
             given is not None
             and isinstance(type_arg, type)

@@ -17,6 +17,7 @@ from .._dims import Open, Prod, literal_size
 from .._errors import ShapeError, ShapegradError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
+from ..ops._toolkit import integer
 from ..ops.creation import Generator
 from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
@@ -176,7 +177,8 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         self._dropout_generator = generator
         self.input_size = self._size_arg(0, input_size, "input_size")
         self.hidden_size = self._size_arg(1, hidden_size, "hidden_size")
-        if not isinstance(num_layers, int) or num_layers < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- checked for untyped callers
+        num_layers = integer(name, "num_layers", num_layers)
+        if num_layers < 1:
             raise ShapeError(f"{name}: num_layers is a positive int, found {num_layers!r}")
         if self.hidden_size < 1:
             raise ShapeError(f"{name}: hidden_size is a positive int, found {self.hidden_size}")

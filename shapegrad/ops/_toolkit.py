@@ -234,8 +234,35 @@ def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str]
         )
 
 
-def checked_axis(x: AnyTensor, axis: int) -> int:
-    """``axis`` of ``x`` as a non-negative index; ``ShapeError`` when out of range."""
+def integer(op: str, what: str, value: Any) -> int:
+    """``value`` as a plain int, for an argument that is an integer by meaning (an axis, a
+    size, a count, an offset); ``DTypeError`` naming ``what`` otherwise.
+
+    Python ints (``bool`` too, as Python does, and ``sg.Dim`` sizes) and NumPy integers are
+    taken. A float was truncated (``reshape(2, 12.5)`` gave ``(2, 12)``) or failed deep inside
+    with a builtin error, and a 0-d tensor failed with one too: PyTorch refuses both.
+    """
+    if type(value) is int:  # the hot path: reductions and reshapes run this per op
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(cast(int, value))  # a NumPy integer (or an int subclass: a sg.Dim, a bool)
+    if isinstance(value, Tensor):
+        found = f"a tensor of shape {value.shape}" + (" (its .item() is a Python number)" if not value.shape else "")
+    else:
+        found = f"{type(value).__name__} {value!r}"
+    raise DTypeError(f"{op} expects an integer {what}, found {found}")
+
+
+def integers(op: str, what: str, values: Any) -> tuple[int, ...]:
+    """Each of ``values`` as a plain int (see :func:`integer`), as a tuple."""
+    return tuple(v if type(v) is int else integer(op, what, v) for v in values)
+
+
+def checked_axis(x: AnyTensor, axis: int, op: str = "this op") -> int:
+    """``axis`` of ``x`` as a non-negative index; ``DTypeError`` when it is not an integer,
+    ``ShapeError`` when out of range."""
+    if type(axis) is not int:
+        axis = integer(op, "axis", axis)
     if not -max(x.ndim, 1) <= axis < max(x.ndim, 1):  # rank 0 takes 0 and -1, as PyTorch
         raise ShapeError(f"axis {axis} is out of range for a tensor of shape {x.shape}")
     return axis % x.ndim if x.ndim else 0

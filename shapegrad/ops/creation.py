@@ -17,6 +17,7 @@ from .._dims import Open
 from .._errors import BackendError, DTypeError, HyperparameterError, ShapeError
 from .._tensor import Tensor, wrap
 from .._typevars import Y0, Y1, Y2, Y3, Z0, Z1, Z2, Z3, B, N, S
+from ._toolkit import integer, integers
 
 __all__ = [
     "Generator",
@@ -108,21 +109,19 @@ def from_numpy(array: Any, *, backend: str | Backend | None = None) -> Tensor[No
     return asarray(array, backend=backend)
 
 
-def _shape(dims: Sequence[Any]) -> tuple[int, ...]:
+def _shape(dims: Sequence[Any], op: str) -> tuple[int, ...]:
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = tuple(cast(Sequence[Any], dims[0]))  # zeros((2, 3)) as well as zeros(2, 3)
-    try:
-        shape = tuple(int(d) for d in dims)
-    except (TypeError, ValueError):
-        raise ShapeError(f"sizes must be integers, found {tuple(dims)!r}") from None
+    # ints, sg.Dim sizes (ints) and NumPy integers; a float was truncated (zeros(2.5) gave 2)
+    shape = integers(op, "size", dims)
     if any(d < 0 for d in shape):
         raise ShapeError(f"sizes must be non-negative, found {shape}")
     return shape
 
 
-def _filled(dims: Sequence[Any], value: float, dtype: str | None, backend: str | Backend | None) -> Any:
+def _filled(dims: Sequence[Any], value: float, dtype: str | None, backend: str | Backend | None, op: str) -> Any:
     chosen = _backend(backend)
-    data = chosen.xp.full(_shape(dims), value, dtype=chosen.dtype(dtype or DEFAULT_FLOAT))
+    data = chosen.xp.full(_shape(dims, op), value, dtype=chosen.dtype(dtype or DEFAULT_FLOAT))
     return wrap(data, chosen)
 
 
@@ -142,19 +141,19 @@ def zeros(*dims: Any, dtype: str | None = None, backend: str | Backend | None = 
         >>> sg.zeros(2, 3).tolist()
         [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
-    return _filled(dims, 0.0, dtype, backend)
+    return _filled(dims, 0.0, dtype, backend, "zeros")
 
 
 def ones(*dims: Any, dtype: str | None = None, backend: str | Backend | None = None) -> Any:
     """A tensor of ones (sizes as in :func:`zeros`)."""
-    return _filled(dims, 1.0, dtype, backend)
+    return _filled(dims, 1.0, dtype, backend, "ones")
 
 
 def full(shape: Any, value: float, dtype: str | None = None, *, backend: str | Backend | None = None) -> Any:
     """A tensor of ``shape`` filled with ``value``; sizes may be ints or ``sg.Dim`` values,
     typed as in :func:`zeros` (``full((Batch(32), 10), 0.5)`` is ``Tensor[NoTape, Batch, L[10]]``).
     """
-    return _filled(tuple(shape), value, dtype, backend)
+    return _filled(tuple(shape), value, dtype, backend, "full")
 
 
 def zeros_like(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
@@ -302,13 +301,13 @@ def default_generator(backend: Backend | None = None) -> Generator:
 def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
     gen = generator or default_generator()
-    return wrap(gen.normal(_shape(dims), dtype), gen.backend)
+    return wrap(gen.normal(_shape(dims, "randn"), dtype), gen.backend)
 
 
 def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
     """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
     gen = generator or default_generator()
-    return wrap(gen.uniform(_shape(dims), dtype=dtype), gen.backend)
+    return wrap(gen.uniform(_shape(dims, "rand"), dtype=dtype), gen.backend)
 
 
 def randn_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
@@ -362,6 +361,8 @@ def eye(n: int, m: int | None = None, *, dtype: str | None = None, backend: str 
     Sizes are typed as in :func:`zeros`: ``sg.eye(8)`` is ``Tensor[NoTape, L[8], L[8]]``.
     """
     chosen = _backend(backend)
+    n = integer("eye", "size n", n)
+    m = None if m is None else integer("eye", "size m", m)
     return wrap(chosen.xp.eye(n, m, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
 
 
@@ -371,6 +372,7 @@ def linspace(
     """``num`` evenly spaced values from ``start`` to ``stop``, both included.
     PyTorch: ``torch.linspace``."""
     chosen = _backend(backend)
+    num = integer("linspace", "num", num)
     return wrap(chosen.xp.linspace(start, stop, num, dtype=chosen.dtype(dtype or DEFAULT_FLOAT)), chosen)
 
 
@@ -413,7 +415,7 @@ def randint(low: int, high: int, shape: Sequence[int], *, generator: Generator |
     reproducibility). PyTorch: ``torch.randint``. The shape is typed as in :func:`zeros`
     (``randint(0, 65, (Batch(4), Seq(16)))`` is ``Tensor[NoTape, Batch, Seq]``)."""
     gen = generator or default_generator()
-    draws = gen.uniform(_shape(tuple(shape)), float(low), float(high), dtype="float64")
+    draws = gen.uniform(_shape(tuple(shape), "randint"), float(low), float(high), dtype="float64")
     # on the backend's arrays, not the host's: no copy off a device, and sg.compile records it
     # (a trip through NumPy was a value read, which ran a step calling randint eagerly)
     xp = gen.backend.xp
@@ -424,6 +426,7 @@ def randint(low: int, high: int, shape: Sequence[int], *, generator: Generator |
 def randperm(n: int, *, generator: Generator | None = None) -> Tensor[NoTape, Open]:
     """A random ordering of ``range(n)`` (int64). PyTorch: ``torch.randperm``."""
     gen = generator or default_generator()
+    n = integer("randperm", "size n", n)
     return wrap(gen.backend.asarray(gen.permutation(n).astype("int64"), None), gen.backend)
 
 
@@ -456,6 +459,7 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
     if not name.startswith("float"):
         raise DTypeError(f"multinomial expects floating-point probabilities, found dtype {name}")
     categories = probs.shape[-1]
+    num_samples = integer("multinomial", "num_samples", num_samples)
     if num_samples <= 0 or (not replacement and num_samples > categories):
         limit = "> 0" if replacement else f"in [1, {categories}] (the categories, without replacement)"
         raise HyperparameterError(f"multinomial expects num_samples {limit}, found {num_samples}")

@@ -14,7 +14,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import Z0, K, N, S, T
 from . import elementwise as ew, shape as shp
-from ._toolkit import keep_where
+from ._toolkit import checked_axis, integer, keep_where
 
 __all__ = [
     "diag",
@@ -215,7 +215,7 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
         raise ShapeError(
             f"take_along_axis expects indices of rank {data.ndim} like {x.shape}, found shape {indices.shape}"
         )
-    axis %= data.ndim
+    axis = checked_axis(x, axis, "take_along_axis")
     for d in range(data.ndim):
         if d != axis and idx.shape[d] != data.shape[d]:
             raise ShapeError(f"take_along_axis: indices {indices.shape} and values {x.shape} differ on axis {d}")
@@ -351,15 +351,9 @@ def _triangle(x: AnyTensor, k: int, lower: bool) -> Any:
     name = "tril" if lower else "triu"
     if x.ndim < 2:
         raise ShapeError(f"{name} expects a tensor of rank >= 2, found shape {x.shape}")
-    offset: Any = k  # typed int; a caller's may be anything
-    if not isinstance(offset, (int, np.integer)):
-        # A tensor k compared as an array gave a traced mask, which failed eagerly (and was
-        # recorded by sg.compile); a float k drew a triangle PyTorch refuses to.
-        found = (
-            f"a tensor of shape {offset.shape}" if isinstance(offset, Tensor) else f"{type(offset).__name__} {offset!r}"
-        )
-        raise DTypeError(f"{name} expects an integer diagonal offset k, found {found} (pass int(k))")
-    k = int(k)
+    # A tensor k compared as an array gave a traced mask, which failed eagerly (and was
+    # recorded by sg.compile); a float k drew a triangle PyTorch refuses to.
+    k = integer(name, "diagonal offset k", k)
     xp = x._backend.xp
     mask = _triangle_mask(xp, x.shape[-2], x.shape[-1], k, lower)
     return record(keep_where(xp, mask, x._data), triangle_backward, (x,), (mask,), x._backend)
@@ -389,6 +383,7 @@ def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -
         raise DTypeError(f"one_hot expects integer labels, found dtype {name}")
     from .._device_checks import require_in_range
 
+    num_classes = integer("one_hot", "num_classes", num_classes)
     backend = labels._backend
     xp = backend.xp
     require_in_range(backend, labels._data, 0, num_classes, f"one_hot: labels must lie in [0, {num_classes})")
@@ -409,6 +404,7 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
     ``torch.diagonal(x, offset, -2, -1)``."""
     if x.ndim < 2:
         raise ShapeError(f"diagonal expects a tensor of rank >= 2, found shape {x.shape}")
+    offset = integer("diagonal", "offset", offset)
     rows, cols = x.shape[-2], x.shape[-1]
     length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     # Picked, not summed from x times an identity mask (an infinite value off the diagonal,

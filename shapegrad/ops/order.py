@@ -10,7 +10,7 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import Z0, K, N, S, T
 from . import shape as shp
-from ._toolkit import checked_axis
+from ._toolkit import checked_axis, integer
 from .indexing import take_along_axis
 
 __all__ = [
@@ -29,7 +29,7 @@ def _index_result(x: AnyTensor, name: str, axis: int | None, keepdims: bool) -> 
     if axis is None:
         out = getattr(xp, name)(xp.reshape(data, (-1,)))
         return wrap(xp.reshape(out, (1,) * x.ndim) if keepdims else out, x._backend)
-    return wrap(getattr(xp, name)(data, axis=checked_axis(x, axis), keepdims=keepdims), x._backend)
+    return wrap(getattr(xp, name)(data, axis=checked_axis(x, axis, name), keepdims=keepdims), x._backend)
 
 
 @overload
@@ -77,7 +77,7 @@ def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Ten
     """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order;
     descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``."""
     xp = x._backend.xp
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "argsort")
     data = x._data
     if data.ndim == 0:  # NumPy's argsort of a rank-0 array has shape (1,); PyTorch's is rank 0
         return wrap(xp.zeros((), dtype=xp.int64), x._backend)
@@ -92,9 +92,9 @@ def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Ten
     return wrap((data.shape[a] - 1) - xp.flip(backwards, axis=a), x._backend)
 
 
-def _to_last(x: AnyTensor, axis: int) -> tuple[Any, int]:
+def _to_last(x: AnyTensor, axis: int, op: str) -> tuple[Any, int]:
     """``x`` with ``axis`` moved last (a differentiable swap), and that axis's index."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, op)
     last = x.ndim - 1
     return (x if a == last else shp.swapaxes(x, a, last)), a
 
@@ -107,7 +107,7 @@ def _from_last(y: Any, a: int) -> Any:
 def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
     """The values sorted along ``axis``; differentiable (each value's gradient goes back to
     where it came from). PyTorch: ``torch.sort(x, axis).values``."""
-    moved, a = _to_last(x, axis)
+    moved, a = _to_last(x, axis, "sort")
     return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
 
 
@@ -124,7 +124,8 @@ def topk(x: Any, k: int, axis: int = -1) -> Any:
     """The ``k`` largest values along ``axis``, largest first, and their indices; the
     values are differentiable. Along the last axis the other dims are kept, and the ``k``
     axis is ``k``'s size where the type says it (a literal or a ``sg.Dim``), else open. PyTorch: ``torch.topk(x, k, axis)``."""
-    moved, a = _to_last(x, axis)
+    k = integer("topk", "k", k)
+    moved, a = _to_last(x, axis, "topk")
     if not 0 <= k <= moved.shape[-1]:
         raise ShapeError(f"topk: k={k} is out of range for an axis of size {moved.shape[-1]}")
     indices: Any = argsort(moved, -1, descending=True)[..., :k]

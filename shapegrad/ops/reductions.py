@@ -15,7 +15,7 @@ from .._errors import ShapeError
 from .._tensor import NUMPY_FLOAT_RESULTS, AnyTensor, Tensor, record, wrap
 from .._typevars import N, S, T
 from . import elementwise as ew
-from ._toolkit import checked_axis, keep_where, require_bool_mask, require_float, shape_clash
+from ._toolkit import checked_axis, integer, integers, keep_where, require_bool_mask, require_float, shape_clash
 
 __all__ = [
     "all",
@@ -37,11 +37,17 @@ __all__ = [
 ]
 
 
-def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int) -> tuple[int, ...]:
-    """``axis`` as a sorted tuple of non-negative axes (every axis when None)."""
+def normalize_axes(axis: int | tuple[int, ...] | None, ndim: int, op: str = "this reduction") -> tuple[int, ...]:
+    """``axis`` as a sorted tuple of non-negative axes (every axis when None); ``DTypeError``
+    naming ``op`` for an axis that is not an integer, ``ShapeError`` for one out of range."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if type(axis) is int:
+        axes: tuple[int, ...] = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = integers(op, "axis", axis)
+    else:  # a NumPy integer; a float or a tensor is refused by name
+        axes = (integer(op, "axis", axis),)
     result: list[int] = []
     for a in axes:
         # A rank-0 tensor takes axis 0 or -1, as PyTorch, and reduces nothing: its value is
@@ -87,7 +93,7 @@ def sum_backward(xp: Any, g: Any, shape: tuple[int, ...], axes: tuple[int, ...],
 def sum(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
     """Sum over ``axis`` (all axes when None). d/dx = 1. PyTorch: ``torch.sum``."""
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, "sum")
     if type(data) is np.ndarray:  # what np.sum runs, without its Python wrapper (~1.5 µs)
         out = np.add.reduce(data, axis=axes, keepdims=keepdims)
     else:
@@ -111,7 +117,7 @@ def mean(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fal
     """Mean over ``axis``. d/dx = 1/n. PyTorch: ``torch.mean``."""
     require_float(x, "mean")
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, "mean")
     count = 1
     for a in axes:
         count *= data.shape[a]
@@ -139,7 +145,7 @@ def max_min_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...], k
 
 def _extremum(x: AnyTensor, axis: int | tuple[int, ...] | None, keepdims: bool, name: str) -> Any:
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, name)
     if builtins.any(data.shape[a] == 0 for a in axes):
         raise ShapeError(f"{name} over an empty axis of shape {tuple(data.shape)} has no value")
     out = getattr(x._backend.xp, name)(data, axis=axes, keepdims=keepdims)
@@ -159,7 +165,7 @@ def min(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
 def var(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
     """Variance over ``axis``: ``mean((x - mean(x))²) · n / (n - correction)``. PyTorch: ``torch.var(x, correction=...)`` (whose default correction is 1; here it is 0, as NumPy)."""
     # Composite: made of mean, sub and mul, so it needs no rule of its own.
-    axes = normalize_axes(axis, x.ndim)
+    axes = normalize_axes(axis, x.ndim, "var")
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -182,7 +188,7 @@ def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool 
     require_float(x, "logsumexp")
     xp = x._backend.xp
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, "logsumexp")
     if _over_empty(data, axes):
         # The sum of no exponentials is 0, and its log -inf (as PyTorch).
         reduced = tuple(1 if i in axes else n for i, n in enumerate(data.shape))
@@ -240,9 +246,11 @@ def softmax(
     d/dx: ``scale · y · (g - sum(g · y))``, zero where masked.
     PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``."""
     require_float(x, "softmax")
+    if type(axis) is not int:  # saved for the backward pass and handed to the backend as given
+        axis = integer("softmax", "axis", axis)
     xp = x._backend.xp
     data = x._data
-    if _over_empty(data, normalize_axes(axis, data.ndim)):
+    if _over_empty(data, normalize_axes(axis, data.ndim, "softmax")):
         y = xp.zeros_like(data)  # no values to normalise: an empty result, as PyTorch
         # (not softmax_backward, which a backend's fused kernel replaces: NumPy's numba one
         # cannot view an empty gradient as rows of no length)
@@ -254,7 +262,7 @@ def softmax(
         if _broadcast_result(tuple(mask.shape), data.shape) != data.shape:
             raise shape_clash("softmax mask", x, mask)
         allowed = mask._data
-    last = normalize_axes(axis, data.ndim) == (data.ndim - 1,)
+    last = normalize_axes(axis, data.ndim, "softmax") == (data.ndim - 1,)
     kernel = fused_kernel(x._backend, "softmax", data.dtype) if last else None
     y = None if kernel is None else kernel(data, scale, allowed)  # scale, mask, max in one pass
     if y is not None:
@@ -275,9 +283,11 @@ def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
     """``x - logsumexp(x)`` along ``axis``, finite at any logits.
     d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``."""
     require_float(x, "log_softmax")
+    if type(axis) is not int:  # handed to the backend as given
+        axis = integer("log_softmax", "axis", axis)
     xp = x._backend.xp
     data = x._data
-    if _over_empty(data, normalize_axes(axis, data.ndim)):
+    if _over_empty(data, normalize_axes(axis, data.ndim, "log_softmax")):
         y = xp.zeros_like(data)  # an empty result, as PyTorch
     else:
         shifted = data - xp.max(data, axis=axis, keepdims=True)
@@ -297,7 +307,7 @@ def cumsum_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
 
 def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
     """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "cumsum")
     if x.ndim == 0:  # NumPy's cumulative sum of a rank-0 array has shape (1,); PyTorch's is rank 0
         return _as_vector(cumsum, x, a)
     return record(x._backend.xp.cumulative_sum(x._data, axis=a), cumsum_backward, (x,), (a,), x._backend)
@@ -314,20 +324,24 @@ def _as_vector(op: Any, x: Any, axis: int) -> Any:
 def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether any value along ``axis`` is true (non-zero); untraced booleans."""
     xp = x._backend.xp
-    return wrap(xp.any(x._data, axis=None if axis is None else checked_axis(x, axis), keepdims=keepdims), x._backend)
+    return wrap(
+        xp.any(x._data, axis=None if axis is None else checked_axis(x, axis, "any"), keepdims=keepdims), x._backend
+    )
 
 
 def all(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether every value along ``axis`` is true (non-zero); untraced booleans."""
     xp = x._backend.xp
-    return wrap(xp.all(x._data, axis=None if axis is None else checked_axis(x, axis), keepdims=keepdims), x._backend)
+    return wrap(
+        xp.all(x._data, axis=None if axis is None else checked_axis(x, axis, "all"), keepdims=keepdims), x._backend
+    )
 
 
 def count_nonzero(x: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
     """How many values along ``axis`` are non-zero (untraced integers)."""
     xp = x._backend.xp
     nonzero = xp.astype(xp.astype(x._data, xp.bool), xp.int64)  # true where non-zero, any dtype
-    return wrap(xp.sum(nonzero, axis=None if axis is None else checked_axis(x, axis)), x._backend)
+    return wrap(xp.sum(nonzero, axis=None if axis is None else checked_axis(x, axis, "count_nonzero")), x._backend)
 
 
 def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Any:
@@ -337,7 +351,7 @@ def std(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = Fals
     require_float(x, "std")
     xp = x._backend.xp
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, "std")
     count = 1
     for a in axes:
         count *= data.shape[a]
@@ -395,7 +409,7 @@ def norm(x: Any, ord: float = 2, axis: int | tuple[int, ...] | None = None, keep
     if ord == 2:
         xp = x._backend.xp
         data = x._data
-        axes = normalize_axes(axis, data.ndim)
+        axes = normalize_axes(axis, data.ndim, "norm")
         out = xp.sqrt(xp.sum(data * data, axis=axes, keepdims=keepdims))
         return record(out, norm2_backward, (x,), (data, out, axes, keepdims), x._backend)
     if ord == 1:
@@ -429,7 +443,7 @@ def prod(
     0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``."""
     xp = x._backend.xp
     data = x._data
-    axes = normalize_axes(axis, data.ndim)
+    axes = normalize_axes(axis, data.ndim, "prod")
     out = xp.prod(data, axis=axes, keepdims=keepdims)
     is_zero = data == 0
     out_nonzero = xp.prod(xp.where(is_zero, xp.ones_like(data), data), axis=axes, keepdims=True)
@@ -455,7 +469,7 @@ def cumprod_backward(xp: Any, g: Any, x: Any, out: Any, axis: int) -> tuple[Any,
 def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
     """Running products along ``axis``, with exact gradients where values are 0.
     PyTorch: ``torch.cumprod``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "cumprod")
     if x.ndim == 0:
         return _as_vector(cumprod, x, a)
     out = x._backend.xp.cumulative_prod(x._data, axis=a)

@@ -6,6 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal as L, cast, overload
 
+import numpy as np
+
 from .._autodiff import NoTape as NoTape
 from .._bounded import remember
 from .._dims import Open
@@ -13,7 +15,7 @@ from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
 from .._typevars import Z0, Z1, Z2, Z3, A, B, C, D, K, N, S, T
 from . import indexing as ix
-from ._toolkit import checked_axis
+from ._toolkit import checked_axis, integer, integers
 
 __all__ = [
     "broadcast_to",
@@ -46,7 +48,7 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
     keep their classes in the result's type; plain ints give ``sg.Open`` dims (state them with
     ``sg.cast``).
     PyTorch: ``torch.reshape``."""
-    if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- reshape((2, 3)) as well as reshape(2, 3)
+    if len(shape) == 1 and not isinstance(shape[0], int) and _is_sizes(shape[0]):  # pyright: ignore[reportUnnecessaryIsInstance] -- reshape((2, 3)) as well as reshape(2, 3)
         shape = tuple(shape[0])
     data = x._data
     source: tuple[int, ...] = data.shape
@@ -68,7 +70,7 @@ _TARGETS_KEPT = 256
 
 def _reshape_target(x: Any, shape: Sequence[int]) -> tuple[int, ...]:
     """``shape`` as ints, one -1 allowed, checked to hold ``x``'s elements; else ShapeError."""
-    target = tuple(int(n) for n in shape)
+    target = integers("reshape", "size", shape)
     known = math.prod(n for n in target if n != -1)
     if (
         target.count(-1) > 1
@@ -77,6 +79,12 @@ def _reshape_target(x: Any, shape: Sequence[int]) -> tuple[int, ...]:
     ):
         raise ShapeError(f"reshape: cannot view shape {x.shape} ({x.size} elements) as {target}")
     return target
+
+
+def _is_sizes(value: Any) -> bool:
+    """Whether a lone argument of reshape or broadcast_to is its sizes, ``reshape((2, 3))``,
+    not one size that is no integer (a float, a tensor), refused by name later."""
+    return not isinstance(value, (np.integer, float, Tensor))
 
 
 def flatten(x: Any) -> Any:
@@ -105,8 +113,9 @@ def _permutation(x: Any, axes: Sequence[int] | None, ndim: int) -> tuple[int, ..
     """The order ``axes`` names over ``ndim`` axes (reversed when None), or ShapeError."""
     if axes and len(axes) == 1 and isinstance(axes[0], (tuple, list)):
         axes = tuple(cast(Sequence[int], axes[0]))  # the method's x.permute((0, 2, 1)), as PyTorch's
-    order = tuple(reversed(range(ndim))) if not axes else tuple(a % ndim if ndim else a for a in axes)
-    if sorted(order) != list(range(ndim)):
+    given = integers("permute", "axis", axes) if axes else ()
+    order = tuple(reversed(range(ndim))) if not given else tuple(a % ndim if ndim else a for a in given)
+    if sorted(order) != list(range(ndim)) or any(not -ndim <= a < ndim for a in given):
         raise ShapeError(f"permute: {tuple(axes or ())} is not an ordering of the {ndim} axes of shape {x.shape}")
     return order
 
@@ -149,6 +158,7 @@ def swapaxes(x: Tensor[T, *S], axis1: int, axis2: int) -> Any:
     """Two axes exchanged. PyTorch: ``torch.swapaxes``. Typed at the literal pairs models use
     (``-2, -1``: the last two, a key's transpose; ``1, 2``: heads and positions; ``0, 1``);
     other axes give open dims."""
+    axis1, axis2 = integer("swapaxes", "axis1", axis1), integer("swapaxes", "axis2", axis2)
     order = list(range(x.ndim))
     try:
         order[axis1], order[axis2] = order[axis2], order[axis1]
@@ -166,6 +176,7 @@ def swap_last(x: Tensor[T, *S, N, Any]) -> Any:
 
 def expand_dims(x: Any, axis: int) -> Any:
     """A new size-1 axis at ``axis``. PyTorch: ``torch.unsqueeze``."""
+    axis = integer("expand_dims", "axis", axis)
     shape = list(x.shape)
     position = axis if axis >= 0 else len(shape) + 1 + axis
     if not 0 <= position <= len(shape):
@@ -183,6 +194,7 @@ def squeeze(x: Any, axis: int | None = None, *, any_axis: int | None = None) -> 
         axis = any_axis
     if axis is None:
         return reshape(x, [n for n in shape if n != 1])
+    axis = integer("squeeze", "axis", axis)
     if not -len(shape) <= axis < len(shape) or shape[axis] != 1:
         raise ShapeError(f"squeeze: axis {axis} of shape {shape} is expected to have size 1")
     kept = list(shape)
@@ -207,9 +219,9 @@ def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Ope
 def broadcast_to(x: Tensor[T, *S], shape: Sequence[int]) -> Tensor[T, *tuple[Any, ...]]:
     """The values repeated along new or size-1 axes; sizes that are ``sg.Dim`` instances or
     literals keep their types (``sg.broadcast_to(x, (b, 32))``). PyTorch: ``Tensor.expand``."""
-    if len(shape) == 1 and not isinstance(shape[0], int):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
+    if len(shape) == 1 and not isinstance(shape[0], int) and _is_sizes(shape[0]):  # pyright: ignore[reportUnnecessaryIsInstance] -- broadcast_to((2, 3)) from untyped callers
         shape = tuple(shape[0])
-    target = tuple(shape)
+    target = integers("broadcast_to", "size", shape)
     try:
         out = x._backend.xp.broadcast_to(x._data, target)
     except ValueError as exc:
@@ -238,7 +250,7 @@ def repeat(x: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Ope
     """
     first = reps[0] if len(reps) == 1 else None
     # repeat((2, 3)) as well as repeat(2, 3), as PyTorch takes both
-    counts = tuple(int(r) for r in (first if isinstance(first, Sequence) else cast("tuple[int, ...]", reps)))
+    counts = integers("repeat", "count", first if isinstance(first, Sequence) else cast("tuple[int, ...]", reps))
     if len(counts) < x.ndim or any(r < 0 for r in counts):
         raise ShapeError(
             f"repeat expects one non-negative count per axis of shape {x.shape} (at least {x.ndim}), found {counts}"
@@ -270,6 +282,7 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None
     computed axis goes by keyword, ``any_axis=i``. PyTorch: ``torch.cat``."""
     if any_axis is not None:
         axis = any_axis
+    axis = integer("concat", "axis", axis)
     if not tensors:
         raise ShapeError("concat expects at least one tensor, found none")
     first = tensors[0]
@@ -302,6 +315,7 @@ def stack(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None)
     PyTorch: ``torch.stack``."""
     if any_axis is not None:
         axis = any_axis
+    axis = integer("stack", "axis", axis)
     if not tensors:
         raise ShapeError("stack expects at least one tensor, found none")
     shape = tensors[0].shape
@@ -319,7 +333,7 @@ def flip_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
 def flip(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
     """The values in reverse order along ``axis``. d/dx: the gradient flipped back.
     PyTorch: ``torch.flip(x, (axis,))``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "flip")
     return record(x._backend.xp.flip(x._data, axis=a), flip_backward, (x,), (a,), x._backend)
 
 
@@ -330,7 +344,8 @@ def roll_backward(xp: Any, g: Any, shift: int, axis: int) -> tuple[Any, ...]:
 def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
     """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back.
     PyTorch: ``torch.roll``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "roll")
+    shift = integer("roll", "shift", shift)
     return record(x._backend.xp.roll(x._data, shift, axis=a), roll_backward, (x,), (shift, a), x._backend)
 
 
@@ -339,7 +354,8 @@ def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
 
 def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
     """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "narrow")
+    start, length = integer("narrow", "start", start), integer("narrow", "length", length)
     if start < 0 or length < 0 or start + length > x.shape[a]:
         raise ShapeError(f"narrow: [{start}, {start + length}) does not fit axis {a} of size {x.shape[a]}")
     return ix.slice_along(x, a, start, start + length)
@@ -367,14 +383,15 @@ def split(x: Any, size_or_sizes: int | list[int], axis: int = 0) -> Any:
     """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given
     sizes (which must add up to the axis). Each piece is differentiable; at a literal axis
     the other dims are kept (the split axis is open). PyTorch: ``torch.split``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "split")
     n = x.shape[a]
-    if isinstance(size_or_sizes, int):
-        if size_or_sizes < 1:
-            raise ShapeError(f"split expects a piece size of at least 1, found {size_or_sizes}")
-        sizes = [min(size_or_sizes, n - start) for start in range(0, n, size_or_sizes)]
+    if not isinstance(size_or_sizes, (list, tuple)):
+        size = integer("split", "piece size", size_or_sizes)
+        if size < 1:
+            raise ShapeError(f"split expects a piece size of at least 1, found {size}")
+        sizes = [min(size, n - start) for start in range(0, n, size)]
     else:
-        sizes = list(size_or_sizes)
+        sizes = list(integers("split", "size", size_or_sizes))
         if sum(sizes) != n:
             raise ShapeError(f"split: sizes {sizes} add up to {sum(sizes)}, expected axis {a}'s size {n}")
     pieces: list[Any] = []
@@ -400,24 +417,26 @@ def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tupl
 def chunk(x: Any, chunks: int, axis: int = 0) -> Any:
     """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
     axis is short); at a literal axis the other dims are kept. PyTorch: ``torch.chunk``."""
-    if not isinstance(chunks, int) or chunks < 1:  # pyright: ignore[reportUnnecessaryIsInstance] -- untyped callers
+    chunks = integer("chunk", "number of chunks", chunks)
+    if chunks < 1:
         raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
-    n = x.shape[checked_axis(x, axis)]
+    n = x.shape[checked_axis(x, axis, "chunk")]
     return split(x, max(1, -(-n // chunks)), axis)
 
 
 def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
     """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``."""
-    a = checked_axis(x, axis)
+    a = checked_axis(x, axis, "unflatten")
     shape = x.shape
-    return reshape(x, (*shape[:a], *sizes, *shape[a + 1 :]))
+    return reshape(x, (*shape[:a], *integers("unflatten", "size", sizes), *shape[a + 1 :]))
 
 
 def tile(x: Tensor[T, *S], reps: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
     """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps``
     than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the
     gradient sums the copies."""
-    return repeat(x, (1,) * (x.ndim - len(reps)) + tuple(reps))
+    counts = integers("tile", "count", reps)
+    return repeat(x, (1,) * (x.ndim - len(counts)) + counts)
 
 
 # Padding keeps the rank. An axis whose pair is a literal (0, 0) keeps its dim (a reflection
@@ -471,7 +490,11 @@ def pad(x: Any, widths: Any, mode: str = "constant", value: float = 0.0) -> Any:
             f"{tuple(widths)!r}. PyTorch's flat F.pad(x, (left, right, top, bottom)) lists the last axis first: "
             "here that is ((0, 0), ..., (top, bottom), (left, right))"
         )
-    pairs = [tuple(w) for w in widths] if isinstance(widths[0], (tuple, list)) else [tuple(widths)] * x.ndim
+    pairs = (
+        [integers("pad", "width", w) for w in widths]
+        if isinstance(widths[0], (tuple, list))
+        else [integers("pad", "width", widths)] * x.ndim
+    )
     if len(pairs) != x.ndim:
         raise ShapeError(f"pad expects one (before, after) pair per axis ({x.ndim}), found {len(pairs)}")
     if mode not in ("constant", "replicate", "reflect"):
