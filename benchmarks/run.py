@@ -572,6 +572,22 @@ def emit_per_op(emit: Callable[[str], None], quick: bool) -> None:
             f"- GRU cell × 24 steps (the workload): shapegrad {us(gru['shapegrad'])}, PyTorch eager "
             f"{us(gru['torch'])}, ÷ eager {ratio(gru['shapegrad'], gru['torch'])}"
         )
+    import gru_op_cost  # (it imports this module: not at the top)
+
+    with pin_threads(1):
+        cost = gru_op_cost.measure(8, 4, 1 if quick else 5, repeat)
+    ops = cost["ops"]
+    line = (
+        f"- the same GRU at hidden 8, batch 4 (`benchmarks/gru_op_cost.py`), per recorded op beyond the step's NumPy "
+        f"arithmetic ({ops:.0f} ops, their backward pass and Adam): shapegrad {(cost['shapegrad'] - cost['numpy']) / ops * 1e6:.2f} µs"
+    )
+    if "torch" in cost:
+        line += (
+            f", PyTorch eager {(cost['torch'] - cost['numpy']) / ops * 1e6:.2f} µs "
+            f"(÷ {(cost['shapegrad'] - cost['numpy']) / (cost['torch'] - cost['numpy']):.2f})"
+        )
+    emit()
+    emit(line)
 
 
 # workload, shapegrad, PyTorch eager, torch.compile, JAX jit, BLAS floor (seconds); why no

@@ -163,6 +163,14 @@ def test_the_tape_floor_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_gru_op_cost_runs() -> None:
+    """benchmarks/gru_op_cost.py: the hand-written GRU step in shapegrad, PyTorch and NumPy with
+    its backward pass written out (the same losses checked first), per recorded op."""
+    result = _run_benchmark("gru_op_cost.py", "--quick", timeout=600)
+    for row in ("hidden 8, batch 4", "hidden 128, batch 32", "beyond it per op: shapegrad"):
+        assert row in result.stdout
+
+
 def test_lstm_benchmark_quick_mode_runs_and_reports_the_ratio() -> None:
     """issue #25: benchmarks/lstm.py times sg.nn.LSTM against torch.nn.LSTM and reports the ratio."""
     pytest.importorskip("torch")
