@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal as L
+from typing import Any, Literal as L, cast
 
 import numpy as np
 import pytest
@@ -512,3 +512,90 @@ def test_layers_of_plain_int_sizes_check_their_input_at_run_time(numpy_backend: 
         nn.Linear(3, 4)(sg.ones(2, 5))
     with pytest.raises(sg.ShapeError, match=r"weight of shape \(3,\) for input \(2, 5\)"):
         nn.LayerNorm(3)(sg.ones(2, 5))
+
+
+@pytest.mark.parametrize("padding_idx", [2, -1, 0])
+def test_embedding_padding_idx_matches_torch(padding_idx: int, numpy_backend: str) -> None:
+    """padding_idx as torch's nn.Embedding: the row is zeros at initialisation, looked up as
+    any row, and its gradient entry is zero (ids hitting it included); a negative index
+    counts from the end and is stored non-negative. Gradients and 10 Adam steps (no weight
+    decay: the padding row never moves) agree with torch in float64."""
+    torch = pytest.importorskip("torch")
+    ours = nn.Embedding(6, 3, padding_idx=padding_idx, generator=gen(), dtype="float64")
+    row = padding_idx % 6
+    assert ours.padding_idx == row
+    np.testing.assert_array_equal(p(ours.weight)[row], np.zeros(3))
+    theirs = torch.nn.Embedding(6, 3, padding_idx=padding_idx).double()
+    assert theirs.padding_idx == ours.padding_idx
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(p(ours.weight)))
+    ids = np.array([[row, 1, 3], [row, row, 5], [4, 1, 0]])
+    opt, grads = sg.optim.Adam(ours, lr=0.1), ours.alloc_grads()
+    topt = torch.optim.Adam(theirs.parameters(), lr=0.1)
+    target = np.random.default_rng(0).standard_normal((3, 3, 3))
+    for _ in range(10):
+        grads.zero()
+        loss = ((ours(sg.tensor(ids).trace(grads)) - sg.tensor(target)) ** 2).sum()
+        loss.backward()
+        topt.zero_grad()
+        tloss = ((theirs(torch.tensor(ids)) - torch.tensor(target)) ** 2).sum()
+        tloss.backward()
+        assert theirs.weight.grad is not None
+        np.testing.assert_allclose(p(grads[ours.weight]), theirs.weight.grad.numpy(), rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(p(grads[ours.weight])[row], np.zeros(3))
+        opt.update(ours, grads)
+        topt.step()
+        np.testing.assert_allclose(p(ours.weight), theirs.weight.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(p(ours.weight)[row], np.zeros(3))
+
+
+@pytest.mark.parametrize("padding_idx", [6, -7, 100])
+def test_embedding_refuses_a_padding_idx_out_of_range(padding_idx: int, numpy_backend: str) -> None:
+    """A padding_idx outside [-num_embeddings, num_embeddings) is refused when built, naming
+    the range and the value (torch asserts the same range); a float is a DTypeError."""
+    with pytest.raises(sg.HyperparameterError, match=rf"padding_idx must lie in \[-6, 6\).*found {padding_idx}"):
+        nn.Embedding(6, 3, padding_idx=padding_idx)
+    with pytest.raises(sg.DTypeError, match="integer padding_idx"):
+        nn.Embedding(6, 3, padding_idx=cast(Any, 1.0))
+    assert nn.Embedding(6, 3).padding_idx is None
+
+
+def test_from_torch_loads_an_embedding_with_padding_idx(numpy_backend: str) -> None:
+    """A torch Embedding with padding_idx loads as any other (its weight only; the padding
+    row is whatever the state dict holds), into an Embedding with or without one."""
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Embedding(5, 4, padding_idx=1)
+    for ours in (nn.Embedding(5, 4, padding_idx=1), nn.Embedding(5, 4)):
+        nn.from_torch(ours, theirs.state_dict())
+        np.testing.assert_array_equal(p(ours.weight), theirs.weight.detach().numpy())
+
+
+def test_compiled_step_with_padding_idx_replays_as_eager(numpy_backend: str) -> None:
+    """A compiled training step through Embedding(padding_idx=...) replays (the gradient row
+    is zeroed by a recorded array operation) and gives the eager run's weights bit for bit
+    after 5 steps, the padding row still zero."""
+    ids = sg.tensor(np.array([[0, 2, 3], [3, 3, 1]]))
+    states = []
+    for compiled in (False, True):
+        model = nn.Embedding(5, 4, padding_idx=3, generator=gen())
+        opt, grads = sg.optim.Adam(model, lr=0.1), model.alloc_grads()
+
+        def step(x: Any, model: Any = model, opt: Any = opt, grads: Any = grads) -> Any:
+            grads.zero()
+            loss = ((model(x.trace(grads)) - 1.0) ** 2).mean()  # a nonzero gradient at the padding row's ids
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        run = sg.compile(step) if compiled else step
+        for _ in range(5):
+            run(ids)
+        if compiled:
+            assert run.eager_reason is None
+            (recording,) = run.recordings
+            assert recording.replays == 4
+        states.append(p(model.weight))
+    eager, replayed = states
+    np.testing.assert_array_equal(replayed, eager)
+    np.testing.assert_array_equal(replayed[3], np.zeros(4))
+    assert not np.array_equal(replayed[0], p(nn.Embedding(5, 4, padding_idx=3, generator=gen()).weight)[0])

@@ -44,14 +44,22 @@ def reference_sgd(
 
 
 def reference_adam(
-    lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, wd: float = 0.0, decoupled: bool = False
+    lr: float,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+    wd: float = 0.0,
+    decoupled: bool = False,
+    amsgrad: bool = False,
 ) -> Callable[..., Any]:
     def step(p: np.ndarray, g: np.ndarray, s: dict[str, Any], t: int) -> np.ndarray:
         p, g = _decay(p, g, lr, wd, decoupled)
         s["m"] = b1 * s.get("m", 0) + (1 - b1) * g
         s["v"] = b2 * s.get("v", 0) + (1 - b2) * g * g
+        if amsgrad:  # AMSGrad (Reddi et al. 2018) as PyTorch: the running maximum of v, bias-corrected
+            s["v_max"] = np.maximum(s.get("v_max", 0), s["v"])
         m_hat = s["m"] / (1 - b1**t)
-        v_hat = s["v"] / (1 - b2**t)
+        v_hat = s["v_max" if amsgrad else "v"] / (1 - b2**t)
         return p - lr * m_hat / (np.sqrt(v_hat) + eps)
 
     return step
@@ -141,6 +149,20 @@ OPTIMIZERS = [
         "adamw",
         lambda m, lr: sg.optim.AdamW(m, lr=lr, weight_decay=0.1),
         lambda lr: reference_adam(lr, wd=0.1, decoupled=True),
+        0.05,
+        0.05,
+    ),
+    OptCase(
+        "adam_amsgrad",
+        lambda m, lr: sg.optim.Adam(m, lr=lr, betas=(0.9, 0.5), amsgrad=True),
+        lambda lr: reference_adam(lr, b2=0.5, amsgrad=True),
+        0.05,
+        0.05,
+    ),
+    OptCase(
+        "adamw_amsgrad",
+        lambda m, lr: sg.optim.AdamW(m, lr=lr, weight_decay=0.1, betas=(0.9, 0.5), amsgrad=True),
+        lambda lr: reference_adam(lr, b2=0.5, wd=0.1, decoupled=True, amsgrad=True),
         0.05,
         0.05,
     ),

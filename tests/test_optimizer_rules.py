@@ -9,7 +9,7 @@ its fix. Behaviour that can differ by backend runs on every backend (``backend``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -217,3 +217,126 @@ def test_clipping_on_the_device_equals_clipping_on_the_host() -> None:
             opt.update(model, grads)
             results.append(model.fc.weight.numpy())
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+
+
+def _shrinking_run(make: Any, dtype: str, steps: int = 10) -> tuple[Any, list[np.ndarray]]:
+    """``steps`` updates of a Linear(4, 3) on inputs scaled down each step (so v falls and
+    AMSGrad's maximum differs from it); the weights after each step."""
+    layer = nn.Linear(4, 3, generator=sg.Generator(5), dtype=dtype)
+    opt, grads = make(layer), layer.alloc_grads()
+    x = np.random.default_rng(2).standard_normal((6, 4))
+    path = []
+    for t in range(steps):
+        grads.zero()
+        (layer(sg.tensor(x * 10.0 / (t + 1), dtype=dtype).trace(grads)) ** 2).mean().backward()
+        opt.update(layer, grads)
+        path.append(layer.weight.numpy().astype(np.float64))
+    return opt, path
+
+
+def _torch_shrinking_run(torch: Any, make: Any, weight: np.ndarray, bias: np.ndarray, dtype: Any) -> list[np.ndarray]:
+    layer = torch.nn.Linear(4, 3).to(dtype)
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor(weight.T))
+        layer.bias.copy_(torch.tensor(bias))
+    opt = make(layer.parameters())
+    x = np.random.default_rng(2).standard_normal((6, 4))
+    path = []
+    for t in range(10):
+        opt.zero_grad()
+        (layer(torch.tensor(x * 10.0 / (t + 1), dtype=dtype)) ** 2).mean().backward()
+        opt.step()
+        path.append(layer.weight.detach().numpy().T.astype(np.float64))
+    return path
+
+
+@pytest.mark.parametrize("decoupled", [False, True], ids=["adam", "adamw"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_amsgrad_matches_torch_and_never_runs_the_plain_adam_kernel(
+    decoupled: bool, dtype: str, numpy_backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Adam/AdamW(amsgrad=True) against torch's over 10 steps whose gradients shrink (the
+    running maximum is then what the denominator uses), on the NumPy backend with numba
+    on (the default): the fused "adam" kernel, which keeps no maximum, is never asked for,
+    while amsgrad=False still gets it."""
+    torch = pytest.importorskip("torch")
+    from shapegrad.optim import _rules
+    from shapegrad_backends import numba_kernels
+
+    if not numba_kernels.available():
+        pytest.skip("numba is not installed: no fused Adam kernel to avoid")
+    asked: list[str] = []
+    original = _rules.fused_kernel
+
+    def spying(backend: Any, name: str, dtype: Any) -> Any:
+        asked.append(name)
+        return original(backend, name, dtype)
+
+    monkeypatch.setattr(_rules, "fused_kernel", spying)
+    kind = sg.optim.AdamW if decoupled else sg.optim.Adam
+    tkind = torch.optim.AdamW if decoupled else torch.optim.Adam
+    settings: dict[str, Any] = {"lr": 0.05, "betas": (0.8, 0.9), "weight_decay": 0.1}
+    start = nn.Linear(4, 3, generator=sg.Generator(5), dtype=dtype)
+    weight, bias = start.weight.numpy(), start.bias.numpy() if start.bias is not None else None
+    assert bias is not None
+    tdtype = torch.float64 if dtype == "float64" else torch.float32
+    tol: dict[str, float] = {"rtol": 1e-10, "atol": 1e-12} if dtype == "float64" else {"rtol": 2e-5, "atol": 1e-6}
+    opt, ours = _shrinking_run(lambda m: kind(m, amsgrad=True, **settings), dtype)
+    assert "adam" not in asked
+    theirs = _torch_shrinking_run(torch, lambda p: tkind(p, amsgrad=True, **settings), weight, bias, tdtype)
+    for t, (found, expected) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_allclose(found, expected, err_msg=f"step {t + 1}", **tol)
+    state = opt.state_arrays()
+    assert np.any(state["weight.max_exp_avg_sq"] > state["weight.exp_avg_sq"])  # the maximum mattered
+    plain = _torch_shrinking_run(torch, lambda p: tkind(p, **settings), weight, bias, tdtype)
+    assert not np.allclose(plain[-1], theirs[-1], **tol)
+    _shrinking_run(lambda m: kind(m, **settings), dtype)
+    assert "adam" in asked  # the spy sees the kernel where it is allowed
+
+
+def test_amsgrad_is_per_group_and_validated(numpy_backend: str) -> None:
+    """amsgrad is a setting a Group may override: only its parameters keep a running
+    maximum. A value that is not a bool is refused naming expected and found."""
+    opt = sg.optim.Adam(Line(), groups=[sg.optim.Group("*.bias", amsgrad=True)])
+    assert sorted(opt.state_arrays()) == [
+        "fc.bias.exp_avg",
+        "fc.bias.exp_avg_sq",
+        "fc.bias.max_exp_avg_sq",
+        "fc.weight.exp_avg",
+        "fc.weight.exp_avg_sq",
+    ]
+    with pytest.raises(sg.HyperparameterError, match=r"expected amsgrad a bool, found 'yes'"):
+        sg.optim.AdamW(Line(), amsgrad=cast(Any, "yes"))
+    with pytest.raises(sg.HyperparameterError, match=r"expected amsgrad a bool, found 1"):
+        sg.optim.Adam(Line(), groups=[sg.optim.Group("*.bias", amsgrad=1)])
+
+
+def test_compiled_amsgrad_step_replays_as_eager(numpy_backend: str) -> None:
+    """A compiled training step with Adam(amsgrad=True) replays (the update is a host call)
+    and gives the eager run's weights and state bit for bit."""
+    results = []
+    x = np.random.default_rng(3).standard_normal((6, 4))
+    for compiled in (False, True):
+        layer = nn.Linear(4, 3, generator=sg.Generator(5), dtype="float64")
+        opt, grads = sg.optim.Adam(layer, lr=0.05, betas=(0.8, 0.9), amsgrad=True), layer.alloc_grads()
+
+        def step(x: Any, layer: Any = layer, opt: Any = opt, grads: Any = grads) -> Any:
+            grads.zero()
+            loss = (layer(x.trace(grads)) ** 2).mean()
+            loss.backward()
+            opt.update(layer, grads)
+            return loss
+
+        run = sg.compile(step) if compiled else step
+        for t in range(3):
+            run(sg.tensor(x * 10.0 / (t + 1)))
+        if compiled:
+            assert run.eager_reason is None
+            (recording,) = run.recordings
+            assert recording.replays == 2
+        results.append((layer.weight.numpy().copy(), {k: np.array(v) for k, v in opt.state_arrays().items()}))
+    (eager_w, eager_state), (replayed_w, replayed_state) = results
+    np.testing.assert_array_equal(replayed_w, eager_w)
+    assert list(replayed_state) == list(eager_state)
+    for name, value in replayed_state.items():
+        np.testing.assert_array_equal(value, eager_state[name], err_msg=name)

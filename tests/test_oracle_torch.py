@@ -506,6 +506,14 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
         lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1),
         lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1),
     ),
+    "adam_amsgrad": (
+        lambda m: sg.optim.Adam(m, lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True),
+        lambda p: torch.optim.Adam(p, lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True),
+    ),
+    "adamw_amsgrad": (
+        lambda m: sg.optim.AdamW(m, lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True),
+        lambda p: torch.optim.AdamW(p, lr=0.02, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True),
+    ),
     "rmsprop": (lambda m: sg.optim.RMSprop(m, lr=0.01), lambda p: torch.optim.RMSprop(p, lr=0.01)),
     "adagrad_defaults": (lambda m: sg.optim.Adagrad(m), lambda p: torch.optim.Adagrad(p)),
     "adagrad": (
@@ -606,6 +614,17 @@ GROUPS: dict[str, tuple[Callable[[Any], Any], Callable[[dict[str, Any]], Any]]] 
                 {"params": [t["hidden.weight"], t["hidden.bias"]], "rho": 0.5, "lr": 0.5},
                 {"params": [t["out.weight"], t["out.bias"]]},
             ]
+        ),
+    ),
+    "adam_amsgrad_group": (
+        lambda m: sg.optim.Adam(m, lr=0.05, betas=(0.8, 0.9), groups=[sg.optim.Group("hidden.*", amsgrad=True)]),
+        lambda t: torch.optim.Adam(
+            [
+                {"params": [t["hidden.weight"], t["hidden.bias"]], "amsgrad": True},
+                {"params": [t["out.weight"], t["out.bias"]]},
+            ],
+            lr=0.05,
+            betas=(0.8, 0.9),
         ),
     ),
     "rmsprop_centered_group": (

@@ -10,8 +10,10 @@ from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
 from .._dims import Open
+from .._errors import HyperparameterError
 from .._tensor import Tensor, wrap
 from .._typevars import K, S, T
+from ..ops._toolkit import integer
 from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
 from ._module import Layer, parameter
@@ -96,12 +98,26 @@ class Embedding(Layer[V, D, V, D], checked=False):
     Trace the ids (``ids.trace(grads)``) to put the lookup on a tape: integer tensors carry
     the tape without receiving a gradient. Initialised from ``N(0, 1)`` as PyTorch.
 
+    Args:
+        num_embeddings: the number of rows ``V`` (as ``Linear``'s sizes: needed when it is
+            not a ``Literal`` type argument).
+        embedding_dim: the size ``D`` of each row.
+        padding_idx: a row that stays fixed, as PyTorch's ``padding_idx``: initialised to
+            zeros, and its gradient is always zero (ids equal to it still look it up), so
+            an optimizer without weight decay never moves it. Negative values count from
+            the end (``-1`` is the last row) and are stored as the non-negative index; one
+            outside ``[-V, V)`` raises ``HyperparameterError``.
+        generator: the source of the initial values.
+        dtype: the parameters' dtype.
+
     Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> emb = sg.nn.Embedding[L[10], L[4]]()
         >>> emb(sg.tensor([[1, 2, 3]])).shape
         (1, 3, 4)
+        >>> sg.nn.Embedding(10, 4, padding_idx=-1).padding_idx
+        9
     """
 
     def __init__(
@@ -109,16 +125,34 @@ class Embedding(Layer[V, D, V, D], checked=False):
         num_embeddings: V | int | None = None,
         embedding_dim: D | int | None = None,
         *,
+        padding_idx: int | None = None,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
         self.num_embeddings = self._size_arg(0, num_embeddings, "num_embeddings")
         self.embedding_dim = self._size_arg(1, embedding_dim, "embedding_dim")
+        self.padding_idx = self._padding_arg(padding_idx)
         gen = generator or default_generator()
         data = gen.normal((self.num_embeddings, self.embedding_dim), dtype)
+        if self.padding_idx is not None:
+            data[self.padding_idx, ...] = 0  # drawn with the others, then zeroed, as PyTorch
         self.weight: Tensor[NoTape, V, D] = parameter(wrap(data, gen.backend))
 
-    def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
-        from ..ops.indexing import gather
+    def _padding_arg(self, padding_idx: Any) -> int | None:
+        if padding_idx is None:
+            return None
+        index = integer(type(self).__name__, "padding_idx", padding_idx)
+        n = self.num_embeddings
+        if not -n <= index < n:
+            raise HyperparameterError(
+                f"{type(self).__name__}: padding_idx must lie in [-{n}, {n}) for num_embeddings={n}, found {index}"
+            )
+        return index + n if index < 0 else index
 
-        return gather(self.weight, ids)
+    def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
+        from ..ops.indexing import embedding_lookup, gather
+
+        if self.padding_idx is None:
+            return gather(self.weight, ids)
+        out: Tensor[T, *S, D] = embedding_lookup(self.weight, ids, self.padding_idx)
+        return out

@@ -241,7 +241,15 @@ def gather(x: Any, indices: Any) -> Any:
     return _gather(x, indices, negative=False)
 
 
-def _gather(x: AnyTensor, indices: AnyTensor, *, negative: bool) -> Any:
+def embedding_lookup(x: AnyTensor, indices: AnyTensor, padding_idx: int | None) -> Any:
+    """``gather(x, indices)`` whose gradient leaves row ``padding_idx`` (non-negative) at
+    zero, as PyTorch's ``F.embedding(ids, weight, padding_idx=...)``: ``nn.Embedding``'s
+    lookup. The row is zeroed by the backward rule's own array operation, so a compiled
+    step replays it."""
+    return _gather(x, indices, negative=False, padding=padding_idx)
+
+
+def _gather(x: AnyTensor, indices: AnyTensor, *, negative: bool, padding: int | None = None) -> Any:
     backend = same_backend(x, indices)
     _check_indices(indices, "gather")
     data, idx = x._data, indices._data
@@ -255,12 +263,22 @@ def _gather(x: AnyTensor, indices: AnyTensor, *, negative: bool) -> Any:
     out = backend.xp.reshape(backend.xp.take(data, flat, axis=0), tuple(idx.shape) + tuple(data.shape[1:]))
     saved = (tuple(data.shape), data.dtype, flat, backend.scatter_add)
     # The indices are an input too: traced ids carry their tape to the result.
+    if padding is not None:
+        return record(out, embedding_backward, (x, indices), (*saved, padding), backend)
     return record(out, gather_backward, (x, indices), saved, backend)
 
 
 def gather_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: Any, scatter: Any) -> tuple[Any, ...]:
     full = xp.zeros(shape, dtype=dtype)
     scatter(full, flat, xp.reshape(g, (flat.shape[0],) + tuple(shape[1:])))
+    return full, None
+
+
+def embedding_backward(
+    xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: Any, scatter: Any, padding: int
+) -> tuple[Any, ...]:
+    full, _ = gather_backward(xp, g, shape, dtype, flat, scatter)
+    full[padding, ...] = 0  # the padding row receives no gradient (PyTorch's padding_idx)
     return full, None
 
 

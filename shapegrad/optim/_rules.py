@@ -118,13 +118,14 @@ class Sgd(Optimizer[M]):
         param -= lr * g
 
 
-def _configure_adam(target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float) -> None:
+def _configure_adam(target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float, amsgrad: bool) -> None:
     for i, beta in enumerate(betas):
         require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
     require(eps > 0, "eps > 0", eps)
     _require_weight_decay(weight_decay)
+    require(isinstance(amsgrad, bool), "amsgrad a bool", amsgrad)  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
     target.beta1, target.beta2 = betas
-    target.eps, target.weight_decay = eps, weight_decay
+    target.eps, target.weight_decay, target.amsgrad = eps, weight_decay, amsgrad
 
 
 class Adam(Optimizer[M]):
@@ -132,6 +133,11 @@ class Adam(Optimizer[M]):
 
     ``m ← β₁m + (1-β₁)g``, ``v ← β₂v + (1-β₂)g²``,
     ``p ← p - lr · (m / (1-β₁ᵗ)) / (√(v / (1-β₂ᵗ)) + ε)``.
+
+    ``amsgrad=True`` (AMSGrad, as PyTorch's): the state also keeps the running maximum
+    ``v̂ ← max(v̂, v)`` (``max_exp_avg_sq``, saved with the optimizer's checkpoint), and the
+    denominator is ``√(v̂ / (1-β₂ᵗ)) + ε``. A ``Group`` may set it for its parameters alone.
+    The update runs as the ``xp`` math (no backend's fused Adam kernel keeps ``v̂``).
     """
 
     decoupled = False
@@ -147,15 +153,19 @@ class Adam(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        amsgrad: bool = False,
     ) -> None:
-        settings = {"betas": betas, "eps": eps, "weight_decay": weight_decay}
+        settings = {"betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad}
         super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_adam(target, **settings)
 
     def _init_state(self, xp: Any, param: Any, hp: Any) -> dict[str, Any]:
-        return {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
+        state = {"exp_avg": xp.zeros_like(param), "exp_avg_sq": xp.zeros_like(param)}
+        if hp.amsgrad:
+            state["max_exp_avg_sq"] = xp.zeros_like(param)
+        return state
 
     def _apply(
         self, backend: Any, param: Any, grad: Any, state: dict[str, Any], lr: float, step: int, hp: Any = None
@@ -168,8 +178,9 @@ class Adam(Optimizer[M]):
         bias1 = 1 - beta1**step
         bias2 = 1 - beta2**step
         # A backend may offer the same update as one in-place kernel (NumPy: no temporaries;
-        # CuPy: one launch); this xp math is the reference it is tested against.
-        fused = fused_kernel(backend, "adam", param.dtype)
+        # CuPy: one launch); this xp math is the reference it is tested against. The kernel
+        # keeps no running maximum: AMSGrad never asks for it.
+        fused = None if hp.amsgrad else fused_kernel(backend, "adam", param.dtype)
         if fused is not None:
             scalar = param.dtype.type
             fused(g, *map(scalar, (lr / bias1, beta1, beta2, eps, bias2**-0.5)), param, m, v)
@@ -178,6 +189,10 @@ class Adam(Optimizer[M]):
         m += (1 - beta1) * g
         v *= beta2
         v += (1 - beta2) * (g * g)
+        if hp.amsgrad:
+            peak = state["max_exp_avg_sq"]
+            peak[...] = xp.maximum(peak, v)  # PyTorch: torch.maximum(max_exp_avg_sq, exp_avg_sq)
+            v = peak
         denom = xp.sqrt(v) / (bias2**0.5)
         denom += eps
         param -= (lr / bias1) * (m / denom)
@@ -185,7 +200,7 @@ class Adam(Optimizer[M]):
 
 class AdamW(Adam[M]):
     """Adam with decoupled weight decay, as ``torch.optim.AdamW``: ``p ← p·(1 - lr·wd)``
-    before the Adam step (default ``weight_decay=0.01``)."""
+    before the Adam step (default ``weight_decay=0.01``); ``amsgrad=True`` as ``Adam``'s."""
 
     decoupled = True
 
@@ -200,6 +215,7 @@ class AdamW(Adam[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        amsgrad: bool = False,
     ) -> None:
         super().__init__(
             model,
@@ -210,6 +226,7 @@ class AdamW(Adam[M]):
             unused=unused,
             clip_norm=clip_norm,
             groups=groups,
+            amsgrad=amsgrad,
         )
 
 
