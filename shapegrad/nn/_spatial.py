@@ -89,6 +89,15 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     the height and width as ``Twice[H]``, ``Twice[W]``, as ``ConvTranspose2d[I, O, Doubles]``
     does; other factors and sizes give ``sg.Open``. It has no parameters.
 
+    Args:
+        size: the output's height and width (an int for both, or a pair), instead of
+            ``scale_factor``.
+        scale_factor: a whole number (``2`` or ``2.0``) or a (height, width) pair of them.
+        mode: ``"nearest"`` or ``"bilinear"``.
+        align_corners: bilinear only: ``False`` (``None``, the default) maps pixel centres,
+            ``True`` the corner pixels, as PyTorch.
+        recompute_scale_factor: taken for PyTorch's signature; no effect with whole factors.
+
     Examples:
         >>> import shapegrad as sg
         >>> up = sg.nn.Upsample(scale_factor=2)
