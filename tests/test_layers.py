@@ -120,6 +120,36 @@ CASES = [
             + p(m.bias).reshape(1, -1, 1, 1)
         ),
     ),
+    LayerCase(
+        "group_norm",
+        lambda: nn.GroupNorm(2, 4, dtype="float64"),
+        (2, 4, 3, 2),
+        lambda m, x: _group_norm_ref(x, 2) * p(m.weight).reshape(1, -1, 1, 1) + p(m.bias).reshape(1, -1, 1, 1),
+    ),
+    LayerCase(
+        "instance_norm_2d_affine",
+        lambda: nn.InstanceNorm2d(3, affine=True, dtype="float64"),
+        (2, 3, 3, 2),
+        lambda m, x: _group_norm_ref(x, 3) * p(m.weight).reshape(1, -1, 1, 1) + p(m.bias).reshape(1, -1, 1, 1),
+    ),
+    LayerCase(
+        "upsample_nearest",
+        lambda: nn.Upsample(scale_factor=(2, 3)),
+        (1, 2, 2, 3),
+        lambda m, x: x.repeat(2, axis=2).repeat(3, axis=3),
+    ),
+    LayerCase(
+        "upsample_bilinear_corners",
+        lambda: nn.Upsample(size=(5, 3), mode="bilinear", align_corners=True),
+        (1, 2, 3, 2),
+        lambda m, x: _bilinear_corners_ref(x, 5, 3),
+    ),
+    LayerCase(
+        "reflection_pad_2d",
+        lambda: nn.ReflectionPad2d((1, 2, 2, 0)),
+        (1, 2, 3, 4),
+        lambda m, x: np.pad(x, ((0, 0), (0, 0), (2, 0), (1, 2)), mode="reflect"),
+    ),
     LayerCase("attention_causal", lambda: _Causal(), (2, 3, 4), lambda m, x: _attention_ref(m.inner, x, True)),
     LayerCase(
         "attention",
@@ -162,6 +192,32 @@ CASES = [
     LayerCase("log_sigmoid", lambda: nn.LogSigmoid(), (3, 4), lambda m, x: -np.log1p(np.exp(-x))),
     LayerCase("hardtanh", lambda: nn.Hardtanh(-0.5, 0.5), (3, 4), lambda m, x: np.clip(x, -0.5, 0.5)),
 ]
+
+
+def _group_norm_ref(x: np.ndarray, groups: int) -> np.ndarray:
+    """Each sample's group of channels over all its positions to mean 0, variance 1."""
+    rows = x.reshape(x.shape[0], groups, -1)
+    normed = (rows - rows.mean(-1, keepdims=True)) / np.sqrt(rows.var(-1, keepdims=True) + 1e-5)
+    return normed.reshape(x.shape)
+
+
+def _bilinear_corners_ref(x: np.ndarray, out_h: int, out_w: int) -> np.ndarray:
+    """Bilinear interpolation with align_corners=True, one output pixel at a time."""
+    _, _, h, w = x.shape
+    out = np.zeros((*x.shape[:2], out_h, out_w))
+    for i in range(out_h):
+        for j in range(out_w):
+            sy, sx = i * (h - 1) / (out_h - 1), j * (w - 1) / (out_w - 1)
+            y0, x0 = min(int(sy), h - 1), min(int(sx), w - 1)
+            y1, x1 = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+            fy, fx = sy - y0, sx - x0
+            out[:, :, i, j] = (
+                x[:, :, y0, x0] * (1 - fy) * (1 - fx)
+                + x[:, :, y0, x1] * (1 - fy) * fx
+                + x[:, :, y1, x0] * fy * (1 - fx)
+                + x[:, :, y1, x1] * fy * fx
+            )
+    return out
 
 
 def _conv1d_ref(m: Any, x: np.ndarray) -> np.ndarray:

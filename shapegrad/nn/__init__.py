@@ -40,8 +40,17 @@ from ._conv import (
 )
 from ._linear import Embedding, Linear
 from ._module import Chan, ChanLayer, Layer, Module, parameter
-from ._norm import BatchNorm1d, BatchNorm2d, LayerNorm, SyncBatchNorm1d, SyncBatchNorm2d
+from ._norm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    GroupNorm,
+    InstanceNorm2d,
+    LayerNorm,
+    SyncBatchNorm1d,
+    SyncBatchNorm2d,
+)
 from ._recurrent import GRU, LSTM, RNN
+from ._spatial import ReflectionPad2d, Upsample
 from ._state import IncompatibleKeys
 from ._torch import from_torch
 
@@ -68,8 +77,10 @@ __all__ = [
     "Flatten",
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
+    "GroupNorm",
     "Halves",
     "IncompatibleKeys",
+    "InstanceNorm2d",
     "Chan",
     "ChanLayer",
     "Layer",
@@ -82,6 +93,7 @@ __all__ = [
     "Module",
     "MultiHeadAttention",
     "ReLU",
+    "ReflectionPad2d",
     "Residual",
     "Sequential",
     "Sigmoid",
@@ -91,6 +103,7 @@ __all__ = [
     "T",
     "Tanh",
     "TransformerEncoderBlock",
+    "Upsample",
     "conv2d",
     "from_torch",
     "init",

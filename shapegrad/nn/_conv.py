@@ -114,7 +114,7 @@ class Doubles(SizeRule):
     """The rule of an up-sampling ``ConvTranspose2d[I, O, Doubles]``: stride 2 and
     ``2·padding = dilation·(kernel - 1) + output_padding - 1`` (kernel 4 with padding 1, or
     kernel 2 with padding 0), so each spatial size doubles: ``Twice[H]``. Checked when the
-    layer is built."""
+    layer is built. Also the rule of ``Upsample(scale_factor=2)`` (``Upsample[Doubles]``)."""
 
 
 # A layer's size rule; covariant, so that a layer with a precise rule is also the plain one.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Generic, overload
 
@@ -12,11 +13,12 @@ from .._dims import Open
 from .._errors import HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, H, K, S, T
+from ..ops._toolkit import integer
 from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
 from ._module import Chan, ChanLayer, Layer, parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm2d", "LayerNorm"]
 
 # Sizes given as plain ints (LayerNorm(n_embd)) leave these unsolved: Open, never int.
 N = TypeVar("N", default=Open)
@@ -25,6 +27,7 @@ C = TypeVar("C", default=Open)
 # for BatchNorm2d, so that Sequential takes a BatchNorm2d after a convolution. BatchNorm1d is
 # also a ChanLayer[Chan[C], Chan[C]]: Sequential takes it after a Linear and after a Conv1d.
 K_ = TypeVar("K_")
+W_ = TypeVar("W_")  # an image's width (W is not among the shared type variables)
 
 
 def _state(tensor: AnyTensor) -> Any:
@@ -253,3 +256,175 @@ class SyncBatchNorm1d(_SyncBatchNorm[C, C], BatchNorm1d[C], checked=False):
 class SyncBatchNorm2d(_SyncBatchNorm[Chan[C], C], BatchNorm2d[C], checked=False):
     """``BatchNorm2d`` with global-batch statistics over ``comm``'s ranks (see
     :class:`SyncBatchNorm1d`)."""
+
+
+def _affine(y: AnyTensor, weight: AnyTensor | None, bias: AnyTensor | None, channels: int, spatial: int) -> Any:
+    """``y · weight + bias`` with one weight and bias per channel of ``y (..., C, *spatial)``
+    (``spatial`` axes after the channels): they are reshaped to ``(C, 1, ..., 1)``."""
+    if weight is None or bias is None:
+        return y
+    shape = (channels,) + (1,) * spatial
+    scale: Any = weight.reshape(*shape)
+    shift: Any = bias.reshape(*shape)
+    return y * scale + shift
+
+
+class GroupNorm(Layer[Chan[C], Chan[C], C], checked=False):
+    """Group normalization over ``(B, C, *)`` inputs, as PyTorch's ``nn.GroupNorm(num_groups,
+    num_channels)``: the ``C`` channels are split into ``num_groups`` groups of consecutive
+    channels, and each sample's group is normalized over its channels and every spatial
+    position, then scaled and shifted per channel.
+
+    ``y = (x - mean) / sqrt(var + eps) · weight + bias``, the mean and the biased variance over
+    each ``(sample, group)``; ``weight`` (ones) and ``bias`` (zeros) have shape ``(C,)``, as
+    PyTorch's, so ``from_torch`` loads them unchanged. Independent of the batch, so the same
+    in training and eval mode; it keeps no running statistics. ``num_groups=1`` normalizes
+    over all of ``(C, *)`` (LayerNorm over a sample); ``num_groups=C`` is an instance norm
+    with a per-channel affine. Built from ``layer_norm`` over ``(B, groups, C/groups · *)``
+    and reshapes: no gradient rule of its own.
+
+    Args:
+        num_groups: the number of groups; it must divide ``num_channels``.
+        num_channels: ``C``, only when it is not a ``Literal`` type argument
+            (``GroupNorm[L[64]](32)`` and ``GroupNorm(32, 64)`` are the same layer).
+        eps: added to the variance.
+        affine: whether to learn ``weight`` and ``bias``.
+        dtype: the parameters' dtype.
+
+    A ``num_channels`` not divisible by ``num_groups``, and an input whose axis 1 is not
+    ``C`` or whose rank is under 2, raise ``ShapeError``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> norm = sg.nn.GroupNorm(2, 4)
+        >>> y = norm(sg.randn(3, 4, 5, 5))
+        >>> y.shape
+        (3, 4, 5, 5)
+        >>> [name for name, _ in norm.named_parameters()]
+        ['weight', 'bias']
+    """
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: C | int | None = None,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        dtype: str = "float32",
+    ) -> None:
+        self.num_channels = self._size_arg(0, num_channels, "num_channels")
+        self.num_groups = integer("GroupNorm", "num_groups", num_groups)
+        if self.num_groups <= 0 or self.num_channels % self.num_groups:
+            raise ShapeError(
+                f"GroupNorm expects num_channels divisible by a positive num_groups, found "
+                f"num_channels={self.num_channels} and num_groups={self.num_groups}"
+            )
+        self.eps = eps
+        self.affine = affine
+        self.weight: Tensor[NoTape, C] | None = (
+            _state(parameter(ones(self.num_channels, dtype=dtype))) if affine else None
+        )
+        self.bias: Tensor[NoTape, C] | None = (
+            _state(parameter(zeros(self.num_channels, dtype=dtype))) if affine else None
+        )
+
+    # Built from a plain int (GroupNorm(32, 64): GroupNorm[Open]), it takes any channel count,
+    # which the run time checks against num_channels.
+    @overload
+    def __call__(self: GroupNorm[Open], x: Tensor[T, B, K, *S]) -> Tensor[T, B, K, *S]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, C, *S]) -> Tensor[T, B, C, *S]: ...
+    def __call__(self, x: Any) -> Any:
+        if x.ndim < 2 or x.shape[1] != self.num_channels:
+            raise ShapeError(
+                f"GroupNorm({self.num_groups}, {self.num_channels}) expects input (batch, {self.num_channels}, ...), "
+                f"found shape {x.shape}"
+            )
+        # Each (sample, group) is one row of consecutive values: channel-major, so a group's
+        # channels and all their positions; layer_norm normalizes each row.
+        per_group = math.prod(x.shape[1:]) // self.num_groups
+        rows: AnyTensor = x.reshape(x.shape[0], self.num_groups, per_group)
+        y: AnyTensor = layer_norm(rows, None, None, self.eps).reshape(*x.shape)
+        return _affine(y, self.weight, self.bias, self.num_channels, x.ndim - 2)
+
+
+class InstanceNorm2d(Layer[Chan[C], Chan[C], C], checked=False):
+    """Instance normalization over ``(B, C, H, W)`` or unbatched ``(C, H, W)`` inputs, as
+    PyTorch's ``nn.InstanceNorm2d(num_features)``: each sample's channel is normalized over its
+    height and width, ``y = (x - mean) / sqrt(var + eps)`` (biased variance), then scaled and
+    shifted per channel when ``affine=True``.
+
+    PyTorch's defaults: ``affine=False`` (no parameters: a PyTorch state dict of one has no
+    entries) and ``track_running_stats=False``, so training and eval mode compute the same.
+    ``track_running_stats=True`` is refused (``HyperparameterError``): shapegrad's instance
+    norm keeps no running statistics. ``momentum`` is taken, as PyTorch's signature has it, and
+    unused (it only moves running statistics). Built from ``layer_norm`` over ``H·W``.
+
+    Args:
+        num_features: ``C``, only when it is not a ``Literal`` type argument.
+        eps: added to the variance.
+        momentum: unused without running statistics; checked as ``BatchNorm2d``'s.
+        affine: whether to learn a per-channel ``weight`` (ones) and ``bias`` (zeros).
+        track_running_stats: ``False`` only.
+        dtype: the parameters' dtype.
+
+    An input whose channels are not ``C``, whose rank is not 3 or 4, or with a single spatial
+    value (as PyTorch refuses one) raises ``ShapeError``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> norm = sg.nn.InstanceNorm2d(3)
+        >>> y = norm(sg.randn(2, 3, 4, 4))
+        >>> [round(abs(v), 6) for v in y.mean((2, 3)).numpy()[0].tolist()]
+        [0.0, 0.0, 0.0]
+        >>> norm.num_parameters()
+        0
+    """
+
+    def __init__(
+        self,
+        num_features: C | int | None = None,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        *,
+        dtype: str = "float32",
+    ) -> None:
+        self.num_features = self._size_arg(0, num_features, "num_features")
+        if track_running_stats:
+            raise HyperparameterError(
+                "InstanceNorm2d expects track_running_stats=False (PyTorch's default; shapegrad's instance norm "
+                "keeps no running statistics), found track_running_stats=True; use BatchNorm2d for running "
+                "statistics, or GroupNorm(num_features, num_features) for a per-instance norm with an affine"
+            )
+        self.eps, self.momentum = eps, _checked_momentum("InstanceNorm2d", momentum)
+        self.affine = affine
+        self.weight: Tensor[NoTape, C] | None = (
+            _state(parameter(ones(self.num_features, dtype=dtype))) if affine else None
+        )
+        self.bias: Tensor[NoTape, C] | None = (
+            _state(parameter(zeros(self.num_features, dtype=dtype))) if affine else None
+        )
+
+    @overload
+    def __call__(self: InstanceNorm2d[Open], x: Tensor[T, B, K, H, W_]) -> Tensor[T, B, K, H, W_]: ...
+    @overload
+    def __call__(self: InstanceNorm2d[Open], x: Tensor[T, K, H, W_]) -> Tensor[T, K, H, W_]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, C, H, W_]) -> Tensor[T, B, C, H, W_]: ...
+    @overload
+    def __call__(self, x: Tensor[T, C, H, W_]) -> Tensor[T, C, H, W_]: ...
+    def __call__(self, x: Any) -> Any:
+        if x.ndim not in (3, 4) or x.shape[-3] != self.num_features:
+            raise ShapeError(
+                f"InstanceNorm2d({self.num_features}) expects input (batch, {self.num_features}, height, width) or "
+                f"({self.num_features}, height, width), found shape {x.shape}"
+            )
+        h, w = x.shape[-2], x.shape[-1]
+        if h * w == 1:
+            raise ShapeError(f"InstanceNorm2d expects more than one spatial value per channel, found shape {x.shape}")
+        rows: AnyTensor = x.reshape(*x.shape[:-2], h * w)
+        y: AnyTensor = layer_norm(rows, None, None, self.eps).reshape(*x.shape)
+        return _affine(y, self.weight, self.bias, self.num_features, 2)

@@ -1,0 +1,260 @@
+"""Image resampling layers: ``Upsample`` and ``ReflectionPad2d``, composites of reshapes,
+broadcasts, matmuls and ``pad`` (no gradient rule of their own)."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, cast, overload
+
+import numpy as np
+from typing_extensions import TypeVar
+
+from .._dims import Open, Twice
+from .._errors import HyperparameterError, ShapeError
+from .._tensor import AnyTensor, Tensor, wrap
+from .._typevars import B, T
+from ..ops._toolkit import integer
+from ..ops.shape import broadcast_to, pad
+from ._conv import Doubles, SizeRule
+from ._module import Chan, Layer
+
+__all__ = ["ReflectionPad2d", "Upsample"]
+
+# The channels, height and width of a call, bound from the input; defaults because they
+# follow R (which has one) in the methods.
+Ch = TypeVar("Ch", default=Any)
+H = TypeVar("H", default=Any)
+W = TypeVar("W", default=Any)
+# A layer's size rule; covariant, so that a layer with a precise rule is also the plain one.
+R = TypeVar("R", covariant=True, default=SizeRule)
+
+_MODES = ("nearest", "bilinear")
+
+
+def _scale_pair(value: object) -> tuple[int, int]:
+    """``scale_factor`` as two positive ints; an integral float (``2.0``) is taken, any other
+    number refused (``HyperparameterError``): shapegrad up-samples by whole factors."""
+    values: list[Any] = list(value) if isinstance(value, (tuple, list)) else [value, value]  # pyright: ignore[reportUnknownArgumentType] -- any sequence, checked below
+    pair = [int(v) for v in values if _whole(v)]
+    if len(values) == 2 and len(pair) == 2:
+        return pair[0], pair[1]
+    raise HyperparameterError(
+        f"Upsample expects scale_factor to be a whole number >= 1 or a pair of them (height, width), found "
+        f"{value!r}; shapegrad up-samples by integer factors (give size= for bilinear to other sizes)"
+    )
+
+
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a number (not a bool) that is a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    number = float(cast(float, value))
+    return number.is_integer() and number >= 1
+
+
+def _interpolation_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> np.ndarray[Any, Any]:
+    """The ``(n_out, n_in)`` matrix of linear interpolation weights along one axis, as PyTorch
+    computes its source positions: ``align_corners=False``: ``(o + 0.5)·scale - 0.5`` clamped
+    at 0, with ``scale = 1/scale_factor`` (or ``n_in/n_out`` for a size); ``True``:
+    ``o·(n_in - 1)/(n_out - 1)``."""
+    out = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        source = out * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        step = scale if scale is not None else n_in / n_out
+        source = np.maximum((out + 0.5) * step - 0.5, 0.0)
+    lower = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
+    upper = np.minimum(lower + 1, n_in - 1)
+    frac = source - lower
+    matrix = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    np.add.at(matrix, (rows, lower), 1.0 - frac)
+    np.add.at(matrix, (rows, upper), frac)
+    return matrix
+
+
+class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
+    """Up-sampling of ``(B, C, H, W)`` images, as PyTorch's ``nn.Upsample``: by a whole
+    ``scale_factor`` (an int or a (height, width) pair) or to a ``size``.
+
+    ``mode="nearest"`` (the default) repeats each pixel ``scale_factor`` times along each axis
+    (a reshape and a broadcast); it takes a ``size`` that is a whole multiple of the input.
+    ``mode="bilinear"`` interpolates as PyTorch's (``align_corners=False`` by default, or
+    ``True``), by one interpolation matrix per axis (two matmuls), to any ``size``. Other
+    modes (``"bicubic"``, ``"nearest-exact"``, ...), a fractional ``scale_factor``, and
+    ``align_corners`` with ``"nearest"`` are refused when built (``HyperparameterError``);
+    an input that is not ``(B, C, H, W)`` raises ``ShapeError``. ``recompute_scale_factor``
+    is taken, as PyTorch's signature has it; with whole factors it changes nothing.
+
+    ``Upsample(scale_factor=2)`` (a literal 2) is an ``Upsample[Doubles]``: its call types
+    the height and width as ``Twice[H]``, ``Twice[W]``, as ``ConvTranspose2d[I, O, Doubles]``
+    does; other factors and sizes give ``sg.Open``. It has no parameters.
+
+    Args:
+        size: the output's height and width (an int for both, or a pair), instead of
+            ``scale_factor``.
+        scale_factor: a whole number (``2`` or ``2.0``) or a (height, width) pair of them.
+        mode: ``"nearest"`` or ``"bilinear"``.
+        align_corners: bilinear only: ``False`` (``None``, the default) maps pixel centres,
+            ``True`` the corner pixels, as PyTorch.
+        recompute_scale_factor: taken for PyTorch's signature; no effect with whole factors.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> up = sg.nn.Upsample(scale_factor=2)
+        >>> up(sg.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])).numpy()[0, 0].tolist()
+        [[1.0, 1.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], [3.0, 3.0, 4.0, 4.0], [3.0, 3.0, 4.0, 4.0]]
+        >>> sg.nn.Upsample(scale_factor=2, mode="bilinear")(sg.ones(1, 3, 4, 4)).shape
+        (1, 3, 8, 8)
+    """
+
+    # A literal 2 (U-Nets' and GANs' usual up-sampling) gives the Doubles rule; any other
+    # factor or a size is Open. (Keyword-only, as PyTorch models write it.)
+    @overload
+    def __init__(
+        self: Upsample[Doubles],
+        size: None = None,
+        *,
+        scale_factor: Literal[2],
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: Upsample[SizeRule],
+        size: int | tuple[int, int] | None = None,
+        scale_factor: float | tuple[float, float] | None = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None: ...
+    def __init__(
+        self,
+        size: int | tuple[int, int] | None = None,
+        scale_factor: float | tuple[float, float] | None = None,
+        mode: str = "nearest",
+        align_corners: bool | None = None,
+        recompute_scale_factor: bool | None = None,
+    ) -> None:
+        if mode not in _MODES:
+            raise HyperparameterError(
+                f"Upsample expects mode 'nearest' or 'bilinear', found mode={mode!r}; shapegrad has no other "
+                "interpolation"
+            )
+        if (size is None) == (scale_factor is None):
+            raise HyperparameterError(
+                f"Upsample expects exactly one of size and scale_factor, found size={size!r}, "
+                f"scale_factor={scale_factor!r}"
+            )
+        if align_corners is not None and mode == "nearest":
+            raise HyperparameterError(
+                f"Upsample expects align_corners=None with mode='nearest' (as PyTorch: it only applies to "
+                f"interpolating modes), found align_corners={align_corners!r}"
+            )
+        self.mode = mode
+        self.align_corners = bool(align_corners)
+        self.recompute_scale_factor = recompute_scale_factor
+        self.size: tuple[int, int] | None = None
+        self.scale_factor: tuple[int, int] | None = None
+        if size is not None:
+            sizes = size if isinstance(size, (tuple, list)) else (size, size)
+            self.size = (integer("Upsample", "size", sizes[0]), integer("Upsample", "size", sizes[1]))
+            if min(self.size) < 1:
+                raise HyperparameterError(f"Upsample expects a positive size, found size={size!r}")
+        else:
+            self.scale_factor = _scale_pair(scale_factor)
+        if self._type_args[:1] == (Doubles,) and self.scale_factor != (2, 2):
+            raise ShapeError(
+                f"{type(self).__name__}: the type says Doubles (each size twice), but size={self.size}, "
+                f"scale_factor={self.scale_factor}; expected scale_factor=2"
+            )
+
+    def _factors(self, h: int, w: int) -> tuple[int, int]:
+        """The whole factors of ``h`` and ``w`` for nearest: the scale factor, or the size's."""
+        if self.scale_factor is not None:
+            return self.scale_factor
+        assert self.size is not None, "built with a size or a scale factor"
+        if self.size[0] % h or self.size[1] % w:
+            raise ShapeError(
+                f"Upsample(size={self.size}, mode='nearest') expects an input whose height and width divide "
+                f"{self.size}, found height and width {(h, w)}; shapegrad's nearest up-samples by whole factors"
+            )
+        return self.size[0] // h, self.size[1] // w
+
+    @overload
+    def __call__(self: Upsample[Doubles], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Twice[H], Twice[W]]: ...
+    @overload
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
+        if x.ndim != 4 or min(x.shape[2:]) < 1:
+            raise ShapeError(f"Upsample expects input (batch, channels, height, width), found shape {x.shape}")
+        b, c, h, w = x.shape
+        if self.mode == "nearest":
+            sh, sw = self._factors(h, w)
+            # each pixel a (sh, sw) block: a broadcast along two new axes, then merged, so
+            # the gradient sums each block (the engine sums a broadcast axis)
+            blocks = broadcast_to(x.reshape(b, c, h, 1, w, 1), (b, c, h, sh, w, sw))
+            return blocks.reshape(b, c, h * sh, w * sw)
+        if self.size is not None:
+            (out_h, out_w), scales = self.size, (None, None)
+        else:
+            assert self.scale_factor is not None, "built with a size or a scale factor"
+            sh, sw = self.scale_factor
+            (out_h, out_w), scales = (h * sh, w * sw), (1.0 / sh, 1.0 / sw)
+        rows = self._matrix(x, h, out_h, scales[0])  # (out_h, h)
+        cols = self._matrix(x, w, out_w, scales[1]).swapaxes(0, 1)  # (w, out_w)
+        return rows @ x @ cols
+
+    def _matrix(self, x: AnyTensor, n_in: int, n_out: int, scale: float | None) -> Any:
+        """The interpolation weights along one axis as a constant tensor of ``x``'s backend and dtype."""
+        weights = _interpolation_matrix(n_in, n_out, scale, self.align_corners)
+        # through the backend's asarray: a compiled step records it as a constant
+        return wrap(x._backend.asarray(weights, x._backend.dtype_name(x.dtype)), x._backend)
+
+
+Padding = int | tuple[int, int, int, int]
+
+
+class ReflectionPad2d(Layer[Chan[Any], Chan[Any]], checked=False):
+    """Padding by the values mirrored at the edge (the edge itself not repeated) of the last two
+    axes of ``(B, C, H, W)`` or ``(C, H, W)`` inputs, as PyTorch's ``nn.ReflectionPad2d``
+    (style transfer's and CycleGAN's convolutions pad this way).
+
+    Args:
+        padding: an int for every side, or ``(left, right, top, bottom)`` as PyTorch's.
+
+    Each width must be smaller than its axis (``ShapeError`` otherwise, as PyTorch refuses);
+    the height and width of the result are typed ``sg.Open``. ``sg.pad(x, ((0, 0), (0, 0),
+    (top, bottom), (left, right)), mode="reflect")`` is the same as a function. It has no
+    parameters.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> pad = sg.nn.ReflectionPad2d((2, 1, 0, 0))
+        >>> pad(sg.tensor([[[[1.0, 2.0, 3.0]]]])).numpy()[0, 0].tolist()
+        [[3.0, 2.0, 1.0, 2.0, 3.0, 2.0]]
+    """
+
+    def __init__(self, padding: Padding) -> None:
+        values: tuple[Any, ...] = tuple(padding) if isinstance(padding, (tuple, list)) else (padding,) * 4
+        if len(values) != 4:
+            raise HyperparameterError(
+                f"ReflectionPad2d expects padding as an int or 4 ints (left, right, top, bottom), found {padding!r}"
+            )
+        left, right, top, bottom = (integer("ReflectionPad2d", "padding", v) for v in values)
+        self.padding: tuple[int, int, int, int] = (left, right, top, bottom)
+
+    @overload
+    def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Open, Open]: ...
+    def __call__(self, x: Any) -> Any:
+        if x.ndim not in (3, 4):
+            raise ShapeError(
+                f"ReflectionPad2d expects input (batch, channels, height, width) or (channels, height, width), "
+                f"found shape {x.shape}"
+            )
+        left, right, top, bottom = self.padding
+        widths = ((0, 0),) * (x.ndim - 2) + ((top, bottom), (left, right))
+        image: AnyTensor = x
+        return pad(image, widths, mode="reflect")

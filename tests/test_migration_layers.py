@@ -1,0 +1,271 @@
+"""The layers PyTorch ports of diffusion U-Nets, GANs and style transfer reach for:
+``GroupNorm``, ``InstanceNorm2d``, ``Upsample`` and ``ReflectionPad2d``. Each against
+PyTorch's in float64 (outputs, input and parameter gradients), its weights loaded from a
+PyTorch state dict, its refusals, and a compiled training step through all four."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal as L
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)")
+tnn = torch.nn
+
+
+def _randomize(theirs: Any) -> None:
+    """Non-trivial affine parameters (PyTorch starts at ones and zeros), so a swapped or
+    mis-broadcast weight shows."""
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for param in theirs.parameters():
+            param.copy_(torch.randn(param.shape, generator=gen, dtype=param.dtype))
+
+
+def _matches_torch(ours: Any, theirs: Any, x: np.ndarray, rtol: float = 1e-9, atol: float = 1e-10) -> None:
+    """``ours`` and ``theirs`` (ours loaded from theirs by ``from_torch``) agree on ``x`` in
+    float64: the output, and the gradients of ``sum(w · out)`` for the input and every
+    parameter (by the same dotted names)."""
+    sg.nn.from_torch(ours, theirs.state_dict())
+    grads = ours.alloc_grads()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    out = ours(xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = theirs(tx)
+    assert out.shape == tuple(tout.shape)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=rtol, atol=atol, err_msg="forward")
+    w = np.random.default_rng(5).standard_normal(out.shape)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), rtol=rtol, atol=atol, err_msg="input gradient")
+    theirs_params = dict(theirs.named_parameters())
+    ours_params = dict(ours.named_parameters())
+    assert sorted(ours_params) == sorted(theirs_params)
+    for name, param in ours_params.items():
+        expected = theirs_params[name].grad.numpy()
+        np.testing.assert_allclose(grads[param].numpy(), expected, rtol=rtol, atol=atol, err_msg=name)
+
+
+def _input(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape) * 2.0 + 0.5
+
+
+# --------------------------------------------------------------------------- GroupNorm
+@pytest.mark.parametrize("groups", [1, 2, 6], ids=lambda g: f"groups{g}")
+@pytest.mark.parametrize("shape", [(3, 6), (2, 6, 5), (2, 6, 4, 3), (2, 6, 2, 3, 2)], ids=str)
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_group_norm_is_torch_s(groups: int, shape: tuple[int, ...], affine: bool, numpy_backend: str) -> None:
+    """Groups 1 (all channels), 2 and C (one channel each), over no, one, two and three
+    spatial axes, with and without the affine."""
+    theirs = tnn.GroupNorm(groups, 6, affine=affine).double()
+    _randomize(theirs)
+    ours = nn.GroupNorm(groups, 6, affine=affine, dtype="float64")
+    _matches_torch(ours, theirs, _input(*shape))
+
+
+def test_group_norm_typed_size_and_eps(numpy_backend: str) -> None:
+    """The channels from a Literal type argument (``GroupNorm[L[8]](4)``), PyTorch's positional
+    ``eps``, and a group of one value (normalized to zero, as PyTorch)."""
+    theirs = tnn.GroupNorm(4, 8, 1e-3).double()
+    _randomize(theirs)
+    ours = nn.GroupNorm[L[8]](4, None, 1e-3, dtype="float64")
+    assert (ours.num_groups, ours.num_channels, ours.eps) == (4, 8, 1e-3)
+    _matches_torch(ours, theirs, _input(2, 8, 3, 3))
+    single = tnn.GroupNorm(8, 8).double()
+    _matches_torch(nn.GroupNorm(8, 8, dtype="float64"), single, _input(2, 8))
+
+
+def test_group_norm_state_and_from_torch_in_a_model(numpy_backend: str) -> None:
+    """A U-Net block's conv, GroupNorm and SiLU: the GroupNorm's weight and bias are found by
+    ``state_dict`` under PyTorch's names and load from a torch model's state dict unchanged."""
+    torch.manual_seed(0)
+    theirs = tnn.Sequential(tnn.Conv2d(3, 8, 3, padding=1), tnn.GroupNorm(4, 8), tnn.SiLU()).double()
+    _randomize(theirs)
+    ours = nn.Sequential(
+        nn.Conv2d[L[3], L[8]](3, padding=1, dtype="float64"), nn.GroupNorm(4, 8, dtype="float64"), nn.SiLU()
+    )
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert ours.state_dict()["1.weight"].shape == (8,)
+    _matches_torch(ours, theirs, _input(2, 3, 5, 5))
+    np.testing.assert_array_equal(ours.state_dict()["1.bias"], theirs.state_dict()["1.bias"].numpy())
+
+
+def test_group_norm_refusals(numpy_backend: str) -> None:
+    with pytest.raises(sg.ShapeError, match=r"num_channels divisible .* found num_channels=6 and num_groups=4"):
+        nn.GroupNorm(4, 6)
+    with pytest.raises(sg.ShapeError, match=r"found num_channels=6 and num_groups=0"):
+        nn.GroupNorm(0, 6)
+    with pytest.raises(sg.ShapeError, match=r"contradicts the type's 8"):
+        nn.GroupNorm[L[8]](2, 6)
+    norm = nn.GroupNorm(2, 6)
+    with pytest.raises(
+        sg.ShapeError, match=r"GroupNorm\(2, 6\) expects input \(batch, 6, \.\.\.\), found shape \(2, 4, 3\)"
+    ):
+        norm(sg.ones(2, 4, 3))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(6,\)"):
+        norm(sg.ones(6))
+    with pytest.raises(sg.DTypeError, match="num_groups"):
+        nn.GroupNorm(2.0, 6)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- InstanceNorm2d
+@pytest.mark.parametrize("affine", [False, True], ids=["plain", "affine"])
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 4, 5)], ids=["batched", "unbatched"])
+def test_instance_norm_2d_is_torch_s(affine: bool, shape: tuple[int, ...], numpy_backend: str) -> None:
+    theirs = tnn.InstanceNorm2d(3, affine=affine).double()
+    _randomize(theirs)
+    ours = nn.InstanceNorm2d(3, affine=affine, dtype="float64")
+    _matches_torch(ours, theirs, _input(*shape))
+    # no running statistics: eval mode computes the same, as PyTorch's default
+    ours.eval()
+    theirs.eval()
+    x = _input(*shape, seed=4)
+    np.testing.assert_allclose(
+        ours(sg.tensor(x)).numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-10
+    )
+
+
+def test_instance_norm_2d_defaults_and_refusals(numpy_backend: str) -> None:
+    norm = nn.InstanceNorm2d(3)
+    assert norm.affine is False and norm.num_parameters() == 0 and norm.state_dict() == {}
+    assert tnn.InstanceNorm2d(3).state_dict() == {}  # what from_torch receives for it
+    with pytest.raises(sg.HyperparameterError, match=r"track_running_stats=False .* found track_running_stats=True"):
+        nn.InstanceNorm2d(3, track_running_stats=True)
+    with pytest.raises(sg.HyperparameterError, match="momentum"):
+        nn.InstanceNorm2d(3, momentum=2.0)
+    with pytest.raises(
+        sg.ShapeError,
+        match=r"InstanceNorm2d\(3\) expects input \(batch, 3, height, width\) .* found shape \(2, 4, 5, 5\)",
+    ):
+        norm(sg.ones(2, 4, 5, 5))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(2, 3, 5\)"):
+        norm(sg.ones(2, 3, 5))
+    with pytest.raises(sg.ShapeError, match="more than one spatial value"):
+        norm(sg.ones(2, 3, 1, 1))
+
+
+# --------------------------------------------------------------------------- Upsample
+UPSAMPLES: list[tuple[str, dict[str, Any], tuple[int, ...]]] = [
+    ("nearest_2", {"scale_factor": 2}, (2, 3, 4, 5)),
+    ("nearest_2_float", {"scale_factor": 2.0}, (1, 2, 3, 3)),
+    ("nearest_pair", {"scale_factor": (2, 3)}, (2, 2, 3, 4)),
+    ("nearest_size", {"size": (6, 10)}, (1, 2, 3, 5)),
+    ("bilinear_2", {"scale_factor": 2, "mode": "bilinear"}, (2, 3, 4, 5)),
+    ("bilinear_3_corners", {"scale_factor": 3, "mode": "bilinear", "align_corners": True}, (1, 2, 3, 4)),
+    ("bilinear_size", {"size": (7, 9), "mode": "bilinear"}, (1, 2, 4, 5)),
+    ("bilinear_size_corners", {"size": (7, 3), "mode": "bilinear", "align_corners": True}, (1, 2, 4, 5)),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "shape"), [c[1:] for c in UPSAMPLES], ids=[c[0] for c in UPSAMPLES])
+def test_upsample_is_torch_s(kwargs: dict[str, Any], shape: tuple[int, ...], numpy_backend: str) -> None:
+    _matches_torch(nn.Upsample(**kwargs), tnn.Upsample(**kwargs), _input(*shape))
+
+
+def test_upsample_keeps_float32_and_refusals(numpy_backend: str) -> None:
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
+    for mode in ("nearest", "bilinear"):
+        out = nn.Upsample(scale_factor=2, mode=mode)(sg.tensor(x))
+        assert out.dtype == "float32"
+        expected = tnn.Upsample(scale_factor=2, mode=mode)(torch.tensor(x)).numpy()
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(sg.HyperparameterError, match=r"found mode='bicubic'"):
+        nn.Upsample(scale_factor=2, mode="bicubic")
+    with pytest.raises(sg.HyperparameterError, match=r"found mode='nearest-exact'"):
+        nn.Upsample(scale_factor=2, mode="nearest-exact")
+    with pytest.raises(sg.HyperparameterError, match=r"whole number >= 1 .* found 1.5"):
+        nn.Upsample(scale_factor=1.5)
+    with pytest.raises(sg.HyperparameterError, match="exactly one of size and scale_factor"):
+        nn.Upsample()
+    with pytest.raises(sg.HyperparameterError, match="align_corners=None with mode='nearest'"):
+        nn.Upsample(scale_factor=2, align_corners=True)
+    with pytest.raises(
+        sg.ShapeError, match=r"Upsample expects input \(batch, channels, height, width\), found shape \(2, 3\)"
+    ):
+        nn.Upsample(scale_factor=2)(sg.ones(2, 3))
+    with pytest.raises(sg.ShapeError, match=r"divide \(5, 5\), found height and width \(2, 2\)"):
+        nn.Upsample(size=5)(sg.ones(1, 1, 2, 2))
+
+
+# --------------------------------------------------------------------------- ReflectionPad2d
+@pytest.mark.parametrize("padding", [1, 2, (1, 3, 0, 2), (0, 0, 2, 1)], ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 4, 5)], ids=["batched", "unbatched"])
+def test_reflection_pad_2d_is_torch_s(padding: Any, shape: tuple[int, ...], numpy_backend: str) -> None:
+    ours = nn.ReflectionPad2d(padding)
+    assert ours.padding == ((padding,) * 4 if isinstance(padding, int) else padding)
+    _matches_torch(ours, tnn.ReflectionPad2d(padding), _input(*shape))
+
+
+def test_reflection_pad_2d_refusals(numpy_backend: str) -> None:
+    with pytest.raises(sg.HyperparameterError, match=r"4 ints \(left, right, top, bottom\), found \(1, 2\)"):
+        nn.ReflectionPad2d((1, 2))  # type: ignore[arg-type]
+    with pytest.raises(sg.ShapeError, match=r"reflect padding of \(4, 4\) needs more"):
+        nn.ReflectionPad2d(4)(sg.ones(1, 1, 4, 8))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(4, 5\)"):
+        nn.ReflectionPad2d(1)(sg.ones(4, 5))
+
+
+# --------------------------------------------------------------------------- compiled
+class _UpBlock(nn.Module):
+    """A decoder block of a U-Net / style-transfer net: GroupNorm, SiLU, nearest up-sampling,
+    reflection padding, a convolution and an affine instance norm."""
+
+    def __init__(self) -> None:
+        gen = sg.Generator(0)
+        self.norm = nn.GroupNorm(2, 4)
+        self.up = nn.Upsample(scale_factor=2)
+        self.smooth = nn.Upsample(scale_factor=1, mode="bilinear")
+        self.pad = nn.ReflectionPad2d(1)
+        self.conv = nn.Conv2d[L[4], L[3]](3, generator=gen)
+        self.inorm = nn.InstanceNorm2d(3, affine=True)
+
+    def __call__(self, x: Any) -> Any:
+        return self.inorm(self.conv(self.pad(self.smooth(self.up(self.norm(x).silu())))))
+
+
+def _trainer(model: Any, target: Any) -> Callable[[Any], Any]:
+    opt, grads = sg.optim.Adam(model, lr=1e-2), model.alloc_grads()
+
+    def step(x: Any) -> Any:
+        grads.zero()
+        loss = ((model(x.trace(grads)) - target) ** 2).mean()
+        loss.backward()
+        opt.update(model, grads)
+        return loss
+
+    return step
+
+
+def test_a_compiled_training_step_replays_as_eager(numpy_backend: str) -> None:
+    """Five Adam steps through all four layers (bilinear's interpolation matrices are
+    constants of the recording): the compiled step replays (no fallback to eager after three
+    calls, four replays after five) and gives the eager run's losses and weights bit for bit."""
+    rng = np.random.default_rng(1)
+    x = sg.tensor(rng.standard_normal((2, 4, 3, 3)).astype(np.float32))
+    target = sg.tensor(rng.standard_normal((2, 3, 6, 6)).astype(np.float32))
+    runs: list[tuple[list[float], dict[str, np.ndarray]]] = []
+    for compiled in (False, True):
+        model = _UpBlock()
+        step = _trainer(model, target)
+        run = sg.compile(step) if compiled else step
+        losses = []
+        for i in range(5):
+            losses.append(float(run(x).item()))
+            if compiled and i == 2:
+                assert run.eager_reason is None
+        if compiled:
+            assert run.eager_reason is None
+            (recording,) = run.recordings
+            assert recording.replays == 4
+        runs.append((losses, model.state_dict()))
+    (eager_losses, eager_state), (compiled_losses, compiled_state) = runs
+    assert eager_losses[-1] < eager_losses[0]
+    assert compiled_losses == eager_losses
+    assert list(compiled_state) == list(eager_state)
+    for name, value in compiled_state.items():
+        np.testing.assert_array_equal(value, eager_state[name], err_msg=name)
