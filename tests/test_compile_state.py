@@ -807,6 +807,45 @@ def test_an_optimizer_only_a_helper_reaches() -> None:
     assert len(compiled.recordings) == 3
 
 
+class _Plateau:
+    """A learning-rate schedule object whose factor the training script lowers (as PyTorch's
+    ReduceLROnPlateau does) and the step's loss scaling reads through ``opt.lr``."""
+
+    def __init__(self) -> None:
+        self.factor = 1.0
+
+    def __call__(self, step: int) -> float:
+        return 0.1 * self.factor
+
+
+@pytest.mark.parametrize(
+    ("make_lr", "read", "change"),
+    [
+        (_Plateau, lambda opt, loss: loss / opt.lr.factor, lambda lr: setattr(lr, "factor", 0.5)),
+        (lambda: np.array(0.1), lambda opt, loss: loss * float(opt.lr), lambda lr: lr.fill(0.05)),
+    ],
+    ids=["schedule_object", "numpy_rate"],
+)
+def test_what_an_optimizer_attribute_holds_changed_in_place(
+    make_lr: Callable[[], Any], read: Callable[[Any, Any], Any], change: Callable[[Any], None]
+) -> None:
+    """The step's own code reads inside what ``opt.lr`` holds (a schedule object's factor, a
+    0-d NumPy rate), changed in place between calls: it records again. (The object was
+    compared by identity, so a replay kept the first calls' scale: a wrong loss, silently.)"""
+    compiled, eager, opts = _twin_trainers(read)
+    rates = [make_lr(), make_lr()]
+    for opt, lr in zip(opts, rates, strict=True):
+        opt.lr = lr
+    x = sg.ones(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(6):
+            if i == 3:
+                for lr in rates:
+                    change(lr)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
 def test_gradients_and_an_optimizer_two_levels_down_replay() -> None:
     """A trainer keeping its Gradients and optimizer in a namespace (self.parts.grads): the
     gradient buffers are the recording's inputs and the step replays (it ran eagerly: the
@@ -855,6 +894,52 @@ def test_an_optimizer_count_the_step_reads_runs_eagerly(read: Callable[[Any, Any
     with pytest.warns(sg.CompileWarning, match="what it reads of its S[gG][dD]"):
         for i in range(5):
             assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+class _HeadOnly(sg.nn.Module):
+    """A model one of whose layers takes no part in its output."""
+
+    def __init__(self) -> None:
+        self.a = sg.nn.Linear(3, 3, generator=sg.Generator(0))
+        self.b = sg.nn.Linear(3, 1, generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.b(x)
+
+
+@pytest.mark.parametrize(("first", "then"), [("warn", "error"), ("ignore", "warn"), ("warn", "ignore")])
+def test_an_optimizers_unused_policy_changed_between_calls(first: str, then: str) -> None:
+    """``opt.unused`` changed between calls, a layer taking no part in the loss: eager refuses
+    (``"error"``) or warns (``"warn"``) at the next update as the policy now says, and so does
+    the compiled step (a replay kept the recording's policy, training on past the refusal)."""
+    x = sg.tensor(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+
+    def run(compiled: bool) -> tuple[list[Any], list[str]]:
+        net = _HeadOnly()
+        opt, grads = sg.optim.SGD(net, lr=0.1, unused=first), net.alloc_grads()  # pyright: ignore[reportArgumentType]
+
+        def step(x: Any) -> Any:
+            grads.zero()
+            loss = (net(x.trace(grads)) ** 2).mean()
+            loss.backward()
+            opt.update(net, grads)
+            return loss
+
+        train = sg.compile(step) if compiled else step
+        out: list[Any] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(6):
+                if i == 3:
+                    opt.unused = then  # pyright: ignore[reportAttributeAccessIssue]
+                try:
+                    out.append(train(x).item())
+                except sg.UnusedParameterError as error:
+                    out.append(type(error).__name__)
+        out.append(net.b.weight.numpy().tolist())
+        return out, [f"{w.category.__name__}: {w.message}" for w in caught]
+
+    assert run(True) == run(False)
 
 
 def test_a_range_check_failing_in_a_replay_leaves_the_state_eager_leaves() -> None:
