@@ -21,6 +21,7 @@ import datetime
 import dis
 import operator
 import os
+import pathlib
 import random
 import struct
 import sys
@@ -60,6 +61,26 @@ _CLOCKS = {
         "process_time_ns",
     },
     id(getattr(os.urandom, "__self__", None)): {"urandom"},  # posix (nt on Windows)
+}
+# The C functions that read a file (what they give is state a replay would not read again:
+# a checkpoint a learner rewrites, a number in a text file), by their owner and name.
+_FILES = {
+    id(getattr(builtins.open, "__self__", None)): {"open"},
+    id(getattr(np.fromfile, "__self__", None)): {"fromfile"},
+}
+# And the Python functions that do, by their code (called by the user's code; np.load's own
+# call of open is NumPy's, which _hidden_state's caller test leaves out).
+_FILE_READERS = {
+    fn.__code__: name
+    for fn, name in (
+        (np.load, "np.load"),
+        (np.loadtxt, "np.loadtxt"),
+        (np.genfromtxt, "np.genfromtxt"),
+        (pathlib.Path.read_text, "Path.read_text"),
+        (pathlib.Path.read_bytes, "Path.read_bytes"),
+        (pathlib.Path.open, "Path.open"),
+    )
+    if isinstance(getattr(fn, "__code__", None), types.CodeType)
 }
 _RANDOM_FILE = random.__file__
 _NOW = {"now", "utcnow", "today"}
@@ -116,6 +137,8 @@ def _hidden_state(fn: Any) -> str | None:
         return f"the clock (datetime.{name})"
     if name in _CLOCKS.get(id(owner), ()):  # identity: an owner's == may be an array's
         return f"the clock or the system's random source ({getattr(owner, '__name__', '?')}.{name})"
+    if name in _FILES.get(id(owner), ()):
+        return f"a file ({name}), which a replay would not read again"
     return None
 
 
@@ -372,6 +395,9 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             code = frame.f_code
+            reader = _FILE_READERS.get(code)
+            if reader is not None and frame.f_back is not None and user_file(frame.f_back.f_code.co_filename):
+                report(f"a file ({reader}), which a replay would not read again")
             if code not in codes:
                 ran(code)
                 scopes[code] = frame.f_globals

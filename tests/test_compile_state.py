@@ -1079,6 +1079,76 @@ def test_a_tensor_from_a_queue_runs_eagerly() -> None:
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
 
 
+@pytest.mark.parametrize("how", ["sg.load", "from_torch"])
+def test_a_checkpoint_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> None:
+    """An actor step loading the weights a learner last wrote (``sg.load(policy, path)``, or a
+    PyTorch file through ``sg.nn.from_torch``) before acting: the file is state the recording
+    cannot see, rewritten between calls. It runs eagerly, with the warning (a replay copied the
+    recorded file's values into the model at every call)."""
+    path = tmp_path / "latest.safetensors"
+    nets = [TwoLayers(), TwoLayers()]
+    learner = TwoLayers()
+
+    def publish(scale: float) -> None:
+        for _, p in learner.named_parameters():
+            p[...] = p * scale
+        if how == "sg.load":
+            sg.save(learner, path)
+        else:
+            import safetensors.numpy
+
+            state = {k: v.T.copy() if k.endswith("weight") else v for k, v in learner.state_dict().items()}
+            safetensors.numpy.save_file(state, str(path))
+
+    def stepper(net: Any) -> Callable[[Any], Any]:
+        def step(x: Any) -> Any:
+            if how == "sg.load":
+                sg.load(net, path)
+            else:
+                sg.nn.from_torch(net, path)
+            return (net(x) ** 2).sum()
+
+        return step
+
+    publish(1.0)
+    compiled, eager, x = sg.compile(stepper(nets[0])), stepper(nets[1]), sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="checkpoint"):
+        for i in range(4):
+            publish(0.5)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    assert compiled.eager_reason is not None
+
+
+@pytest.mark.parametrize("how", ["open", "np.load", "Path.read_text"])
+def test_a_file_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> None:
+    """A number or weights read from a file inside the step (a scale another process writes,
+    an .npz of weights loaded into the model): the file is state the recording cannot see. It
+    runs eagerly, with the warning (a replay kept the recorded file's values)."""
+    text, arrays = tmp_path / "scale.txt", tmp_path / "weights.npz"
+    net = TwoLayers()
+
+    def write(scale: float) -> None:
+        text.write_text(repr(scale))
+        np.savez(arrays, **{k: v * scale for k, v in TwoLayers().state_dict().items()})
+
+    def step(x: Any) -> Any:
+        if how == "open":
+            with open(text) as handle:
+                return (x * float(handle.read())).sum()
+        if how == "Path.read_text":
+            return (x * float(text.read_text())).sum()
+        with np.load(arrays) as found:
+            net.load_state_dict(dict(found))
+        return (net(x) ** 2).sum()
+
+    compiled, x = sg.compile(step), sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="a file"):
+        for i in range(4):
+            write(float(i + 1))
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert compiled.eager_reason is not None
+
+
 # A NumPy array built from a recorded array's values, where NumPy reads them without the
 # recording seeing it (indexing a plain array with it, copying it), is no constant of the
 # recording: converted into a tensor, a replay would give every call the first call's values.

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import CheckpointError
+from .._serialize import note_file_read
 from .._tensor import Tensor
 from ._module import Module
 from ._state import IncompatibleKeys, host_array, load_state_dict
@@ -61,6 +62,7 @@ def _read_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray[Any, Any]]:
     # Its stub leaves os.PathLike unparameterised; a str is all it is given here.
     load_file: Callable[[str], dict[str, np.ndarray[Any, Any]]] = getattr(safetensors.numpy, "load_file")
     name = os.fspath(path)
+    note_file_read(name)
     if not os.path.exists(name):
         raise CheckpointError(f"{_WHAT}: no file at {name!r}")
     try:
