@@ -823,14 +823,19 @@ class _Plateau:
     [
         (_Plateau, lambda opt, loss: loss / opt.lr.factor, lambda lr: setattr(lr, "factor", 0.5)),
         (lambda: np.array(0.1), lambda opt, loss: loss * float(opt.lr), lambda lr: lr.fill(0.05)),
+        (
+            lambda: lambda step, rate=[0.1]: rate[0],  # noqa: B006 -- the list the script changes
+            lambda opt, loss: loss * (opt.lr(0) / 0.1),
+            lambda lr: lr.__defaults__[0].__setitem__(0, 0.05),
+        ),
     ],
-    ids=["schedule_object", "numpy_rate"],
+    ids=["schedule_object", "numpy_rate", "function"],
 )
 def test_what_an_optimizer_attribute_holds_changed_in_place(
     make_lr: Callable[[], Any], read: Callable[[Any, Any], Any], change: Callable[[Any], None]
 ) -> None:
     """The step's own code reads inside what ``opt.lr`` holds (a schedule object's factor, a
-    0-d NumPy rate), changed in place between calls: it records again. (The object was
+    0-d NumPy rate, a schedule function's list), changed in place between calls: it records again. (The object was
     compared by identity, so a replay kept the first calls' scale: a wrong loss, silently.)"""
     compiled, eager, opts = _twin_trainers(read)
     rates = [make_lr(), make_lr()]
@@ -844,6 +849,25 @@ def test_what_an_optimizer_attribute_holds_changed_in_place(
                 for lr in rates:
                     change(lr)
             assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+def test_a_step_lowering_its_schedule_objects_factor_runs_eagerly() -> None:
+    """The step itself lowers ``opt.lr.factor`` after its update (a decay written into the
+    schedule object): a replay would not, so it runs eagerly, with the warning (it replayed,
+    every call after the first training at the second call's rate)."""
+
+    def lower(opt: Any, loss: Any) -> Any:
+        opt.lr.factor *= 0.5
+        return loss
+
+    compiled, eager, opts = _twin_trainers(lower)
+    for opt in opts:
+        opt.lr = _Plateau()
+    x = sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="Plateau.factor"):
+        for i in range(5):
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    assert [opt.lr.factor for opt in opts] == [0.5**5, 0.5**5]
 
 
 def test_gradients_and_an_optimizer_two_levels_down_replay() -> None:
