@@ -21,7 +21,6 @@ import datetime
 import dis
 import operator
 import os
-import pathlib
 import random
 import struct
 import sys
@@ -68,20 +67,7 @@ _FILES = {
     id(getattr(builtins.open, "__self__", None)): {"open"},
     id(getattr(np.fromfile, "__self__", None)): {"fromfile"},
 }
-# And the Python functions that do, by their code (called by the user's code; np.load's own
-# call of open is NumPy's, which _hidden_state's caller test leaves out).
-_FILE_READERS = {
-    fn.__code__: name
-    for fn, name in (
-        (np.load, "np.load"),
-        (np.loadtxt, "np.loadtxt"),
-        (np.genfromtxt, "np.genfromtxt"),
-        (pathlib.Path.read_text, "Path.read_text"),
-        (pathlib.Path.read_bytes, "Path.read_bytes"),
-        (pathlib.Path.open, "Path.open"),
-    )
-    if isinstance(getattr(fn, "__code__", None), types.CodeType)
-}
+_OPEN = builtins.open
 _RANDOM_FILE = random.__file__
 _NOW = {"now", "utcnow", "today"}
 
@@ -124,6 +110,25 @@ def user_file(filename: str) -> bool:
     if filename.startswith("<"):  # <stdin>, <string>, an interactive cell: the user's
         return True
     return not os.path.abspath(filename).startswith(_library_dirs())
+
+
+def _asked_by_user(frame: Any) -> bool:
+    """Whether the code at ``frame`` (a library's, opening a file) runs for the user's code:
+    the nearest frame of the user's or of shapegrad's is the user's (np.load, Path.read_text,
+    json.load in the step; not the fused loops' disk cache, nor a warning's source line read
+    for shapegrad, nor an import's: a module a library imports lazily, reading its package's
+    metadata, is read once, as eagerly)."""
+    library = _shapegrad_dirs()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<frozen importlib"):
+            return False
+        if not filename.startswith("<") and os.path.abspath(filename).startswith(library):
+            return False
+        if user_file(filename):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _hidden_state(fn: Any) -> str | None:
@@ -395,9 +400,6 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             code = frame.f_code
-            reader = _FILE_READERS.get(code)
-            if reader is not None and frame.f_back is not None and user_file(frame.f_back.f_code.co_filename):
-                report(f"a file ({reader}), which a replay would not read again")
             if code not in codes:
                 ran(code)
                 scopes[code] = frame.f_globals
@@ -413,6 +415,10 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
         except Exception:  # noqa: BLE001 -- an exception here would end the hook in the user's code
             what = None
         if what is None:
+            return
+        if arg is _OPEN:  # a file opened for the user's code, through a library's too (np.load)
+            if _asked_by_user(frame):
+                report(what)
             return
         # Made by the user's code, or by random's Python (random.uniform) called by it; not a
         # library's own use (numba timing its compiles, logging stamping a record).

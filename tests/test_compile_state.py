@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import json
 import os
 import queue
 import random
@@ -1143,7 +1144,7 @@ def test_a_checkpoint_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path
     assert compiled.eager_reason is not None
 
 
-@pytest.mark.parametrize("how", ["open", "np.load", "Path.read_text"])
+@pytest.mark.parametrize("how", ["open", "np.load", "Path.read_text", "json.load"])
 def test_a_file_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> None:
     """A number or weights read from a file inside the step (a scale another process writes,
     an .npz of weights loaded into the model): the file is state the recording cannot see. It
@@ -1161,6 +1162,9 @@ def test_a_file_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> N
                 return (x * float(handle.read())).sum()
         if how == "Path.read_text":
             return (x * float(text.read_text())).sum()
+        if how == "json.load":
+            with open(text) as handle:
+                return (x * json.load(handle)).sum()
         with np.load(arrays) as found:
             net.load_state_dict(dict(found))
         return (net(x) ** 2).sum()
