@@ -2025,8 +2025,9 @@ def _held_elsewhere(constants: list[_Constant]) -> list[_Constant]:
     for constant in constants:
         array = constant.source
         while array is not None:
-            # getrefcount's argument and this loop's variable
-            if sys.getrefcount(array) - 2 > held.get(id(array), 0):
+            # getrefcount's argument and this loop's variable; memory another kind of object owns
+            # (a PyTorch tensor's, t.numpy(); a DLPack capsule's) is held by it, and may change
+            if not _is_ndarray(array) or sys.getrefcount(array) - 2 > held.get(id(array), 0):
                 kept.append(constant)
                 break
             array = array.base

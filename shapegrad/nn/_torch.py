@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _hooks
 from .._errors import CheckpointError
 from .._serialize import note_file_read
 from .._tensor import Tensor
@@ -46,6 +47,11 @@ def _from_torch_tensor(name: str, value: Any) -> np.ndarray[Any, Any]:
     detach = getattr(value, "detach", None)
     if detach is None or isinstance(value, Tensor):
         return host_array(name, value, _WHAT)
+    recorder = _hooks.recorder
+    if recorder is not None:
+        # sg.compile: PyTorch's memory is no array the recording sees (its optimizer writes it
+        # between calls), and the layout's transposes copy it: a value read, run eagerly
+        recorder.value_read(f"the values of a PyTorch tensor ({name!r}, sg.nn.from_torch)")
     try:
         return np.asarray(detach().cpu().numpy())
     except (TypeError, RuntimeError) as exc:  # bfloat16 has no NumPy dtype
