@@ -461,6 +461,10 @@ class _Recorder:
         # the ids of the objects the step reached before it ran (its modules, the objects it
         # reads, its arguments): one it gives back is that object at every replay too
         self.existing: set[int] = set()
+        # id(optimizer) -> the settings of it the library's code decided by while recording and
+        # a replay does not ask again (its ``unused`` policy, where parameters got no gradient):
+        # compared before each replay as what the step's own code reads of it
+        self.settings_read: dict[int, set[str]] = {}
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -817,6 +821,11 @@ class _Recorder:
         if _hooks.recorder is not self:
             return fn(*[_unwrap_free(a) for a in args])
         return self.call("call", fn, args, {}, pure=pure)
+
+    def setting_read(self, owner: Any, name: str) -> None:
+        """The library's code decided by ``owner.name`` (an optimizer's ``unused`` policy) in a
+        way the recording bakes in: a replay needs it as it was (see ``settings_read``)."""
+        self.settings_read.setdefault(id(owner), set()).add(name)
 
     def host_call(self, fn: Callable[[], None], writes: Callable[[], list[Any]] | None = None) -> None:
         """Run ``fn`` now with recording paused and again at every replay (an optimizer's
@@ -1501,6 +1510,9 @@ class _Plan:
         # (optimizer, the attributes the step's own code reads of it, whether all of its state,
         # their values as the recording left them): a replay bakes in what its Python read
         self.optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
+        # the insides of what those attributes hold (a schedule object as opt.lr whose factor the
+        # step reads, a list, a NumPy array), as the recording left them; None: nothing
+        self.optimizer_layout: Layout | None = None
         self.defaults = _default_generators_drawn(rec)  # (backend's id, default generator) drawn from
         # NumPy arrays the step converted (sg.tensor(mask)): a replay is for their recorded values
         # (only those held outside the recording: a temporary the step built, np.arange(n) > pos,
@@ -1861,9 +1873,15 @@ class _Plan:
         if any(constant.changed() for constant in self.converted):
             return "a NumPy array it converts into a tensor (sg.tensor(array)) holds other values"
         for opt, keys, whole, view in self.optimizer_reads:
-            if not same_value(_optimizer_view(_optimizer_state(opt), keys, whole), view):
+            now = _optimizer_view(_optimizer_state(opt), keys, whole) if whole else _optimizer_attributes(opt, keys)
+            if not same_value(now, view):
                 read = "its state" if whole else ", ".join(f"opt.{k}" for k in keys)
                 return f"what it reads of its {type(opt).__name__} ({read}) changed"
+        held = self.optimizer_layout
+        if held is not None:  # the same objects (optimizer_reads): what they hold
+            changed = held.changed(held.roots)
+            if changed is not None:
+                return f"what it reads through an optimizer's attribute changed ({changed})"
         return None
 
     def inputs_of(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
@@ -2007,8 +2025,9 @@ def _held_elsewhere(constants: list[_Constant]) -> list[_Constant]:
     for constant in constants:
         array = constant.source
         while array is not None:
-            # getrefcount's argument and this loop's variable
-            if sys.getrefcount(array) - 2 > held.get(id(array), 0):
+            # getrefcount's argument and this loop's variable; memory another kind of object owns
+            # (a PyTorch tensor's, t.numpy(); a DLPack capsule's) is held by it, and may change
+            if not _is_ndarray(array) or sys.getrefcount(array) - 2 > held.get(id(array), 0):
                 kept.append(constant)
                 break
             array = array.base
@@ -2386,6 +2405,23 @@ def _optimizer_read(opt: Any, names: frozenset[str]) -> tuple[tuple[str, ...], b
     return tuple(k for k in attributes if whole or k in names), whole
 
 
+def _held_by(opt: Any, keys: tuple[str, ...] | None = None) -> list[Any]:
+    """What ``opt``'s attributes (``keys``: those alone) hold that is more than a value: a
+    schedule object as ``opt.lr``, a list, a NumPy array, a group's settings, whose insides
+    the step's code may read (not its slots, the library's own, held by identity)."""
+    attributes = cast("dict[str, Any]", opt.__dict__)
+    return [
+        v for k, v in attributes.items() if (keys is None or k in keys) and k != "_slots" and not isinstance(v, ATOMS)
+    ]
+
+
+def _optimizer_attributes(opt: Any, keys: tuple[str, ...]) -> tuple[Any, ...]:
+    """``_optimizer_view`` of the attributes ``keys`` alone, read without copying all of the
+    optimizer's state (before each replay)."""
+    attributes = cast("dict[str, Any]", opt.__dict__)
+    return tuple(attributes.get(k, _ABSENT) for k in keys)
+
+
 def _optimizer_view(state: Any, keys: tuple[str, ...], whole: bool) -> tuple[Any, ...]:
     attributes, steps, groups = state
     view = tuple(attributes.get(k, _ABSENT) for k in keys)
@@ -2639,6 +2675,11 @@ class CompiledStep(Generic[P, R]):
         start = state.bookkeeping()
         digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
+        try:  # what their attributes hold, as the step found it (a step changing it runs eagerly)
+            held_start = {id(opt): Layout(_held_by(opt)) for opt in state.optimizers}
+        except TooLarge as error:
+            self._fall_back(str(error))
+            return self._step(*args, **kwargs)
         rec.at_check = functools.partial(_state_at_check, state.grads, [m for m, _, _, _ in start_layout.modules])
         drawn = generator_states(start_layout.generators)
         positions = [iterator_state(it) for it in start_layout.iterators]
@@ -2693,13 +2734,17 @@ class CompiledStep(Generic[P, R]):
             names = frozenset(_code_names(code)) if isinstance(code, types.CodeType) else frozenset[str]()
         optimizer_reads: list[tuple[Any, tuple[str, ...], bool, tuple[Any, ...]]] = []
         for opt, before in optimizers:
-            keys, whole = _optimizer_read(opt, names)
+            keys, whole = _optimizer_read(opt, names | rec.settings_read.get(id(opt), set()))
             if not keys:
                 continue
             now = _optimizer_view(_optimizer_state(opt), keys, whole)
             if mutated is None and not same_value(_optimizer_view(before, keys, whole), now):
                 read = "its state (opt.current_lr(), say)" if whole else ", ".join(f"opt.{k}" for k in keys)
                 mutated = f"what it reads of its {type(opt).__name__}: {read}"
+            if mutated is None and _held_by(opt, keys):
+                inside = held_start[id(opt)].changed(held_start[id(opt)].roots, modes=False)
+                if inside is not None:
+                    mutated = f"what an attribute of its {type(opt).__name__} holds ({inside})"
             optimizer_reads.append((opt, keys, whole, now))
         if mutated is not None:
             # The step itself changed what it reads of its modules (a counter, a lazily built
@@ -2742,6 +2787,13 @@ class CompiledStep(Generic[P, R]):
             plan.tape_groups, plan.lost = _tape_state(state.grads, rec.zeroed_ids)
         plan.layout = end_layout
         plan.optimizer_reads = optimizer_reads
+        held = [v for opt, keys, _, _ in optimizer_reads for v in _held_by(opt, keys)]
+        if held:
+            try:
+                plan.optimizer_layout = Layout(held, watch.read_names(), watch.foreign_names())
+            except TooLarge as error:
+                self._fall_back(str(error))
+                return result
         plan.also = also
         if len(self.recordings) >= self.max_recordings:
             oldest = self.recordings[0]

@@ -61,6 +61,13 @@ _CLOCKS = {
     },
     id(getattr(os.urandom, "__self__", None)): {"urandom"},  # posix (nt on Windows)
 }
+# The C functions that read a file (what they give is state a replay would not read again:
+# a checkpoint a learner rewrites, a number in a text file), by their owner and name.
+_FILES = {
+    id(getattr(builtins.open, "__self__", None)): {"open"},
+    id(getattr(np.fromfile, "__self__", None)): {"fromfile"},
+}
+_OPEN = builtins.open
 _RANDOM_FILE = random.__file__
 _NOW = {"now", "utcnow", "today"}
 
@@ -105,6 +112,25 @@ def user_file(filename: str) -> bool:
     return not os.path.abspath(filename).startswith(_library_dirs())
 
 
+def _asked_by_user(frame: Any) -> bool:
+    """Whether the code at ``frame`` (a library's, opening a file) runs for the user's code:
+    the nearest frame of the user's or of shapegrad's is the user's (np.load, Path.read_text,
+    json.load in the step; not the fused loops' disk cache, nor a warning's source line read
+    for shapegrad, nor an import's: a module a library imports lazily, reading its package's
+    metadata, is read once, as eagerly)."""
+    library = _shapegrad_dirs()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<frozen importlib"):
+            return False
+        if not filename.startswith("<") and os.path.abspath(filename).startswith(library):
+            return False
+        if user_file(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _hidden_state(fn: Any) -> str | None:
     """What ``fn`` (a C function about to be called) reads that a replay would not read
     again, or None."""
@@ -116,6 +142,8 @@ def _hidden_state(fn: Any) -> str | None:
         return f"the clock (datetime.{name})"
     if name in _CLOCKS.get(id(owner), ()):  # identity: an owner's == may be an array's
         return f"the clock or the system's random source ({getattr(owner, '__name__', '?')}.{name})"
+    if name in _FILES.get(id(owner), ()):
+        return f"a file ({name}), which a replay would not read again"
     return None
 
 
@@ -387,6 +415,10 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
         except Exception:  # noqa: BLE001 -- an exception here would end the hook in the user's code
             what = None
         if what is None:
+            return
+        if arg is _OPEN:  # a file opened for the user's code, through a library's too (np.load)
+            if _asked_by_user(frame):
+                report(what)
             return
         # Made by the user's code, or by random's Python (random.uniform) called by it; not a
         # library's own use (numba timing its compiles, logging stamping a record).

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from . import _hooks
 from ._autodiff import note_written
 from ._errors import CheckpointError
 from ._tensor import array_of, backend_of
@@ -91,10 +92,21 @@ def _mode_for(target: Path) -> int:
 _READABLE = {"F16", "F32", "F64", "I8", "I16", "I32", "I64", "U8", "U16", "U32", "U64", "BOOL"}
 
 
+def note_file_read(name: str) -> None:
+    """A checkpoint file is about to be read: inside a step ``sg.compile`` records, its
+    contents are state the recording cannot see (the weights a learner rewrites between an
+    actor's calls), so the step runs eagerly, with the warning (a replay would copy the
+    recorded file's values)."""
+    recorder = _hooks.recorder
+    if recorder is not None:
+        recorder.value_read(f"a checkpoint file ({name!r}), which a replay would not read again")
+
+
 def _read(path: str | os.PathLike[str]) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, str]]:
     from safetensors import SafetensorError, safe_open
 
     name = os.fspath(path)
+    note_file_read(name)
     if not os.path.exists(path):
         raise CheckpointError(f"no checkpoint at {name!r}")
     if os.path.isdir(path):  # safetensors would say "No such device (os error 19)"

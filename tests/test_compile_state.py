@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
+import json
 import os
 import queue
 import random
@@ -846,6 +847,69 @@ def test_an_optimizer_only_a_helper_reaches() -> None:
     assert len(compiled.recordings) == 3
 
 
+class _Plateau:
+    """A learning-rate schedule object whose factor the training script lowers (as PyTorch's
+    ReduceLROnPlateau does) and the step's loss scaling reads through ``opt.lr``."""
+
+    def __init__(self) -> None:
+        self.factor = 1.0
+
+    def __call__(self, step: int) -> float:
+        return 0.1 * self.factor
+
+
+@pytest.mark.parametrize(
+    ("make_lr", "read", "change"),
+    [
+        (_Plateau, lambda opt, loss: loss / opt.lr.factor, lambda lr: setattr(lr, "factor", 0.5)),
+        (lambda: np.array(0.1), lambda opt, loss: loss * float(opt.lr), lambda lr: lr.fill(0.05)),
+        (
+            lambda: lambda step, rate=[0.1]: rate[0],  # noqa: B006 -- the list the script changes
+            lambda opt, loss: loss * (opt.lr(0) / 0.1),
+            lambda lr: lr.__defaults__[0].__setitem__(0, 0.05),
+        ),
+    ],
+    ids=["schedule_object", "numpy_rate", "function"],
+)
+def test_what_an_optimizer_attribute_holds_changed_in_place(
+    make_lr: Callable[[], Any], read: Callable[[Any, Any], Any], change: Callable[[Any], None]
+) -> None:
+    """The step's own code reads inside what ``opt.lr`` holds (a schedule object's factor, a
+    0-d NumPy rate, a schedule function's list), changed in place between calls: it records again. (The object was
+    compared by identity, so a replay kept the first calls' scale: a wrong loss, silently.)"""
+    compiled, eager, opts = _twin_trainers(read)
+    rates = [make_lr(), make_lr()]
+    for opt, lr in zip(opts, rates, strict=True):
+        opt.lr = lr
+    x = sg.ones(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(6):
+            if i == 3:
+                for lr in rates:
+                    change(lr)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+def test_a_step_lowering_its_schedule_objects_factor_runs_eagerly() -> None:
+    """The step itself lowers ``opt.lr.factor`` after its update (a decay written into the
+    schedule object): a replay would not, so it runs eagerly, with the warning (it replayed,
+    every call after the first training at the second call's rate)."""
+
+    def lower(opt: Any, loss: Any) -> Any:
+        opt.lr.factor *= 0.5
+        return loss
+
+    compiled, eager, opts = _twin_trainers(lower)
+    for opt in opts:
+        opt.lr = _Plateau()
+    x = sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="Plateau.factor"):
+        for i in range(5):
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    assert [opt.lr.factor for opt in opts] == [0.5**5, 0.5**5]
+
+
 def test_gradients_and_an_optimizer_two_levels_down_replay() -> None:
     """A trainer keeping its Gradients and optimizer in a namespace (self.parts.grads): the
     gradient buffers are the recording's inputs and the step replays (it ran eagerly: the
@@ -894,6 +958,52 @@ def test_an_optimizer_count_the_step_reads_runs_eagerly(read: Callable[[Any, Any
     with pytest.warns(sg.CompileWarning, match="what it reads of its S[gG][dD]"):
         for i in range(5):
             assert compiled(x).item() == eager(x).item(), f"call {i}"
+
+
+class _HeadOnly(sg.nn.Module):
+    """A model one of whose layers takes no part in its output."""
+
+    def __init__(self) -> None:
+        self.a = sg.nn.Linear(3, 3, generator=sg.Generator(0))
+        self.b = sg.nn.Linear(3, 1, generator=sg.Generator(1))
+
+    def __call__(self, x: Any) -> Any:
+        return self.b(x)
+
+
+@pytest.mark.parametrize(("first", "then"), [("warn", "error"), ("ignore", "warn"), ("warn", "ignore")])
+def test_an_optimizers_unused_policy_changed_between_calls(first: str, then: str) -> None:
+    """``opt.unused`` changed between calls, a layer taking no part in the loss: eager refuses
+    (``"error"``) or warns (``"warn"``) at the next update as the policy now says, and so does
+    the compiled step (a replay kept the recording's policy, training on past the refusal)."""
+    x = sg.tensor(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3))
+
+    def run(compiled: bool) -> tuple[list[Any], list[str]]:
+        net = _HeadOnly()
+        opt, grads = sg.optim.SGD(net, lr=0.1, unused=first), net.alloc_grads()  # pyright: ignore[reportArgumentType]
+
+        def step(x: Any) -> Any:
+            grads.zero()
+            loss = (net(x.trace(grads)) ** 2).mean()
+            loss.backward()
+            opt.update(net, grads)
+            return loss
+
+        train = sg.compile(step) if compiled else step
+        out: list[Any] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(6):
+                if i == 3:
+                    opt.unused = then  # pyright: ignore[reportAttributeAccessIssue]
+                try:
+                    out.append(train(x).item())
+                except sg.UnusedParameterError as error:
+                    out.append(type(error).__name__)
+        out.append(net.b.weight.numpy().tolist())
+        return out, [f"{w.category.__name__}: {w.message}" for w in caught]
+
+    assert run(True) == run(False)
 
 
 def test_a_range_check_failing_in_a_replay_leaves_the_state_eager_leaves() -> None:
@@ -1031,6 +1141,79 @@ def test_a_tensor_from_a_queue_runs_eagerly() -> None:
         return (batches.get() * 2.0).sum()
 
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "neither takes as an argument nor reaches")
+
+
+@pytest.mark.parametrize("how", ["sg.load", "from_torch"])
+def test_a_checkpoint_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> None:
+    """An actor step loading the weights a learner last wrote (``sg.load(policy, path)``, or a
+    PyTorch file through ``sg.nn.from_torch``) before acting: the file is state the recording
+    cannot see, rewritten between calls. It runs eagerly, with the warning (a replay copied the
+    recorded file's values into the model at every call)."""
+    path = tmp_path / "latest.safetensors"
+    nets = [TwoLayers(), TwoLayers()]
+    learner = TwoLayers()
+
+    def publish(scale: float) -> None:
+        for _, p in learner.named_parameters():
+            p[...] = p * scale
+        if how == "sg.load":
+            sg.save(learner, path)
+        else:
+            import safetensors.numpy
+
+            state = {k: v.T.copy() if k.endswith("weight") else v for k, v in learner.state_dict().items()}
+            safetensors.numpy.save_file(state, str(path))
+
+    def stepper(net: Any) -> Callable[[Any], Any]:
+        def step(x: Any) -> Any:
+            if how == "sg.load":
+                sg.load(net, path)
+            else:
+                sg.nn.from_torch(net, path)
+            return (net(x) ** 2).sum()
+
+        return step
+
+    publish(1.0)
+    compiled, eager, x = sg.compile(stepper(nets[0])), stepper(nets[1]), sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="checkpoint"):
+        for i in range(4):
+            publish(0.5)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    assert compiled.eager_reason is not None
+
+
+@pytest.mark.parametrize("how", ["open", "np.load", "Path.read_text", "json.load"])
+def test_a_file_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> None:
+    """A number or weights read from a file inside the step (a scale another process writes,
+    an .npz of weights loaded into the model): the file is state the recording cannot see. It
+    runs eagerly, with the warning (a replay kept the recorded file's values)."""
+    text, arrays = tmp_path / "scale.txt", tmp_path / "weights.npz"
+    net = TwoLayers()
+
+    def write(scale: float) -> None:
+        text.write_text(repr(scale))
+        np.savez(arrays, **{k: v * scale for k, v in TwoLayers().state_dict().items()})
+
+    def step(x: Any) -> Any:
+        if how == "open":
+            with open(text) as handle:
+                return (x * float(handle.read())).sum()
+        if how == "Path.read_text":
+            return (x * float(text.read_text())).sum()
+        if how == "json.load":
+            with open(text) as handle:
+                return (x * json.load(handle)).sum()
+        with np.load(arrays) as found:
+            net.load_state_dict(dict(found))
+        return (net(x) ** 2).sum()
+
+    compiled, x = sg.compile(step), sg.ones(4, 3)
+    with pytest.warns(sg.CompileWarning, match="a file"):
+        for i in range(4):
+            write(float(i + 1))
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert compiled.eager_reason is not None
 
 
 # A NumPy array built from a recorded array's values, where NumPy reads them without the
@@ -1298,6 +1481,71 @@ def test_the_generated_layout_check_never_calls_a_changed_layout_the_same(monkey
 
 
 _big_table = np.zeros((80, 80), np.float32)  # 6,400 elements: more than the layout compares by value
+
+
+@pytest.mark.parametrize("convert", ["numpy", "tensor", "from_torch"])
+def test_a_pytorch_tensors_values_converted_in_the_step(convert: str) -> None:
+    """A PyTorch tensor the step converts (``sg.tensor(t.numpy())``, ``sg.tensor(t)``), written
+    in place between calls by PyTorch: it records again where its values changed and replays
+    where they did not (the recording crashed with AttributeError: the converted array's
+    ``base`` is the PyTorch tensor, or a DLPack capsule, not an array). A PyTorch model's
+    ``state_dict()`` loaded through ``sg.nn.from_torch`` (an actor pulling a learner's weights)
+    runs eagerly, with the warning: Linear's transpose copied PyTorch's memory, and a replay
+    gave the recorded weights, silently."""
+    torch = pytest.importorskip("torch")
+    source = torch.nn.Linear(3, 3)
+    nets = [sg.nn.Linear(3, 3), sg.nn.Linear(3, 3)]
+
+    def stepper(net: Any) -> Callable[[Any], Any]:
+        def step(x: Any) -> Any:
+            if convert == "from_torch":
+                sg.nn.from_torch(net, source.state_dict())
+                return (net(x) ** 2).sum()
+            weight = sg.tensor(source.weight.detach().numpy() if convert == "numpy" else source.weight.detach())
+            return (x @ weight).sum()
+
+        return step
+
+    compiled, eager, x = sg.compile(stepper(nets[0])), stepper(nets[1]), sg.ones(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sg.CompileWarning)
+        for i in range(6):
+            if i % 2:
+                with torch.no_grad():
+                    source.weight.mul_(0.5)
+            assert compiled(x).item() == eager(x).item(), f"call {i}"
+    if convert == "from_torch":  # its transposes copy PyTorch's memory unseen: a value read
+        assert compiled.eager_reason is not None and "PyTorch tensor" in compiled.eager_reason
+        assert len(caught) == 1
+    else:
+        assert not caught
+        assert sum(r.replays for r in compiled.recordings) == 2  # calls 2 and 4, the weight unchanged
+
+
+BIG_TABLE = np.ones((100, 50), dtype=np.float32)  # 5,000 elements: held by identity
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a NumPy array the step computes with NumPy from a large array (over 4,096 elements, held by "
+    "identity and checksummed only as a recording begins and ends) and converts is a temporary, a constant "
+    "of the recording no check covers: BIG_TABLE written between calls, a replay gives the recorded values. "
+    "Comparing the large arrays' checksums before each replay would see it, at a cost on every replay",
+)
+def test_a_tensor_built_by_numpy_math_from_a_large_global_written_between_calls() -> None:
+    def step(x: Any) -> Any:
+        return (x * sg.tensor(BIG_TABLE[:4, :4] * 2.0)).sum()
+
+    x = sg.tensor(np.eye(4, dtype=np.float32))
+    compiled = sg.compile(step)
+    try:
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always", sg.CompileWarning)
+            for i in range(4):
+                BIG_TABLE[0, 0] = float(i)
+                assert compiled(x).item() == step(x).item(), f"call {i}"
+    finally:
+        BIG_TABLE[0, 0] = 1.0
 
 
 def test_a_step_writing_a_large_numpy_array_in_place_runs_eagerly() -> None:

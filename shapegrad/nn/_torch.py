@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import _hooks
 from .._errors import CheckpointError
+from .._serialize import note_file_read
 from .._tensor import Tensor
 from ._module import Module
 from ._state import IncompatibleKeys, host_array, load_state_dict
@@ -47,6 +49,11 @@ def _from_torch_tensor(name: str, value: Any) -> np.ndarray[Any, Any]:
     detach = getattr(value, "detach", None)
     if detach is None or isinstance(value, Tensor):
         return host_array(name, value, _WHAT)
+    recorder = _hooks.recorder
+    if recorder is not None:
+        # sg.compile: PyTorch's memory is no array the recording sees (its optimizer writes it
+        # between calls), and the layout's transposes copy it: a value read, run eagerly
+        recorder.value_read(f"the values of a PyTorch tensor ({name!r}, sg.nn.from_torch)")
     try:
         return np.asarray(detach().cpu().numpy())
     except (TypeError, RuntimeError) as exc:  # bfloat16 has no NumPy dtype
@@ -63,6 +70,7 @@ def _read_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray[Any, Any]]:
     # Its stub leaves os.PathLike unparameterised; a str is all it is given here.
     load_file: Callable[[str], dict[str, np.ndarray[Any, Any]]] = getattr(safetensors.numpy, "load_file")
     name = os.fspath(path)
+    note_file_read(name)
     if not os.path.exists(name):
         raise CheckpointError(f"{_WHAT}: no file at {name!r}")
     try:

@@ -317,12 +317,16 @@ class Optimizer(ABC, Generic[M]):
                 "not run since grads.zero() (or the loss does not depend on the model). Expected "
                 "loss.backward() before opt.update(model, grads). No parameter was changed.",
             )
+        recorder = _hooks.recorder
+        if recorder is not None:
+            # sg.compile: which parameters go unused is fixed by the recording, the policy read
+            # here is not: a replay needs it unchanged (changed, the step records again)
+            recorder.setting_read(self, "unused")
         if self.unused == "error":
             raise UnusedParameterError(paths)
         if self.unused == "warn":
             # seen from update's caller, as stacklevel=3 (_check, update, the caller)
             issue = _located_warning(str(UnusedParameterError(paths)), RuntimeWarning, 2)
-            recorder = _hooks.recorder
             if recorder is not None:
                 # sg.compile: the same parameters go unused at every replay (which parameters get
                 # a gradient is fixed by the recording), so a replay warns as the eager step does
