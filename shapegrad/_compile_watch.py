@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import datetime
 import dis
+import linecache
 import operator
 import os
 import random
@@ -26,6 +27,7 @@ import struct
 import sys
 import sysconfig
 import time
+import tokenize
 import types
 from collections.abc import Callable, Generator
 from typing import Any, cast
@@ -68,6 +70,9 @@ _FILES = {
     id(getattr(np.fromfile, "__self__", None)): {"fromfile"},
 }
 _OPEN = builtins.open
+# Python's own readers of source code (a warning's or a traceback's line, inspect.getsource):
+# what they read is the program, not state a replay would miss
+_SOURCE_READERS = frozenset(os.path.abspath(m.__file__) for m in (linecache, tokenize) if m.__file__)
 _RANDOM_FILE = random.__file__
 _NOW = {"now", "utcnow", "today"}
 
@@ -115,13 +120,13 @@ def user_file(filename: str) -> bool:
 def _asked_by_user(frame: Any) -> bool:
     """Whether the code at ``frame`` (a library's, opening a file) runs for the user's code:
     the nearest frame of the user's or of shapegrad's is the user's (np.load, Path.read_text,
-    json.load in the step; not the fused loops' disk cache, nor a warning's source line read
-    for shapegrad, nor an import's: a module a library imports lazily, reading its package's
+    json.load in the step; not the fused loops' disk cache, nor a source line read for a
+    warning or a traceback (linecache: the user's own warnings.warn too), nor an import's: a module a library imports lazily, reading its package's
     metadata, is read once, as eagerly)."""
     library = _shapegrad_dirs()
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename.startswith("<frozen importlib"):
+        if filename.startswith("<frozen importlib") or os.path.abspath(filename) in _SOURCE_READERS:
             return False
         if not filename.startswith("<") and os.path.abspath(filename).startswith(library):
             return False

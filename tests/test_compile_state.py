@@ -1216,6 +1216,33 @@ def test_a_file_read_inside_the_step_runs_eagerly(how: str, tmp_path: Path) -> N
     assert compiled.eager_reason is not None
 
 
+def test_a_warning_or_a_traceback_shown_inside_the_step_replays(capsys: pytest.CaptureFixture[str]) -> None:
+    """Showing a warning or printing a traceback reads the source line from its file
+    (linecache): the program, not state. A step that did was run eagerly for good, as one
+    that read a file."""
+    import linecache
+    import traceback
+
+    net = TwoLayers()
+
+    def step(x: Any) -> Any:
+        print(warnings.formatwarning("shown as the default filter shows it", UserWarning, __file__, 1))
+        try:
+            raise ValueError("caught and printed")
+        except ValueError:
+            traceback.print_exc()
+        return (net(x) ** 2).sum()
+
+    compiled, x = sg.compile(step), sg.ones(4, 3)
+    linecache.clearcache()  # so that the recording reads the lines from the file
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        losses = [compiled(x).item() for _ in range(3)]
+    assert losses == [step(x).item()] * 3
+    assert compiled.eager_reason is None
+    assert "caught and printed" in capsys.readouterr().err
+
+
 # A NumPy array built from a recorded array's values, where NumPy reads them without the
 # recording seeing it (indexing a plain array with it, copying it), is no constant of the
 # recording: converted into a tensor, a replay would give every call the first call's values.
