@@ -211,3 +211,134 @@ def test_a_custom_layer_converts_its_own_layout(numpy_backend: str) -> None:
     theirs = np.arange(6, dtype=np.float32).reshape(3, 2)
     sg.nn.from_torch(model, {"blocks.0.matrix": torch.tensor(theirs)})
     np.testing.assert_array_equal(model.blocks[0].matrix.numpy(), theirs.T)
+
+
+E, H = 8, 2
+
+
+class TorchAttentionBlock(tnn.Module):
+    def __init__(self, heads: int, **options: Any) -> None:
+        super().__init__()
+        self.attn = tnn.MultiheadAttention(E, heads, batch_first=True, **options)
+        self.norm = tnn.LayerNorm(E)
+
+
+class TorchAttentionNet(tnn.Module):
+    """MultiheadAttention at a nested prefix ("layers.0.attn.in_proj_weight")."""
+
+    def __init__(self, heads: int = H, **options: Any) -> None:
+        super().__init__()
+        torch.manual_seed(3)
+        self.embed = tnn.Linear(3, E)
+        self.layers = tnn.ModuleList([TorchAttentionBlock(heads, **options)])
+        self.head = tnn.Linear(E, 2)
+
+    def forward(self, x: Any, attn_mask: Any = None) -> Any:
+        h = self.embed(x)
+        block = self.layers[0]
+        attended, _ = block.attn(h, h, h, attn_mask=attn_mask)  # torch returns (output, weights)
+        return self.head(block.norm(h + attended))
+
+
+class AttentionBlock(nn.Module):
+    def __init__(self, heads: int = H, bias: bool = True, embed_dim: int = E) -> None:
+        self.attn = nn.MultiHeadAttention(heads, embed_dim, bias=bias, dtype="float64")
+        self.norm = nn.LayerNorm(embed_dim, dtype="float64")
+
+
+class AttentionNet(nn.Module):
+    def __init__(self, **options: Any) -> None:
+        self.embed = nn.Linear(3, E, dtype="float64")
+        self.layers = [AttentionBlock(**options)]
+        self.head = nn.Linear(E, 2, dtype="float64")
+
+    def __call__(self, x: Any, mask: Any = None, causal: bool = False) -> Any:
+        h = self.embed(x)
+        block = self.layers[0]
+        return self.head(block.norm(h + block.attn(h, mask=mask, causal=causal)))
+
+
+def test_multihead_attention_in_a_model_gives_torch_outputs(backend: str) -> None:
+    """PyTorch's packed in_proj_weight (3E, E) / in_proj_bias (3E,) are split into our
+    q_proj/k_proj/v_proj at any prefix; outputs agree in float64 without a mask, with a
+    boolean mask (PyTorch's True = masked, ours True = may attend: ~mask) and causally."""
+    theirs = TorchAttentionNet().double().eval()
+    ours = AttentionNet()
+    assert sg.nn.from_torch(ours, theirs.state_dict()) == ([], [])
+    packed = theirs.layers[0].attn.in_proj_weight.detach().numpy()
+    np.testing.assert_array_equal(ours.layers[0].attn.k_proj.weight.numpy(), packed[E : 2 * E].T)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 5, 3))
+    blocked = rng.random((5, 5)) < 0.4
+    np.fill_diagonal(blocked, False)  # every query keeps a key
+    causal = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    with torch.no_grad():
+        plain = theirs(torch.tensor(x)).numpy()
+        masked = theirs(torch.tensor(x), torch.tensor(blocked)).numpy()
+        later = theirs(torch.tensor(x), torch.tensor(causal)).numpy()
+    np.testing.assert_allclose(ours(sg.tensor(x)).numpy(), plain, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours(sg.tensor(x), mask=sg.tensor(~blocked)).numpy(), masked, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours(sg.tensor(x), causal=True).numpy(), later, rtol=1e-10, atol=1e-12)
+    assert not np.allclose(masked, plain)
+
+
+def test_multihead_attention_cross_attention_and_no_bias(numpy_backend: str) -> None:
+    """The layer alone (empty prefix), key and value of another length, and bias=False
+    (no in_proj_bias, no out_proj.bias); the torch model itself may be passed."""
+    torch.manual_seed(6)
+    for bias in (True, False):
+        theirs = tnn.MultiheadAttention(E, 4, bias=bias, batch_first=True).double()
+        ours = nn.MultiHeadAttention(4, E, bias=bias, dtype="float64")
+        assert sg.nn.from_torch(ours, theirs) == ([], [])
+        rng = np.random.default_rng(7)
+        q, kv = rng.standard_normal((2, 3, E)), rng.standard_normal((2, 6, E))
+        blocked = rng.random((3, 6)) < 0.5
+        blocked[:, 0] = False
+        with torch.no_grad():
+            expected, _ = theirs(torch.tensor(q), torch.tensor(kv), torch.tensor(kv), attn_mask=torch.tensor(blocked))
+        got = ours(sg.tensor(q), sg.tensor(kv), sg.tensor(kv), sg.tensor(~blocked))
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_multihead_attention_refusals_name_the_key_and_change_nothing(numpy_backend: str) -> None:
+    """What PyTorch's MultiheadAttention has and ours cannot hold is refused by name before
+    any copy: bias_k/bias_v, add_zero_attn (seen on the torch model, not in a state dict),
+    another head count, kdim/vdim, a packed weight of another size, biases ours lacks."""
+    ours = AttentionNet()
+    before = values(ours)
+    wide = TorchAttentionNet().double().state_dict()
+    wide["layers.0.attn.in_proj_weight"] = torch.zeros(3 * 6, 6, dtype=torch.float64)
+    separate = TorchAttentionNet(kdim=3, vdim=5).double().state_dict()
+    wide_f32 = TorchAttentionNet().state_dict()["layers.0.attn.in_proj_weight"]
+    cases: list[tuple[Any, str]] = [
+        (TorchAttentionNet(add_bias_kv=True).double().state_dict(), r"'layers\.0\.attn\.bias_k'.*add_bias_kv=True"),
+        (TorchAttentionNet(add_zero_attn=True).double(), r"'layers\.0\.attn'.*add_zero_attn=True"),
+        (TorchAttentionNet(heads=4).double(), r"'layers\.0\.attn' has num_heads=4"),
+        (separate, r"'layers\.0\.attn\.k_proj_weight' has shape \(8, 3\).*kdim"),
+        (wide, r"'layers\.0\.attn\.in_proj_weight' has shape \(18, 6\), expected \(24, 8\)"),
+        (
+            {**TorchAttentionNet().double().state_dict(), "layers.0.attn.in_proj_weight": wide_f32},
+            r"'layers\.0\.attn\.q_proj\.weight' has dtype float32.*split from PyTorch's 'layers\.0\.attn\.in_proj_weight'",
+        ),
+        (
+            {**TorchAttentionNet().double().state_dict(), "layers.0.attn.out_proj.weight": torch.zeros(2, E).double()},
+            r"'layers\.0\.attn\.out_proj\.weight' has shape \(8, 2\)",
+        ),
+    ]
+    for bad, match in cases:
+        with pytest.raises(sg.CheckpointError, match=match):
+            sg.nn.from_torch(ours, bad)
+        for name, value in values(ours).items():
+            np.testing.assert_array_equal(value, before[name], err_msg=f"{name} changed")
+    no_bias = AttentionNet(bias=False)
+    kept = values(no_bias)
+    with pytest.raises(
+        sg.CheckpointError, match=r"'layers\.0\.attn\.in_proj_bias' holds 'layers\.0\.attn\.q_proj\.bias'"
+    ):
+        sg.nn.from_torch(no_bias, TorchAttentionNet().double().state_dict())
+    for name, value in values(no_bias).items():
+        np.testing.assert_array_equal(value, kept[name], err_msg=f"{name} changed")
+    # Non-strict, the packed bias it cannot take is reported under PyTorch's key, once.
+    missing, unexpected = sg.nn.from_torch(no_bias, TorchAttentionNet().double().state_dict(), strict=False)
+    assert missing == []
+    assert "layers.0.attn.in_proj_bias" in unexpected and "layers.0.attn.q_proj.bias" not in unexpected

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal, cast, overload
+from typing import Any, Literal, NoReturn, cast, overload
 
+import numpy as np
 from typing_extensions import TypeVar
 
 from .. import _hooks
@@ -13,7 +14,7 @@ from .._autodiff import NoTape
 from .._backend import Backend
 from .._bounded import remember
 from .._dims import Open
-from .._errors import ShapeError
+from .._errors import CheckpointError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, S, T
 from ..ops import reductions
@@ -89,6 +90,10 @@ def causal_mask_of(lq: int, lk: int, backend: Backend) -> AnyTensor:
     return mask
 
 
+def _refuse(reason: str) -> NoReturn:
+    raise CheckpointError(f"from_torch: {reason}")
+
+
 def _check_mask(mask: AnyTensor, lq: int, lk: int) -> None:
     """Refuse an attention mask that softmax would take but read otherwise than PyTorch: a
     non-boolean one (selected by truth, so an additive 0/-inf mask would be inverted), and a
@@ -111,6 +116,14 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
     Call with ``query`` alone for self-attention, or with ``key``/``value`` for
     cross-attention; ``mask`` (boolean ``(Lq, Lk)``, ``True`` = may attend) or
     ``causal=True`` restricts which keys each query sees.
+
+    PyTorch's differs in its call: ``attn(query, key, value, attn_mask=m)`` returns
+    ``(output, weights)`` (ours: the output alone, and ``key``/``value`` may be left out
+    for self-attention), and its boolean ``attn_mask`` is ``True`` where attention is
+    *not* allowed: pass ``mask=~m`` here. ``sg.nn.from_torch`` loads its weights: the
+    packed ``in_proj_weight``/``in_proj_bias`` are split into ``q_proj``/``k_proj``/
+    ``v_proj`` (:meth:`torch_unpack`); ``add_bias_kv``, ``add_zero_attn`` and
+    ``kdim``/``vdim`` other than ``embed_dim`` have nothing to go into here and are refused.
     """
 
     def __init__(
@@ -138,6 +151,54 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         self.v_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
         self.out_proj = Linear[Any, Any](d, d, bias=bias, generator=generator, dtype=dtype)
         self.dropout = Dropout[Any](dropout, generator=generator)
+
+    def torch_unpack(self, name: str, array: np.ndarray[Any, Any], key: str) -> dict[str, np.ndarray[Any, Any]] | None:
+        """PyTorch's packed ``in_proj_weight`` ``(3·E, E)`` / ``in_proj_bias`` ``(3·E,)`` as
+        our ``q_proj``/``k_proj``/``v_proj`` (rows ``[0, E)``, ``[E, 2E)``, ``[2E, 3E)``; each
+        weight still PyTorch's ``(out, in)``, which ``Linear.torch_layout`` transposes), and
+        its separate ``q_proj_weight``/``k_proj_weight``/``v_proj_weight`` where they are
+        ``(E, E)``. ``bias_k``/``bias_v`` and keys or values of another width are refused."""
+        e = self.embed_dim
+        if name in ("bias_k", "bias_v"):
+            return _refuse(
+                f"{key!r} is the learned {'key' if name == 'bias_k' else 'value'} bias that PyTorch's MultiheadAttention(add_bias_kv=True) "
+                f"appends to the {'keys' if name == 'bias_k' else 'values'}; shapegrad's MultiHeadAttention has "
+                "no such bias (build the PyTorch model with add_bias_kv=False)"
+            )
+        if name in ("in_proj_weight", "in_proj_bias"):
+            expected = (3 * e, e) if name == "in_proj_weight" else (3 * e,)
+            if tuple(array.shape) != expected:
+                return _refuse(
+                    f"{key!r} has shape {tuple(array.shape)}, expected {expected} (query, key and value "
+                    f"projections stacked, for embed_dim {e})"
+                )
+            kind = "weight" if name == "in_proj_weight" else "bias"
+            q, k, v = np.split(array, 3)
+            return {f"q_proj.{kind}": q, f"k_proj.{kind}": k, f"v_proj.{kind}": v}
+        if name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+            if tuple(array.shape) != (e, e):
+                return _refuse(
+                    f"{key!r} has shape {tuple(array.shape)}, expected ({e}, {e}): PyTorch's separate projection "
+                    f"of {'kdim' if name[0] == 'k' else 'vdim' if name[0] == 'v' else 'embed_dim'} features; "
+                    f"shapegrad's MultiHeadAttention projects queries, keys and values of embed_dim {e} "
+                    "features only (no kdim/vdim)"
+                )
+            return {f"{name[0]}_proj.weight": array}
+        return None
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``MultiheadAttention`` whose state dict fits but whose outputs
+        would differ: ``add_zero_attn=True`` (a zero key and value appended) or another
+        ``num_heads``."""
+        where = repr(path) if path else "the model"
+        if getattr(torch_module, "add_zero_attn", False):
+            _refuse(
+                f"{where} is PyTorch's MultiheadAttention(add_zero_attn=True), which appends a zero key and value "
+                "to every sequence; shapegrad's MultiHeadAttention has no such option"
+            )
+        heads = getattr(torch_module, "num_heads", None)
+        if isinstance(heads, int) and heads != self.num_heads:
+            _refuse(f"{where} has num_heads={heads} in PyTorch, {self.num_heads} here")
 
     def _heads(self, x: AnyTensor) -> Any:
         b, length, _ = x.shape

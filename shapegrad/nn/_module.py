@@ -321,6 +321,24 @@ class Module(Generic[Own0, Own1]):
         weight)."""
         return array
 
+    def torch_unpack(self, name: str, array: np.ndarray[Any, Any], key: str) -> dict[str, np.ndarray[Any, Any]] | None:
+        """PyTorch's tensor ``name`` of this module (a name that is no tensor of ours, such
+        as ``MultiheadAttention``'s packed ``in_proj_weight``) as the tensors it holds:
+        ``{our dotted name below this module: array in PyTorch's layout}``, each then given
+        its own layer's ``torch_layout``. ``None``: not a name this module unpacks (the
+        default). ``sg.nn.from_torch`` calls it for a key that names none of the model's
+        tensors; ``key`` is the whole dotted key, for a ``CheckpointError`` naming what
+        cannot be represented."""
+        del name, array, key
+        return None
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Raise ``CheckpointError`` if ``torch_module`` (the PyTorch module at this module's
+        ``path``) is configured in a way its state dict does not show and this module cannot
+        compute (``MultiheadAttention(add_zero_attn=True)``). ``sg.nn.from_torch`` calls it
+        when given the PyTorch model itself. Nothing to check: the default."""
+        del torch_module, path
+
     def train(self, mode: bool = True) -> Self:
         """Training mode (dropout active, batch norm uses and updates batch statistics)."""
         for _, module in self.named_modules():

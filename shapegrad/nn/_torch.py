@@ -2,16 +2,19 @@
 
 Generic over paths: each tensor's owning module converts PyTorch's layout into its own
 (``Module.torch_layout``; ``Linear`` transposes its weight), so a new layer type brings its
-own conversion instead of a list here growing.
+own conversion instead of a list here growing. A PyTorch tensor that holds several of ours
+(``MultiheadAttention``'s packed ``in_proj_weight``) is split by the deepest module on its
+path (``Module.torch_unpack``), and the pieces then converted by their own layers.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from typing_extensions import TypeIs
 
 from .. import _hooks
 from .._errors import CheckpointError
@@ -83,7 +86,7 @@ def _read_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray[Any, Any]]:
 
 
 def from_torch(
-    model: Module, state_dict: Mapping[str, Any] | str | os.PathLike[str], *, strict: bool = True
+    model: Module, state_dict: Mapping[str, Any] | str | os.PathLike[str] | Any, *, strict: bool = True
 ) -> IncompatibleKeys:
     """Load a PyTorch ``state_dict()`` into ``model``, whose dotted paths match PyTorch's.
 
@@ -98,6 +101,20 @@ def from_torch(
     naming the first that does not fit, the model unchanged on refusal. Build the model in
     PyTorch's dtype (``model.to(dtype="float64")`` for a ``.double()`` model).
 
+    ``state_dict`` may also be the PyTorch model itself: its ``state_dict()`` is loaded, and
+    first each of our modules checks the configuration of the PyTorch module at its path,
+    which a state dict does not record (``Module.torch_check``: a ``MultiheadAttention``
+    with ``add_zero_attn=True`` or another head count is refused).
+
+    ``nn.MultiheadAttention``: its packed ``in_proj_weight`` ``(3·E, E)`` and
+    ``in_proj_bias`` ``(3·E,)`` are split into our ``q_proj``/``k_proj``/``v_proj``
+    (``MultiHeadAttention.torch_unpack``); ``bias_k``/``bias_v`` (``add_bias_kv=True``) and
+    keys or values of another width (``kdim``/``vdim``) are refused, naming the key. The
+    loaded layer is called ``attn(query, key, value, mask)`` with ``batch_first=True``
+    layout ``(B, L, E)`` and returns the output alone, where PyTorch's returns
+    ``(output, weights)``; our boolean ``mask`` is ``True`` where attention is allowed,
+    PyTorch's boolean ``attn_mask`` ``True`` where it is not (pass ``~attn_mask``).
+
     Examples:
         >>> import numpy as np
         >>> import shapegrad as sg
@@ -107,15 +124,79 @@ def from_torch(
         >>> layer.weight.shape
         (3, 2)
     """
+    if _is_torch_model(state_dict):
+        _check_torch_model(model, state_dict)
+        state_dict = cast(Mapping[str, Any], state_dict.state_dict())
     if isinstance(state_dict, (str, os.PathLike)):
-        state_dict = _read_file(state_dict)
+        state_dict = _read_file(cast("str | os.PathLike[str]", state_dict))
     owners = _owners(model)
+    modules = dict(model.named_modules())
+    given = {str(key) for key in state_dict}
     arrays: dict[str, np.ndarray[Any, Any]] = {}
+    sources: dict[str, str] = {}  # a name unpacked from a PyTorch tensor -> that tensor's key
     for key, value in state_dict.items():
         name = str(key)
         owner = owners.get(name)
         if owner is None and name.rsplit(".", 1)[-1] == _COUNT:
             continue  # a batch norm with a number for momentum: no count to take it
         array = _from_torch_tensor(name, value)
-        arrays[name] = owner[0].torch_layout(owner[1], array) if owner is not None else array
-    return load_state_dict(model, arrays, strict, _WHAT)
+        pieces = _unpack(modules, name, array) if owner is None else None
+        if pieces is None:
+            arrays[name] = owner[0].torch_layout(owner[1], array) if owner is not None else array
+            continue
+        for part, piece in pieces.items():
+            if part in given or part in sources:
+                raise CheckpointError(
+                    f"{_WHAT}: {name!r} holds {part!r}, which the state dict also gives "
+                    f"({part if part in given else sources[part]!r})"
+                )
+            if part not in owners and strict:
+                raise CheckpointError(f"{_WHAT}: {name!r} holds {part!r}, which the model does not have")
+            part_owner = owners.get(part)
+            arrays[part] = part_owner[0].torch_layout(part_owner[1], piece) if part_owner is not None else piece
+            sources[part] = name
+    try:
+        missing, unexpected = load_state_dict(model, arrays, strict, _WHAT)
+    except CheckpointError as exc:
+        source = next((src for part, src in sources.items() if repr(part) in str(exc)), None)
+        if source is None:
+            raise
+        raise CheckpointError(f"{exc} (split from PyTorch's {source!r})") from None
+    # A piece the model lacks is reported as the PyTorch key it came from, once.
+    return IncompatibleKeys(missing, list(dict.fromkeys(sources.get(name, name) for name in unexpected)))
+
+
+def _unpack(
+    modules: dict[str, Module], key: str, array: np.ndarray[Any, Any]
+) -> dict[str, np.ndarray[Any, Any]] | None:
+    """The tensors PyTorch's ``key`` holds, by the model's dotted names, as split by the
+    deepest module on its path that knows the name (``Module.torch_unpack``); ``None`` if none does."""
+    parts = key.split(".")
+    for cut in range(len(parts) - 1, -1, -1):
+        prefix = ".".join(parts[:cut])
+        module = modules.get(prefix)
+        if module is None:
+            continue
+        pieces = module.torch_unpack(".".join(parts[cut:]), array, key)
+        if pieces is not None:
+            return {f"{prefix}.{name}" if prefix else name: piece for name, piece in pieces.items()}
+    return None
+
+
+def _is_torch_model(value: object) -> TypeIs[Any]:
+    """A PyTorch module (not a mapping, not a path, not one of ours): it has ``state_dict()``
+    and ``named_modules()``."""
+    return (
+        not isinstance(value, (Mapping, str, os.PathLike, Module))
+        and callable(getattr(value, "state_dict", None))
+        and callable(getattr(value, "named_modules", None))
+    )
+
+
+def _check_torch_model(model: Module, torch_model: Any) -> None:
+    """Each of our modules checks its PyTorch twin's configuration (``Module.torch_check``)."""
+    ours = dict(model.named_modules())
+    for path, torch_module in torch_model.named_modules():
+        module = ours.get(str(path))
+        if module is not None:
+            module.torch_check(torch_module, str(path))
