@@ -271,7 +271,7 @@ def test_the_adam_kernels_match_adam_s_reference_math(dtype: str) -> None:
 
     reference = {k: v.copy() for k, v in host.items()}
     adam = sg.optim.Adam.__new__(sg.optim.Adam)
-    adam.beta1, adam.beta2, adam.eps, adam.weight_decay = 0.9, 0.999, 1e-8, 0.0
+    adam.beta1, adam.beta2, adam.eps, adam.weight_decay, adam.amsgrad = 0.9, 0.999, 1e-8, 0.0, False
     state = {"exp_avg": reference["m"], "exp_avg_sq": reference["v"]}
     adam._apply(Plain(), reference["p"], reference["g"], state, 0.01, 3)
     for backend in (sg.get_backend("numpy"), emulated_cupy_backend()):
