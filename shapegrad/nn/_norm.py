@@ -119,11 +119,7 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
             centred = x - self.running_mean.reshape(*shape)
             var = self.running_var.reshape(*shape)
         y: Any = centred / (var + self.eps).sqrt()
-        if self.weight is not None and self.bias is not None:
-            scale: Any = self.weight.reshape(*shape)
-            shift: Any = self.bias.reshape(*shape)
-            y = y * scale + shift
-        return y
+        return _affine(y, self.weight, self.bias, self.num_features, x.ndim - 2)
 
     def _count(self, local: int) -> int:
         """Values per channel the statistics are over (this batch's; SyncBatchNorm: all ranks')."""
