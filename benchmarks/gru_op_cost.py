@@ -29,6 +29,7 @@ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import run  # noqa: E402
+import workloads  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
 from shapegrad import nn  # noqa: E402
@@ -36,28 +37,18 @@ from shapegrad._backend import active_backend, fused_kernel  # noqa: E402
 
 QUICK = "--quick" in sys.argv[1:]
 STEPS = 24
+# Adam at its defaults (shapegrad's and PyTorch's, as the workloads train): the NumPy step updates with them
 LR, BETAS, EPS = 1e-3, (0.9, 0.999), 1e-8
 
 
-class GRU(nn.Module):
-    """The hand-written GRU cell of ``workloads.HandGRU`` at any width (input width = hidden)."""
+class GRU(workloads.HandGRU):
+    """``workloads.HandGRU`` (its forward pass) at any width; the input width is the hidden's."""
 
     def __init__(self, hidden: int, generator: sg.Generator) -> None:
         self.hidden = hidden
         self.x_gates = nn.Linear(hidden, 3 * hidden, generator=generator)
         self.h_gates = nn.Linear(hidden, 3 * hidden, generator=generator)
         self.head = nn.Linear(hidden, 10, generator=generator)
-
-    def __call__(self, xs: Any) -> Any:
-        n = self.hidden
-        h: Any = sg.zeros(xs.shape[0], n)
-        for t in range(xs.shape[1]):
-            gx, gh = self.x_gates(xs[:, t]), self.h_gates(h)
-            r = (gx[:, :n] + gh[:, :n]).sigmoid()
-            z = (gx[:, n : 2 * n] + gh[:, n : 2 * n]).sigmoid()
-            candidate = (gx[:, 2 * n :] + r * gh[:, 2 * n :]).tanh()
-            h = (1.0 - z) * candidate + z * h
-        return self.head(h)
 
 
 def numpy_step(model: GRU, x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
@@ -120,48 +111,19 @@ def numpy_step(model: GRU, x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
 
 
 def shapegrad_step(model: GRU, x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
-    opt, grads = sg.optim.Adam(model, lr=LR, betas=BETAS, eps=EPS), model.alloc_grads()
-    xs, ys = sg.tensor(x), sg.tensor(y)
-
-    def step() -> float:
-        grads.zero()
-        loss = sg.losses.cross_entropy(model(xs.trace(grads)), ys)
-        loss.backward()
-        opt.update(model, grads)
-        return loss.item()
-
-    return step
+    """The workloads' training step (``workloads.sg_train_step``: Adam at its defaults, which
+    ``LR``, ``BETAS`` and ``EPS`` are), giving the loss as a number."""
+    step = workloads.sg_train_step(model, sg.tensor(x), sg.tensor(y))
+    return lambda: step().item()
 
 
 def torch_step(model: GRU, x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    """``workloads.HandGRU``'s PyTorch twin from ``model``'s weights, trained as the workloads
+    are (Adam at PyTorch's defaults, which ``LR``, ``BETAS`` and ``EPS`` are)."""
     import torch
 
     torch.set_num_threads(1)
-    n = model.hidden
-    layers = [torch.nn.Linear(n, 3 * n), torch.nn.Linear(n, 3 * n), torch.nn.Linear(n, 10)]
-    with torch.no_grad():
-        for ours, theirs in zip((model.x_gates, model.h_gates, model.head), layers, strict=True):
-            theirs.weight.copy_(torch.from_numpy(ours.weight.numpy().T.copy()))
-            theirs.bias.copy_(torch.from_numpy(ours.bias.numpy().copy()))
-    x_gates, h_gates, head = layers
-    opt = torch.optim.Adam([p for layer in layers for p in layer.parameters()], lr=LR, betas=BETAS, eps=EPS)
-    xs, ys = torch.from_numpy(x), torch.from_numpy(y)
-
-    def step() -> float:
-        opt.zero_grad()
-        h = torch.zeros(xs.shape[0], n)
-        for t in range(STEPS):
-            gx, gh = x_gates(xs[:, t]), h_gates(h)
-            r = torch.sigmoid(gx[:, :n] + gh[:, :n])
-            z = torch.sigmoid(gx[:, n : 2 * n] + gh[:, n : 2 * n])
-            c = torch.tanh(gx[:, 2 * n :] + r * gh[:, 2 * n :])
-            h = (1 - z) * c + z * h
-        loss = torch.nn.functional.cross_entropy(head(h), ys)
-        loss.backward()
-        opt.step()
-        return loss.item()
-
-    return step
+    return workloads._train_step(workloads.torch_hand_gru(model), torch.from_numpy(x), torch.from_numpy(y), LR)
 
 
 def recorded_ops(step: Callable[[], float]) -> int:

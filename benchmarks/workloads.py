@@ -296,7 +296,7 @@ class HandGRU(nn.Module):
         self.head = nn.Linear[L[128], L[10]](generator=generator)
 
     def __call__(self, xs: Any) -> Any:
-        n = GRU_HIDDEN
+        n = self.h_gates.weight.shape[0]  # the hidden width (GRU_HIDDEN here; gru_op_cost.py's too)
         h: Any = sg.zeros(xs.shape[0], n)
         for t in range(xs.shape[1]):
             gx, gh = self.x_gates(xs[:, t]), self.h_gates(h)
@@ -310,15 +310,17 @@ class HandGRU(nn.Module):
 def torch_hand_gru(ours: HandGRU) -> Any:
     import torch
 
+    inputs, hidden = ours.x_gates.weight.shape[0], ours.h_gates.weight.shape[0]
+
     class TorchHandGRU(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.x_gates = torch.nn.Linear(GRU_INPUT, 3 * GRU_HIDDEN)
-            self.h_gates = torch.nn.Linear(GRU_HIDDEN, 3 * GRU_HIDDEN)
-            self.head = torch.nn.Linear(GRU_HIDDEN, 10)
+            self.x_gates = torch.nn.Linear(inputs, 3 * hidden)
+            self.h_gates = torch.nn.Linear(hidden, 3 * hidden)
+            self.head = torch.nn.Linear(hidden, 10)
 
         def forward(self, xs: Any) -> Any:
-            n = GRU_HIDDEN
+            n = hidden
             h = torch.zeros(xs.shape[0], n)
             for t in range(xs.shape[1]):
                 gx, gh = self.x_gates(xs[:, t]), self.h_gates(h)
