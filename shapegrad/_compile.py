@@ -2673,7 +2673,6 @@ class CompiledStep(Generic[P, R]):
         held = {id(slot.__get__(t, Tensor)): t for t, *_ in start_layout.tensors}
         also = [(held[id(rec.plain[r])], p) for p, r in enumerate(rec.input_regs) if id(rec.plain[r]) in held]
         start = state.bookkeeping()
-        digests = start_layout.digests()
         optimizers = [(opt, _optimizer_state(opt)) for opt in state.optimizers]
         try:  # what their attributes hold, as the step found it (a step changing it runs eagerly)
             held_start = {id(opt): Layout(_held_by(opt)) for opt in state.optimizers}
@@ -2724,7 +2723,7 @@ class CompiledStep(Generic[P, R]):
             return result
         roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
         mutated = start_layout.changed(roots, modes=False)
-        if mutated is None and start_layout.digests() != digests:
+        if mutated is not None and start_layout.digests() != start_layout.large_digests:
             mutated = "a NumPy array of more than 4,096 elements it reads, which it writes in place"
         # What the step's own code read of its optimizers (opt.lr, opt.step_count, opt.current_lr()):
         # baked into the recording as any number its Python reads

@@ -59,11 +59,10 @@ ATOMS = _ATOMS
 members, NumPy scalars and dtypes, modules, builtin functions, ranges and slices)."""
 _NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)
 
-# NumPy arrays up to this many elements are compared by value before each replay (larger ones,
-# data, by identity); those up to DIGESTED_BYTES are checksummed when a recording begins and
-# ends, so that a step writing one in place is seen.
+# NumPy arrays up to this many elements are compared by value before each replay; larger ones
+# are checksummed (CRC-32, about 5 GB/s) when a recording begins and ends, so that a step writing
+# one in place is seen, and before each replay, so that one written between calls is.
 SMALL_ARRAY = 4096
-DIGESTED_BYTES = 16 * 2**20
 
 
 def same_array(array: Any, copy: Any) -> bool:
@@ -250,6 +249,7 @@ class Layout:
         "tensors",
         "arrays",
         "large",
+        "large_digests",
         "generators",
         "iterators",
         "references",
@@ -293,7 +293,7 @@ class Layout:
         # whether it trains (model.freeze(...) changes which gradients the step computes)
         self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, bool]] = []
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
-        self.large: list[Any] = []  # larger NumPy arrays, up to DIGESTED_BYTES (see digests)
+        self.large: list[Any] = []  # larger NumPy arrays of numbers (see digests)
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
@@ -323,6 +323,9 @@ class Layout:
                 looked_up[id(module)] |= wanted
                 self._add_module_names(module, wanted, seen)
         del self._names, self._held_modules
+        # the larger arrays' contents now: a NumPy result the step computed from one (float(TABLE[0, 0]),
+        # sg.tensor(TABLE[:4] * 2)) is a constant of the recording, right only while they hold this
+        self.large_digests = self.digests()
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""
@@ -391,7 +394,7 @@ class Layout:
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
                 self.arrays.append((value, value.copy()))
-            elif value.nbytes <= DIGESTED_BYTES and value.dtype.kind in "biufc":
+            elif value.dtype.kind in "biufc":
                 self.large.append(value)
         elif _library_object(value):
             self.library.append(value)
@@ -628,6 +631,8 @@ class Layout:
         for array, copy in self.arrays:
             if not same_array(array, copy):
                 return "a NumPy array it reads changed"
+        if self.large and self.digests() != self.large_digests:
+            return f"a NumPy array of more than {SMALL_ARRAY:,} elements it reads changed"
         return None
 
     def _zeros_changed(self, container: Any, zeros: list[tuple[Any, bytes]]) -> bool:
@@ -638,8 +643,8 @@ class Layout:
         return any(exact(container[key]) != bits for key, bits in zeros)
 
     def digests(self) -> list[int]:
-        """A checksum of each larger NumPy array it reaches, asked when a recording begins and
-        ends: one the step writes in place in Python (``table[0, 0] += 1``) makes a recording
-        no replay could repeat. Between calls such arrays are held by identity only (comparing
-        them before every replay would cost more than the replay)."""
+        """A checksum of each larger NumPy array it reaches. Asked when a recording begins and
+        ends, one the step writes in place in Python (``table[0, 0] += 1``) makes a recording
+        no replay could repeat; asked before each replay, one written between calls records
+        again (what NumPy computed from it in the step's Python is baked into the recording)."""
         return [zlib.crc32(np.ascontiguousarray(array).data) for array in self.large]
