@@ -61,8 +61,11 @@ _NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionT
 
 # NumPy arrays up to this many elements are compared by value before each replay; larger ones
 # are checksummed (CRC-32, about 5 GB/s) when a recording begins and ends, so that a step writing
-# one in place is seen, and before each replay, so that one written between calls is.
+# one in place is seen (up to DIGESTED_BYTES: then every array reached counts, a trainer's whole
+# dataset or a memory-mapped file too, not only those the step's code names), and before each
+# replay, so that one written between calls is.
 SMALL_ARRAY = 4096
+DIGESTED_BYTES = 16 * 2**20
 
 
 def same_array(array: Any, copy: Any) -> bool:
@@ -394,7 +397,7 @@ class Layout:
         elif _isa(value, np.ndarray):
             if value.size <= SMALL_ARRAY:  # a table the step's Python may read (lr_table[epoch])
                 self.arrays.append((value, value.copy()))
-            elif value.dtype.kind in "biufc":
+            elif value.dtype.kind in "biufc" and (self.names is not None or value.nbytes <= DIGESTED_BYTES):
                 self.large.append(value)
         elif _library_object(value):
             self.library.append(value)

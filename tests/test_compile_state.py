@@ -1562,12 +1562,21 @@ LARGE_GLOBAL_READS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+@pytest.mark.parametrize("above_the_recording_checksums", [False, True])
 @pytest.mark.parametrize("read", LARGE_GLOBAL_READS)
-def test_what_the_step_computes_from_a_large_global_written_between_calls(read: str) -> None:
+def test_what_the_step_computes_from_a_large_global_written_between_calls(
+    read: str, above_the_recording_checksums: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A NumPy array of more than 4,096 elements the step reads by name, written between calls:
     what NumPy computed from it in the step's Python (a temporary it converts, a number) is a
     constant of the recording, so its checksum is compared before each replay and a changed one
-    records again (a replay gave the recorded values); an unchanged one replays."""
+    records again (a replay gave the recorded values); an unchanged one replays. So also for
+    one larger than the arrays checksummed as a recording begins and ends (every array the
+    step reaches, named by its code or not)."""
+    from shapegrad import _compile_layout
+
+    if above_the_recording_checksums:
+        monkeypatch.setattr(_compile_layout, "DIGESTED_BYTES", BIG_TABLE.nbytes - 1)
     step = LARGE_GLOBAL_READS[read]
     x = sg.tensor(np.eye(4, dtype=np.float32))
     compiled = sg.compile(step)
