@@ -14,8 +14,11 @@ a change records again (or, when the step itself makes it, runs the step eagerly
 from __future__ import annotations
 
 import collections
+import contextvars
 import enum
 import functools
+import gc
+import logging
 import os
 import sys
 import types
@@ -26,6 +29,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from ._compile_holders import NOT_SEEN, buffer_state, cached_results, getter_names, is_buffer, is_lru_cache, torch_state
 from ._compile_layout_fast import identity_check
 from ._compile_watch import NUMPY_GENERATORS, exact, is_iterator, same_atom, signed_zeros, user_file, user_module
 from ._tensor import Tensor
@@ -118,6 +122,17 @@ _ENVIRONMENT_NAMES = frozenset({"environ", "getenv"})
 def _environment() -> Any:
     """The dict behind ``os.environ`` (its items as the process holds them), or None."""
     return attribute(os.environ, "_data")
+
+
+def _context_value(var: Any) -> Any:
+    """A ``contextvars.ContextVar``'s value in the current context (``_MISSING``: none)."""
+    return var.get(_MISSING)
+
+
+def _logger_state(logger: Any) -> tuple[Any, int, bool, int]:
+    """What a logger's ``isEnabledFor`` decides by: its effective level, whether it is
+    disabled, and ``logging.disable``'s level."""
+    return logger, logger.getEffectiveLevel(), logger.disabled, logger.manager.disable
 
 
 def _library_object(value: Any) -> bool:
@@ -253,6 +268,10 @@ class Layout:
         "arrays",
         "large",
         "large_digests",
+        "held",
+        "contexts",
+        "loggers",
+        "late_names",
         "generators",
         "iterators",
         "references",
@@ -278,6 +297,19 @@ class Layout:
         # read by (a trainer's step_count is not the optimizer's).
         self.names = names
         self.foreign = names if foreign is None else foreign
+        self._walk(roots)
+        # An operator.attrgetter("gain", "bias") made outside the step reads attributes by names
+        # no bytecode that ran holds: walked again, those names read too.
+        while self.names is not None and not self.late_names <= self.names:
+            self.names = self.names | self.late_names
+            self.foreign = None if self.foreign is None else self.foreign | self.late_names
+            self._walk(roots)
+        # the larger arrays' contents now: a NumPy result the step computed from one (float(TABLE[0, 0]),
+        # sg.tensor(TABLE[:4] * 2)) is a constant of the recording, right only while they hold this
+        self.large_digests = self.digests()
+
+    def _walk(self, roots: list[Any]) -> None:
+        """Note what ``roots`` reach (see the class's docstring)."""
         # (module, its __dict__'s size without "training", its mode, its other (name, value) pairs)
         self.modules: list[tuple[Any, int, bool, tuple[tuple[str, Any], ...]]] = []
         # (a plain object, whether it has a __dict__ (else slots, read with getattr), the
@@ -297,6 +329,15 @@ class Layout:
         self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, bool]] = []
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
         self.large: list[Any] = []  # larger NumPy arrays of numbers (see digests)
+        # (a holder built in C, what it holds now, how to ask it again): a buffer's bytes, a
+        # PyTorch tensor's (_compile_holders)
+        self.held: list[tuple[Any, Any, Callable[[Any], Any]]] = []
+        self.contexts: list[tuple[Any, Any]] = []  # a contextvars.ContextVar and its value
+        # (a logger, its effective level, whether it is disabled, logging.disable's level): what
+        # isEnabledFor answers (a logger's own cache of it refills in the step after setLevel)
+        self.loggers: list[tuple[Any, int, bool, int]] = []
+        # attribute names read by an operator.attrgetter or methodcaller the step reaches
+        self.late_names: set[str] = set()
         self.generators: list[Any] = []  # NumPy generators (a draw from one in Python is a value read)
         self.iterators: list[Any] = []  # iterators and generators (advancing one is a value read)
         self.references: list[tuple[Any, Any]] = []  # a weak reference and what it gave (cfg_ref().t)
@@ -326,9 +367,6 @@ class Layout:
                 looked_up[id(module)] |= wanted
                 self._add_module_names(module, wanted, seen)
         del self._names, self._held_modules
-        # the larger arrays' contents now: a NumPy result the step computed from one (float(TABLE[0, 0]),
-        # sg.tensor(TABLE[:4] * 2)) is a constant of the recording, right only while they hold this
-        self.large_digests = self.digests()
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""
@@ -401,6 +439,8 @@ class Layout:
                 self.large.append(value)
         elif _library_object(value):
             self.library.append(value)
+        elif self._add_held(value, seen):
+            pass
         elif _isa(value, types.FunctionType):
             self._add_function(value, seen)
         elif _isa(value, types.MethodType):
@@ -416,6 +456,36 @@ class Layout:
             self._add(value.keywords, seen)
         else:
             self._add_object(value, seen)
+
+    def _add_held(self, value: Any, seen: set[int]) -> bool:
+        """What an object built in C holds (see ``_compile_holders``), or a logger's levels;
+        False where ``value`` is none of these."""
+        torch = sys.modules.get("torch")
+        if _isa(value, contextvars.ContextVar):
+            self.contexts.append((value, _context_value(value)))
+            self._add(_context_value(value), seen)
+        elif is_buffer(value) or (torch is not None and _isa(value, torch.Tensor)):
+            ask = buffer_state if is_buffer(value) else torch_state
+            self.held.append((value, ask(value), ask))
+            if _isa(value, memoryview):  # np.asarray(view) aliases what it views: written there too
+                self._add(cast("memoryview", value).obj, seen)
+        elif is_lru_cache(value):
+            results = cached_results(value)
+            if results is NOT_SEEN:
+                raise TooLarge("it calls a functools.lru_cache function whose cached results cannot be read here")
+            self._add(value.__wrapped__, seen)
+            self._add(results, seen)
+        elif _isa(value, types.MappingProxyType):  # a read-only view of a dict changed elsewhere
+            for mapping in gc.get_referents(value):
+                self._add(mapping, seen)
+        elif _isa(value, logging.Logger):
+            self.loggers.append(_logger_state(value))
+        else:
+            names = getter_names(value)
+            if names is None:
+                return False
+            self.late_names |= names
+        return True
 
     def _add_container(self, value: Any, seen: set[int]) -> None:
         items: list[Any] = list(cast("dict[Any, Any]", value).values()) if _isa(value, dict) else list(value)
@@ -520,6 +590,12 @@ class Layout:
         for name in names:
             value = scope.get(name, _MISSING)
             if value is _MISSING:
+                # a module of the user's imported inside a function (import cfg; cfg.SCALE):
+                # bound there, not in the globals, so the module's names are checked instead
+                imported = sys.modules.get(name)
+                if imported is not None and user_module(imported):
+                    self._add_module_names(imported, names, seen)
+                    self._add(imported, seen)
                 continue
             self.values.append((scope, name, value))
             if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("DEBUG"), os.getenv("LR")
@@ -634,6 +710,15 @@ class Layout:
         for array, copy in self.arrays:
             if not same_array(array, copy):
                 return "a NumPy array it reads changed"
+        for var, value in self.contexts:
+            if not same_atom(_context_value(var), value):
+                return f"context variable {var.name!r} it reads was set"
+        for holder, state, ask in self.held:
+            if ask(holder) != state:
+                return f"what a {type(holder).__name__} it reads holds changed"
+        for logger, *levels in self.loggers:
+            if list(_logger_state(logger)[1:]) != levels:
+                return f"the level of logger {logger.name!r} changed"
         if self.large and self.digests() != self.large_digests:
             return f"a NumPy array of more than {SMALL_ARRAY:,} elements it reads changed"
         return None

@@ -23,6 +23,7 @@ import linecache
 import operator
 import os
 import random
+import string
 import struct
 import sys
 import sysconfig
@@ -102,10 +103,16 @@ def _shapegrad_dirs() -> tuple[str, ...]:
 
 def user_module(module: types.ModuleType) -> bool:
     """Whether ``module`` is the user's: its file is (:func:`user_file`), or it has none and
-    is ``__main__`` (an interactive session, a notebook); a module built into the
-    interpreter is not."""
+    is ``__main__`` (an interactive session, a notebook) or was made at run time
+    (``types.ModuleType("cfg")`` put in ``sys.modules``); a module built into the
+    interpreter, frozen, or a namespace package is not."""
     filename = getattr(module, "__file__", None)
-    return user_file(filename) if filename else module.__name__ == "__main__"
+    if filename:
+        return user_file(filename)
+    if module.__name__ == "__main__":
+        return True
+    spec = getattr(module, "__spec__", None)
+    return spec is None and module.__name__ not in sys.builtin_module_names
 
 
 def user_file(filename: str) -> bool:
@@ -385,8 +392,28 @@ def _strings(constants: Any, into: set[str]) -> None:
     for const in constants:
         if isinstance(const, str):
             into.add(const)
+            if "{" in const:
+                into |= format_attribute_names(const)
         elif isinstance(const, (tuple, frozenset)):
             _strings(const, into)
+
+
+_FORMATTER = string.Formatter()
+
+
+def format_attribute_names(text: str) -> set[str]:
+    """The attribute names a format string's fields read (``"{0.act}"``, ``"{cfg.opt.lr:.3f}"``:
+    ``act``; ``opt`` and ``lr``): ``str.format`` reads them in C, by names no bytecode holds."""
+    names: set[str] = set()
+    try:
+        fields = [field for _, field, _, _ in _FORMATTER.parse(text) if field]
+    except ValueError:  # not a format string ("{" in a message)
+        return names
+    for field in fields:
+        for part in field.replace("[", ".").split(".")[1:]:
+            if part.isidentifier():
+                names.add(part)
+    return names
 
 
 @contextlib.contextmanager
