@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
+import math
 import operator
 import sys
 import types
@@ -315,10 +316,15 @@ class _Traced(np.ndarray):
         return owner
 
     def _value_read(self, what: str) -> Any:
+        """The value the step's Python reads (noted as a value read): a NumPy scalar where
+        eagerly it is one (a reduction, an element: its register holds it as a 0-d array)."""
         rec = _current
         if rec is not None:
             rec.value_read(f"{what} of an array")
-        return rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
+        if rec is None or self._rec is not rec:
+            return _plain_of(self)
+        plain = rec.plain[self._r]
+        return plain[()] if self._r in rec.scalars else plain
 
 
 def _method(name: str) -> Callable[..., Any]:
@@ -345,7 +351,7 @@ _METHODS = (
     "reshape astype copy transpose swapaxes ravel flatten squeeze view take repeat sum mean max min prod std "
     "var argmax argmin cumsum cumprod clip dot round fill any all nonzero sort argsort diagonal trace put "
     "searchsorted partition argpartition conj conjugate compress choose __getitem__ __setitem__ __copy__ "
-    "__deepcopy__ __round__"
+    "__deepcopy__"
 ).split()
 _READERS = "item tolist tobytes tofile dump dumps __float__ __int__ __bool__ __index__ __complex__ __contains__".split()
 for _n in _METHODS:
@@ -364,6 +370,44 @@ def _traced_bool(self: _Traced) -> bool:
 
 
 _Traced.__bool__ = _traced_bool
+
+
+def _scalar_reader(name: str, read: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """A dunder of NumPy scalars that ndarray lacks or refuses (``round(s)``, ``math.trunc(s)``,
+    ``hash(s)``): what eagerly is a scalar is read (a value read) and gives eager's result;
+    another array gives what ``read`` of an ndarray gives (``round`` of one raises)."""
+
+    def method(self: _Traced, *args: Any) -> Any:
+        rec = _current
+        if name == "__hash__" and (rec is None or self._rec is not rec or self._r not in rec.scalars):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return read(self._value_read(what), *args)
+
+    method.__name__ = name
+    return method
+
+
+for _n, _read, _what in (
+    ("__round__", round, "round()"),
+    ("__floor__", math.floor, "math.floor()"),
+    ("__ceil__", math.ceil, "math.ceil()"),
+    ("__trunc__", math.trunc, "math.trunc()"),
+    ("__hash__", hash, "hash() (a dict key)"),
+):
+    setattr(_Traced, _n, _scalar_reader(_n, _read, _what))
+# What NumPy scalars have besides ndarray's attributes (a float's is_integer(), an int's
+# bit_count()): read of what eagerly is a scalar, an AttributeError as eagerly of an array.
+_SCALAR_ATTRIBUTES = frozenset("is_integer as_integer_ratio bit_count numerator denominator hex".split())
+
+
+def _scalar_attribute(self: _Traced, name: str) -> Any:
+    rec = _current
+    if name in _SCALAR_ATTRIBUTES and rec is not None and self._rec is rec and self._r in rec.scalars:
+        return getattr(self._value_read(name), name)
+    raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
+
+
+setattr(_Traced, "__getattr__", _scalar_attribute)
 _Traced.__format__ = lambda self, spec: format(self._value_read("format"), spec)
 _Traced.__repr__ = lambda self: repr(self._value_read("repr"))
 _Traced.__str__ = lambda self: str(self._value_read("str"))
@@ -417,6 +461,7 @@ class _Recorder:
     def __init__(self, allowed: dict[int, Any]) -> None:
         self.plain: list[Any] = []
         self.views: list[_Traced | None] = []
+        self.scalars: set[int] = set()  # the registers holding what eagerly is a NumPy scalar (a reduction's)
         self.reg_of: dict[int, int] = {}
         self.ops: list[_Op] = []
         # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
@@ -532,6 +577,8 @@ class _Recorder:
                 return plain
             self.keep.append(tensor)
             index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
+            if not _is_ndarray(plain):
+                self.scalars.add(index)
         return self.traced(index)
 
     def write_slot(self, tensor: Any, value: Any, held: Any) -> Any:
@@ -677,6 +724,7 @@ class _Recorder:
                 index = self._new(np.asarray(result) if not _is_ndarray(result) else result, position)
                 if not _is_ndarray(result):
                     op.ufunc = False  # a scalar result has no buffer
+                    self.scalars.add(index)
             op.outs = index
             return self.traced(index)
         if _is_sequence(result) and any(_is_array(v) for v in result):
@@ -688,6 +736,8 @@ class _Recorder:
                     index = self.reg_of.get(id(item))
                     if index is None:
                         index = self._new(np.asarray(item) if not _is_ndarray(item) else item, position)
+                        if not _is_ndarray(item):
+                            self.scalars.add(index)
                     outs.append(index)
                     back.append(self.traced(index))
                 else:

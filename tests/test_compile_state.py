@@ -11,6 +11,7 @@ import argparse
 import collections
 import dataclasses
 import json
+import math
 import os
 import queue
 import random
@@ -1338,6 +1339,53 @@ def test_a_mask_built_from_numbers_still_replays_after_the_step_reads_t_data() -
 
     compiled = _same_as_eager(step, lambda i: None, sg.full((3,), 2.0))
     assert compiled.eager_reason is None
+
+
+# round(), math.floor/ceil/trunc, hash and is_integer of what is eagerly a NumPy scalar (a
+# reduction of t.data): a Python value baked into the recording, so a value read, with eager's
+# result (round(s) an int, round(s, 1) a NumPy scalar), not an AttributeError from ndarray.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x: round(x.data.sum()),
+        lambda x: float(round(x.data.mean(), 1)),
+        lambda x: math.floor(x.data.mean()),
+        lambda x: math.ceil(x.data.mean()),
+        lambda x: math.trunc(x.data.astype(np.float64).mean()),  # float64's __trunc__
+        lambda x: float(x.data.sum().is_integer()),
+        lambda x: {6.0: 1.0, 12.0: 2.0}.get(x.data.sum(), 3.0),  # hash() of the scalar
+    ],
+    ids=["round", "round-ndigits", "floor", "ceil", "trunc", "is_integer", "hash"],
+)
+def test_round_and_other_scalar_reads_of_a_reduction_run_it_eagerly(read: Callable[[Any], Any]) -> None:
+    """``x * round(x.data.sum())`` (and ``math.floor``, ``hash``, ``.is_integer()`` of a NumPy
+    scalar the step computes) gives eager's values, running eagerly with the warning."""
+
+    def step(x: Any) -> Any:
+        return (x * read(x)).sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 0.5)),) for i in range(4)], "of an array")
+
+
+def test_round_of_a_recorded_scalar_gives_eagers_types() -> None:
+    """``round(s)`` of a NumPy scalar is a Python int and ``round(s, 1)`` a NumPy scalar of its
+    dtype, inside the recording call as eagerly; ``round`` of a 1-d array raises as eagerly."""
+    seen: list[Any] = []
+
+    def step(x: Any) -> Any:
+        s = x.data.sum()
+        seen.append((round(s), round(s, 1)))
+        try:
+            round(x.data)
+        except TypeError as error:
+            seen.append(str(error))
+        return x.sum()
+
+    step(sg.tensor(X))
+    with pytest.warns(sg.CompileWarning, match="round"):
+        sg.compile(step)(sg.tensor(X))
+    assert [type(v) for v in seen[0]] == [type(v) for v in seen[2]] == [int, np.float32]
+    assert seen[0] == seen[2] and seen[1] == seen[3]
 
 
 @pytest.fixture
