@@ -503,6 +503,11 @@ class _Recorder:
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
         # the step builds and converts after that may hold values a replay would not recompute
         self.handed: str | None = None
+        # The 0-d arrays the step's own code was given (made by an operation it issued, a
+        # reduction of t.data or an element, or read as a 0-d tensor's t.data): register ->
+        # (the position of the next operation, where). NumPy's scalar types read one's value in
+        # C (np.float32(x.data.std())), unseen: see _read_unseen
+        self.given: dict[int, tuple[int, str]] = {}
         # the ids of the objects the step reached before it ran (its modules, the objects it
         # reads, its arguments): one it gives back is that object at every replay too
         self.existing: set[int] = set()
@@ -677,6 +682,14 @@ class _Recorder:
         position = len(self.ops)
         self.ops.append(op)
         traced = self._results(op, position, result, has_arrays)
+        made: Any = op.outs
+        outs: tuple[int | None, ...] = cast("tuple[int | None, ...]", made) if isinstance(made, tuple) else (made,)
+        zero_d = [index for index in outs if index is not None and self.plain[index].ndim == 0]
+        if zero_d:
+            where = _issued_where()
+            if where is not None:
+                for index in zero_d:
+                    self.given[index] = (position + 1, where)
         if has_arrays and _value_shaped(kind, fn, plain_args, plain_kwargs):
             self.guard_shapes(kind, fn, args, traced)
         return traced
@@ -894,6 +907,17 @@ class _Recorder:
             self.host_written += writes()
 
 
+def _issued_where() -> str | None:
+    """Where the step's own code issued the operation being recorded (``" (at file:line)"``),
+    or None where it is the library's: the nearest frame outside this module is the user's."""
+    frame: Any = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == _THIS_FILE:
+        frame = frame.f_back
+    if frame is None or not user_file(frame.f_code.co_filename):
+        return None
+    return f" (at {frame.f_code.co_filename}:{frame.f_lineno})"
+
+
 def _where() -> str:
     """Where the step's code was when the recording met a problem: its innermost frame in the
     user's code (not shapegrad's, NumPy's or another installed library's: the line to look at)."""
@@ -907,6 +931,9 @@ def _where() -> str:
         if user_file(frame.filename):
             return f" (at {frame.filename}:{frame.lineno})"
     return ""
+
+
+_THIS_FILE = _issued_where.__code__.co_filename
 
 
 # -- installing the recording ------------------------------------------------------------------
@@ -1013,11 +1040,20 @@ _DATA = Tensor.__dict__["data"]
 
 def _handed_data(tensor: Tensor[Any, *tuple[Any, ...]]) -> Any:
     """``Tensor.data`` while a step records: read by the step's own code (not the library's,
-    whose NumPy on it the recording follows), the step's Python holds a recorded array."""
+    whose NumPy on it the recording follows), the step's Python holds a recorded array (a 0-d
+    one is noted in ``rec.given``: see :func:`_read_unseen`)."""
     rec = _current
-    if rec is not None and rec.handed is None and user_file(sys._getframe(1).f_code.co_filename):
-        rec.hand("a tensor's array (t.data)")
-    return tensor._data
+    data = tensor._data
+    if rec is None:
+        return data
+    zero_d = isinstance(data, _Traced) and data._rec is rec and data.ndim == 0
+    if rec.handed is None or zero_d:
+        caller = sys._getframe(1)
+        if user_file(caller.f_code.co_filename):
+            rec.hand("a tensor's array (t.data)")
+            if zero_d:
+                rec.given[data._r] = (len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
+    return data
 
 
 _HANDED_DATA = property(_handed_data, doc=_DATA.__doc__)
@@ -2106,6 +2142,33 @@ def _built_from_handed(rec: _Recorder) -> str | None:
     return None
 
 
+def _read_unseen(rec: _Recorder) -> str | None:
+    """Why a recording cannot replay a 0-d array the step's own code was given (``rec.given``:
+    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``) and dropped with no recorded
+    operation taking it after, no guard asking it, nothing holding it (the step's result, an
+    attribute), or None. NumPy's scalar types read such an array's value in C, unseen by any
+    hook (``np.float32(x.data.std())``, ``np.int64(a[1])``), and the number they give is a
+    constant of the recording, so one dropped so is taken for one read so (one computed and left
+    unused too)."""
+    last: dict[int, int] = {}
+    for position, op in enumerate(rec.ops):
+        for index in _refs((op.args, op.kwargs), []):
+            last[index] = position
+    asked = {index for _, index, _ in rec.guards}
+    for index, (since, where) in rec.given.items():
+        if last.get(index, -1) >= since or index in asked:
+            continue
+        view = rec.views[index]
+        # rec.views, this variable and getrefcount's argument: held by nothing else
+        if view is not None and sys.getrefcount(view) <= 3:
+            return (
+                f"the value of a 0-d array{where} in a way the recording cannot see: NumPy's scalar types read "
+                "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
+                "to replay)"
+            )
+    return None
+
+
 def _partial_args(fn: Any) -> tuple[Any, ...]:
     """The arguments a ``functools.partial`` holds; none for any other callable."""
     if isinstance(fn, functools.partial):
@@ -2763,6 +2826,8 @@ class CompiledStep(Generic[P, R]):
             rec.value_read("the next item of an iterator or a generator it reaches (next(batches))")
         if rec.value_reason is None and rec.handed is not None:
             rec.value_reason = _built_from_handed(rec)
+        if rec.value_reason is None and rec.given:
+            rec.value_reason = _read_unseen(rec)
         if rec.value_reason is not None:
             self._fall_back(
                 f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"

@@ -1388,6 +1388,57 @@ def test_round_of_a_recorded_scalar_gives_eagers_types() -> None:
     assert seen[0] == seen[2] and seen[1] == seen[3]
 
 
+# A NumPy scalar type called on a recorded 0-d array (np.float32(x.data.std())) reads its value
+# in C, where the recording cannot see it: the number would be a constant of the recording.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x: np.float32(x.data.std()),
+        lambda x: np.float32(x.data[1]),
+        lambda x: float(np.int64(x.data.astype(np.int64).sum())),
+        lambda x: np.float32((x * x).mean().data),  # a 0-d tensor's array, made by the library
+    ],
+    ids=["std", "element", "int64", "tensor-data"],
+)
+def test_a_numpy_scalar_made_from_a_recorded_array_runs_it_eagerly(read: Callable[[Any], Any]) -> None:
+    """``std = np.float32(x.data.std()); (x - x.mean()) / std`` gives eager's values at every
+    call (running eagerly with the warning), not the first call's ``std`` replayed."""
+
+    def step(x: Any) -> Any:
+        return ((x - x.mean()) / (read(x) + 1.0)).sum() + x.sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 1.0)),) for i in range(4)], r"np\.float32\(x\.data\.std\(\)\)")
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda x: x.data.sum(),  # a 0-d array computed from t.data, given back
+        lambda x: sg.tensor(x.data * 2.0).sum() / x.data.std(),  # divided by, as an array
+        lambda x: (x * x.data[1]).sum(),
+        lambda x: (x * x.data.max()).sum() if x.data.sum() > 0 else x.sum(),  # a guard
+        lambda x: (x * x).sum().data,  # a 0-d tensor's array given back
+        lambda x: sg.tensor(np.where(x.data > 1.0, x.data, 0.0)).sum(),
+    ],
+    ids=["returned", "divided", "element", "guard", "tensor-data", "where"],
+)
+def test_a_0d_array_the_step_uses_as_an_array_still_replays(use: Callable[[Any], Any]) -> None:
+    """A 0-d array computed from ``t.data`` that a recorded operation takes, a guard asks or
+    the step gives back is no unseen read: the step replays, with eager's values."""
+
+    def step(x: Any) -> Any:
+        return use(x)
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(4):
+            x = sg.tensor(X * (i + 1.0))
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert compiled.eager_reason is None
+    assert len(compiled.recordings) == 1
+
+
 @pytest.fixture
 def _default_generators(monkeypatch: pytest.MonkeyPatch) -> None:
     """sg.seed's state, put back after the test."""
