@@ -2806,9 +2806,9 @@ class CompiledStep(Generic[P, R]):
                 traced_result = self._step(*call_args, **call_kwargs)
         finally:
             # (not named key: that is the signature the recording is kept under)
-            for holder, place, original, traced in reversed(swapped):
-                if holder[place] is traced:  # not one the step itself replaced
-                    holder[place] = original
+            _put_back(swapped)
+            # the traced arguments held by nothing the step did not keep now (see _read_unseen)
+            del call_args, call_kwargs, swapped
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if contents != [_contents(container) for _, container in containers]:
             # batch["logits"] = model(batch["x"]), inputs.append(h): a replay runs none of the
@@ -2944,6 +2944,8 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
         if index is None:
             return value
         rec.hand("a NumPy array as an argument")
+        if value.ndim == 0:  # np.float32(a) reads it unseen (see _read_unseen)
+            rec.given[index] = (0, " (a 0-d NumPy array argument)")
         return rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
@@ -2960,6 +2962,14 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
                 holder[key] = new
                 swapped.append((holder, key, item, new))
     return value
+
+
+def _put_back(swapped: list[tuple[Any, Any, Any, Any]]) -> None:
+    """The caller's lists and dicts as they came, where the step did not replace the traced
+    view (see :func:`_traced_argument`)."""
+    for holder, place, original, traced in reversed(swapped):
+        if holder[place] is traced:
+            holder[place] = original
 
 
 def _argument_containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:

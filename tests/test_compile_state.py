@@ -1410,6 +1410,29 @@ def test_a_numpy_scalar_made_from_a_recorded_array_runs_it_eagerly(read: Callabl
     _eager_with_warning(step, [(sg.tensor(X * (i + 1.0)),) for i in range(4)], r"np\.float32\(x\.data\.std\(\)\)")
 
 
+def test_a_numpy_scalar_made_from_a_0d_array_argument_runs_it_eagerly() -> None:
+    """``x * np.float32(a)``, ``a`` a 0-d NumPy array argument (in a list too), gives eager's
+    values (running eagerly with the warning); ``x * a``, which the recording follows, replays."""
+
+    def read(x: Any, a: Any) -> Any:
+        return (x * np.float32(a)).sum()
+
+    def read_listed(x: Any, batch: list[Any]) -> Any:
+        return (x * np.float32(batch[0])).sum()
+
+    def use(x: Any, a: Any) -> Any:
+        return (x * a).sum()
+
+    calls = [(sg.tensor(X), np.array(k, dtype=np.float32)) for k in (1.0, 2.0, 3.0)]
+    _eager_with_warning(read, calls, "0-d NumPy array argument")
+    _eager_with_warning(read_listed, [(x, [a]) for x, a in calls], "0-d NumPy array argument")
+    compiled = sg.compile(use)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        assert [compiled(*args).item() for args in calls] == [use(*args).item() for args in calls]
+    assert len(compiled.recordings) == 1
+
+
 @pytest.mark.parametrize(
     "use",
     [
