@@ -38,6 +38,7 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import functools
+import math
 import operator
 import sys
 import types
@@ -315,10 +316,15 @@ class _Traced(np.ndarray):
         return owner
 
     def _value_read(self, what: str) -> Any:
+        """The value the step's Python reads (noted as a value read): a NumPy scalar where
+        eagerly it is one (a reduction, an element: its register holds it as a 0-d array)."""
         rec = _current
         if rec is not None:
             rec.value_read(f"{what} of an array")
-        return rec.plain[self._r] if rec is not None and self._rec is rec else _plain_of(self)
+        if rec is None or self._rec is not rec:
+            return _plain_of(self)
+        plain = rec.plain[self._r]
+        return plain[()] if self._r in rec.scalars else plain
 
 
 def _method(name: str) -> Callable[..., Any]:
@@ -345,7 +351,7 @@ _METHODS = (
     "reshape astype copy transpose swapaxes ravel flatten squeeze view take repeat sum mean max min prod std "
     "var argmax argmin cumsum cumprod clip dot round fill any all nonzero sort argsort diagonal trace put "
     "searchsorted partition argpartition conj conjugate compress choose __getitem__ __setitem__ __copy__ "
-    "__deepcopy__ __round__"
+    "__deepcopy__"
 ).split()
 _READERS = "item tolist tobytes tofile dump dumps __float__ __int__ __bool__ __index__ __complex__ __contains__".split()
 for _n in _METHODS:
@@ -364,6 +370,44 @@ def _traced_bool(self: _Traced) -> bool:
 
 
 _Traced.__bool__ = _traced_bool
+
+
+def _scalar_reader(name: str, read: Callable[..., Any], what: str) -> Callable[..., Any]:
+    """A dunder of NumPy scalars that ndarray lacks or refuses (``round(s)``, ``math.trunc(s)``,
+    ``hash(s)``): what eagerly is a scalar is read (a value read) and gives eager's result;
+    another array gives what ``read`` of an ndarray gives (``round`` of one raises)."""
+
+    def method(self: _Traced, *args: Any) -> Any:
+        rec = _current
+        if name == "__hash__" and (rec is None or self._rec is not rec or self._r not in rec.scalars):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        return read(self._value_read(what), *args)
+
+    method.__name__ = name
+    return method
+
+
+for _n, _read, _what in (
+    ("__round__", round, "round()"),
+    ("__floor__", math.floor, "math.floor()"),
+    ("__ceil__", math.ceil, "math.ceil()"),
+    ("__trunc__", math.trunc, "math.trunc()"),
+    ("__hash__", hash, "hash() (a dict key)"),
+):
+    setattr(_Traced, _n, _scalar_reader(_n, _read, _what))
+# What NumPy scalars have besides ndarray's attributes (a float's is_integer(), an int's
+# bit_count()): read of what eagerly is a scalar, an AttributeError as eagerly of an array.
+_SCALAR_ATTRIBUTES = frozenset("is_integer as_integer_ratio bit_count numerator denominator hex".split())
+
+
+def _scalar_attribute(self: _Traced, name: str) -> Any:
+    rec = _current
+    if name in _SCALAR_ATTRIBUTES and rec is not None and self._rec is rec and self._r in rec.scalars:
+        return getattr(self._value_read(name), name)
+    raise AttributeError(f"'numpy.ndarray' object has no attribute {name!r}")
+
+
+setattr(_Traced, "__getattr__", _scalar_attribute)
 _Traced.__format__ = lambda self, spec: format(self._value_read("format"), spec)
 _Traced.__repr__ = lambda self: repr(self._value_read("repr"))
 _Traced.__str__ = lambda self: str(self._value_read("str"))
@@ -417,6 +461,7 @@ class _Recorder:
     def __init__(self, allowed: dict[int, Any]) -> None:
         self.plain: list[Any] = []
         self.views: list[_Traced | None] = []
+        self.scalars: set[int] = set()  # the registers holding what eagerly is a NumPy scalar (a reduction's)
         self.reg_of: dict[int, int] = {}
         self.ops: list[_Op] = []
         # per input register: ("arg", path) | ("holder", tensor) | ("object", array)
@@ -458,6 +503,11 @@ class _Recorder:
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
         # the step builds and converts after that may hold values a replay would not recompute
         self.handed: str | None = None
+        # The 0-d arrays the step's own code was given (made by an operation it issued, a
+        # reduction of t.data or an element, or read as a 0-d tensor's t.data): register ->
+        # (the position of the next operation, where). NumPy's scalar types read one's value in
+        # C (np.float32(x.data.std())), unseen: see _read_unseen
+        self.given: dict[int, tuple[int, str]] = {}
         # the ids of the objects the step reached before it ran (its modules, the objects it
         # reads, its arguments): one it gives back is that object at every replay too
         self.existing: set[int] = set()
@@ -532,6 +582,8 @@ class _Recorder:
                 return plain
             self.keep.append(tensor)
             index = self.add_input(np.asarray(plain) if not _is_ndarray(plain) else plain, ("holder", tensor))
+            if not _is_ndarray(plain):
+                self.scalars.add(index)
         return self.traced(index)
 
     def write_slot(self, tensor: Any, value: Any, held: Any) -> Any:
@@ -630,6 +682,14 @@ class _Recorder:
         position = len(self.ops)
         self.ops.append(op)
         traced = self._results(op, position, result, has_arrays)
+        made: Any = op.outs
+        outs: tuple[int | None, ...] = cast("tuple[int | None, ...]", made) if isinstance(made, tuple) else (made,)
+        zero_d = [index for index in outs if index is not None and self.plain[index].ndim == 0]
+        if zero_d:
+            where = _issued_where()
+            if where is not None:
+                for index in zero_d:
+                    self.given[index] = (position + 1, where)
         if has_arrays and _value_shaped(kind, fn, plain_args, plain_kwargs):
             self.guard_shapes(kind, fn, args, traced)
         return traced
@@ -677,6 +737,7 @@ class _Recorder:
                 index = self._new(np.asarray(result) if not _is_ndarray(result) else result, position)
                 if not _is_ndarray(result):
                     op.ufunc = False  # a scalar result has no buffer
+                    self.scalars.add(index)
             op.outs = index
             return self.traced(index)
         if _is_sequence(result) and any(_is_array(v) for v in result):
@@ -688,6 +749,8 @@ class _Recorder:
                     index = self.reg_of.get(id(item))
                     if index is None:
                         index = self._new(np.asarray(item) if not _is_ndarray(item) else item, position)
+                        if not _is_ndarray(item):
+                            self.scalars.add(index)
                     outs.append(index)
                     back.append(self.traced(index))
                 else:
@@ -844,6 +907,17 @@ class _Recorder:
             self.host_written += writes()
 
 
+def _issued_where() -> str | None:
+    """Where the step's own code issued the operation being recorded (``" (at file:line)"``),
+    or None where it is the library's: the nearest frame outside this module is the user's."""
+    frame: Any = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == _THIS_FILE:
+        frame = frame.f_back
+    if frame is None or not user_file(frame.f_code.co_filename):
+        return None
+    return f" (at {frame.f_code.co_filename}:{frame.f_lineno})"
+
+
 def _where() -> str:
     """Where the step's code was when the recording met a problem: its innermost frame in the
     user's code (not shapegrad's, NumPy's or another installed library's: the line to look at)."""
@@ -857,6 +931,9 @@ def _where() -> str:
         if user_file(frame.filename):
             return f" (at {frame.filename}:{frame.lineno})"
     return ""
+
+
+_THIS_FILE = _issued_where.__code__.co_filename
 
 
 # -- installing the recording ------------------------------------------------------------------
@@ -963,11 +1040,20 @@ _DATA = Tensor.__dict__["data"]
 
 def _handed_data(tensor: Tensor[Any, *tuple[Any, ...]]) -> Any:
     """``Tensor.data`` while a step records: read by the step's own code (not the library's,
-    whose NumPy on it the recording follows), the step's Python holds a recorded array."""
+    whose NumPy on it the recording follows), the step's Python holds a recorded array (a 0-d
+    one is noted in ``rec.given``: see :func:`_read_unseen`)."""
     rec = _current
-    if rec is not None and rec.handed is None and user_file(sys._getframe(1).f_code.co_filename):
-        rec.hand("a tensor's array (t.data)")
-    return tensor._data
+    data = tensor._data
+    if rec is None:
+        return data
+    zero_d = isinstance(data, _Traced) and data._rec is rec and data.ndim == 0
+    if rec.handed is None or zero_d:
+        caller = sys._getframe(1)
+        if user_file(caller.f_code.co_filename):
+            rec.hand("a tensor's array (t.data)")
+            if zero_d:
+                rec.given[data._r] = (len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
+    return data
 
 
 _HANDED_DATA = property(_handed_data, doc=_DATA.__doc__)
@@ -2056,6 +2142,33 @@ def _built_from_handed(rec: _Recorder) -> str | None:
     return None
 
 
+def _read_unseen(rec: _Recorder) -> str | None:
+    """Why a recording cannot replay a 0-d array the step's own code was given (``rec.given``:
+    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``) and dropped with no recorded
+    operation taking it after, no guard asking it, nothing holding it (the step's result, an
+    attribute), or None. NumPy's scalar types read such an array's value in C, unseen by any
+    hook (``np.float32(x.data.std())``, ``np.int64(a[1])``), and the number they give is a
+    constant of the recording, so one dropped so is taken for one read so (one computed and left
+    unused too)."""
+    last: dict[int, int] = {}
+    for position, op in enumerate(rec.ops):
+        for index in _refs((op.args, op.kwargs), []):
+            last[index] = position
+    asked = {index for _, index, _ in rec.guards}
+    for index, (since, where) in rec.given.items():
+        if last.get(index, -1) >= since or index in asked:
+            continue
+        view = rec.views[index]
+        # rec.views, this variable and getrefcount's argument: held by nothing else
+        if view is not None and sys.getrefcount(view) <= 3:
+            return (
+                f"the value of a 0-d array{where} in a way the recording cannot see: NumPy's scalar types read "
+                "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
+                "to replay)"
+            )
+    return None
+
+
 def _partial_args(fn: Any) -> tuple[Any, ...]:
     """The arguments a ``functools.partial`` holds; none for any other callable."""
     if isinstance(fn, functools.partial):
@@ -2693,9 +2806,9 @@ class CompiledStep(Generic[P, R]):
                 traced_result = self._step(*call_args, **call_kwargs)
         finally:
             # (not named key: that is the signature the recording is kept under)
-            for holder, place, original, traced in reversed(swapped):
-                if holder[place] is traced:  # not one the step itself replaced
-                    holder[place] = original
+            _put_back(swapped)
+            # the traced arguments held by nothing the step did not keep now (see _read_unseen)
+            del call_args, call_kwargs, swapped
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
         if contents != [_contents(container) for _, container in containers]:
             # batch["logits"] = model(batch["x"]), inputs.append(h): a replay runs none of the
@@ -2713,6 +2826,8 @@ class CompiledStep(Generic[P, R]):
             rec.value_read("the next item of an iterator or a generator it reaches (next(batches))")
         if rec.value_reason is None and rec.handed is not None:
             rec.value_reason = _built_from_handed(rec)
+        if rec.value_reason is None and rec.given:
+            rec.value_reason = _read_unseen(rec)
         if rec.value_reason is not None:
             self._fall_back(
                 f"its Python code read {rec.value_reason} while it was recorded, so what it does may depend on values"
@@ -2829,6 +2944,8 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
         if index is None:
             return value
         rec.hand("a NumPy array as an argument")
+        if value.ndim == 0:  # np.float32(a) reads it unseen (see _read_unseen)
+            rec.given[index] = (0, " (a 0-d NumPy array argument)")
         return rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt
@@ -2845,6 +2962,14 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
                 holder[key] = new
                 swapped.append((holder, key, item, new))
     return value
+
+
+def _put_back(swapped: list[tuple[Any, Any, Any, Any]]) -> None:
+    """The caller's lists and dicts as they came, where the step did not replace the traced
+    view (see :func:`_traced_argument`)."""
+    for holder, place, original, traced in reversed(swapped):
+        if holder[place] is traced:
+            holder[place] = original
 
 
 def _argument_containers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[tuple[Any, ...], Any]]:

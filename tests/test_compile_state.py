@@ -11,6 +11,7 @@ import argparse
 import collections
 import dataclasses
 import json
+import math
 import os
 import queue
 import random
@@ -1338,6 +1339,127 @@ def test_a_mask_built_from_numbers_still_replays_after_the_step_reads_t_data() -
 
     compiled = _same_as_eager(step, lambda i: None, sg.full((3,), 2.0))
     assert compiled.eager_reason is None
+
+
+# round(), math.floor/ceil/trunc, hash and is_integer of what is eagerly a NumPy scalar (a
+# reduction of t.data): a Python value baked into the recording, so a value read, with eager's
+# result (round(s) an int, round(s, 1) a NumPy scalar), not an AttributeError from ndarray.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x: round(x.data.sum()),
+        lambda x: float(round(x.data.mean(), 1)),
+        lambda x: math.floor(x.data.mean()),
+        lambda x: math.ceil(x.data.mean()),
+        lambda x: math.trunc(x.data.astype(np.float64).mean()),  # float64's __trunc__
+        lambda x: float(x.data.sum().is_integer()),
+        lambda x: {6.0: 1.0, 12.0: 2.0}.get(x.data.sum(), 3.0),  # hash() of the scalar
+    ],
+    ids=["round", "round-ndigits", "floor", "ceil", "trunc", "is_integer", "hash"],
+)
+def test_round_and_other_scalar_reads_of_a_reduction_run_it_eagerly(read: Callable[[Any], Any]) -> None:
+    """``x * round(x.data.sum())`` (and ``math.floor``, ``hash``, ``.is_integer()`` of a NumPy
+    scalar the step computes) gives eager's values, running eagerly with the warning."""
+
+    def step(x: Any) -> Any:
+        return (x * read(x)).sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 0.5)),) for i in range(4)], "of an array")
+
+
+def test_round_of_a_recorded_scalar_gives_eagers_types() -> None:
+    """``round(s)`` of a NumPy scalar is a Python int and ``round(s, 1)`` a NumPy scalar of its
+    dtype, inside the recording call as eagerly; ``round`` of a 1-d array raises as eagerly."""
+    seen: list[Any] = []
+
+    def step(x: Any) -> Any:
+        s = x.data.sum()
+        seen.append((round(s), round(s, 1)))
+        try:
+            round(x.data)
+        except TypeError as error:
+            seen.append(str(error))
+        return x.sum()
+
+    step(sg.tensor(X))
+    with pytest.warns(sg.CompileWarning, match="round"):
+        sg.compile(step)(sg.tensor(X))
+    assert [type(v) for v in seen[0]] == [type(v) for v in seen[2]] == [int, np.float32]
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+
+
+# A NumPy scalar type called on a recorded 0-d array (np.float32(x.data.std())) reads its value
+# in C, where the recording cannot see it: the number would be a constant of the recording.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x: np.float32(x.data.std()),
+        lambda x: np.float32(x.data[1]),
+        lambda x: float(np.int64(x.data.astype(np.int64).sum())),
+        lambda x: np.float32((x * x).mean().data),  # a 0-d tensor's array, made by the library
+    ],
+    ids=["std", "element", "int64", "tensor-data"],
+)
+def test_a_numpy_scalar_made_from_a_recorded_array_runs_it_eagerly(read: Callable[[Any], Any]) -> None:
+    """``std = np.float32(x.data.std()); (x - x.mean()) / std`` gives eager's values at every
+    call (running eagerly with the warning), not the first call's ``std`` replayed."""
+
+    def step(x: Any) -> Any:
+        return ((x - x.mean()) / (read(x) + 1.0)).sum() + x.sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 1.0)),) for i in range(4)], r"np\.float32\(x\.data\.std\(\)\)")
+
+
+def test_a_numpy_scalar_made_from_a_0d_array_argument_runs_it_eagerly() -> None:
+    """``x * np.float32(a)``, ``a`` a 0-d NumPy array argument (in a list too), gives eager's
+    values (running eagerly with the warning); ``x * a``, which the recording follows, replays."""
+
+    def read(x: Any, a: Any) -> Any:
+        return (x * np.float32(a)).sum()
+
+    def read_listed(x: Any, batch: list[Any]) -> Any:
+        return (x * np.float32(batch[0])).sum()
+
+    def use(x: Any, a: Any) -> Any:
+        return (x * a).sum()
+
+    calls = [(sg.tensor(X), np.array(k, dtype=np.float32)) for k in (1.0, 2.0, 3.0)]
+    _eager_with_warning(read, calls, "0-d NumPy array argument")
+    _eager_with_warning(read_listed, [(x, [a]) for x, a in calls], "0-d NumPy array argument")
+    compiled = sg.compile(use)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        assert [compiled(*args).item() for args in calls] == [use(*args).item() for args in calls]
+    assert len(compiled.recordings) == 1
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda x: x.data.sum(),  # a 0-d array computed from t.data, given back
+        lambda x: sg.tensor(x.data * 2.0).sum() / x.data.std(),  # divided by, as an array
+        lambda x: (x * x.data[1]).sum(),
+        lambda x: (x * x.data.max()).sum() if x.data.sum() > 0 else x.sum(),  # a guard
+        lambda x: (x * x).sum().data,  # a 0-d tensor's array given back
+        lambda x: sg.tensor(np.where(x.data > 1.0, x.data, 0.0)).sum(),
+    ],
+    ids=["returned", "divided", "element", "guard", "tensor-data", "where"],
+)
+def test_a_0d_array_the_step_uses_as_an_array_still_replays(use: Callable[[Any], Any]) -> None:
+    """A 0-d array computed from ``t.data`` that a recorded operation takes, a guard asks or
+    the step gives back is no unseen read: the step replays, with eager's values."""
+
+    def step(x: Any) -> Any:
+        return use(x)
+
+    compiled = sg.compile(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for i in range(4):
+            x = sg.tensor(X * (i + 1.0))
+            assert compiled(x).item() == step(x).item(), f"call {i}"
+    assert compiled.eager_reason is None
+    assert len(compiled.recordings) == 1
 
 
 @pytest.fixture
