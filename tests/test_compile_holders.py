@@ -25,6 +25,11 @@ import pytest
 import shapegrad as sg
 
 
+@pytest.fixture(autouse=True)
+def _records_on_numpy(numpy_backend: str) -> None:
+    """sg.compile records on the NumPy backend only (see test_compile.py)."""
+
+
 class Settings:
     """A settings object of the kind a program makes once and changes in place."""
 
