@@ -9,7 +9,9 @@ matrix products, reshapes and transposes, basic indexing, reductions over other 
 library's row-wise kernels: softmax, layer norm, cross-entropy, GELU, ReLU, sigmoid) then
 runs on narrowed inputs; an input that something else reads whole is sliced (a view) where
 the narrowed operation reads it. In a transformer decoding its last position, the last
-block's queries, attention rows, output projection, MLP and the head run for one row.
+block's queries, attention rows, output projection, MLP and the head run for one row. An
+operation giving booleans or integers from floats is not narrowed (see
+``_Rules.discrete_from_floats``): narrowed products round otherwise, and a comparison could flip.
 
 Narrowing runs only on recordings whose operations change nothing but their own arrays (no
 optimizer update, random draw, host call or write into an input), so that the caller
@@ -126,9 +128,19 @@ class _Rules:
     """The narrowing rules, given the registers' shapes as recorded and the values of those
     that are constants (made from no register: an index list turned into an array)."""
 
-    def __init__(self, shapes: list[tuple[int, ...]], constants: dict[int, Any]) -> None:
+    def __init__(self, shapes: list[tuple[int, ...]], constants: dict[int, Any], kinds: list[str]) -> None:
         self.shapes = shapes
         self.constants = constants
+        self.kinds = kinds  # each register's dtype kind ("f" float, "b" bool, ...; "" not an array)
+
+    def discrete_from_floats(self, op: Op) -> bool:
+        """Whether ``op`` gives booleans or integers from floats (a comparison, an argmax, a
+        cast to int): run on narrowed floats, which round otherwise than whole ones, its result
+        may flip, and meeting a whole computation of the same value (``h == h.max(axis=1)``) it
+        flips where eager's cannot (the maximum equal to none of the row)."""
+        outs = _outs(op)
+        regs = refs((op.args, op.kwargs), [])
+        return any(self.kinds[o] not in "fc" for o in outs) and any(self.kinds[r] in "fc" for r in regs)
 
     def need(self, reg: int, demand: Demand) -> Need:
         """``demand`` of ``reg``, or WHOLE where it covers the whole axis."""
@@ -550,6 +562,8 @@ def _demands(
         op = rec.ops[position]
         wanted = _wanted(op, demand)
         rule = None if wanted is None or position in opaque else rules.rule(op, wanted)
+        if rule is not None and rules.discrete_from_floats(op):
+            rule = None
         if rule is None:
             for reg in refs((op.args, op.kwargs), []):
                 demand[reg] = WHOLE
@@ -593,7 +607,11 @@ def narrow(rec: Any, needed: list[int]) -> tuple[Snapshot, int] | None:
     nothing narrows (``rec`` unchanged)."""
     if not rec.ops or not _side_effect_free(rec):
         return None
-    rules = _Rules([tuple(getattr(p, "shape", ())) for p in rec.plain], _constants(rec))
+    rules = _Rules(
+        [tuple(getattr(p, "shape", ())) for p in rec.plain],
+        _constants(rec),
+        [getattr(getattr(p, "dtype", None), "kind", "") for p in rec.plain],
+    )
     snapshot = Snapshot(
         list(rec.ops), list(rec.plain), list(rec.views), list(rec.owner), list(rec.made_by), list(rec.guards)
     )

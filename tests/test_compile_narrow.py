@@ -562,3 +562,21 @@ def test_losses_on_the_last_position_narrow() -> None:
             _same(compiled(ids, labels), fn(ids, labels))
         assert compiled.eager_reason is None
         assert compiled.recordings[0].narrowed_operations >= 20, (fn.__name__, compiled.recordings[0])
+
+
+def test_a_comparison_of_floats_is_not_narrowed() -> None:
+    """``(x @ w == (x @ w).max(axis=1, keepdims=True))[:, -1]``: narrowed, the first product's
+    last row rounded otherwise than the whole second one, and the last position's maximum
+    equalled no value of its column where eager's always does (16 calls in 40 gave other
+    booleans). A comparison, an argmax or a cast giving booleans or integers from floats reads
+    whole values, as eager does; a float result after one still narrows where it can."""
+    w = sg.tensor(np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32))
+
+    def is_maximum(x: Any) -> Any:
+        return ((x @ w) == (x @ w).max(axis=1, keepdims=True))[:, -1]
+
+    compiled = sg.compile(is_maximum)
+    for seed in range(40):
+        x = sg.tensor(np.random.default_rng(seed).standard_normal((2, 5, 4)).astype(np.float32))
+        assert np.array_equal(compiled(x).numpy(), is_maximum(x).numpy()), f"call {seed}"
+    assert compiled.recordings[0].narrowed_operations == 0
