@@ -1863,3 +1863,24 @@ def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
             got, expected = compiled(x), step(x)
             assert [t.tolist() for t in got] == [t.tolist() for t in expected], f"call {i}"
     assert compiled.eager_reason is None
+
+
+def test_an_argument_in_another_memory_order_records_again() -> None:
+    """A C-ordered argument, then a transposed view of the same shape: the replay of the
+    C-ordered recording summed in its buffers' order and gave other roundings than eager's
+    (``exp(x).sum(axis=1)``: 4 in 10 million apart, silently). The memory order is part of the
+    signature: each order records once and replays bit for bit."""
+    rng = np.random.default_rng(0)
+    ordered = [
+        sg.tensor(rng.standard_normal((6, 1000)).astype(np.float32)),
+        sg.tensor(rng.standard_normal((1000, 6)).astype(np.float32)).T,
+        sg.tensor(np.asfortranarray(rng.standard_normal((6, 1000)).astype(np.float32))),
+    ]
+
+    def step(x: Any) -> Any:
+        return sg.exp(x).sum(axis=1)
+
+    compiled = sg.compile(step)
+    for x in [*ordered, *ordered]:
+        assert np.array_equal(compiled(x).numpy(), step(x).numpy())
+    assert len(compiled.recordings) == 2 and sum(r.replays for r in compiled.recordings) == 4  # .T is F-ordered
