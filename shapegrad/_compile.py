@@ -66,7 +66,7 @@ from ._compile_layout import (
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
-from ._errors import CompileError, CompileWarning, ShapeError, TapeError
+from ._errors import CompileError, CompileWarning, ShapeError, ShapegradError, TapeError
 from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
 from ._no_grad import inside_no_grad
 from ._tensor import Tensor, wrap
@@ -806,17 +806,18 @@ class _Recorder:
                     break
         self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
-    def check(self, flag: Any, message: str) -> None:
-        """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
-        boolean) is true, and at every replay where it is."""
+    def check(self, flag: Any, message: str, error: type[ShapegradError] = ShapeError) -> None:
+        """A value check: a range check (``require_in_range``), or a power's check for a
+        negative integer exponent (``DTypeError``, ``error``): raises ``error(message)`` now if
+        ``flag`` (a recorded 0-d boolean) is true, and at every replay where it is."""
         if not isinstance(flag, _Traced) or flag._rec is not self:
             self.escape("a range check on an array the recording does not know")
             return
-        op = _Op("check", message, (_Ref(flag._r),), {}, None)
+        op = _Op("check", (error, message), (_Ref(flag._r),), {}, None)
         op.expect = None if self.at_check is None else (*self.at_check(), len(self.effects))
         self.ops.append(op)
         if bool(self.plain[flag._r]):
-            raise ShapeError(message)
+            raise error(message)
 
     def guard(self, value: _Traced, what: str = "bool() of an array computed in the step") -> bool:
         """``bool(value)`` read by the library's Python code (``cross_entropy`` asking whether
@@ -1485,27 +1486,29 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
     )
 
 
-def _failed(message: str, state: Any = None) -> None:
-    """A range check failed in a replay: the Python state as the step leaves it when it raises
-    there (its gradients' bookkeeping after ``grads.zero()``, modules' modes it set), then
-    the error (the replay notes the writes and ends the tapes the step did before it: the
-    count of its effects so far, ``_Plan.effects``)."""
+def _failed(check: tuple[type[ShapegradError], str], state: Any = None) -> None:
+    """A check failed in a replay (``check``: the error's class and message, as the step
+    raises it): the Python state as the step leaves it when it raises there (its gradients'
+    bookkeeping after ``grads.zero()``, modules' modes it set), then the error (the replay
+    notes the writes and ends the tapes the step did before it: the count of its effects so
+    far, ``_Plan.effects``)."""
+    error, message = check
     if state is None:
-        raise ShapeError(message)
+        raise error(message)
     books, modes, done = state
     for grads, kept in books:
         set_bookkeeping(grads, kept)
     _restore_modes(modes)
-    raise _CheckFailed(message, done)
+    raise _CheckFailed(error, message, done)
 
 
-class _CheckFailed(ShapeError):
-    """A range check failed in a replay, after ``done`` of the recording's effects: the replay
-    does those, then raises the ``ShapeError`` the step raises."""
+class _CheckFailed(Exception):
+    """A check failed in a replay, after ``done`` of the recording's effects: the replay does
+    those, then raises the ``error(message)`` the step raises."""
 
-    def __init__(self, message: str, done: int) -> None:
+    def __init__(self, error: type[ShapegradError], message: str, done: int) -> None:
         super().__init__(message)
-        self.message, self.done = message, done
+        self.error, self.message, self.done = error, message, done
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
@@ -2052,7 +2055,7 @@ class _Plan:
             outs = self.function(values, self.functions, self.constants, self.buffers)
         except _CheckFailed as failed:
             self._effects(self.effects[: failed.done], args, kwargs)
-            raise ShapeError(failed.message) from None
+            raise failed.error(failed.message) from None
         needed = self.needed
         for tensor, index in self.rebound:
             tensor._data = outs[needed[index]]

@@ -1231,6 +1231,68 @@ def test_a_range_check_failing_in_a_replay_notes_the_writes_before_it() -> None:
     assert compiled.recordings[0].replays == 2
 
 
+def _int32(values: Any) -> Any:
+    return sg.tensor(np.array(values, np.int32))
+
+
+def test_an_integer_power_replayed_with_a_negative_exponent_raises_eager_s_error() -> None:
+    """An integer tensor to an integer tensor power, recorded with a valid exponent and replayed
+    with a negative one, raises the DTypeError eager raises (the replay ran NumPy's power and
+    raised its bare ValueError), after noting the writes the step made before it, as the step
+    raising there has; the next valid call is replayed. A base given as a number too."""
+    buf = sg.zeros(2)
+
+    def step(x: Any, a: Any, b: Any, c: Any) -> Any:
+        buf[...] = x
+        return (a**b).sum() + (2**c).sum()
+
+    compiled = sg.compile(step)
+    x, a = sg.ones(2), _int32([[2, 3], [4, 5]])
+    good, bad = _int32([[1, 2], [0, 1]]), _int32([[1, -1], [0, 1]])
+    also_good = _int32([[1, 2], [0, 1]])  # not the same tensor: a call's aliasing is in its signature
+    assert compiled(x, a, good, also_good).item() == step(x, a, good, also_good).item() == 26
+    for b, c, found in ((bad, good, "a tensor of dtype int32"), (good, bad, "the number 2")):
+        with pytest.raises(sg.DTypeError) as eager:
+            step(x, a, b, c)
+        assert f"not allowed: found {found} to the power of a tensor of dtype int32" in str(eager.value)
+        grads = sg.Gradients()
+        loss = (buf * sg.ones(2).trace(grads)).sum()
+        with pytest.raises(sg.DTypeError) as replayed:
+            compiled(x, a, b, c)
+        assert str(replayed.value) == str(eager.value)
+        with pytest.raises(sg.TapeError):
+            loss.backward()  # buf was written, as by the eager step
+    assert compiled(x, a, good, also_good).item() == 26
+    assert len(compiled.recordings) == 1 and compiled.recordings[0].replays == 3
+
+
+@pytest.mark.parametrize(
+    ("base", "exponent"),
+    [
+        (np.array([1.5, 2.0], np.float32), np.array([1, 2], np.int32)),
+        (np.array([2, 3], np.int32), np.array([1, 2], np.uint8)),
+        (np.zeros((0, 1), np.int32), np.array([1, 2], np.int32)),
+    ],
+    ids=["float base", "unsigned exponent", "empty result"],
+)
+def test_a_power_that_cannot_meet_a_negative_integer_exponent_replays_no_check(base: Any, exponent: Any) -> None:
+    """Only an integer base to a signed integer exponent, with a result holding elements, is
+    checked at each replay (NumPy raises nowhere else): any other power's replay runs no check,
+    and gives eager's result for a negative exponent."""
+
+    def step(a: Any, b: Any) -> Any:
+        return a**b
+
+    compiled = sg.compile(step)
+    a, b = sg.tensor(base), sg.tensor(exponent)
+    compiled(a, b)
+    assert "_failed" not in compiled.recordings[0].source
+    if exponent.dtype.kind == "i":
+        b = sg.tensor(-exponent)
+    np.testing.assert_array_equal(compiled(a, b).numpy(), step(a, b).numpy())
+    assert compiled.recordings[0].replays == 1
+
+
 # --------------------------------------------------------------------------- fused chains
 def _without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     """numba as if it were not installed: the NumPy backend compiles no loop."""
