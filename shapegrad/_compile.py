@@ -2613,6 +2613,9 @@ class CompiledStep(Generic[P, R]):
         self._order: dict[Recording, int] = {}  # recording -> when it was last recorded or replayed
         self._tick = 0
         self._relayouts = 0  # calls in a row that found their modules changed since recorded
+        # calls in a row that recorded again because their gradients' bookkeeping differed from
+        # every fitting recording's (gradients accumulating across calls, never zeroed)
+        self._rebooked = 0
         self._mutations = 0  # recordings in a row whose step changed its own modules
         self._new_in_a_row = 0  # calls in a row that met a signature no recording had
         # once that passes max_recordings (shapes that change at every call: a growing
@@ -2655,6 +2658,7 @@ class CompiledStep(Generic[P, R]):
         # inside sg.no_grad() or not: eager gives untraced results there (a backward pass raises)
         key = (described, described_kw, aliasing, id(backend), inside_no_grad())
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
+        rebooked: Any = None  # a Gradients whose bookkeeping no fitting recording's matched
         for recording in self._cache.get(key, ()):
             plan = recording._plan
             changed = plan.layout.changed(roots)
@@ -2664,7 +2668,9 @@ class CompiledStep(Generic[P, R]):
                 relayout = changed if relayout is None else relayout
                 continue
             relayout = ""  # one recording fits them: a new one is for another reason
-            if any(bookkeeping(g) != expected for g, expected in plan.bookkeeping):
+            differs = next((g for g, expected in plan.bookkeeping if bookkeeping(g) != expected), None)
+            if differs is not None:
+                rebooked = differs
                 continue
             values = plan.inputs_of(args, kwargs)
             if plan.admits(values):
@@ -2672,8 +2678,20 @@ class CompiledStep(Generic[P, R]):
                 self._tick += 1
                 self._order[recording] = self._tick  # the least recently used goes first
                 self._relayouts = 0
+                self._rebooked = 0
                 self._new_in_a_row = 0
                 return plan.replay(values, args, kwargs)
+        self._rebooked = 0 if rebooked is None else self._rebooked + 1
+        if self._rebooked > self.max_recordings:
+            # A Gradients never zeroed holds another bookkeeping at each call (which buffers hold
+            # a gradient, which update used them): each call would record again, replaying none.
+            self._fall_back(
+                f"at each of its last {self._rebooked} calls the gradients it reads ({rebooked!r}) were not as "
+                "any recording found them (which buffers hold a gradient, whether an update used them), so each "
+                "call recorded again and none was replayed: likely gradients accumulating across calls, with "
+                "grads.zero() called neither in the step nor between calls"
+            )
+            return self._step(*args, **kwargs)
         if relayout:
             # Modules that change between every call (a counter kept on a module, a tensor
             # attribute rebuilt per call) would record at every call: run eagerly instead.

@@ -1763,7 +1763,9 @@ def test_a_training_step_returning_its_loss_is_still_replayed() -> None:
 
 
 # --------------------------------------------------------------------------- gradients the step does not zero
-def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
+def _accumulating(
+    compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]], max_recordings: int = 8
+) -> tuple[Any, Any, Any]:
     model = MLP(sg.Generator(0))
     opt, grads = sg.optim.Adam(model, lr=0.01), model.alloc_grads()
 
@@ -1775,7 +1777,7 @@ def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, A
             grads.zero()
         return loss
 
-    run = sg.compile(step) if compiled else step
+    run = sg.compile(step, max_recordings=max_recordings) if compiled else step
     grads.zero()
     losses: list[float] = []
     for i, (x, y) in enumerate(batches):
@@ -1801,6 +1803,62 @@ def test_gradient_accumulation_equals_eager_bit_for_bit(where: str) -> None:
         np.testing.assert_array_equal(mine, theirs)
     assert compiled.eager_reason is None
     assert sum(r.replays for r in compiled.recordings) == 8
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_accumulation_zeroed_every_k_calls_keeps_replaying_under_few_recordings(k: int) -> None:
+    """The caller zeroes (and updates) every k calls: a call that finds the gradients as no
+    recording found them records again (the fresh and the accumulating ones), but a replay
+    follows, so the step never falls back to eager, even under max_recordings=2 (no warning)."""
+    batches = [_data((5, 8), seed=i) for i in range(12)]
+    eager_losses, eager_weights, _ = _accumulating(False, "update outside", k, batches)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        losses, weights, compiled = _accumulating(True, "update outside", k, batches, max_recordings=2)
+    assert losses == eager_losses
+    for mine, theirs in zip(weights, eager_weights, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert compiled.eager_reason is None
+    assert sum(r.replays for r in compiled.recordings) == 10
+
+
+def test_gradients_never_zeroed_fall_back_to_eager_after_max_recordings() -> None:
+    """A training step that zeroes its gradients neither itself nor between calls finds them used
+    by the last update at each call (eager raises TapeError from the second call on); each call
+    recorded again, silently, replaying none. After max_recordings such calls in a row the
+    step runs eagerly, with a CompileWarning naming the likely cause; every call raises what
+    eager raises."""
+    outcomes: list[list[Any]] = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.SGD(model, lr=0.1), model.alloc_grads()
+
+        def step(x: Any, y: Any) -> Any:
+            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)  # noqa: B023 -- called in this iteration
+            loss.backward()
+            opt.update(model, grads)  # noqa: B023
+            return loss
+
+        run = sg.compile(step, max_recordings=2) if compiled else step
+        got: list[Any] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(6):
+                try:
+                    got.append(run(*_data((5, 8), seed=i)).item())
+                except sg.TapeError as error:
+                    got.append(str(error))
+        outcomes.append(got)
+        if compiled:
+            assert isinstance(run, sg.CompiledStep)
+            said = [str(w.message) for w in caught if issubclass(w.category, sg.CompileWarning)]
+            assert len(said) == 1
+            assert "last 3 calls" in said[0]
+            assert "grads.zero() called neither in the step nor between calls" in said[0]
+            assert run.eager_reason is not None and "accumulating across calls" in run.eager_reason
+            assert run.recordings == []
+    assert outcomes[0] == outcomes[1]
+    assert isinstance(outcomes[0][0], float) and all("already used" in o for o in outcomes[0][1:])
 
 
 class _Partly(nn.Module):
