@@ -66,7 +66,7 @@ from ._compile_layout import (
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
-from ._errors import CompileError, CompileWarning, ShapeError, TapeError
+from ._errors import CompileError, CompileWarning, ShapeError, ShapegradError, TapeError
 from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
 from ._no_grad import inside_no_grad
 from ._tensor import Tensor, wrap
@@ -806,17 +806,18 @@ class _Recorder:
                     break
         self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
-    def check(self, flag: Any, message: str) -> None:
-        """A range check (``require_in_range``): raises now if ``flag`` (a recorded 0-d
-        boolean) is true, and at every replay where it is."""
+    def check(self, flag: Any, message: str, error: type[ShapegradError] = ShapeError) -> None:
+        """A value check: a range check (``require_in_range``), or a power's check for a
+        negative integer exponent (``DTypeError``, ``error``): raises ``error(message)`` now if
+        ``flag`` (a recorded 0-d boolean) is true, and at every replay where it is."""
         if not isinstance(flag, _Traced) or flag._rec is not self:
             self.escape("a range check on an array the recording does not know")
             return
-        op = _Op("check", message, (_Ref(flag._r),), {}, None)
+        op = _Op("check", (error, message), (_Ref(flag._r),), {}, None)
         op.expect = None if self.at_check is None else (*self.at_check(), len(self.effects))
         self.ops.append(op)
         if bool(self.plain[flag._r]):
-            raise ShapeError(message)
+            raise error(message)
 
     def guard(self, value: _Traced, what: str = "bool() of an array computed in the step") -> bool:
         """``bool(value)`` read by the library's Python code (``cross_entropy`` asking whether
@@ -1485,27 +1486,29 @@ def _diverged(position: int, expected: Any, found: Any) -> None:
     )
 
 
-def _failed(message: str, state: Any = None) -> None:
-    """A range check failed in a replay: the Python state as the step leaves it when it raises
-    there (its gradients' bookkeeping after ``grads.zero()``, modules' modes it set), then
-    the error (the replay notes the writes and ends the tapes the step did before it: the
-    count of its effects so far, ``_Plan.effects``)."""
+def _failed(check: tuple[type[ShapegradError], str], state: Any = None) -> None:
+    """A check failed in a replay (``check``: the error's class and message, as the step
+    raises it): the Python state as the step leaves it when it raises there (its gradients'
+    bookkeeping after ``grads.zero()``, modules' modes it set), then the error (the replay
+    notes the writes and ends the tapes the step did before it: the count of its effects so
+    far, ``_Plan.effects``)."""
+    error, message = check
     if state is None:
-        raise ShapeError(message)
+        raise error(message)
     books, modes, done = state
     for grads, kept in books:
         set_bookkeeping(grads, kept)
     _restore_modes(modes)
-    raise _CheckFailed(message, done)
+    raise _CheckFailed(error, message, done)
 
 
-class _CheckFailed(ShapeError):
-    """A range check failed in a replay, after ``done`` of the recording's effects: the replay
-    does those, then raises the ``ShapeError`` the step raises."""
+class _CheckFailed(Exception):
+    """A check failed in a replay, after ``done`` of the recording's effects: the replay does
+    those, then raises the ``error(message)`` the step raises."""
 
-    def __init__(self, message: str, done: int) -> None:
+    def __init__(self, error: type[ShapegradError], message: str, done: int) -> None:
         super().__init__(message)
-        self.message, self.done = message, done
+        self.error, self.message, self.done = error, message, done
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
@@ -2052,7 +2055,7 @@ class _Plan:
             outs = self.function(values, self.functions, self.constants, self.buffers)
         except _CheckFailed as failed:
             self._effects(self.effects[: failed.done], args, kwargs)
-            raise ShapeError(failed.message) from None
+            raise failed.error(failed.message) from None
         needed = self.needed
         for tensor, index in self.rebound:
             tensor._data = outs[needed[index]]
@@ -2629,6 +2632,9 @@ class CompiledStep(Generic[P, R]):
         self._order: dict[Recording, int] = {}  # recording -> when it was last recorded or replayed
         self._tick = 0
         self._relayouts = 0  # calls in a row that found their modules changed since recorded
+        # calls in a row that recorded again because their gradients' bookkeeping differed from
+        # every fitting recording's (gradients accumulating across calls, never zeroed)
+        self._rebooked = 0
         self._mutations = 0  # recordings in a row whose step changed its own modules
         self._new_in_a_row = 0  # calls in a row that met a signature no recording had
         # once that passes max_recordings (shapes that change at every call: a growing
@@ -2671,6 +2677,7 @@ class CompiledStep(Generic[P, R]):
         # inside sg.no_grad() or not: eager gives untraced results there (a backward pass raises)
         key = (described, described_kw, aliasing, id(backend), inside_no_grad())
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
+        rebooked: Any = None  # a Gradients whose bookkeeping no fitting recording's matched
         for recording in self._cache.get(key, ()):
             plan = recording._plan
             changed = plan.layout.changed(roots)
@@ -2680,7 +2687,9 @@ class CompiledStep(Generic[P, R]):
                 relayout = changed if relayout is None else relayout
                 continue
             relayout = ""  # one recording fits them: a new one is for another reason
-            if any(bookkeeping(g) != expected for g, expected in plan.bookkeeping):
+            differs = next((g for g, expected in plan.bookkeeping if bookkeeping(g) != expected), None)
+            if differs is not None:
+                rebooked = differs
                 continue
             values = plan.inputs_of(args, kwargs)
             if plan.admits(values):
@@ -2688,8 +2697,20 @@ class CompiledStep(Generic[P, R]):
                 self._tick += 1
                 self._order[recording] = self._tick  # the least recently used goes first
                 self._relayouts = 0
+                self._rebooked = 0
                 self._new_in_a_row = 0
                 return plan.replay(values, args, kwargs)
+        self._rebooked = 0 if rebooked is None else self._rebooked + 1
+        if self._rebooked > self.max_recordings:
+            # A Gradients never zeroed holds another bookkeeping at each call (which buffers hold
+            # a gradient, which update used them): each call would record again, replaying none.
+            self._fall_back(
+                f"at each of its last {self._rebooked} calls the gradients it reads ({rebooked!r}) were not as "
+                "any recording found them (which buffers hold a gradient, whether an update used them), so each "
+                "call recorded again and none was replayed: likely gradients accumulating across calls, with "
+                "grads.zero() called neither in the step nor between calls"
+            )
+            return self._step(*args, **kwargs)
         if relayout:
             # Modules that change between every call (a counter kept on a module, a tensor
             # attribute rebuilt per call) would record at every call: run eagerly instead.

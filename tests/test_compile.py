@@ -1231,6 +1231,68 @@ def test_a_range_check_failing_in_a_replay_notes_the_writes_before_it() -> None:
     assert compiled.recordings[0].replays == 2
 
 
+def _int32(values: Any) -> Any:
+    return sg.tensor(np.array(values, np.int32))
+
+
+def test_an_integer_power_replayed_with_a_negative_exponent_raises_eager_s_error() -> None:
+    """An integer tensor to an integer tensor power, recorded with a valid exponent and replayed
+    with a negative one, raises the DTypeError eager raises (the replay ran NumPy's power and
+    raised its bare ValueError), after noting the writes the step made before it, as the step
+    raising there has; the next valid call is replayed. A base given as a number too."""
+    buf = sg.zeros(2)
+
+    def step(x: Any, a: Any, b: Any, c: Any) -> Any:
+        buf[...] = x
+        return (a**b).sum() + (2**c).sum()
+
+    compiled = sg.compile(step)
+    x, a = sg.ones(2), _int32([[2, 3], [4, 5]])
+    good, bad = _int32([[1, 2], [0, 1]]), _int32([[1, -1], [0, 1]])
+    also_good = _int32([[1, 2], [0, 1]])  # not the same tensor: a call's aliasing is in its signature
+    assert compiled(x, a, good, also_good).item() == step(x, a, good, also_good).item() == 26
+    for b, c, found in ((bad, good, "a tensor of dtype int32"), (good, bad, "the number 2")):
+        with pytest.raises(sg.DTypeError) as eager:
+            step(x, a, b, c)
+        assert f"not allowed: found {found} to the power of a tensor of dtype int32" in str(eager.value)
+        grads = sg.Gradients()
+        loss = (buf * sg.ones(2).trace(grads)).sum()
+        with pytest.raises(sg.DTypeError) as replayed:
+            compiled(x, a, b, c)
+        assert str(replayed.value) == str(eager.value)
+        with pytest.raises(sg.TapeError):
+            loss.backward()  # buf was written, as by the eager step
+    assert compiled(x, a, good, also_good).item() == 26
+    assert len(compiled.recordings) == 1 and compiled.recordings[0].replays == 3
+
+
+@pytest.mark.parametrize(
+    ("base", "exponent"),
+    [
+        (np.array([1.5, 2.0], np.float32), np.array([1, 2], np.int32)),
+        (np.array([2, 3], np.int32), np.array([1, 2], np.uint8)),
+        (np.zeros((0, 1), np.int32), np.array([1, 2], np.int32)),
+    ],
+    ids=["float base", "unsigned exponent", "empty result"],
+)
+def test_a_power_that_cannot_meet_a_negative_integer_exponent_replays_no_check(base: Any, exponent: Any) -> None:
+    """Only an integer base to a signed integer exponent, with a result holding elements, is
+    checked at each replay (NumPy raises nowhere else): any other power's replay runs no check,
+    and gives eager's result for a negative exponent."""
+
+    def step(a: Any, b: Any) -> Any:
+        return a**b
+
+    compiled = sg.compile(step)
+    a, b = sg.tensor(base), sg.tensor(exponent)
+    compiled(a, b)
+    assert "_failed" not in compiled.recordings[0].source
+    if exponent.dtype.kind == "i":
+        b = sg.tensor(-exponent)
+    np.testing.assert_array_equal(compiled(a, b).numpy(), step(a, b).numpy())
+    assert compiled.recordings[0].replays == 1
+
+
 # --------------------------------------------------------------------------- fused chains
 def _without_numba(monkeypatch: pytest.MonkeyPatch) -> None:
     """numba as if it were not installed: the NumPy backend compiles no loop."""
@@ -1701,7 +1763,9 @@ def test_a_training_step_returning_its_loss_is_still_replayed() -> None:
 
 
 # --------------------------------------------------------------------------- gradients the step does not zero
-def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]]) -> tuple[Any, Any, Any]:
+def _accumulating(
+    compiled: bool, where: str, k: int, batches: list[tuple[Any, Any]], max_recordings: int = 8
+) -> tuple[Any, Any, Any]:
     model = MLP(sg.Generator(0))
     opt, grads = sg.optim.Adam(model, lr=0.01), model.alloc_grads()
 
@@ -1713,7 +1777,7 @@ def _accumulating(compiled: bool, where: str, k: int, batches: list[tuple[Any, A
             grads.zero()
         return loss
 
-    run = sg.compile(step) if compiled else step
+    run = sg.compile(step, max_recordings=max_recordings) if compiled else step
     grads.zero()
     losses: list[float] = []
     for i, (x, y) in enumerate(batches):
@@ -1739,6 +1803,62 @@ def test_gradient_accumulation_equals_eager_bit_for_bit(where: str) -> None:
         np.testing.assert_array_equal(mine, theirs)
     assert compiled.eager_reason is None
     assert sum(r.replays for r in compiled.recordings) == 8
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_accumulation_zeroed_every_k_calls_keeps_replaying_under_few_recordings(k: int) -> None:
+    """The caller zeroes (and updates) every k calls: a call that finds the gradients as no
+    recording found them records again (the fresh and the accumulating ones), but a replay
+    follows, so the step never falls back to eager, even under max_recordings=2 (no warning)."""
+    batches = [_data((5, 8), seed=i) for i in range(12)]
+    eager_losses, eager_weights, _ = _accumulating(False, "update outside", k, batches)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        losses, weights, compiled = _accumulating(True, "update outside", k, batches, max_recordings=2)
+    assert losses == eager_losses
+    for mine, theirs in zip(weights, eager_weights, strict=True):
+        np.testing.assert_array_equal(mine, theirs)
+    assert compiled.eager_reason is None
+    assert sum(r.replays for r in compiled.recordings) == 10
+
+
+def test_gradients_never_zeroed_fall_back_to_eager_after_max_recordings() -> None:
+    """A training step that zeroes its gradients neither itself nor between calls finds them used
+    by the last update at each call (eager raises TapeError from the second call on); each call
+    recorded again, silently, replaying none. After max_recordings such calls in a row the
+    step runs eagerly, with a CompileWarning naming the likely cause; every call raises what
+    eager raises."""
+    outcomes: list[list[Any]] = []
+    for compiled in (False, True):
+        model = MLP(sg.Generator(0))
+        opt, grads = sg.optim.SGD(model, lr=0.1), model.alloc_grads()
+
+        def step(x: Any, y: Any) -> Any:
+            loss = sg.losses.cross_entropy(model(x.trace(grads)), y)  # noqa: B023 -- called in this iteration
+            loss.backward()
+            opt.update(model, grads)  # noqa: B023
+            return loss
+
+        run = sg.compile(step, max_recordings=2) if compiled else step
+        got: list[Any] = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for i in range(6):
+                try:
+                    got.append(run(*_data((5, 8), seed=i)).item())
+                except sg.TapeError as error:
+                    got.append(str(error))
+        outcomes.append(got)
+        if compiled:
+            assert isinstance(run, sg.CompiledStep)
+            said = [str(w.message) for w in caught if issubclass(w.category, sg.CompileWarning)]
+            assert len(said) == 1
+            assert "last 3 calls" in said[0]
+            assert "grads.zero() called neither in the step nor between calls" in said[0]
+            assert run.eager_reason is not None and "accumulating across calls" in run.eager_reason
+            assert run.recordings == []
+    assert outcomes[0] == outcomes[1]
+    assert isinstance(outcomes[0][0], float) and all("already used" in o for o in outcomes[0][1:])
 
 
 class _Partly(nn.Module):

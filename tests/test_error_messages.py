@@ -126,3 +126,53 @@ def test_a_negative_stride_view_exports_a_copy(numpy_backend: str) -> None:
     assert torch.from_dlpack(reversed_view).tolist() == [3.0, 2.0, 1.0, 0.0]
     forward = sg.tensor(np.arange(4.0))
     assert np.shares_memory(np.from_dlpack(forward), forward.numpy())  # no copy otherwise
+
+
+@pytest.mark.parametrize(
+    ("compute", "found"),
+    [
+        (lambda a: a ** sg.tensor(np.array([[1, -1], [0, 1]], np.int32)), "a tensor of dtype int32"),
+        (lambda a: a**-1, "the number -1"),
+        (lambda a: a ** np.int64(-2), "the number -2"),
+        (lambda a: sg.pow(a, sg.tensor(np.array([-1], np.int8))), "a tensor of dtype int8"),
+    ],
+    ids=["tensor exponent", "int exponent", "numpy int exponent", "broadcast exponent"],
+)
+def test_an_integer_to_a_negative_integer_power_is_a_dtype_error(numpy_backend: str, compute: Any, found: str) -> None:
+    """NumPy's "Integers to negative integer powers are not allowed" was reported as a shape
+    clash ("shapes (2, 2) and (2, 2) do not broadcast"), and with a Python int exponent it
+    was an AttributeError; it is a DTypeError naming the op, both operands and the fix."""
+    a = sg.tensor(np.array([[2, 3], [4, 5]], np.int32))
+    with pytest.raises(sg.DTypeError) as raised:
+        compute(a)
+    message = str(raised.value)
+    assert message.startswith("pow: integers to negative integer powers are not allowed: ")
+    assert f"found a tensor of dtype int32 to the power of {found}" in message
+    assert "x.astype('float32') ** y" in message
+    assert "broadcast" not in message
+    assert (a.astype("float32") ** -1).tolist()[0] == [0.5, pytest.approx(1 / 3)]
+
+
+def test_a_number_base_to_a_negative_integer_power_is_a_dtype_error(numpy_backend: str) -> None:
+    """``2 ** t`` with a negative entry in an integer ``t``: the same DTypeError, naming the number."""
+    with pytest.raises(sg.DTypeError, match="found the number 2 to the power of a tensor of dtype int32"):
+        2 ** sg.tensor(np.array([1, -1], np.int32))
+
+
+def test_only_operands_that_do_not_broadcast_are_a_shape_clash(numpy_backend: str) -> None:
+    """A binary op's forward raising a ValueError is a shape clash only where the shapes do not
+    broadcast; any other ValueError is raised as it is, never called a shape clash."""
+    from shapegrad.ops._toolkit import binary
+
+    with pytest.raises(sg.ShapeError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast.*axis -1 is 3 vs 4"):
+        sg.ones(2, 3) + sg.ones(4)
+    with pytest.raises(sg.ShapeError, match=r"less: shapes \(2, 3\) and \(4,\) do not broadcast"):
+        sg.less(sg.ones(2, 3), sg.ones(4))
+
+    def forward(x: Any, y: Any) -> Any:
+        raise ValueError("something else")
+
+    for other in (sg.ones(3), 2.0, 2):
+        with pytest.raises(ValueError, match="^something else$") as raised:
+            binary("op", sg.ones(2, 3), other, None, forward)
+        assert not isinstance(raised.value, sg.ShapegradError)

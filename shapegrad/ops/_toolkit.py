@@ -51,17 +51,58 @@ def require_bool_mask(mask: AnyTensor, op: str) -> None:
         )
 
 
+def _first_clash(sa: tuple[int, ...], sb: tuple[int, ...]) -> int | None:
+    """The first trailing axis (negative) where shapes ``sa`` and ``sb`` do not broadcast."""
+    for i in range(1, min(len(sa), len(sb)) + 1):
+        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
+            return -i
+    return None
+
+
 def shape_clash(op: str, a: AnyTensor, b: AnyTensor) -> ShapeError:
     """The error for operands that do not broadcast, naming both shapes and the first clash."""
     sa, sb = a.shape, b.shape
-    detail = ""
-    for i in range(1, min(len(sa), len(sb)) + 1):
-        if sa[-i] != sb[-i] and sa[-i] != 1 and sb[-i] != 1:
-            detail = f"; axis {-i} is {sa[-i]} vs {sb[-i]}"
-            break
+    axis = _first_clash(sa, sb)
+    detail = "" if axis is None else f"; axis {axis} is {sa[axis]} vs {sb[axis]}"
     return ShapeError(
         f"{op}: shapes {sa} and {sb} do not broadcast: expected equal sizes, or 1, at each trailing axis{detail}"
     )
+
+
+def negative_power(op: str, base: str, exponent: str) -> DTypeError:
+    """The error for an integer ``base`` to a negative integer ``exponent`` (each described by
+    ``described``), which NumPy refuses (PyTorch too): the result would be a fraction in an
+    integer dtype."""
+    return DTypeError(
+        f"{op}: integers to negative integer powers are not allowed: found {base} to the power of {exponent}; "
+        "expected a floating-point base (or no negative exponent). Convert the base first, e.g. "
+        "x.astype('float32') ** y"
+    )
+
+
+def described(value: Any, dtype: str | None = None) -> str:
+    """An operand as ``negative_power`` names it: a tensor (of dtype ``dtype``, given for an
+    array) by its dtype, a number by its value."""
+    if dtype is not None:
+        return f"a tensor of dtype {dtype}"
+    if isinstance(value, Tensor):
+        tensor = cast(AnyTensor, value)
+        return f"a tensor of dtype {tensor._backend.dtype_name(tensor._data.dtype)}"
+    return f"the number {value!r}"
+
+
+def forward_error(op: str, left: Any, right: Any, error: ValueError) -> Exception:
+    """The error for a binary op whose forward raised ``error`` (a ``ValueError``; a number
+    operand, ``left`` or ``right``, has shape ``()``): a shape clash only where the shapes do
+    not broadcast; an integer to a negative integer power is a dtype problem (NumPy says
+    "Integers to negative integer powers are not allowed"); any other is ``error`` itself."""
+    sa: tuple[int, ...] = left.shape if isinstance(left, Tensor) else ()
+    sb: tuple[int, ...] = right.shape if isinstance(right, Tensor) else ()
+    if _first_clash(sa, sb) is not None:
+        return shape_clash(op, cast(AnyTensor, left), cast(AnyTensor, right))  # a number never clashes
+    if str(error).startswith("Integers to negative integer powers"):
+        return negative_power(op, described(left), described(right))
+    return error
 
 
 # NumPy float dtype -> the integer type of its width, for keep_where's select.
@@ -168,8 +209,11 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         forward = getattr(backend.xp, forward)
     try:
         out = forward(x, y)
-    except ValueError:
-        raise shape_clash(op, left, right) from None
+    except ValueError as error:
+        raised = forward_error(op, left, right, error)
+        if raised is error:
+            raise
+        raise raised from None
     first, second = tensors
     first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
     if first_node is None and second_node is None and first_param is None and second_param is None:

@@ -10,11 +10,25 @@ import math
 import operator
 from typing import Any, cast
 
+import numpy as np
+
+from .. import _hooks
 from .._backend import same_backend
-from .._errors import ShapeError
+from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import S, T
-from ._toolkit import READS, binary, keep_where, operand, reads_table, require_float, shape_clash, unary
+from ._toolkit import (
+    READS,
+    binary,
+    described,
+    forward_error,
+    keep_where,
+    negative_power,
+    operand,
+    reads_table,
+    require_float,
+    unary,
+)
 
 __all__ = [
     "abs",
@@ -125,7 +139,36 @@ def pow_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bo
 
 
 def _pow(x: Any, y: Any) -> Any:
+    if _hooks.recorder is not None:  # sg.compile records the step: see _negative_power_check
+        _negative_power_check(_hooks.recorder, x, y)
     return x**y  # as _div, for operator.pow
+
+
+def _negative_power_check(recorder: Any, x: Any, y: Any) -> None:
+    """Where an integer base meets a signed integer exponent array, ``sg.compile``'s recorder
+    gets a check that the exponent holds no negative value, asked again at every replay: NumPy
+    raises there (``binary`` turns it into ``negative_power``'s error), and a replay runs NumPy's
+    power itself, which would raise its bare ``ValueError``. Only such pairs are checked: a
+    replay of any other power (float base, unsigned or number exponent, whose value the
+    signature fixes) runs no check. NumPy raises only where the result has elements."""
+    if not isinstance(y, np.ndarray):
+        return
+    exponent = cast("np.ndarray[Any, Any]", y)
+    if exponent.dtype.kind != "i":
+        return
+    if isinstance(x, np.ndarray):
+        array = cast("np.ndarray[Any, Any]", x)
+        if array.dtype.kind not in "biu":
+            return
+        base, shape = described(array, str(array.dtype)), array.shape
+    elif isinstance(x, int):
+        base, shape = described(x), ()
+    else:
+        return
+    if 0 in np.broadcast_shapes(shape, exponent.shape):
+        return
+    error = negative_power("pow", base, described(exponent, str(exponent.dtype)))
+    recorder.check(np.any(exponent < 0), str(error), DTypeError)
 
 
 def pow(x: Any, exponent: Any) -> Any:
@@ -288,9 +331,11 @@ def compare(a: AnyTensor, b: Any, how: str) -> Any:
         same_backend(a, right)
     try:
         out = getattr(xp, how)(a._data, other)
-    except ValueError:
-        assert isinstance(right, Tensor)
-        raise shape_clash(how, a, right) from None
+    except ValueError as error:
+        raised = forward_error(how, a, right, error)
+        if raised is error:
+            raise
+        raise raised from None
     return wrap(out, a._backend)
 
 
