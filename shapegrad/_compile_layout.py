@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import contextvars
+import dis
 import enum
 import functools
 import gc
@@ -156,6 +157,22 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
+# The instructions that read or bind a global (or a name at a module's top level) by name.
+_GLOBAL_ACCESS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
+
+
+@functools.lru_cache(maxsize=4096)
+def global_names(code: types.CodeType) -> tuple[str, ...]:
+    """The globals a code object and those nested in it read or bind, sorted: not every name
+    of ``co_names``, which holds attribute names too (``sg.losses`` names ``losses``: a training
+    script's global ``losses = []`` history is not read by a step calling ``sg.losses.mse``)."""
+    names = {str(i.argval) for i in dis.get_instructions(code) if i.opname in _GLOBAL_ACCESS}
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names.update(global_names(const))
+    return tuple(sorted(names))
+
+
 def cell_contents(cell: Any, missing: Any = None) -> Any:
     """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
     deleted)."""
@@ -184,7 +201,7 @@ def free_values(step: Callable[..., Any]) -> list[Any]:
     if code is not None:
         values += _closure_values(fn)
         scope = fn.__globals__
-        values += [scope[name] for name in code.co_names if name in scope]
+        values += [scope[name] for name in global_names(code) if name in scope]
         values += fn.__defaults__ or ()
         values += (fn.__kwdefaults__ or {}).values()
     return values
@@ -439,6 +456,9 @@ class Layout:
                 self.large.append(value)
         elif _library_object(value):
             self.library.append(value)
+            wrapped = attribute(value, "__wrapped__")  # a compiled step called in the step: what it reads
+            if wrapped is not None:
+                self._add(wrapped, seen)
         elif self._add_held(value, seen):
             pass
         elif _isa(value, types.FunctionType):
@@ -587,8 +607,9 @@ class Layout:
         scope = fn.__globals__
         names = _code_names(code)
         self._names |= names
+        read = set(global_names(code))
         for name in names:
-            value = scope.get(name, _MISSING)
+            value: Any = scope.get(name, _MISSING) if name in read else _MISSING
             if value is _MISSING:
                 # a module of the user's imported inside a function (import cfg; cfg.SCALE):
                 # bound there, not in the globals, so the module's names are checked instead

@@ -1884,3 +1884,52 @@ def test_an_argument_in_another_memory_order_records_again() -> None:
     for x in [*ordered, *ordered]:
         assert np.array_equal(compiled(x).numpy(), step(x).numpy())
     assert len(compiled.recordings) == 2 and sum(r.replays for r in compiled.recordings) == 4  # .T is F-ordered
+
+
+losses: list[float] = []  # a training script's history: a global named as sg.losses is
+
+
+def test_a_global_named_as_an_attribute_the_step_reads_does_not_stop_replays() -> None:
+    """A training script keeping ``losses = []`` at module level while its step calls
+    ``sg.losses.cross_entropy``: ``losses`` is in the step's ``co_names`` (an attribute name),
+    and the history, which grows at every call, was taken for a global the step reads: every
+    call recorded again, then the step ran eagerly. Globals are the names the code loads as
+    globals."""
+    model = sg.nn.Linear(4, 3, generator=sg.Generator(0))
+    opt, grads = sg.optim.SGD(model, lr=0.1), model.alloc_grads()
+    x = sg.tensor(np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32))
+    y = sg.tensor(np.array([0, 1, 2, 1, 0]))
+
+    def step(x: Any, y: Any) -> Any:
+        grads.zero()
+        loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
+        loss.backward()
+        opt.update(model, grads)
+        return loss.detach()
+
+    train = sg.compile(step)
+    losses.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(12):
+            losses.append(train(x, y).item())
+    assert train.eager_reason is None and sum(r.replays for r in train.recordings) == 11
+
+
+def test_a_compiled_step_calling_another_replays() -> None:
+    """A compiled step calling another (a compiled feature extractor): the inner one runs
+    inside the outer's recording, and what it reads is checked through its ``__wrapped__``
+    step (it ran eagerly: a tensor read through an object the layout held by identity only)."""
+    inner = sg.nn.Linear(8, 8, generator=sg.Generator(4))
+    features = sg.compile(lambda x: inner(x).relu())
+
+    def step(x: Any) -> Any:
+        return (features(x) * 2.0).sum()
+
+    compiled, x = sg.compile(step), sg.ones(5, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        assert [compiled(x).item() for _ in range(4)] == [step(x).item()] * 4
+        inner.weight[0, 0] = 3.0  # read through the inner step: the replay reads it too
+        assert compiled(x).item() == step(x).item()
+    assert compiled.eager_reason is None and sum(r.replays for r in compiled.recordings) == 4
