@@ -1794,8 +1794,12 @@ class _Plan:
         inputs = set(rec.input_regs)
         into = self._elide_copies(rec, last, escaping)
         folded, preloaded = folded_positions(rec, escaping, into)
+        # under np.errstate(divide="raise") (or any other than NumPy's default) NumPy's passes
+        # raise or call as eager's do; compiled loops would give inf and NaN silently
         fusion = (
-            _Fusion(rec, escaping, into, backend.compile_loop, folded) if isinstance(backend, CompiledLoops) else None
+            _Fusion(rec, escaping, into, backend.compile_loop, folded)
+            if isinstance(backend, CompiledLoops) and floating_point_errors() is None
+            else None
         )
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
@@ -2410,6 +2414,26 @@ class _Exact:
         return repr(self.value)
 
 
+# NumPy's error state lives in a context variable (NumPy 2): its default object tells the
+# default state apart without building np.geterr()'s dict at every call
+_ERROR_STATE: Any = getattr(getattr(getattr(np, "_core", None), "umath", None), "_extobj_contextvar", None)
+_DEFAULT_ERROR_STATE = None if _ERROR_STATE is None else _ERROR_STATE.get()
+
+
+def floating_point_errors() -> tuple[tuple[str, Any], ...] | None:
+    """What ``np.errstate``/``np.seterr`` ask of floating-point errors now, where some error
+    raises or calls (``divide="raise"``: a division by zero raises ``FloatingPointError``);
+    None where each is ignored or warned of (NumPy's default). Part of a compiled step's
+    signature: a recording made under such a state runs NumPy's passes only, which raise (or
+    call) as eager's do; compiled loops give inf and NaN as an ignored error does."""
+    if _ERROR_STATE is not None and _ERROR_STATE.get() is _DEFAULT_ERROR_STATE:
+        return None
+    state = np.geterr()
+    if all(how in ("ignore", "warn") for how in state.values()):
+        return None
+    return tuple(sorted(state.items()))
+
+
 def _memory_order(data: Any) -> Any:
     """How an argument's array lies in memory, for the signature: ``"C"``, ``"F"``, or its axes
     from the largest stride to the smallest. NumPy sums and iterates in memory order and a
@@ -2675,7 +2699,8 @@ class CompiledStep(Generic[P, R]):
         roots = [self._step, *free, *objects, *state.modules]
         backend = active_backend()
         # inside sg.no_grad() or not: eager gives untraced results there (a backward pass raises)
-        key = (described, described_kw, aliasing, id(backend), inside_no_grad())
+        # and under which np.errstate (None: NumPy's default), which decides whether it fuses
+        key = (described, described_kw, aliasing, id(backend), inside_no_grad(), floating_point_errors())
         relayout: str | None = None  # why no recording of this signature fits the modules as they are
         rebooked: Any = None  # a Gradients whose bookkeeping no fitting recording's matched
         for recording in self._cache.get(key, ()):

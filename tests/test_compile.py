@@ -1916,3 +1916,34 @@ def test_a_step_drawing_integers_is_replayed_with_eager_s_draws() -> None:
         assert got.dtype == expected.dtype == np.int64
         np.testing.assert_array_equal(got, expected)
     assert compiled.eager_reason is None and compiled.recordings[0].replays == 3
+
+
+def test_a_replay_under_np_errstate_raise_raises_as_eager() -> None:
+    """Under ``np.errstate(divide="raise")`` eager raises ``FloatingPointError`` for a division
+    by zero; a replay's compiled loop gave inf silently. The error state is part of the
+    signature, and a recording made under one other than NumPy's default runs NumPy's passes,
+    which raise as eager's do; under the default, the same step still fuses."""
+    pytest.importorskip("numba")
+
+    def step(x: Any, y: Any) -> Any:
+        return (x / y + 1.0) * 2.0
+
+    compiled = sg.compile(step)
+    a, good, bad = (
+        sg.tensor(np.array([1.0, 2.0, 3.0], np.float32)),
+        sg.ones(3),
+        sg.tensor(np.array([1.0, 0.0, 1.0], np.float32)),
+    )
+    with np.errstate(divide="raise"):
+        for _ in range(3):
+            assert compiled(a, good).tolist() == step(a, good).tolist()
+        with pytest.raises(FloatingPointError):
+            step(a, bad)
+        with pytest.raises(FloatingPointError):
+            compiled(a, bad)
+    (under_raise,) = compiled.recordings
+    assert under_raise.replays >= 2 and under_raise.fused_loops == 0
+    with np.errstate(divide="ignore"):  # inf, as the loops give: the default's recording
+        assert compiled(a, bad).tolist() == step(a, bad).tolist()
+    assert compiled(a, good).tolist() == step(a, good).tolist()
+    assert len(compiled.recordings) == 2 and max(r.fused_loops for r in compiled.recordings) > 0
