@@ -35,6 +35,7 @@ recorded (``_compile_layout.Layout``), else it records again. Never a wrong repl
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import dataclasses
 import functools
@@ -495,9 +496,11 @@ class _Recorder:
         # id(tuple, list or dict among the arguments) -> its path: given back, it is the call's own
         self.argument_containers: dict[int, tuple[Any, ...]] = {}
         self.thread = _hooks.get_ident()  # the recording's (another thread's writes are its own)
-        # the Python state a range check that fails in a replay leaves, as the step leaves it when
-        # it raises there (set once the recording's start is known)
+        # the Python state a replay that raises leaves (a range check failing, a host call or an
+        # operation raising), as the step leaves it when it raises there (set once the
+        # recording's start is known); the last one taken (see here)
         self.at_check: Callable[[], Any] | None = None
+        self._here: tuple[Any, Any, int] | None = None
         # What first gave the step's Python a recorded array itself (t.data in its code, a NumPy
         # array argument, g.permutation(n)): NumPy reads one's values unseen where it indexes a
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
@@ -666,9 +669,10 @@ class _Recorder:
         tkwargs = {k: self._template(v) for k, v in kwargs.items()}
         has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
         plain_args, plain_kwargs = self._resolve(targs), self._resolve(tkwargs)
+        state = self.here()
         result = _run(kind, fn, plain_args, plain_kwargs)
         op = _Op(kind, fn, targs, tkwargs, None)
-        op.label = label
+        op.label, op.state = label, state
         op.ufunc = ufunc and "out" not in kwargs
         writes = self._writes(kind, fn, targs, tkwargs, label)
         op.pure = (
@@ -806,6 +810,20 @@ class _Recorder:
                     break
         self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
+    def here(self) -> tuple[Any, Any, int] | None:
+        """The Python state the step has now, which a replay that raises here leaves, as the
+        step raising here does: its gradients' bookkeeping, its modules' modes (``at_check``)
+        and the count of its effects so far (those the replay does before raising). The last
+        one again where none of it changed, shared by the operations in between."""
+        if self.at_check is None:
+            return None
+        books, modes = self.at_check()
+        last = self._here
+        if last is not None and last[2] == len(self.effects) and last[0] == books and last[1] == modes:
+            return last
+        self._here = (books, modes, len(self.effects))
+        return self._here
+
     def check(self, flag: Any, message: str, error: type[ShapegradError] = ShapeError) -> None:
         """A value check: a range check (``require_in_range``), or a power's check for a
         negative integer exponent (``DTypeError``, ``error``): raises ``error(message)`` now if
@@ -814,7 +832,7 @@ class _Recorder:
             self.escape("a range check on an array the recording does not know")
             return
         op = _Op("check", (error, message), (_Ref(flag._r),), {}, None)
-        op.expect = None if self.at_check is None else (*self.at_check(), len(self.effects))
+        op.expect = self.here()
         self.ops.append(op)
         if bool(self.plain[flag._r]):
             raise error(message)
@@ -896,12 +914,15 @@ class _Recorder:
         update: Python over the step count and the learning-rate schedule). ``writes`` gives,
         once ``fn`` has run, every array it may write in place (None: any array): a value the
         step computes later from other arrays is still asked again before a replay."""
+        state = self.here()
         _hooks.recorder = None
         try:
             fn()
         finally:
             _hooks.recorder = self
-        self.ops.append(_Op("host", fn, (), {}, None))
+        op = _Op("host", fn, (), {}, None)
+        op.state = state
+        self.ops.append(op)
         if writes is None or self.host_written is None:
             self.host_written = None
         else:
@@ -1496,10 +1517,15 @@ def _failed(check: tuple[type[ShapegradError], str], state: Any = None) -> None:
     if state is None:
         raise error(message)
     books, modes, done = state
+    _set_state(books, modes)
+    raise _CheckFailed(error, message, done)
+
+
+def _set_state(books: list[tuple[Any, Any]], modes: list[tuple[Any, bool]]) -> None:
+    """The gradients' bookkeeping and the modules' modes of a state taken by ``_Recorder.here``."""
     for grads, kept in books:
         set_bookkeeping(grads, kept)
     _restore_modes(modes)
-    raise _CheckFailed(error, message, done)
 
 
 class _CheckFailed(Exception):
@@ -1512,7 +1538,8 @@ class _CheckFailed(Exception):
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
-    """The gradients' bookkeeping and the modules' modes as they are now (at a range check)."""
+    """The gradients' bookkeeping and the modules' modes as they are now (at a range check, an
+    operation or a host call: see ``_Recorder.here``)."""
     return [(g, bookkeeping(g)) for g in grads], [(m, m.training) for m in modules]
 
 
@@ -1832,7 +1859,11 @@ class _Plan:
             return slot_index
 
         fused_at = fusion.fused if fusion is not None else {}
+        # (the index in lines of an op's first line, the state a replay raising there leaves)
+        marks: list[tuple[int, Any]] = []
         for position, op in enumerate(ops):
+            if op.state is not None:
+                marks.append((len(lines), op.state))
             if op.kind == "host":
                 lines.append(f"    {gen.fn(op.fn)}()")
                 continue
@@ -1857,7 +1888,7 @@ class _Plan:
         self.folded_operations = len(folded)
         self.fused_loops = len(fused_at)
         self.loop_sources = sorted({f.source for f in fused_at.values()})
-        self._finish(rec, gen, lines, buffers, needed)
+        self._finish(rec, gen, lines, buffers, needed, marks)
 
     @staticmethod
     def _fused_lines(
@@ -1923,8 +1954,30 @@ class _Plan:
         else:
             lines.append(f"    {text}")
 
-    def _finish(self, rec: _Recorder, gen: _Codegen, lines: list[str], buffers: list[Any], needed: list[int]) -> None:
+    def _finish(
+        self,
+        rec: _Recorder,
+        gen: _Codegen,
+        lines: list[str],
+        buffers: list[Any],
+        needed: list[int],
+        marks: list[tuple[int, Any]],
+    ) -> None:
         self.source = "\n".join(lines)
+        # the state a replay raising at a line of the source leaves (see _raised): that of the
+        # last op whose lines begin at or before it (an op that wrote no lines gives way to the next)
+        starts = [1]
+        for line in lines:
+            starts.append(starts[-1] + line.count("\n") + 1)
+        self.raised_lines: list[int] = []
+        self.raised_states: list[Any] = []
+        for at, state in marks:
+            line = starts[at]
+            if self.raised_lines and self.raised_lines[-1] == line:
+                self.raised_states[-1] = state
+            elif not self.raised_states or state is not self.raised_states[-1]:
+                self.raised_lines.append(line)
+                self.raised_states.append(state)
         namespace: dict[str, Any] = {"_diverged": _diverged, "_failed": _failed}
         exec(builtins.compile(self.source, "<sg.compile replay>", "exec"), namespace)  # noqa: S102 -- our own generated code
         self.function: Callable[..., tuple[Any, ...]] = namespace["_replay"]
@@ -2054,12 +2107,20 @@ class _Plan:
 
     def replay(self, values: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run the generated function on this call's inputs (``args``, ``kwargs``: the call's
-        arguments); rebind, restore, note what the step noted, give back."""
+        arguments); rebind, restore, note what the step noted, give back. A replay that raises
+        (a range check failing; a host call or an operation raising: a learning-rate schedule
+        in the update, ``sg.multinomial`` refusing its weights) raises what the step raises
+        there, leaving what the step leaves (see ``_failed``, ``_raised``)."""
         try:
             outs = self.function(values, self.functions, self.constants, self.buffers)
         except _CheckFailed as failed:
             self._effects(self.effects[: failed.done], args, kwargs)
             raise failed.error(failed.message) from None
+        except _Diverged:
+            raise
+        except BaseException as error:
+            self._raised(error, args, kwargs)
+            raise
         needed = self.needed
         for tensor, index in self.rebound:
             tensor._data = outs[needed[index]]
@@ -2069,6 +2130,27 @@ class _Plan:
             self._effects(self.effects, args, kwargs)
             self._tapes()
         return _build_result(self.result, outs, needed, args, kwargs, {})
+
+    def _raised(self, error: BaseException, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """``error`` was raised in the generated function (by a host call, an operation): the
+        Python state as the step leaves it when it raises at that operation, taken when it was
+        recorded (its gradients' bookkeeping, which the replay sets only at its end, and its
+        modules' modes), and the effects the step had by then done again (the tapes its
+        ``grads.zero()`` ended, the writes it noted). Which operation raised is read from the
+        traceback's line in the generated source: nothing is counted while a replay runs.
+        What the operations before it wrote in place they wrote, as the step's did."""
+        tb = error.__traceback__
+        code = self.function.__code__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        if tb is None:
+            return
+        at = bisect.bisect_right(self.raised_lines, tb.tb_lineno) - 1
+        if at < 0:
+            return
+        books, modes, done = self.raised_states[at]
+        _set_state(books, modes)
+        self._effects(self.effects[:done], args, kwargs)
 
     @staticmethod
     def _effects(effects: list[tuple[str, Any]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

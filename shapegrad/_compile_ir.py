@@ -20,9 +20,11 @@ class Op:
     """One recorded operation: ``fn(*args, **kwargs)`` (``kind`` "call"), a method or an
     attribute of the first argument ("method", "attr"), a kernel whose Python result must
     come out the same ("kernel"), or a host call ("host"). ``outs`` is the register of the
-    result, a tuple of registers (one per item, None where an item is no array), or None."""
+    result, a tuple of registers (one per item, None where an item is no array), or None.
+    ``state``: the Python state the step had as it issued it (``_Recorder.here``), which a
+    replay that raises in it leaves, as the step raising there does."""
 
-    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "expect", "ufunc", "pure", "label")
+    __slots__ = ("kind", "fn", "args", "kwargs", "outs", "expect", "ufunc", "pure", "label", "state")
 
     def __init__(self, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], outs: Any) -> None:
         self.kind, self.fn, self.args, self.kwargs, self.outs = kind, fn, args, kwargs, outs
@@ -30,6 +32,7 @@ class Op:
         self.ufunc = False
         self.pure = False
         self.label: str | None = None  # a fused kernel's name in the library ("softmax")
+        self.state: Any = None
 
 
 def mentions_ref(template: Any) -> bool:

@@ -105,7 +105,7 @@ def _count(demand: Demand) -> int:
 
 def _copy_op(op: Op, kind: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Op:
     new = Op(kind, fn, args, kwargs, op.outs)
-    new.expect, new.ufunc, new.pure, new.label = op.expect, op.ufunc, op.pure, op.label
+    new.expect, new.ufunc, new.pure, new.label, new.state = op.expect, op.ufunc, op.pure, op.label, op.state
     return new
 
 
@@ -683,7 +683,7 @@ def _rewrite(
                 derived[sliced] = reg
                 names[reg] = sliced
                 cut = Op("method", "__getitem__", (Ref(reg), sel), {}, sliced)
-                cut.pure = True
+                cut.pure, cut.state = True, op.state
                 ops.append(cut)
             new = rule.op
             new = _copy_op(new, new.kind, new.fn, _rename(new.args, names), _rename(new.kwargs, names))

@@ -1048,6 +1048,151 @@ def test_a_range_check_failing_in_a_replay_leaves_the_state_eager_leaves() -> No
     assert [r.replays for r in compiled.recordings] == [2, 1]
 
 
+def _side_by_side(
+    make_net: Callable[[], Any],
+    make_opt: Callable[[Any], Any],
+    make_step: Callable[[Any, Any, Any], Callable[..., Any]],
+    calls: list[tuple[Any, ...]],
+    before_call: Callable[[int, Any], None] = lambda i, opt: None,
+) -> list[int]:
+    """Runs ``make_step(net, grads, opt)``'s step compiled and eagerly on equal models, call
+    by call (``calls``: each call's arguments; ``before_call(i, opt)`` before each), and checks
+    that after each, returned or raised, the two leave the same: what it returned or raised
+    (class and message), the gradients' bookkeeping (which parameters' buffers hold a gradient,
+    which update used them), the modules' modes, the weights, the optimizer's state, a backward pass
+    through a tensor traced before the call (the step's grads.zero() ended its tape) and one
+    after the call (refused where an update used the gradients). Returns the compiled step's
+    recordings' replay counts."""
+    from shapegrad._gradients import bookkeeping
+
+    runs: list[tuple[Any, Any, Any, Any]] = []
+    for compiled in (True, False):
+        net = make_net()
+        grads = net.alloc_grads()
+        opt = make_opt(net)
+        step = make_step(net, grads, opt)
+        runs.append((sg.compile(step) if compiled else step, net, grads, opt))
+    x = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+
+    def attempt(fn: Callable[[], Any]) -> Any:
+        try:
+            out = fn()
+        except Exception as error:  # noqa: BLE001 -- what it raised is compared
+            return type(error).__name__, str(error)
+        return out.item() if isinstance(out, sg.Tensor) else None
+
+    for i, arguments in enumerate(calls):
+        seen: list[Any] = []
+        for step, net, grads, opt in runs:
+            before_call(i, opt)
+            earlier = net(x.trace(grads)).sum()
+            outcome = attempt(lambda: step(*arguments)[0])  # noqa: B023 -- called at once
+            touched, used_by = bookkeeping(grads)
+            received = [path for path, key, _ in grads._layout if key in touched]  # pyright: ignore[reportPrivateUsage]
+            state = (received, used_by, [m.training for m in net.modules()], opt.step_count)
+            weights = {k: v.tolist() for k, v in net.state_dict().items()}
+            moments = {k: np.asarray(v).tolist() for k, v in opt.state_arrays().items()}
+            through_earlier = attempt(earlier.backward)
+            later = sg.losses.mse(net(x.trace(grads)), sg.zeros(4, 1))
+            seen.append((outcome, state, weights, moments, through_earlier, attempt(later.backward)))
+        assert seen[0] == seen[1], f"call {i}"
+    return [r.replays for r in runs[0][0].recordings]
+
+
+def _training_step(draw: bool = False) -> Callable[[Any, Any, Any], Callable[..., Any]]:
+    """A training step that sets train mode, zeroes its gradients, goes backward, draws from
+    ``sg.multinomial`` (``draw``), updates and sets eval mode."""
+
+    def make(net: Any, grads: Any, opt: Any) -> Callable[..., Any]:
+        generator = sg.Generator(5)
+
+        def step(x: Any, y: Any, p: Any = None) -> Any:
+            net.train()
+            grads.zero()
+            loss = sg.losses.mse(net(x.trace(grads)), y)
+            loss.backward()
+            drawn = sg.multinomial(p, 1, generator=generator) if draw else None
+            opt.update(net, grads)
+            net.eval()
+            return loss, drawn
+
+        return step
+
+    return make
+
+
+class _Table:
+    """A learning-rate schedule read from a list (``table[step]`` raises past its end)."""
+
+    def __init__(self, rates: list[float]) -> None:
+        self.rates = rates
+
+    def __call__(self, step: int) -> float:
+        return self.rates[step]
+
+
+def test_a_schedule_raising_in_a_replay_s_update_leaves_the_state_eager_leaves() -> None:
+    """A learning-rate schedule that raises in a replay's update (``rates[step]`` past the
+    list's end, raised by the update's host call, not by a check) raises eager's error and
+    leaves what eager leaves there: the gradients zeroed (not marked as used by the previous
+    call's update), the train mode the step set before the update (not the eval mode it sets
+    after), the tape its grads.zero() ended ended, the weights and moments as before the
+    update; a backward pass after it is allowed as after eager's, and with the list extended
+    the next call is replayed."""
+
+    def extend(i: int, opt: Any) -> None:
+        if i == 5:
+            opt.lr.rates += [0.01, 0.01]
+
+    x, y = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3)), sg.ones(4, 1)
+    replays = _side_by_side(
+        TwoLayers, lambda net: sg.optim.Adam(net, lr=_Table([0.1, 0.05, 0.02])), _training_step(), [(x, y)] * 7, extend
+    )
+    # recorded entered in train mode (call 0) and in eval mode, which the step leaves (call 1);
+    # calls 3 and 4 raised (leaving train mode, so call 4 and 5 replayed the first recording)
+    assert replays == [2, 3]
+
+
+def test_a_multinomial_raising_in_a_replay_leaves_the_state_eager_leaves() -> None:
+    """``sg.multinomial`` given weights it refuses (a negative one) in a replay raises eager's
+    HyperparameterError and leaves what eager leaves at that point (after the backward pass,
+    before the update): the gradients zeroed, train mode, the ended tape, the weights; the
+    next good call is replayed."""
+    x, y = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3)), sg.ones(4, 1)
+    good, bad = sg.tensor([[0.2, 0.8]]), sg.tensor([[0.2, -0.8]])
+    calls = [(x, y, good), (x, y, good), (x, y, bad), (x, y, good), (x, y, bad)]
+    replays = _side_by_side(TwoLayers, lambda net: sg.optim.SGD(net, lr=0.1), _training_step(draw=True), calls)
+    # recorded entered in train mode and in eval mode (calls 0, 1); call 2 raised, leaving train
+    # mode (call 3 replayed the first), call 4 raised again
+    assert replays == [1, 2]
+
+
+class _WithUnused(sg.nn.Module):
+    def __init__(self) -> None:
+        self.a = TwoLayers()
+        self.unused = sg.nn.Linear(3, 1, generator=sg.Generator(2))
+
+    def __call__(self, x: Any) -> Any:
+        return self.a(x)
+
+
+def test_a_warning_made_an_error_in_a_replay_leaves_the_state_eager_leaves() -> None:
+    """``unused="warn"``'s warning made an error (``warnings.simplefilter("error")``, as
+    ``pytest -W error`` does), raised by a replay's host call, leaves what eager's refused
+    update leaves: the gradients zeroed, nothing updated, train mode, the ended tape."""
+
+    def errors(i: int, opt: Any) -> None:
+        warnings.simplefilter("error" if i >= 2 else "ignore")
+
+    x, y = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3)), sg.ones(4, 1)
+    with warnings.catch_warnings():
+        replays = _side_by_side(
+            _WithUnused, lambda net: sg.optim.SGD(net, lr=0.1, unused="warn"), _training_step(), [(x, y)] * 4, errors
+        )
+    # recorded entered in train and eval mode (calls 0, 1); call 2 raised, leaving train mode
+    assert replays == [1, 1]
+
+
 # --------------------------------------------------------------------------- hidden state: eager
 def test_a_python_random_draw_runs_eagerly() -> None:
     x = sg.tensor(X)
