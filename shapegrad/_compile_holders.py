@@ -133,7 +133,7 @@ def torch_state(value: Any) -> Any:
     or None where they cannot be read (a meta or sparse tensor)."""
     try:
         flat = value.detach().reshape(-1).contiguous().cpu()
-        raw = flat.view(__import__("torch").uint8).numpy()
+        raw = flat.view(sys.modules["torch"].uint8).numpy()  # a torch tensor: torch is imported
     except Exception:  # noqa: BLE001 -- a tensor without plain memory: held by identity only
         return None
     return str(value.dtype), tuple(value.shape), buffer_state(raw)
