@@ -74,38 +74,38 @@ def _link_result(link: Any) -> Any:
     return NOT_SEEN if address is None else ctypes.cast(address, ctypes.py_object).value
 
 
-@functools.cache
-def _result_offset() -> int | None:
-    """Where a bounded cache's link holds its result: CPython's ``lru_list_elem`` is the
-    object header, two links, a hash, the key, the result; checked on a cache holding a
-    known object before any other is read."""
-    sentinel = object()
-    probe = functools.lru_cache(maxsize=1)(lambda: sentinel)
-    probe()
-    links = [v for cache in _caches(probe) for v in cache.values() if type(v) is _LINK]
-    if len(links) != 1:
-        return None
-    link = links[0]
-    offset = object.__basicsize__ + 4 * ctypes.sizeof(ctypes.c_void_p)
-    if sys.getsizeof(link) < offset + ctypes.sizeof(ctypes.c_void_p):
-        return None
-    return offset if ctypes.c_void_p.from_address(id(link) + offset).value == id(sentinel) else None
-
-
-def _link_type() -> type | None:
-    probe = functools.lru_cache(maxsize=1)(lambda: None)
-    probe()
-    held: list[Any] = [v for cache in _caches(probe) for v in cache.values() if v is not None]
-    return _type_of(held[0]) if held else None
-
-
 def _type_of(value: Any) -> type:
     kind: type = value.__class__
     return kind
 
 
-_LRU_WRAPPER = type(functools.lru_cache(maxsize=1)(lambda: None))
-_LINK = _link_type()
+# A bounded cache holding one known object: what a cache function and its links are, and where
+# a link holds its result
+_SENTINEL = object()
+_PROBE = functools.lru_cache(maxsize=1)(lambda: _SENTINEL)
+_PROBE()
+_LRU_WRAPPER = type(_PROBE)
+_PROBE_LINKS: list[Any] = [v for cache in _caches(_PROBE) for v in cache.values()]
+# (CPython's C cache; in another, the values are no links this module can read)
+_LINK = (
+    _type_of(_PROBE_LINKS[0])
+    if len(_PROBE_LINKS) == 1 and _type_of(_PROBE_LINKS[0]).__name__ == "_lru_list_elem"
+    else None
+)
+
+
+@functools.cache
+def _result_offset() -> int | None:
+    """Where a bounded cache's link holds its result: CPython's ``lru_list_elem`` is the
+    object header, two links, a hash, the key, the result; checked on the probe's link, which
+    holds a known object, before any other is read."""
+    if _LINK is None:
+        return None
+    link = _PROBE_LINKS[0]
+    offset = object.__basicsize__ + 4 * ctypes.sizeof(ctypes.c_void_p)
+    if sys.getsizeof(link) < offset + ctypes.sizeof(ctypes.c_void_p):
+        return None
+    return offset if ctypes.c_void_p.from_address(id(link) + offset).value == id(_SENTINEL) else None
 
 
 def is_buffer(value: Any) -> bool:
