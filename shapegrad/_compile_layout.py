@@ -161,16 +161,26 @@ def _code_names(code: types.CodeType) -> set[str]:
 _GLOBAL_ACCESS = frozenset({"LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME"})
 
 
-@functools.lru_cache(maxsize=4096)
+# id(code) -> (the code, its global_names): looked up by identity at every call of a compiled
+# step (free_values), where hashing a code object hashes its bytecode and constants
+_GLOBAL_NAMES: dict[int, tuple[types.CodeType, tuple[str, ...]]] = {}
+
+
 def global_names(code: types.CodeType) -> tuple[str, ...]:
     """The globals a code object and those nested in it read or bind, sorted: not every name
     of ``co_names``, which holds attribute names too (``sg.losses`` names ``losses``: a training
     script's global ``losses = []`` history is not read by a step calling ``sg.losses.mse``)."""
+    known = _GLOBAL_NAMES.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
     names = {str(i.argval) for i in dis.get_instructions(code) if i.opname in _GLOBAL_ACCESS}
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
             names.update(global_names(const))
-    return tuple(sorted(names))
+    if len(_GLOBAL_NAMES) >= 4096:
+        _GLOBAL_NAMES.clear()
+    found = _GLOBAL_NAMES[id(code)] = (code, tuple(sorted(names)))
+    return found[1]
 
 
 def cell_contents(cell: Any, missing: Any = None) -> Any:
