@@ -98,7 +98,7 @@ _blocks_on = 0  # ``detect_anomaly()`` blocks open in all threads together, unde
 
 
 def _install() -> None:
-    _hooks.anomaly = _dispatch if _blocks_on or _ThreadState.detector is not None else None
+    _hooks.set_hook("anomaly", _dispatch if _blocks_on or _ThreadState.detector is not None else None)
 
 
 @contextlib.contextmanager

@@ -356,7 +356,7 @@ def _op_node(
     made.parents = parents
     made.rule = rule
     made.saved = saved
-    made.shape = tuple(data.shape)
+    made.shape = data.shape  # a tuple on every backend (NumPy, CuPy, array-api-strict)
     made.dtype = data.dtype
     made.xp = xp
     made.versions = versions
@@ -520,7 +520,7 @@ def record_binary_node(
     made.parents = [first_parent, second_parent]
     made.rule = rule
     made.saved = saved
-    made.shape = tuple(data.shape)
+    made.shape = data.shape  # a tuple on every backend (NumPy, CuPy, array-api-strict)
     made.dtype = data.dtype
     made.xp = xp
     made.versions = versions
@@ -557,7 +557,17 @@ def record_unary_node(
                 version = result._version = Version()
             versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
             break
-    return _op_node(seq, tape, [node], rule, saved, data, xp, versions)
+    made: Node = _new(Node)  # _op_node written out, as in record_binary_node
+    made.seq = seq
+    made.tape = tape
+    made.parents = [node]
+    made.rule = rule
+    made.saved = saved
+    made.shape = data.shape
+    made.dtype = data.dtype
+    made.xp = xp
+    made.versions = versions
+    return made
 
 
 def new_leaf_key() -> int:

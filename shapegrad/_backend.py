@@ -140,8 +140,9 @@ def fused_kernel(backend: Backend, name: str, dtype: Any) -> Any:
 # the hot path (~0.1 µs; a tuple key costs twice that, mostly hashing it).
 _bound: dict[Any, dict[Any, dict[Any, Callable[..., Any]]]] = {}
 bound_rules = _bound
-"""bind_rule's cache, backend -> rule -> dtype -> bound rule: ``record_traced`` reads it
-inline (a miss, or sg.compile recording, goes through :func:`bind_rule`)."""
+"""bind_rule's cache, backend -> rule -> dtype -> bound rule: ``record_traced`` and the ops'
+common paths (``ops._toolkit.binary`` and ``unary``) read it inline (a miss, or sg.compile
+recording, goes through :func:`bind_rule`)."""
 
 
 def bind_rule(backend: Backend, rule: Callable[..., Any], dtype: Any) -> Callable[..., Any]:

@@ -915,11 +915,11 @@ class _Recorder:
         once ``fn`` has run, every array it may write in place (None: any array): a value the
         step computes later from other arrays is still asked again before a replay."""
         state = self.here()
-        _hooks.recorder = None
+        _hooks.set_hook("recorder", None)
         try:
             fn()
         finally:
-            _hooks.recorder = self
+            _hooks.set_hook("recorder", self)
         op = _Op("host", fn, (), {}, None)
         op.state = state
         self.ops.append(op)
@@ -1096,12 +1096,12 @@ class _Session:
         for backend in self.backends:
             self.saved.append((backend, _patched_backend(self.rec, backend)))
         _current = self.rec
-        _hooks.recorder = self.rec
+        _hooks.set_hook("recorder", self.rec)
         return self
 
     def __exit__(self, *exc: object) -> None:
         global _current
-        _hooks.recorder = None
+        _hooks.set_hook("recorder", None)
         _current = None
         type.__setattr__(Tensor, "_data", self.slot)
         type.__setattr__(Tensor, "data", _DATA)

@@ -25,3 +25,17 @@ recorder: Any = None
 # counts the calling thread's open blocks (see ``_no_grad``): recorded ops then give untraced
 # results in that thread.
 untraced: Any = None
+
+# Whether any of the three above is set: the ops' common path (a traced op, no hook) reads
+# this one flag instead of three. Set through :func:`set_hook` alone.
+active: bool = False
+_lock = threading.Lock()
+
+
+def set_hook(name: str, value: Any) -> None:
+    """Set ``anomaly``, ``recorder`` or ``untraced`` and :data:`active` with it, under one
+    lock: two threads setting different hooks leave ``active`` as the three hooks say."""
+    global active
+    with _lock:
+        globals()[name] = value
+        active = anomaly is not None or recorder is not None or untraced is not None

@@ -120,7 +120,7 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
         global _open
         with _lock:
             _open += 1
-            _hooks.untraced = _depth
+            _hooks.set_hook("untraced", _depth)
         _depth.depth += 1
 
     def __exit__(
@@ -131,4 +131,4 @@ class no_grad(contextlib.ContextDecorator):  # noqa: N801 -- PyTorch's name, for
         with _lock:
             _open -= 1
             if not _open:
-                _hooks.untraced = None
+                _hooks.set_hook("untraced", None)

@@ -567,7 +567,7 @@ def untraced_result(data: Any, rule: Rule, inputs: Sequence[AnyTensor], backend:
     result._param = None
     result._version = None
     if getattr(data, "base", None) is not None:
-        _share_view(data, inputs, result)
+        share_view(data, inputs, result)
     return result
 
 
@@ -610,11 +610,11 @@ def record_traced(
     if hook is not None:
         hook.forward(rule, inputs, data, node) if node is not None else hook.forward(rule, inputs, data)
     if getattr(data, "base", None) is not None:
-        _share_view(data, inputs, result)
+        share_view(data, inputs, result)
     return result
 
 
-def _share_view(data: Any, inputs: Sequence[AnyTensor], result: AnyTensor) -> None:
+def share_view(data: Any, inputs: Sequence[AnyTensor], result: AnyTensor) -> None:
     # A view (reshape, slice, transpose): writes through it or its source are one count.
     base = data.base
     for tensor in inputs:

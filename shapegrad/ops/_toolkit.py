@@ -7,9 +7,11 @@ from typing import Any, cast
 
 import numpy as np
 
-from .._backend import as_backend_array, same_backend
+from .. import _hooks
+from .._autodiff import record_binary_node, record_unary_node
+from .._backend import as_backend_array, bind_rule, bound_rules as _bound_rules, same_backend
 from .._errors import DTypeError, ShapeError
-from .._tensor import AnyTensor, Tensor, record_traced, untraced_result, wrap
+from .._tensor import AnyTensor, Tensor, _new, record_traced, share_view, untraced_result, wrap
 
 __all__ = []
 
@@ -224,17 +226,52 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         second_node.wants if second_node is not None else second_param is not None and second_param.trainable
     )
     table = READS.get(rule)
+    saved = (x, y, out, NEEDS[needed])
+    if table is None or first_param is not None or second_param is not None or _hooks.active:
+        reads = None if table is None else table[needed + 4 * left_is_tensor + 8 * right_is_tensor]
+        return record_traced(out, rule, tensors, saved, backend, reads)
+    # record_traced's work for the common case, without its frame: every arithmetic op comes here.
+    result = _new(Tensor)
+    result._data = out
+    result._backend = backend
+    result._param = None
+    result._version = None
+    try:
+        bound = _bound_rules[backend][rule][out.dtype]
+    except KeyError:
+        bound = bind_rule(backend, rule, out.dtype)
     # Which operands' memory the rule reads, by what it is asked for (a number is never watched).
-    reads = None if table is None else table[needed + 4 * left_is_tensor + 8 * right_is_tensor]
-    return record_traced(out, rule, tensors, (x, y, out, NEEDS[needed]), backend, reads)
+    result._node = record_binary_node(
+        out, bound, first, second, saved, backend.xp, table[needed + 4 * left_is_tensor + 8 * right_is_tensor], result
+    )
+    if getattr(out, "base", None) is not None:
+        share_view(out, tensors, result)
+    return result
 
 
 # --------------------------------------------------------------------------- unary
 def unary(x: AnyTensor, out: Any, rule: Any, saved: tuple[Any, ...]) -> Any:
     """The result of a one-input op: recorded when ``x`` is traced or a parameter."""
-    if x._node is None and x._param is None:
-        return untraced_result(out, rule, (x,), x._backend)
-    return record_traced(out, rule, (x,), saved, x._backend)
+    node = x._node
+    backend = x._backend
+    if node is None or x._param is not None or _hooks.active:
+        if node is None and x._param is None:
+            return untraced_result(out, rule, (x,), backend)
+        return record_traced(out, rule, (x,), saved, backend)
+    # record_traced's work for a traced input, without its frame (as binary does).
+    result = _new(Tensor)
+    result._data = out
+    result._backend = backend
+    result._param = None
+    result._version = None
+    try:
+        bound = _bound_rules[backend][rule][out.dtype]
+    except KeyError:
+        bound = bind_rule(backend, rule, out.dtype)
+    result._node = record_unary_node(out, bound, x, saved, backend.xp, result)
+    if getattr(out, "base", None) is not None:
+        share_view(out, (x,), result)
+    return result
 
 
 def stable_sigmoid(xp: Any, x: Any) -> Any:
