@@ -276,7 +276,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
                 "untraced tensor. Use the functional update x.at[index].set(value) (or .add(value))"
             )
         raw = value._data if isinstance(value, Tensor) else value
-        self._data = _index.assign(self._backend, self._data, _index.raw_index(index, self), raw)
+        self._data = _index.assign_into(self, _index.raw_index(index, self), raw)
         # A backward pass through values an op saved from this memory would now be wrong.
         note_written(self)
 

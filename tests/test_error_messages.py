@@ -4,6 +4,7 @@ DLPack exports that failed or crashed an importer."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,153 @@ def test_only_operands_that_do_not_broadcast_are_a_shape_clash(numpy_backend: st
         with pytest.raises(ValueError, match="^something else$") as raised:
             binary("op", sg.ones(2, 3), other, None, forward)
         assert not isinstance(raised.value, sg.ShapegradError)
+
+
+_BINARY_OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "pow": lambda a, b: a**b,
+    "maximum": sg.maximum,
+    "minimum": sg.minimum,
+    "div": lambda a, b: a / b,
+    "less": lambda a, b: a < b,
+    "equal": sg.equal,
+}
+_EXACT = ("div", "less", "equal")  # NumPy divides (in float64) and compares any integer number
+
+
+@pytest.mark.parametrize(
+    ("dtype", "number", "holds", "fix", "also"),
+    [
+        ("int32", 2**40, "expected a number int32 holds, -2147483648 to 2147483647", "x.astype('int64')", ()),
+        ("uint8", -1, "expected a number uint8 holds, 0 to 255", "x.astype('int64')", ()),
+        ("uint8", 300, "expected a number uint8 holds, 0 to 255", "x.astype('int64')", ()),
+        ("int8", 2**40, "expected a number int8 holds, -128 to 127", "x.astype('int64')", ()),
+        ("int16", 2**40, "expected a number int16 holds, -32768 to 32767", "x.astype('int64')", ()),
+        ("int64", 2**70, "expected a number int64 holds", "x.astype('float64')", ()),
+        ("bool", 2**70, "(a bool tensor meets a Python int as int64)", "x.astype('float64')", ("less", "equal")),
+        ("float32", 2**2000, "expected a number a float64 holds", "No dtype holds it", _EXACT),
+    ],
+    ids=["int32", "uint8-negative", "uint8", "int8", "int16", "int64", "bool", "float32"],
+)
+def test_a_python_int_out_of_the_tensor_dtype_s_range_is_a_dtype_error(
+    numpy_backend: str, dtype: str, number: int, holds: str, fix: str, also: tuple[str, ...]
+) -> None:
+    """NumPy's bare OverflowError ("Python integer 1099511627776 out of bounds for int32",
+    "Python int too large to convert to C long", "int too large to convert to float") leaked
+    from the binary ops with a Python int on either side (a NumPy integer too, made a Python
+    int), and from comparisons and division where NumPy converts the number to the tensor's
+    dtype or to a float; it is a DTypeError naming the op, the tensor's dtype and shape, the
+    number and the fix. Division and comparisons that NumPy does exactly are left working."""
+    t = sg.tensor(np.array([1, 2], dtype))
+    shown = str(number) if len(str(number)) <= 40 else str(number)[:12] + "..."
+    raising = [op for op in _BINARY_OPS if op not in _EXACT or op in also]
+    for op in raising:
+        for left, right in ((t, number), (number, t), (t, np.int64(number) if dtype == "int32" else number)):
+            with pytest.raises(sg.DTypeError) as raised:
+                _BINARY_OPS[op](left, right)
+            message = str(raised.value)
+            named = "greater" if op == "less" and left is number else op  # number < t is t > number
+            assert message.startswith(f"{named}: a Python int out of range for the tensor's dtype: ")
+            assert f"found the number {shown}" in message
+            assert f"a tensor of dtype {dtype} and shape (2,)" in message
+            assert holds in message and fix in message
+    for op in set(_EXACT) - set(also):
+        assert _BINARY_OPS[op](t, number).shape == _BINARY_OPS[op](number, t).shape == (2,)
+    if fix == "x.astype('int64')":
+        assert (t.astype("int64") + number).tolist() == [number + 1, number + 2]
+
+
+def test_a_python_int_out_of_range_written_in_place_is_a_dtype_error(numpy_backend: str) -> None:
+    """The in-place forms raised NumPy's OverflowError too: ``x[i] = n``, ``x.at[i].set(n)``,
+    ``x.at[i].add(n)`` (with basic and repeated indices), and ``x += n`` (an add)."""
+    t = sg.tensor(np.array([1, 2], np.int32))
+    cases = {
+        "x[index] = value": lambda: t.__setitem__(0, 2**40),
+        "at[...].set": lambda: t.at[0].set(2**40),
+        "at[...].add": lambda: t.at[0].add(2**40),
+        "at[...].add ": lambda: t.at[np.array([0, 0])].add(2**40),
+    }
+    for op, compute in cases.items():
+        with pytest.raises(sg.DTypeError, match=rf"^{re.escape(op.strip())}: a Python int out of range .* int32"):
+            compute()
+    with pytest.raises(sg.DTypeError, match=r"^add: .*found the number 1099511627776 with a tensor of dtype int32"):
+        t += 2**40
+    assert t.tolist() == [1, 2]
+
+
+def test_a_boolean_subtraction_is_a_dtype_error(numpy_backend: str) -> None:
+    """NumPy's TypeError ("numpy boolean subtract, the `-` operator, is not supported") leaked
+    from a boolean minus a boolean: tensors, a Python or NumPy boolean on either side, a NumPy
+    boolean array. It is a DTypeError naming both operands and the fixes."""
+    b = sg.tensor(np.array([True, False]))
+    cases = [
+        (lambda: b - b, "a tensor of dtype bool and shape (2,) minus a tensor of dtype bool and shape (2,)"),
+        (lambda: sg.sub(b, True), "a tensor of dtype bool and shape (2,) minus the number True"),
+        (lambda: False - b, "the number False minus a tensor of dtype bool and shape (2,)"),
+        (lambda: b - np.bool_(True), "minus the number True"),
+        (lambda: np.array([True, False]) - b, "minus a tensor of dtype bool"),
+    ]
+    for compute, found in cases:
+        with pytest.raises(sg.DTypeError) as raised:
+            compute()
+        message = str(raised.value)
+        assert message.startswith("sub: subtraction is not defined for booleans: found ")
+        assert found in message
+        assert "sg.logical_xor(a, b)" in message and "a.astype('int64') - b" in message
+    assert sg.logical_xor(b, b).tolist() == [False, False]
+    assert (b - 1).tolist() == [0, -1]  # a boolean with a number of another kind is arithmetic
+
+
+def test_a_boolean_negative_sign_or_unbounded_clamp_is_a_dtype_error(numpy_backend: str) -> None:
+    """``-t``, ``neg``, ``sign`` and ``clamp`` without bounds leaked NumPy's TypeError on a
+    boolean tensor ("The numpy boolean negative ... is not supported", no ``sign`` or
+    ``positive`` loop for booleans); each is a DTypeError naming the op, dtype, shape and fix."""
+    b = sg.tensor(np.array([[True, False]]))
+    cases = [
+        ("neg", lambda: -b, "sg.logical_not(x)"),
+        ("neg", lambda: sg.neg(b), "-x.astype('int64')"),
+        ("sign", lambda: sg.sign(b), "x.astype('int64') is its sign"),
+        ("clamp", lambda: sg.clamp(b), "give it bounds"),
+    ]
+    for op, compute, fix in cases:
+        with pytest.raises(sg.DTypeError) as raised:
+            compute()
+        message = str(raised.value)
+        assert message.startswith(f"{op}: not defined for booleans: found a tensor of dtype bool and shape (1, 2); ")
+        assert fix in message
+    assert sg.logical_not(b).tolist() == [[False, True]]
+    assert (-b.astype("int64")).tolist() == [[-1, 0]]
+
+
+def test_a_compiled_step_raises_eager_s_dtype_errors(numpy_backend: str) -> None:
+    """sg.compile records on NumPy (the autouse ``_records_on_numpy`` of test_compile.py): a
+    compiled step given a number out of its tensor's range, or booleans to subtract, raises
+    the DTypeError the eager step raises. A number is a constant of the recording, so a new
+    one records again (raising as eagerly); the next valid call replays."""
+
+    def step(x: Any, n: Any) -> Any:
+        return (x + n).sum()
+
+    compiled = sg.compile(step)
+    t = sg.tensor(np.array([1, 2], np.int32))
+    assert compiled(t, 1).item() == compiled(t, 1).item() == 5
+    for n in (2**40, np.int64(2**40)):
+        with pytest.raises(sg.DTypeError) as eager:
+            step(t, n)
+        with pytest.raises(sg.DTypeError) as replayed:
+            compiled(t, n)
+        assert str(replayed.value) == str(eager.value)
+        assert "found the number 1099511627776 with a tensor of dtype int32" in str(eager.value)
+    assert compiled(t, 1).item() == 5
+    assert len(compiled.recordings) == 1 and compiled.recordings[0].replays == 2
+
+    def masks(a: Any, b: Any) -> Any:
+        return a - b, -a
+
+    compiled_masks = sg.compile(masks)
+    b = sg.tensor(np.array([True, False]))
+    for _ in range(2):
+        with pytest.raises(sg.DTypeError, match="^sub: subtraction is not defined for booleans"):
+            compiled_masks(b, b)

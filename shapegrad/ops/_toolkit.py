@@ -93,11 +93,19 @@ def described(value: Any, dtype: str | None = None) -> str:
     return f"the number {value!r}"
 
 
-def forward_error(op: str, left: Any, right: Any, error: ValueError) -> Exception:
-    """The error for a binary op whose forward raised ``error`` (a ``ValueError``; a number
-    operand, ``left`` or ``right``, has shape ``()``): a shape clash only where the shapes do
+def forward_error(op: str, left: Any, right: Any, error: Exception) -> Exception:
+    """The error for a binary op whose forward raised ``error`` (a number operand, ``left`` or
+    ``right``, has shape ``()``). A ``ValueError`` is a shape clash only where the shapes do
     not broadcast; an integer to a negative integer power is a dtype problem (NumPy says
-    "Integers to negative integer powers are not allowed"); any other is ``error`` itself."""
+    "Integers to negative integer powers are not allowed"). An ``OverflowError`` where a
+    Python int meets a tensor is ``number_out_of_range``; NumPy's ``TypeError`` for a boolean
+    subtraction is ``boolean_subtract``. Any other is ``error`` itself."""
+    if isinstance(error, OverflowError):
+        return _overflow_error(op, left, right, error)
+    if isinstance(error, TypeError):
+        if str(error).startswith("numpy boolean subtract"):
+            return boolean_subtract(op, left, right)
+        return error
     sa: tuple[int, ...] = left.shape if isinstance(left, Tensor) else ()
     sb: tuple[int, ...] = right.shape if isinstance(right, Tensor) else ()
     if _first_clash(sa, sb) is not None:
@@ -105,6 +113,88 @@ def forward_error(op: str, left: Any, right: Any, error: ValueError) -> Exceptio
     if str(error).startswith("Integers to negative integer powers"):
         return negative_power(op, described(left), described(right))
     return error
+
+
+def _overflow_error(op: str, left: Any, right: Any, error: OverflowError) -> Exception:
+    """``number_out_of_range``'s error where one operand is a Python int and the other a
+    tensor (``operand`` made NumPy integers Python ints), else ``error`` itself."""
+    if type(right) is int and isinstance(left, Tensor):
+        return number_out_of_range(op, cast(AnyTensor, left), right, error)
+    if type(left) is int and isinstance(right, Tensor):
+        return number_out_of_range(op, cast(AnyTensor, right), left, error)
+    return error
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def number_out_of_range(op: str, tensor: AnyTensor, number: int, error: OverflowError) -> DTypeError:
+    """The error for a Python int that the dtype it meets a tensor in cannot hold (NumPy's
+    ``error``: "Python integer 1099511627776 out of bounds for int32", "Python int too large to
+    convert to C long", or, where it converts the number to a float (a float tensor, a
+    division), "int too large to convert to float"). NumPy, as PyTorch, converts the number to
+    the tensor's dtype (a boolean tensor's: int64) rather than widen the result; the fix is to
+    convert the tensor to a dtype that holds the number."""
+    name = tensor._backend.dtype_name(tensor._data.dtype)
+    digits = str(number)
+    if len(digits) > 40:
+        digits = f"{digits[:12]}... ({len(digits.lstrip('-'))} digits)"
+    found = f"found the number {digits} with a tensor of dtype {name} and shape {tensor.shape}"
+    try:
+        target = np.result_type(np.dtype(name), 0)  # the dtype a Python int is converted to
+    except TypeError:
+        target = None
+    to_float = "float" in str(error)
+    if target is not None and target.kind in "iu" and not to_float:
+        info = np.iinfo(target)
+        meets = "" if target == np.dtype(name) else f" (a {name} tensor meets a Python int as {target})"
+        holds = f"expected a number {target} holds, {info.min} to {info.max}{meets}"
+    else:
+        holds = "expected a number a float64 holds (its largest is about 1.8e308)"
+    if to_float or not _float64_holds(number):
+        fix = "No dtype holds it: use a smaller number, or float('inf')"
+    elif _INT64.min <= number <= _INT64.max and target is not None and target != np.dtype(np.int64):
+        fix = "Convert the tensor first, e.g. x.astype('int64')"
+    else:
+        fix = "Convert the tensor first, e.g. x.astype('float64') (exact for integers up to 2**53)"
+    return DTypeError(f"{op}: a Python int out of range for the tensor's dtype: {found}; {holds}. {fix}")
+
+
+def _float64_holds(number: int) -> bool:
+    """Whether a float64 holds ``number`` (exactly only up to 2**53)."""
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
+def _with_shape(value: Any) -> str:
+    """An operand as the boolean errors name it: a tensor by dtype and shape, a number by value."""
+    if isinstance(value, Tensor):
+        tensor = cast(AnyTensor, value)
+        return f"a tensor of dtype {tensor._backend.dtype_name(tensor._data.dtype)} and shape {tensor.shape}"
+    return f"the number {value!r}"
+
+
+def boolean_subtract(op: str, left: Any, right: Any) -> DTypeError:
+    """The error for a boolean minus a boolean (tensors, or a tensor and ``True``/``False``),
+    which NumPy refuses (PyTorch too): ``True - True`` has no boolean result."""
+    return DTypeError(
+        f"{op}: subtraction is not defined for booleans: found {_with_shape(left)} minus {_with_shape(right)}; "
+        "expected numbers. sg.logical_xor(a, b) is where two masks differ; for arithmetic convert first, "
+        "e.g. a.astype('int64') - b"
+    )
+
+
+def boolean_unary(op: str, x: AnyTensor, error: TypeError, fix: str) -> DTypeError:
+    """The error for a one-input op NumPy refuses on a boolean tensor (``-x``: "The numpy
+    boolean negative ... is not supported"; ``sign``: no loop for booleans), naming ``fix``.
+    Where ``x`` is not boolean it raises ``error`` itself (call it inside the ``except``)."""
+    name = x._backend.dtype_name(x._data.dtype)
+    if name != "bool":
+        raise error  # not the boolean case: NumPy's error as it is
+    return DTypeError(f"{op}: not defined for booleans: found a tensor of dtype bool and shape {x.shape}; {fix}")
 
 
 # NumPy float dtype -> the integer type of its width, for keep_where's select.
@@ -211,7 +301,7 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         forward = getattr(backend.xp, forward)
     try:
         out = forward(x, y)
-    except ValueError as error:
+    except (ValueError, OverflowError, TypeError) as error:
         raised = forward_error(op, left, right, error)
         if raised is error:
             raise

@@ -20,6 +20,7 @@ from .._typevars import S, T
 from ._toolkit import (
     READS,
     binary,
+    boolean_unary,
     described,
     forward_error,
     keep_where,
@@ -203,9 +204,16 @@ def neg_backward(xp: Any, g: Any) -> tuple[Any, ...]:
     return (-g,)
 
 
+_NEG_FIX = "sg.logical_not(x) flips it; -x.astype('int64') negates its 0s and 1s as numbers"
+
+
 def neg(x: Tensor[T, *S]) -> Tensor[T, *S]:
     """``-x``. d/dx = -1. PyTorch: ``torch.neg``."""
-    return unary(x, -x._data, neg_backward, ())
+    try:
+        out = -x._data
+    except TypeError as error:  # NumPy refuses a boolean negative
+        raise boolean_unary("neg", x, error, _NEG_FIX) from None
+    return unary(x, out, neg_backward, ())
 
 
 def exp_backward(xp: Any, g: Any, y: Any) -> tuple[Any, ...]:
@@ -280,7 +288,11 @@ def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) 
     """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside.
     PyTorch: ``torch.clamp``."""
     data = x._data
-    out = x._backend.xp.clip(data, min, max)
+    try:
+        out = x._backend.xp.clip(data, min, max)
+    except TypeError as error:  # NumPy has no boolean clip without bounds
+        fix = "give it bounds, or convert it first, e.g. x.astype('int64')"
+        raise boolean_unary("clamp", x, error, fix) from None
     return unary(x, out, clamp_backward, (data, min, max))
 
 
@@ -331,7 +343,7 @@ def compare(a: AnyTensor, b: Any, how: str) -> Any:
         same_backend(a, right)
     try:
         out = getattr(xp, how)(a._data, other)
-    except ValueError as error:
+    except (ValueError, OverflowError) as error:
         raised = forward_error(how, a, right, error)
         if raised is error:
             raise

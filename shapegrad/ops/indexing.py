@@ -14,7 +14,7 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import Z0, K, N, S, T
 from . import elementwise as ew, shape as shp
-from ._toolkit import checked_axis, integer, keep_where
+from ._toolkit import checked_axis, integer, keep_where, number_out_of_range
 
 __all__ = [
     "diag",
@@ -290,6 +290,17 @@ def raw_index(index: Any, x: AnyTensor) -> Any:
     return raw
 
 
+def assign_into(x: AnyTensor, raw: Any, values: Any) -> Any:
+    """``assign`` into ``x``'s array (``x[index] = values``), a Python int the dtype cannot
+    hold raising ``number_out_of_range``'s error rather than NumPy's ``OverflowError``."""
+    try:
+        return assign(x._backend, x._data, raw, values)
+    except OverflowError as error:
+        if type(values) is not int:
+            raise
+        raise number_out_of_range("x[index] = value", x, values, error) from None
+
+
 def assign(backend: Any, target: Any, raw: Any, values: Any) -> Any:
     """``target[raw] = values``, in place where the backend can; a backend without
     integer-array assignment (a strict Array-API library) goes through host memory and
@@ -343,13 +354,18 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         same_backend(x, other)
     v = other._data if is_tensor else other
     out = xp.asarray(x._data, copy=True)
-    if not add:
-        out = assign(backend, out, raw, v)
-    elif basic:
-        out[raw] = out[raw] + v
-    else:  # repeated indices add once each, as in JAX
-        picked_shape = tuple(pick(backend, out, raw).shape)
-        backend.scatter_add(out, raw, xp.broadcast_to(xp.asarray(v, dtype=out.dtype), picked_shape))
+    try:
+        if not add:
+            out = assign(backend, out, raw, v)
+        elif basic:
+            out[raw] = out[raw] + v
+        else:  # repeated indices add once each, as in JAX
+            picked_shape = tuple(pick(backend, out, raw).shape)
+            backend.scatter_add(out, raw, xp.broadcast_to(xp.asarray(v, dtype=out.dtype), picked_shape))
+    except OverflowError as error:  # a Python int the dtype cannot hold: NumPy's bare error
+        if type(v) is not int:
+            raise
+        raise number_out_of_range("at[...].add" if add else "at[...].set", x, v, error) from None
     need = (wants_grad(x), is_tensor and wants_grad(other))
     inputs: Any = (x, other if is_tensor else NUMBER)
     return record(out, update_at_backward, inputs, (raw, basic, add, need, backend), backend)

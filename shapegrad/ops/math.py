@@ -16,7 +16,7 @@ from .._autodiff import NoTape
 from .._backend import fused_kernel, same_backend
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import S, T
-from ._toolkit import binary, require_float, unary
+from ._toolkit import binary, boolean_unary, require_float, unary
 
 __all__ = [
     "arccos",
@@ -209,7 +209,11 @@ def piecewise_constant_backward(xp: Any, g: Any) -> tuple[Any, ...]:
 
 
 def _constant_pieces(x: AnyTensor, name: str) -> Any:
-    return unary(x, getattr(x._backend.xp, name)(x._data), piecewise_constant_backward, ())
+    try:
+        out = getattr(x._backend.xp, name)(x._data)
+    except TypeError as error:  # NumPy has no boolean sign
+        raise boolean_unary(name, x, error, "x.astype('int64') is its sign (0 or 1)") from None
+    return unary(x, out, piecewise_constant_backward, ())
 
 
 def sign(x: Tensor[T, *S]) -> Tensor[T, *S]:
