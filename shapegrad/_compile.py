@@ -508,9 +508,10 @@ class _Recorder:
         self.handed: str | None = None
         # The 0-d arrays the step's own code was given (made by an operation it issued, a
         # reduction of t.data or an element, or read as a 0-d tensor's t.data): register ->
-        # (the position of the next operation, where). NumPy's scalar types read one's value in
-        # C (np.float32(x.data.std())), unseen: see _read_unseen
-        self.given: dict[int, tuple[int, str]] = {}
+        # (the position of the next operation, where, its value then, the position when first
+        # given). NumPy's scalar types read one's value in C (np.float32(x.data.std())), unseen:
+        # see _read_unseen
+        self.given: dict[int, tuple[int, str, Any, int]] = {}
         # the ids of the objects the step reached before it ran (its modules, the objects it
         # reads, its arguments): one it gives back is that object at every replay too
         self.existing: set[int] = set()
@@ -532,6 +533,12 @@ class _Recorder:
         """The step's Python is given a recorded array itself (``what``)."""
         if self.handed is None:
             self.handed = what
+
+    def give(self, index: int, since: int, where: str) -> None:
+        """The step's own code is given the 0-d array of register ``index`` before operation
+        ``since`` (see ``given``)."""
+        first = self.given[index][3] if index in self.given else since
+        self.given[index] = (since, where, np.array(self.plain[index], copy=True), first)
 
     # -- registers -------------------------------------------------------------------------------
     def traced(self, index: int) -> _Traced:
@@ -693,7 +700,7 @@ class _Recorder:
             where = _issued_where()
             if where is not None:
                 for index in zero_d:
-                    self.given[index] = (position + 1, where)
+                    self.give(index, position + 1, where)
         if has_arrays and _value_shaped(kind, fn, plain_args, plain_kwargs):
             self.guard_shapes(kind, fn, args, traced)
         return traced
@@ -1074,7 +1081,7 @@ def _handed_data(tensor: Tensor[Any, *tuple[Any, ...]]) -> Any:
         if user_file(caller.f_code.co_filename):
             rec.hand("a tensor's array (t.data)")
             if zero_d:
-                rec.given[data._r] = (len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
+                rec.give(data._r, len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
     return data
 
 
@@ -2233,29 +2240,74 @@ def _built_from_handed(rec: _Recorder) -> str | None:
 
 def _read_unseen(rec: _Recorder) -> str | None:
     """Why a recording cannot replay a 0-d array the step's own code was given (``rec.given``:
-    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``) and dropped with no recorded
-    operation taking it after, no guard asking it, nothing holding it (the step's result, an
-    attribute), or None. NumPy's scalar types read such an array's value in C, unseen by any
-    hook (``np.float32(x.data.std())``, ``np.int64(a[1])``), and the number they give is a
-    constant of the recording, so one dropped so is taken for one read so (one computed and left
-    unused too)."""
+    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``), or None. NumPy's scalar types
+    read such an array's value in C, unseen by any hook (``np.float32(x.data.std())``,
+    ``np.int64(a[1])``), and the number they give is a constant of the recording. Taken for one
+    read so: one dropped with no recorded operation taking it after, no guard asking it, nothing
+    holding it (the step's result, an attribute), one computed and left unused too; and one
+    whose value a recorded operation after it was given takes as a number (``x * np.float32(s)``
+    beside ``x / s``, which uses it as an array as well)."""
     last: dict[int, int] = {}
     for position, op in enumerate(rec.ops):
         for index in _refs((op.args, op.kwargs), []):
             last[index] = position
     asked = {index for _, index, _ in rec.guards}
-    for index, (since, where) in rec.given.items():
+    reason = (
+        "the value of a 0-d array{} in a way the recording cannot see: NumPy's scalar types read "
+        "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
+        "to replay)"
+    )
+    for index, (since, where, value, first) in rec.given.items():
+        if any(_same_number(number, value) for op in rec.ops[first:] for number in _numbers((op.args, op.kwargs))):
+            return reason.format(where)
         if last.get(index, -1) >= since or index in asked:
             continue
         view = rec.views[index]
         # rec.views, this variable and getrefcount's argument: held by nothing else
         if view is not None and sys.getrefcount(view) <= 3:
-            return (
-                f"the value of a 0-d array{where} in a way the recording cannot see: NumPy's scalar types read "
-                "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
-                "to replay)"
-            )
+            return reason.format(where)
     return None
+
+
+def _numbers(template: Any) -> list[Any]:
+    """The numbers an operation's arguments hold as constants (not arrays, not booleans)."""
+    found: list[Any] = []
+    stack = [template]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (tuple, list)):
+            stack.extend(cast("Sequence[Any]", value))
+        elif isinstance(value, dict):
+            stack.extend(cast("dict[Any, Any]", value).values())
+        elif isinstance(value, slice):
+            bounds = cast("slice[Any, Any, Any]", value)
+            stack.extend((bounds.start, bounds.stop, bounds.step))
+        elif isinstance(value, (int, float, complex, np.number)) and not isinstance(value, bool):
+            found.append(value)
+    return found
+
+
+def _same_number(number: Any, value: Any) -> bool:
+    """Whether a constant ``number`` may be a 0-d array's ``value`` read through a NumPy scalar
+    type or a Python number (``np.float32(s)``, ``float(np.float32(s))``, ``np.float16(s)``,
+    ``int(np.int64(s))``): of the same kind (an integer for an integer array, a float for a
+    float one: an axis is no float's value) and equal, or equal to the value rounded to its type."""
+    kind = value.dtype.kind
+    if kind in "iu":
+        if not isinstance(number, (int, np.integer)):
+            return False
+    elif kind in "fc":
+        if not isinstance(number, (float, complex, np.floating, np.complexfloating)):
+            return False
+    else:
+        return False
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if bool(number == value):
+            return True
+        if isinstance(number, np.number):
+            return bool(value.astype(cast(Any, number).dtype) == number)
+    return False
 
 
 def _partial_args(fn: Any) -> tuple[Any, ...]:
@@ -3092,7 +3144,7 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
             return value
         rec.hand("a NumPy array as an argument")
         if value.ndim == 0:  # np.float32(a) reads it unseen (see _read_unseen)
-            rec.given[index] = (0, " (a 0-d NumPy array argument)")
+            rec.give(index, 0, " (a 0-d NumPy array argument)")
         return rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt

@@ -1578,6 +1578,30 @@ def test_a_numpy_scalar_made_from_a_0d_array_argument_runs_it_eagerly() -> None:
     assert len(compiled.recordings) == 1
 
 
+# The same 0-d array read through a NumPy scalar type and used as an array too: the recorded
+# operation taking it hid the read, and a replay gave the first call's number, silently.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x, s: x * np.float32(s) + x * (s * 2),
+        lambda x, s: x * float(np.float32(s)) + x / s,
+        lambda x, s: x * np.float16(s) + sg.tensor(s),
+        lambda x, s: (lambda k: x[: int(np.int64(k))] * k)(s.astype(np.int64) - 1),
+    ],
+    ids=["float32", "float", "float16", "int64-slice"],
+)
+def test_a_0d_array_read_by_a_numpy_scalar_type_and_used_as_an_array_runs_it_eagerly(
+    read: Callable[[Any, Any], Any],
+) -> None:
+    """``np.float32(s)`` beside ``s * 2`` (``s = x.data.max()``) gives eager's values at every
+    call (running eagerly with the warning), not the first call's ``np.float32(s)``."""
+
+    def step(x: Any) -> Any:
+        return read(x, x.data.max() / 2).sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 1.0)),) for i in range(4)], r"np\.float32\(x\.data\.std\(\)\)")
+
+
 @pytest.mark.parametrize(
     "use",
     [
