@@ -2102,3 +2102,34 @@ def test_a_compiled_step_calling_another_replays() -> None:
         inner.weight[0, 0] = 3.0  # read through the inner step: the replay reads it too
         assert compiled(x).item() == step(x).item()
     assert compiled.eager_reason is None and sum(r.replays for r in compiled.recordings) == 4
+
+
+def test_a_parameter_given_an_array_in_another_memory_order_records_again() -> None:
+    """A parameter whose array the caller replaces between calls by one of the same values in
+    another memory order (``p._data = np.asfortranarray(...)``, as a state-dict load or a user's
+    assignment may): the replay of the C-ordered recording summed in its buffers' order and gave
+    other roundings than eager's (``exp(w).sum(axis=1)``, silently). The layout compares the
+    array's strides: each order records once and replays bit for bit."""
+    values = np.random.default_rng(0).standard_normal((6, 1000)).astype(np.float32)
+    wide = np.zeros((6, 2000), dtype=np.float32)
+    wide[:, ::2] = values
+    ordered = [values, np.asfortranarray(values), wide[:, ::2]]
+
+    class Model(sg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = sg.nn.parameter(sg.tensor(values.copy()))
+
+        def __call__(self) -> Any:
+            return sg.exp(self.w).sum(axis=1)
+
+    model = Model()
+
+    def step() -> Any:
+        return model()
+
+    compiled = sg.compile(step)
+    for data in [*ordered, *ordered]:
+        model.w._data = data
+        assert np.array_equal(compiled().numpy(), step().numpy())
+    assert len(compiled.recordings) == 3 and sum(r.replays for r in compiled.recordings) == 3
