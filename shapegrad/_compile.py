@@ -472,6 +472,8 @@ class _Recorder:
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
         self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
+        # every rebinding, in order: a replay that raises does those the step did before it raised
+        self.rebinds: list[tuple[Any, int]] = []
         self.arguments: set[int] = set()  # the ids of the tensors the step takes as arguments
         self.born: set[int] = set()
         self.keep: list[Any] = []
@@ -500,7 +502,7 @@ class _Recorder:
         # operation raising), as the step leaves it when it raises there (set once the
         # recording's start is known); the last one taken (see here)
         self.at_check: Callable[[], Any] | None = None
-        self._here: tuple[Any, Any, int] | None = None
+        self._here: tuple[Any, Any, int, int] | None = None
         # What first gave the step's Python a recorded array itself (t.data in its code, a NumPy
         # array argument, g.permutation(n)): NumPy reads one's values unseen where it indexes a
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
@@ -622,6 +624,7 @@ class _Recorder:
             if id(tensor) in self.arguments:
                 self.escape("a tensor argument was given another array, which a replay could not give the next call's")
             self.rebound[id(tensor)] = (tensor, index)
+            self.rebinds.append((tensor, index))
         return plain
 
     # -- operations ------------------------------------------------------------------------------
@@ -817,18 +820,25 @@ class _Recorder:
                     break
         self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
-    def here(self) -> tuple[Any, Any, int] | None:
+    def here(self) -> tuple[Any, Any, int, int] | None:
         """The Python state the step has now, which a replay that raises here leaves, as the
-        step raising here does: its gradients' bookkeeping, its modules' modes (``at_check``)
-        and the count of its effects so far (those the replay does before raising). The last
-        one again where none of it changed, shared by the operations in between."""
+        step raising here does: its gradients' bookkeeping, its modules' modes (``at_check``),
+        the count of its effects so far (those the replay does before raising) and of its
+        rebindings (``rebinds``: the tensors it gave another array by then). The last one again
+        where none of it changed, shared by the operations in between."""
         if self.at_check is None:
             return None
         books, modes = self.at_check()
         last = self._here
-        if last is not None and last[2] == len(self.effects) and last[0] == books and last[1] == modes:
+        if (
+            last is not None
+            and last[2] == len(self.effects)
+            and last[3] == len(self.rebinds)
+            and last[0] == books
+            and last[1] == modes
+        ):
             return last
-        self._here = (books, modes, len(self.effects))
+        self._here = (books, modes, len(self.effects), len(self.rebinds))
         return self._here
 
     def check(self, flag: Any, message: str, error: type[ShapegradError] = ShapeError) -> None:
@@ -1523,9 +1533,9 @@ def _failed(check: tuple[type[ShapegradError], str], state: Any = None) -> None:
     error, message = check
     if state is None:
         raise error(message)
-    books, modes, done = state
+    books, modes, done, rebinds = state
     _set_state(books, modes)
-    raise _CheckFailed(error, message, done)
+    raise _CheckFailed(error, message, done, rebinds)
 
 
 def _set_state(books: list[tuple[Any, Any]], modes: list[tuple[Any, bool]]) -> None:
@@ -1536,12 +1546,12 @@ def _set_state(books: list[tuple[Any, Any]], modes: list[tuple[Any, bool]]) -> N
 
 
 class _CheckFailed(Exception):
-    """A check failed in a replay, after ``done`` of the recording's effects: the replay does
-    those, then raises the ``error(message)`` the step raises."""
+    """A check failed in a replay, after ``done`` of the recording's effects and ``rebinds`` of
+    its rebindings: the replay does those, then raises the ``error(message)`` the step raises."""
 
-    def __init__(self, error: type[ShapegradError], message: str, done: int) -> None:
+    def __init__(self, error: type[ShapegradError], message: str, done: int, rebinds: int) -> None:
         super().__init__(message)
-        self.error, self.message, self.done = error, message, done
+        self.error, self.message, self.done, self.rebinds = error, message, done, rebinds
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
@@ -1657,7 +1667,11 @@ class _Plan:
         if rec.escape_reason is not None:
             raise CompileError(rec.escape_reason)
         self.rebound = [(tensor, index) for tensor, index in rec.rebound.values()]
-        needed += [index for _, index in self.rebound]
+        # every rebinding's array is given back by the generated function, so never a buffer a
+        # later replay reuses: a replay that raises rebinds those done before (see _rebind_raised)
+        self.rebinds = rec.rebinds
+        self.unrebound = False  # a replay raised where it could not rebind as the step did
+        needed += list(dict.fromkeys(index for _, index in self.rebinds))
         self.inputs = rec.inputs
         # which inputs were one memory (an argument and a view of it, or of a buffer the step
         # writes): a replay is for the same overlaps, as what it reorders past writes assumed
@@ -2121,6 +2135,7 @@ class _Plan:
         try:
             outs = self.function(values, self.functions, self.constants, self.buffers)
         except _CheckFailed as failed:
+            self._rebind_raised(failed.__traceback__, failed.rebinds)
             self._effects(self.effects[: failed.done], args, kwargs)
             raise failed.error(failed.message) from None
         except _Diverged:
@@ -2155,9 +2170,29 @@ class _Plan:
         at = bisect.bisect_right(self.raised_lines, tb.tb_lineno) - 1
         if at < 0:
             return
-        books, modes, done = self.raised_states[at]
+        books, modes, done, rebinds = self.raised_states[at]
         _set_state(books, modes)
+        self._rebind_raised(error.__traceback__, rebinds)
         self._effects(self.effects[:done], args, kwargs)
+
+    def _rebind_raised(self, tb: types.TracebackType | None, count: int) -> None:
+        """The first ``count`` rebindings the step did (``state._data = ...``), done again by a
+        replay that raised where the step had done them, from the arrays the generated
+        function's frame (in the traceback ``tb``) holds: the next call reads what eager's
+        would. One whose array that frame does not hold yet (a fused loop computes it later)
+        cannot be: the step runs eagerly from its next call (see ``unrebound``)."""
+        if not count:
+            return
+        code = self.function.__code__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        held: dict[str, Any] = {} if tb is None else tb.tb_frame.f_locals
+        for tensor, index in self.rebinds[:count]:
+            array = held.get(f"r{index}")
+            if array is None:
+                self.unrebound = True
+                continue
+            tensor._data = array
 
     @staticmethod
     def _effects(effects: list[tuple[str, Any]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -2858,7 +2893,14 @@ class CompiledStep(Generic[P, R]):
                 self._relayouts = 0
                 self._rebooked = 0
                 self._new_in_a_row = 0
-                return plan.replay(values, args, kwargs)
+                try:
+                    return plan.replay(values, args, kwargs)
+                finally:
+                    if plan.unrebound:
+                        self._fall_back(
+                            "a replay raised where the step had given a tensor another array (t._data = ...) "
+                            "that the replay had not computed yet, so it could not leave that tensor as the step does"
+                        )
         self._rebooked = 0 if rebooked is None else self._rebooked + 1
         if self._rebooked > self.max_recordings:
             # A Gradients never zeroed holds another bookkeeping at each call (which buffers hold

@@ -2133,3 +2133,53 @@ def test_a_parameter_given_an_array_in_another_memory_order_records_again() -> N
         model.w._data = data
         assert np.array_equal(compiled().numpy(), step().numpy())
     assert len(compiled.recordings) == 3 and sum(r.replays for r in compiled.recordings) == 3
+
+
+def _rebinding_step(raising: str) -> tuple[Any, Callable[..., Any]]:
+    """A step keeping a running state by giving a tensor it reaches another array, then
+    raising for some calls' arguments: a range check (``table[idx]``) or ``sg.multinomial``
+    refusing a negative weight, a host call."""
+    state = sg.tensor(np.zeros(3, dtype=np.float32))
+    table = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    generator = sg.Generator(0)
+
+    def step(x: Any, arg: Any) -> Any:
+        state._data = (state * 0.5 + x)._data
+        if raising == "range":
+            return (table[arg] * (state * 3.0 + 1.0)).sum()
+        return (state * 2.0).sum() + sg.multinomial(arg, 1, generator=generator).sum() * 0
+
+    return state, step
+
+
+@pytest.mark.parametrize("raising", ["range", "multinomial"])
+def test_a_replay_raising_after_the_step_rebound_a_tensor_rebinds_it(raising: str) -> None:
+    """``state._data = (state * 0.5 + x)._data``, then an error: eager had given ``state`` its
+    new array before raising, and a replay raising there left the old one (rebinding only at
+    its end), so each later call gave other values than eager, silently. A replay that raises
+    rebinds what the step had rebound by then, from its generated function's frame."""
+    if raising == "range":
+        good: Any = np.array([1, 2])
+        bad: Any = np.array([0, 9])
+    else:
+        good, bad = sg.tensor([[0.2, 0.8]]), sg.tensor([[0.2, -0.8]])
+    calls = [(np.full(3, i + 1.0, dtype=np.float32), bad if i == 3 else good) for i in range(6)]
+
+    def run(compiled: bool) -> tuple[list[Any], list[float], Any]:
+        state, step = _rebinding_step(raising)
+        run_step = sg.compile(step) if compiled else step
+        seen: list[Any] = []
+        for x, arg in calls:
+            try:
+                seen.append(run_step(sg.tensor(x), arg).item())
+            except sg.ShapegradError as error:
+                seen.append(type(error).__name__)
+        return seen, state.numpy().tolist(), run_step
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        got, state_got, compiled = run(True)
+    expected, state_expected, _ = run(False)
+    assert got == expected and state_got == state_expected
+    assert isinstance(got[3], str)
+    assert compiled.eager_reason is None and sum(r.replays for r in compiled.recordings) == 5
