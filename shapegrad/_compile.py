@@ -472,6 +472,8 @@ class _Recorder:
         self.owner: list[int] = []  # the register whose memory each register is (itself, or the one it views)
         self.made_by: list[int] = []  # the op that made each register (-1: an input)
         self.rebound: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (tensor, register) it holds at the end
+        # every rebinding, in order: a replay that raises does those the step did before it raised
+        self.rebinds: list[tuple[Any, int]] = []
         self.arguments: set[int] = set()  # the ids of the tensors the step takes as arguments
         self.born: set[int] = set()
         self.keep: list[Any] = []
@@ -500,7 +502,7 @@ class _Recorder:
         # operation raising), as the step leaves it when it raises there (set once the
         # recording's start is known); the last one taken (see here)
         self.at_check: Callable[[], Any] | None = None
-        self._here: tuple[Any, Any, int] | None = None
+        self._here: tuple[Any, Any, int, int] | None = None
         # What first gave the step's Python a recorded array itself (t.data in its code, a NumPy
         # array argument, g.permutation(n)): NumPy reads one's values unseen where it indexes a
         # plain array with it or copies it (TABLE[y.data], np.array(t.data)), so a NumPy array
@@ -508,9 +510,10 @@ class _Recorder:
         self.handed: str | None = None
         # The 0-d arrays the step's own code was given (made by an operation it issued, a
         # reduction of t.data or an element, or read as a 0-d tensor's t.data): register ->
-        # (the position of the next operation, where). NumPy's scalar types read one's value in
-        # C (np.float32(x.data.std())), unseen: see _read_unseen
-        self.given: dict[int, tuple[int, str]] = {}
+        # (the position of the next operation, where, its value then, the position when first
+        # given). NumPy's scalar types read one's value in C (np.float32(x.data.std())), unseen:
+        # see _read_unseen
+        self.given: dict[int, tuple[int, str, Any, int]] = {}
         # the ids of the objects the step reached before it ran (its modules, the objects it
         # reads, its arguments): one it gives back is that object at every replay too
         self.existing: set[int] = set()
@@ -532,6 +535,12 @@ class _Recorder:
         """The step's Python is given a recorded array itself (``what``)."""
         if self.handed is None:
             self.handed = what
+
+    def give(self, index: int, since: int, where: str) -> None:
+        """The step's own code is given the 0-d array of register ``index`` before operation
+        ``since`` (see ``given``)."""
+        first = self.given[index][3] if index in self.given else since
+        self.given[index] = (since, where, np.array(self.plain[index], copy=True), first)
 
     # -- registers -------------------------------------------------------------------------------
     def traced(self, index: int) -> _Traced:
@@ -615,6 +624,7 @@ class _Recorder:
             if id(tensor) in self.arguments:
                 self.escape("a tensor argument was given another array, which a replay could not give the next call's")
             self.rebound[id(tensor)] = (tensor, index)
+            self.rebinds.append((tensor, index))
         return plain
 
     # -- operations ------------------------------------------------------------------------------
@@ -693,7 +703,7 @@ class _Recorder:
             where = _issued_where()
             if where is not None:
                 for index in zero_d:
-                    self.given[index] = (position + 1, where)
+                    self.give(index, position + 1, where)
         if has_arrays and _value_shaped(kind, fn, plain_args, plain_kwargs):
             self.guard_shapes(kind, fn, args, traced)
         return traced
@@ -810,18 +820,25 @@ class _Recorder:
                     break
         self.effects.append(("written", ("version", version) if path is None else ("arg", path)))
 
-    def here(self) -> tuple[Any, Any, int] | None:
+    def here(self) -> tuple[Any, Any, int, int] | None:
         """The Python state the step has now, which a replay that raises here leaves, as the
-        step raising here does: its gradients' bookkeeping, its modules' modes (``at_check``)
-        and the count of its effects so far (those the replay does before raising). The last
-        one again where none of it changed, shared by the operations in between."""
+        step raising here does: its gradients' bookkeeping, its modules' modes (``at_check``),
+        the count of its effects so far (those the replay does before raising) and of its
+        rebindings (``rebinds``: the tensors it gave another array by then). The last one again
+        where none of it changed, shared by the operations in between."""
         if self.at_check is None:
             return None
         books, modes = self.at_check()
         last = self._here
-        if last is not None and last[2] == len(self.effects) and last[0] == books and last[1] == modes:
+        if (
+            last is not None
+            and last[2] == len(self.effects)
+            and last[3] == len(self.rebinds)
+            and last[0] == books
+            and last[1] == modes
+        ):
             return last
-        self._here = (books, modes, len(self.effects))
+        self._here = (books, modes, len(self.effects), len(self.rebinds))
         return self._here
 
     def check(self, flag: Any, message: str, error: type[ShapegradError] = ShapeError) -> None:
@@ -1074,7 +1091,7 @@ def _handed_data(tensor: Tensor[Any, *tuple[Any, ...]]) -> Any:
         if user_file(caller.f_code.co_filename):
             rec.hand("a tensor's array (t.data)")
             if zero_d:
-                rec.given[data._r] = (len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
+                rec.give(data._r, len(rec.ops), f" (at {caller.f_code.co_filename}:{caller.f_lineno})")
     return data
 
 
@@ -1516,9 +1533,9 @@ def _failed(check: tuple[type[ShapegradError], str], state: Any = None) -> None:
     error, message = check
     if state is None:
         raise error(message)
-    books, modes, done = state
+    books, modes, done, rebinds = state
     _set_state(books, modes)
-    raise _CheckFailed(error, message, done)
+    raise _CheckFailed(error, message, done, rebinds)
 
 
 def _set_state(books: list[tuple[Any, Any]], modes: list[tuple[Any, bool]]) -> None:
@@ -1529,12 +1546,12 @@ def _set_state(books: list[tuple[Any, Any]], modes: list[tuple[Any, bool]]) -> N
 
 
 class _CheckFailed(Exception):
-    """A check failed in a replay, after ``done`` of the recording's effects: the replay does
-    those, then raises the ``error(message)`` the step raises."""
+    """A check failed in a replay, after ``done`` of the recording's effects and ``rebinds`` of
+    its rebindings: the replay does those, then raises the ``error(message)`` the step raises."""
 
-    def __init__(self, error: type[ShapegradError], message: str, done: int) -> None:
+    def __init__(self, error: type[ShapegradError], message: str, done: int, rebinds: int) -> None:
         super().__init__(message)
-        self.error, self.message, self.done = error, message, done
+        self.error, self.message, self.done, self.rebinds = error, message, done, rebinds
 
 
 def _state_at_check(grads: list[Any], modules: list[Any]) -> tuple[list[Any], list[tuple[Any, bool]]]:
@@ -1650,7 +1667,11 @@ class _Plan:
         if rec.escape_reason is not None:
             raise CompileError(rec.escape_reason)
         self.rebound = [(tensor, index) for tensor, index in rec.rebound.values()]
-        needed += [index for _, index in self.rebound]
+        # every rebinding's array is given back by the generated function, so never a buffer a
+        # later replay reuses: a replay that raises rebinds those done before (see _rebind_raised)
+        self.rebinds = rec.rebinds
+        self.unrebound = False  # a replay raised where it could not rebind as the step did
+        needed += list(dict.fromkeys(index for _, index in self.rebinds))
         self.inputs = rec.inputs
         # which inputs were one memory (an argument and a view of it, or of a buffer the step
         # writes): a replay is for the same overlaps, as what it reorders past writes assumed
@@ -2114,6 +2135,7 @@ class _Plan:
         try:
             outs = self.function(values, self.functions, self.constants, self.buffers)
         except _CheckFailed as failed:
+            self._rebind_raised(failed.__traceback__, failed.rebinds)
             self._effects(self.effects[: failed.done], args, kwargs)
             raise failed.error(failed.message) from None
         except _Diverged:
@@ -2148,9 +2170,29 @@ class _Plan:
         at = bisect.bisect_right(self.raised_lines, tb.tb_lineno) - 1
         if at < 0:
             return
-        books, modes, done = self.raised_states[at]
+        books, modes, done, rebinds = self.raised_states[at]
         _set_state(books, modes)
+        self._rebind_raised(error.__traceback__, rebinds)
         self._effects(self.effects[:done], args, kwargs)
+
+    def _rebind_raised(self, tb: types.TracebackType | None, count: int) -> None:
+        """The first ``count`` rebindings the step did (``state._data = ...``), done again by a
+        replay that raised where the step had done them, from the arrays the generated
+        function's frame (in the traceback ``tb``) holds: the next call reads what eager's
+        would. One whose array that frame does not hold yet (a fused loop computes it later)
+        cannot be: the step runs eagerly from its next call (see ``unrebound``)."""
+        if not count:
+            return
+        code = self.function.__code__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        held: dict[str, Any] = {} if tb is None else tb.tb_frame.f_locals
+        for tensor, index in self.rebinds[:count]:
+            array = held.get(f"r{index}")
+            if array is None:
+                self.unrebound = True
+                continue
+            tensor._data = array
 
     @staticmethod
     def _effects(effects: list[tuple[str, Any]], args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -2233,29 +2275,74 @@ def _built_from_handed(rec: _Recorder) -> str | None:
 
 def _read_unseen(rec: _Recorder) -> str | None:
     """Why a recording cannot replay a 0-d array the step's own code was given (``rec.given``:
-    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``) and dropped with no recorded
-    operation taking it after, no guard asking it, nothing holding it (the step's result, an
-    attribute), or None. NumPy's scalar types read such an array's value in C, unseen by any
-    hook (``np.float32(x.data.std())``, ``np.int64(a[1])``), and the number they give is a
-    constant of the recording, so one dropped so is taken for one read so (one computed and left
-    unused too)."""
+    ``x.data.std()``, ``x.data[1]``, a 0-d tensor's ``t.data``), or None. NumPy's scalar types
+    read such an array's value in C, unseen by any hook (``np.float32(x.data.std())``,
+    ``np.int64(a[1])``), and the number they give is a constant of the recording. Taken for one
+    read so: one dropped with no recorded operation taking it after, no guard asking it, nothing
+    holding it (the step's result, an attribute), one computed and left unused too; and one
+    whose value a recorded operation after it was given takes as a number (``x * np.float32(s)``
+    beside ``x / s``, which uses it as an array as well)."""
     last: dict[int, int] = {}
     for position, op in enumerate(rec.ops):
         for index in _refs((op.args, op.kwargs), []):
             last[index] = position
     asked = {index for _, index, _ in rec.guards}
-    for index, (since, where) in rec.given.items():
+    reason = (
+        "the value of a 0-d array{} in a way the recording cannot see: NumPy's scalar types read "
+        "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
+        "to replay)"
+    )
+    for index, (since, where, value, first) in rec.given.items():
+        if any(_same_number(number, value) for op in rec.ops[first:] for number in _numbers((op.args, op.kwargs))):
+            return reason.format(where)
         if last.get(index, -1) >= since or index in asked:
             continue
         view = rec.views[index]
         # rec.views, this variable and getrefcount's argument: held by nothing else
         if view is not None and sys.getrefcount(view) <= 3:
-            return (
-                f"the value of a 0-d array{where} in a way the recording cannot see: NumPy's scalar types read "
-                "it in C (np.float32(x.data.std()), np.int64(a[1]); use it as an array, x / x.data.std(), "
-                "to replay)"
-            )
+            return reason.format(where)
     return None
+
+
+def _numbers(template: Any) -> list[Any]:
+    """The numbers an operation's arguments hold as constants (not arrays, not booleans)."""
+    found: list[Any] = []
+    stack = [template]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (tuple, list)):
+            stack.extend(cast("Sequence[Any]", value))
+        elif isinstance(value, dict):
+            stack.extend(cast("dict[Any, Any]", value).values())
+        elif isinstance(value, slice):
+            bounds = cast("slice[Any, Any, Any]", value)
+            stack.extend((bounds.start, bounds.stop, bounds.step))
+        elif isinstance(value, (int, float, complex, np.number)) and not isinstance(value, bool):
+            found.append(value)
+    return found
+
+
+def _same_number(number: Any, value: Any) -> bool:
+    """Whether a constant ``number`` may be a 0-d array's ``value`` read through a NumPy scalar
+    type or a Python number (``np.float32(s)``, ``float(np.float32(s))``, ``np.float16(s)``,
+    ``int(np.int64(s))``): of the same kind (an integer for an integer array, a float for a
+    float one: an axis is no float's value) and equal, or equal to the value rounded to its type."""
+    kind = value.dtype.kind
+    if kind in "iu":
+        if not isinstance(number, (int, np.integer)):
+            return False
+    elif kind in "fc":
+        if not isinstance(number, (float, complex, np.floating, np.complexfloating)):
+            return False
+    else:
+        return False
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if bool(number == value):
+            return True
+        if isinstance(number, np.number):
+            return bool(value.astype(cast(Any, number).dtype) == number)
+    return False
 
 
 def _partial_args(fn: Any) -> tuple[Any, ...]:
@@ -2806,7 +2893,14 @@ class CompiledStep(Generic[P, R]):
                 self._relayouts = 0
                 self._rebooked = 0
                 self._new_in_a_row = 0
-                return plan.replay(values, args, kwargs)
+                try:
+                    return plan.replay(values, args, kwargs)
+                finally:
+                    if plan.unrebound:
+                        self._fall_back(
+                            "a replay raised where the step had given a tensor another array (t._data = ...) "
+                            "that the replay had not computed yet, so it could not leave that tensor as the step does"
+                        )
         self._rebooked = 0 if rebooked is None else self._rebooked + 1
         if self._rebooked > self.max_recordings:
             # A Gradients never zeroed holds another bookkeeping at each call (which buffers hold
@@ -3092,7 +3186,7 @@ def _traced_argument(rec: _Recorder, value: Any, swapped: list[tuple[Any, Any, A
             return value
         rec.hand("a NumPy array as an argument")
         if value.ndim == 0:  # np.float32(a) reads it unseen (see _read_unseen)
-            rec.given[index] = (0, " (a 0-d NumPy array argument)")
+            rec.give(index, 0, " (a 0-d NumPy array argument)")
         return rec.traced(index)
     kind: type = value.__class__
     if kind is tuple:  # not a named tuple, whose class would have to be rebuilt

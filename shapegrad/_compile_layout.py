@@ -351,9 +351,12 @@ class Layout:
         self.containers: list[tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]]]] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
-        # a tensor, its array's shape and dtype, what makes it a parameter (None: it is not) and
-        # whether it trains (model.freeze(...) changes which gradients the step computes)
-        self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, bool]] = []
+        # a tensor, its array's shape, dtype and strides, what makes it a parameter (None: it is
+        # not) and whether it trains (model.freeze(...) changes which gradients the step computes).
+        # The strides: NumPy sums and iterates in memory order, and a replay's buffers keep the
+        # recorded one, so a parameter given a Fortran-ordered array (p._data = np.asfortranarray(
+        # ...), a transposed copy) rounded otherwise than eager (see _compile._memory_order)
+        self.tensors: list[tuple[Any, tuple[int, ...], Any, Any, Any, bool]] = []
         self.arrays: list[tuple[Any, Any]] = []  # a small NumPy array and a copy of it
         self.large: list[Any] = []  # larger NumPy arrays of numbers (see digests)
         # (a holder built in C, what it holds now, how to ask it again): a buffer's bytes, a
@@ -450,7 +453,8 @@ class Layout:
         elif _isa(value, Tensor):
             data = value._data
             param = value._param
-            self.tensors.append((value, data.shape, data.dtype, param, param is not None and param.trainable))
+            strides = getattr(data, "strides", None)
+            self.tensors.append((value, data.shape, data.dtype, strides, param, param is not None and param.trainable))
         elif _isa(value, (list, dict, set, frozenset, tuple, collections.deque)):
             self._add_container(value, seen)
         elif _isa(value, NUMPY_GENERATORS):
@@ -703,10 +707,15 @@ class Layout:
         for cell, contents in self.cells:
             if not same_atom(cell_contents(cell, _MISSING), contents):
                 return "a variable a function it calls reads from the function that made it was rebound"
-        for tensor, shape, dtype, param, trainable in self.tensors:
+        for tensor, shape, dtype, strides, param, trainable in self.tensors:
             data = tensor._data
             if data.shape != shape or data.dtype != dtype:
                 return f"a tensor it reads now holds {data.dtype}{list(data.shape)}, not {dtype}{list(shape)}"
+            if getattr(data, "strides", None) != strides:
+                return (
+                    f"a tensor it reads now holds an array laid out otherwise in memory (strides "
+                    f"{getattr(data, 'strides', None)}, not {strides}: a Fortran-ordered or transposed copy)"
+                )
             now = tensor._param
             if now is not param or (now is not None and now.trainable is not trainable):
                 return "a parameter it reads was frozen, unfrozen or made a parameter (model.freeze(...))"

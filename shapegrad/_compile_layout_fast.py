@@ -72,7 +72,7 @@ class _Source:
 def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] | None:
     """A function of the roots that is True where the roots, the modules' modes and
     attributes, the plain objects' attributes, the classes of both, the names read through functions and
-    classes, the weak references' targets, the closure cells' contents and the tensors' shapes, dtypes and parameter
+    classes, the weak references' targets, the closure cells' contents and the tensors' shapes, dtypes, strides and parameter
     states are all as ``layout`` noted them (``missing``: the layout's marker of an absent
     attribute); False where any may differ. None past ``MAX_CHECKS`` values."""
     src = _Source()
@@ -105,10 +105,10 @@ def identity_check(layout: Any, missing: object) -> Callable[[list[Any]], bool] 
     for cell, contents in layout.cells:
         # an empty cell's cell_contents raises ValueError: the caller's generic loops decide
         src.fail_if(src.differs(f"{src.name(cell)}.cell_contents", contents))
-    for tensor, shape, dtype, param, trainable in layout.tensors:
+    for tensor, shape, dtype, strides, param, trainable in layout.tensors:
         t = src.name(tensor)
         src.lines.append(f"    a = {t}._data")
-        src.fail_if(f"a.shape != {tuple(shape)!r} or a.dtype is not {src.name(dtype)}")
+        src.fail_if(f"a.shape != {tuple(shape)!r} or a.strides != {strides!r} or a.dtype is not {src.name(dtype)}")
         src.fail_if(f"{t}._param is not {src.name(param)}")
         if param is not None:
             src.fail_if(f"{src.name(param)}.trainable is not {src.constant(trainable)}")

@@ -1578,6 +1578,30 @@ def test_a_numpy_scalar_made_from_a_0d_array_argument_runs_it_eagerly() -> None:
     assert len(compiled.recordings) == 1
 
 
+# The same 0-d array read through a NumPy scalar type and used as an array too: the recorded
+# operation taking it hid the read, and a replay gave the first call's number, silently.
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x, s: x * np.float32(s) + x * (s * 2),
+        lambda x, s: x * float(np.float32(s)) + x / s,
+        lambda x, s: x * np.float16(s) + sg.tensor(s),
+        lambda x, s: (lambda k: x[: int(np.int64(k))] * k)(s.astype(np.int64) - 1),
+    ],
+    ids=["float32", "float", "float16", "int64-slice"],
+)
+def test_a_0d_array_read_by_a_numpy_scalar_type_and_used_as_an_array_runs_it_eagerly(
+    read: Callable[[Any, Any], Any],
+) -> None:
+    """``np.float32(s)`` beside ``s * 2`` (``s = x.data.max()``) gives eager's values at every
+    call (running eagerly with the warning), not the first call's ``np.float32(s)``."""
+
+    def step(x: Any) -> Any:
+        return read(x, x.data.max() / 2).sum()
+
+    _eager_with_warning(step, [(sg.tensor(X * (i + 1.0)),) for i in range(4)], r"np\.float32\(x\.data\.std\(\)\)")
+
+
 @pytest.mark.parametrize(
     "use",
     [
@@ -2078,3 +2102,84 @@ def test_a_compiled_step_calling_another_replays() -> None:
         inner.weight[0, 0] = 3.0  # read through the inner step: the replay reads it too
         assert compiled(x).item() == step(x).item()
     assert compiled.eager_reason is None and sum(r.replays for r in compiled.recordings) == 4
+
+
+def test_a_parameter_given_an_array_in_another_memory_order_records_again() -> None:
+    """A parameter whose array the caller replaces between calls by one of the same values in
+    another memory order (``p._data = np.asfortranarray(...)``, as a state-dict load or a user's
+    assignment may): the replay of the C-ordered recording summed in its buffers' order and gave
+    other roundings than eager's (``exp(w).sum(axis=1)``, silently). The layout compares the
+    array's strides: each order records once and replays bit for bit."""
+    values = np.random.default_rng(0).standard_normal((6, 1000)).astype(np.float32)
+    wide = np.zeros((6, 2000), dtype=np.float32)
+    wide[:, ::2] = values
+    ordered = [values, np.asfortranarray(values), wide[:, ::2]]
+
+    class Model(sg.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = sg.nn.parameter(sg.tensor(values.copy()))
+
+        def __call__(self) -> Any:
+            return sg.exp(self.w).sum(axis=1)
+
+    model = Model()
+
+    def step() -> Any:
+        return model()
+
+    compiled = sg.compile(step)
+    for data in [*ordered, *ordered]:
+        model.w._data = data
+        assert np.array_equal(compiled().numpy(), step().numpy())
+    assert len(compiled.recordings) == 3 and sum(r.replays for r in compiled.recordings) == 3
+
+
+def _rebinding_step(raising: str) -> tuple[Any, Callable[..., Any]]:
+    """A step keeping a running state by giving a tensor it reaches another array, then
+    raising for some calls' arguments: a range check (``table[idx]``) or ``sg.multinomial``
+    refusing a negative weight, a host call."""
+    state = sg.tensor(np.zeros(3, dtype=np.float32))
+    table = sg.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    generator = sg.Generator(0)
+
+    def step(x: Any, arg: Any) -> Any:
+        state._data = (state * 0.5 + x)._data
+        if raising == "range":
+            return (table[arg] * (state * 3.0 + 1.0)).sum()
+        return (state * 2.0).sum() + sg.multinomial(arg, 1, generator=generator).sum() * 0
+
+    return state, step
+
+
+@pytest.mark.parametrize("raising", ["range", "multinomial"])
+def test_a_replay_raising_after_the_step_rebound_a_tensor_rebinds_it(raising: str) -> None:
+    """``state._data = (state * 0.5 + x)._data``, then an error: eager had given ``state`` its
+    new array before raising, and a replay raising there left the old one (rebinding only at
+    its end), so each later call gave other values than eager, silently. A replay that raises
+    rebinds what the step had rebound by then, from its generated function's frame."""
+    if raising == "range":
+        good: Any = np.array([1, 2])
+        bad: Any = np.array([0, 9])
+    else:
+        good, bad = sg.tensor([[0.2, 0.8]]), sg.tensor([[0.2, -0.8]])
+    calls = [(np.full(3, i + 1.0, dtype=np.float32), bad if i == 3 else good) for i in range(6)]
+
+    def run(compiled: bool) -> tuple[list[Any], list[float], Any]:
+        state, step = _rebinding_step(raising)
+        run_step = sg.compile(step) if compiled else step
+        seen: list[Any] = []
+        for x, arg in calls:
+            try:
+                seen.append(run_step(sg.tensor(x), arg).item())
+            except sg.ShapegradError as error:
+                seen.append(type(error).__name__)
+        return seen, state.numpy().tolist(), run_step
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        got, state_got, compiled = run(True)
+    expected, state_expected, _ = run(False)
+    assert got == expected and state_got == state_expected
+    assert isinstance(got[3], str)
+    assert compiled.eager_reason is None and sum(r.replays for r in compiled.recordings) == 5
