@@ -28,6 +28,18 @@ def test_anomaly_in_forward_names_op_shapes_and_user_line(numpy_backend: str) ->
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op", ["div", "log"])
+def test_anomaly_in_a_traced_forward_is_caught_too(numpy_backend: str, op: str) -> None:
+    # Traced binary and unary ops record on a path of their own when no hook is set: turning
+    # detection on must still reach them.
+    grads = sg.Gradients()
+    x = sg.tensor([[1.0, -1.0]]).trace(grads)
+    with sg.detect_anomaly(), pytest.raises(sg.NumericalAnomalyError, match=f"op '{op}'"):
+        x / 0.0 if op == "div" else sg.log(x)
+    assert np.isinf((x / 0.0).numpy()).all()  # and off again after the block
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_anomaly_in_backward_names_the_op(numpy_backend: str) -> None:
     grads = sg.Gradients()
     x = sg.tensor([0.0, 4.0]).trace(grads)
