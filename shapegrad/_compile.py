@@ -38,13 +38,15 @@ from __future__ import annotations
 import bisect
 import builtins
 import dataclasses
+import dis
 import functools
 import math
 import operator
+import os
 import sys
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import numpy as np
@@ -66,7 +68,15 @@ from ._compile_layout import (
     same_array,
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
-from ._compile_watch import exact, generator_states, iterator_state, same_value, user_file, watching
+from ._compile_watch import (
+    _shapegrad_dirs,
+    exact,
+    generator_states,
+    iterator_state,
+    same_value,
+    user_file,
+    watching,
+)
 from ._errors import CompileError, CompileWarning, ShapeError, ShapegradError, TapeError
 from ._gradients import Gradients, bookkeeping, end_tape, leaves_of, set_bookkeeping, tape_of
 from ._no_grad import inside_no_grad
@@ -521,6 +531,22 @@ class _Recorder:
         # a replay does not ask again (its ``unused`` policy, where parameters got no gradient):
         # compared before each replay as what the step's own code reads of it
         self.settings_read: dict[int, set[str]] = {}
+        # The errors raised while recording from what it watches (the library's errors, an
+        # operation or a host call raising), in order: one the step catches (it returns) makes
+        # it run eagerly, since whether a check, an operation or an update raises depends on
+        # values, and a replay runs the path recorded whatever they are (see caught)
+        self.raised: list[BaseException] = []
+        # NumPy's error state and Python's warnings filters as the step was called: an operation
+        # or a host call run under others (np.errstate, warnings.catch_warnings inside the step),
+        # which a replay would not enter, is an escape (see context_changed)
+        self._error_object: Any = None if _ERROR_STATE is None else _ERROR_STATE.get()
+        self._error_state = (np.geterr(), np.geterrcall())
+        self._filters: list[Any] = list(warnings.filters)
+        self._shown = (warnings.showwarning, cast(Any, warnings)._showwarnmsg_impl)
+        # Where the step's code (or another library's, not shapegrad's) runs an operation, a check
+        # or a host call inside a try/except (" (at file:line)"): a replay would raise where eager
+        # catches, should it raise there (see _inside_except)
+        self.in_except: str | None = None
 
     # -- problems ------------------------------------------------------------------------------
     def value_read(self, what: str) -> None:
@@ -530,6 +556,53 @@ class _Recorder:
     def escape(self, what: str) -> None:
         if self.escape_reason is None:
             self.escape_reason = what + _where()
+
+    def raising(self, error: BaseException) -> None:
+        """``error`` is made (the library's errors, as they are made) or raised (an operation, a
+        host call) in the step's thread while it records: see ``raised``."""
+        if _hooks.get_ident() == self.thread and not any(e is error for e in self.raised):
+            self.raised.append(error)
+
+    def caught(self) -> BaseException | None:
+        """The first error raised while recording (made and not raised does not count: its
+        traceback is None), once the step has returned: the step caught it."""
+        return next((e for e in self.raised if e.__traceback__ is not None), None)
+
+    def in_context(self) -> bool:
+        """Whether NumPy's error state and Python's warnings filters are as the step was called."""
+        return (
+            _ERROR_STATE is not None
+            and _ERROR_STATE.get() is self._error_object
+            and warnings.filters == self._filters
+            and warnings.showwarning is self._shown[0]
+            and cast(Any, warnings)._showwarnmsg_impl is self._shown[1]
+        )
+
+    def context_changed(self, what: str = "an operation") -> None:
+        """``what`` runs under another NumPy error state or other warnings filters than the step
+        was called under (``not in_context()``): set inside the step, a replay would not enter
+        them (its operations would not raise where eager's do, its warnings would go elsewhere),
+        so an escape; an error state of the same settings in another object is the same."""
+        if _ERROR_STATE is None or _ERROR_STATE.get() is not self._error_object:
+            if (np.geterr(), np.geterrcall()) != self._error_state:
+                self.escape(
+                    f"{what} run under another NumPy error state ({_error_settings(np.geterr())}) than the step "
+                    f"was called under ({_error_settings(self._error_state[0])}): np.errstate or np.seterr inside "
+                    "the step, which a replay would not enter"
+                )
+                return
+            if _ERROR_STATE is not None:
+                self._error_object = _ERROR_STATE.get()
+        if (
+            warnings.filters != self._filters
+            or warnings.showwarning is not self._shown[0]
+            or cast(Any, warnings)._showwarnmsg_impl is not self._shown[1]
+        ):
+            self.escape(
+                f"{what} run under other warnings filters than the step was called under: "
+                "warnings.catch_warnings, simplefilter or filterwarnings inside the step, which a replay "
+                "would not set (the warnings it gives would go elsewhere)"
+            )
 
     def hand(self, what: str) -> None:
         """The step's Python is given a recorded array itself (``what``)."""
@@ -680,7 +753,15 @@ class _Recorder:
         has_arrays = _mentions_ref(targs) or _mentions_ref(tkwargs)
         plain_args, plain_kwargs = self._resolve(targs), self._resolve(tkwargs)
         state = self.here()
-        result = _run(kind, fn, plain_args, plain_kwargs)
+        if not self.in_context():
+            self.context_changed()
+        if self.in_except is None:
+            self.in_except = _inside_except()
+        try:
+            result = _run(kind, fn, plain_args, plain_kwargs)
+        except BaseException as error:
+            self.raising(error)
+            raise
         op = _Op(kind, fn, targs, tkwargs, None)
         op.label, op.state = label, state
         op.ufunc = ufunc and "out" not in kwargs
@@ -848,6 +929,8 @@ class _Recorder:
         if not isinstance(flag, _Traced) or flag._rec is not self:
             self.escape("a range check on an array the recording does not know")
             return
+        if self.in_except is None:
+            self.in_except = _inside_except()
         op = _Op("check", (error, message), (_Ref(flag._r),), {}, None)
         op.expect = self.here()
         self.ops.append(op)
@@ -932,9 +1015,16 @@ class _Recorder:
         once ``fn`` has run, every array it may write in place (None: any array): a value the
         step computes later from other arrays is still asked again before a replay."""
         state = self.here()
+        if not self.in_context():
+            self.context_changed("an optimizer's update (a host call)")
+        if self.in_except is None:
+            self.in_except = _inside_except()
         _hooks.set_hook("recorder", None)
         try:
             fn()
+        except BaseException as error:
+            self.raising(error)
+            raise
         finally:
             _hooks.set_hook("recorder", self)
         op = _Op("host", fn, (), {}, None)
@@ -944,6 +1034,99 @@ class _Recorder:
             self.host_written = None
         else:
             self.host_written += writes()
+
+
+# code object -> the ranges of its bytecode offsets whose exceptions a try/except in it may
+# catch (empty for shapegrad's own code, which converts what it catches and raises it again)
+_EXCEPT_RANGES: dict[types.CodeType, tuple[tuple[int, int], ...]] = {}
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _inside_except() -> str | None:
+    """Where (``" (at file:line)"``) the step's code, or another library's between it and the
+    recording, is inside a ``try`` with an ``except`` now; None where none is. A replay runs no
+    Python: where an operation, a check or a host call raises (another value than recorded), it
+    raises out of the step, while eager would have caught it. A ``finally`` raises on; a ``with``
+    counts as raising on too (its ``__exit__`` could suppress the error, as ``contextlib.suppress``
+    does, unseen)."""
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code is _RECORD_CODE:
+            return None
+        ranges = _EXCEPT_RANGES.get(code)
+        if ranges is None:
+            if len(_EXCEPT_RANGES) > 4096:
+                _EXCEPT_RANGES.clear()
+            ranges = _EXCEPT_RANGES[code] = _except_ranges(code)
+        if ranges:
+            lasti = frame.f_lasti
+            if any(start <= lasti < end for start, end in ranges):
+                return f" (at {code.co_filename}:{frame.f_lineno})"
+        frame = frame.f_back
+    return None
+
+
+def _except_ranges(code: types.CodeType) -> tuple[tuple[int, int], ...]:
+    """The bytecode ranges of ``code`` whose exceptions reach an ``except`` (or a handler not
+    read here: conservatively) in it, following ``finally`` and ``with`` handlers outwards."""
+    if not code.co_filename.startswith("<") and os.path.abspath(code.co_filename).startswith(_shapegrad_dirs()):
+        return ()
+    parse: Any = getattr(dis, "_parse_exception_table", None)
+    if parse is None:  # not CPython 3.11+: every try counts
+        return ((0, len(code.co_code)),) if code.co_exceptiontable else ()
+    entries: list[Any] = list(parse(code))
+    if not entries:
+        return ()
+    instructions = list(dis.get_instructions(code))
+    at = {ins.offset: i for i, ins in enumerate(instructions)}
+
+    def covering(offset: int) -> Any:
+        return next((e for e in entries if e.start <= offset < e.end), None)
+
+    def raises_on(target: int) -> int | None:
+        """The offset a handler at ``target`` raises the error again from, None where it may not."""
+        i = at.get(target)
+        if i is None:
+            return None
+        if instructions[i].opname == "PUSH_EXC_INFO":
+            i += 1
+            if i < len(instructions) and instructions[i].opname == "WITH_EXCEPT_START":
+                return target
+        for ins in instructions[i:]:
+            if ins.opname == "RERAISE":
+                return ins.offset
+            if ins.opname in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH", "RETURN_VALUE") or ins.opcode in _JUMPS:
+                return None
+        return None
+
+    ranges: list[tuple[int, int]] = []
+    for entry in entries:
+        current: Any = entry
+        for _ in range(len(entries) + 1):
+            offset = raises_on(current.target)
+            if offset is None:
+                ranges.append((entry.start, entry.end))
+                break
+            outer = covering(offset)
+            if outer is None or outer is current:
+                break
+            current = outer
+        else:
+            ranges.append((entry.start, entry.end))
+    return tuple(ranges)
+
+
+def _caught_where(error: BaseException) -> str:
+    """Where the step's code caught ``error`` (``" (at file:line)"``): the outermost frame of
+    its traceback in the user's code, the frame whose ``try`` it passed through."""
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if user_file(code.co_filename):
+            return f" (at {code.co_filename}:{tb.tb_lineno})"
+        tb = tb.tb_next
+    return ""
 
 
 def _issued_where() -> str | None:
@@ -2603,6 +2786,11 @@ def floating_point_errors() -> tuple[tuple[str, Any], ...] | None:
     return tuple(sorted(state.items()))
 
 
+def _error_settings(state: Mapping[str, Any]) -> str:
+    """``np.geterr()``'s settings as ``divide='raise', ...``."""
+    return ", ".join(f"{name}={how!r}" for name, how in sorted(state.items()))
+
+
 def _memory_order(data: Any) -> Any:
     """How an argument's array lies in memory, for the signature: ``"C"``, ``"F"``, or its axes
     from the largest stride to the smallest. NumPy sums and iterates in memory order and a
@@ -3051,6 +3239,29 @@ class CompiledStep(Generic[P, R]):
             # the traced arguments held by nothing the step did not keep now (see _read_unseen)
             del call_args, call_kwargs, swapped
         result = _untraced_result(traced_result)  # the caller's; the plan reads the traced one
+        caught = rec.caught()
+        rec.raised.clear()  # (their tracebacks hold the step's frames)
+        if caught is not None:
+            # try: loss = cross_entropy(out, y) except ShapeError: loss = fallback. Recorded on one
+            # path, a replay would take it whatever the values: a fallback for valid labels, or
+            # raising where eager catches
+            self._fall_back(
+                f"the step caught {type(caught).__name__}: {caught} raised inside it{_caught_where(caught)}: "
+                "whether the library's checks, an array operation or an optimizer's update raise depends on "
+                "values, and a replay would take the path recorded whatever they are"
+            )
+            return result
+        if not rec.in_context():  # np.seterr or warnings.simplefilter inside the step, left set
+            rec.context_changed("the step's end")
+        if rec.in_except is not None:
+            # try: loss = cross_entropy(out, y) except ShapeError: ..., recorded with valid labels: a
+            # replay with an invalid one would raise out of the step where eager catches
+            self._fall_back(
+                f"its code runs array operations, the library's checks or an optimizer's update inside a try "
+                f"with an except{rec.in_except}: a replay runs no Python, so where one of them raises (on other "
+                "values than recorded) it would raise out of the step where the step catches the error"
+            )
+            return result
         if contents != [_contents(container) for _, container in containers]:
             # batch["logits"] = model(batch["x"]), inputs.append(h): a replay runs none of the
             # step's Python, so it would leave the next call's list or dict as it came
@@ -3162,6 +3373,10 @@ class CompiledStep(Generic[P, R]):
         self._tick += 1
         self._order[recording] = self._tick
         return result
+
+
+# the recording run's frame: where _inside_except stops looking outwards
+_RECORD_CODE: types.CodeType = cast(Any, CompiledStep)._record.__code__
 
 
 def _tape_state(grads: list[Any], zeroed: set[int]) -> tuple[list[list[Any]], list[tuple[Any, bool]]]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from . import _hooks
+
 __all__ = [
     "AnnotationError",
     "BackendError",
@@ -24,6 +26,12 @@ __all__ = [
 
 class ShapegradError(Exception):
     """Base class of every error shapegrad raises on purpose."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        recorder = _hooks.recorder
+        if recorder is not None:  # sg.compile records a step: an error the step may catch (see _Recorder.raising)
+            recorder.raising(self)
 
 
 class ShapeError(ShapegradError, ValueError):
