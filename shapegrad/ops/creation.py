@@ -63,8 +63,9 @@ def tensor(
     """A tensor from nested lists, a scalar, or an array: NumPy's, a backend's, or another
     library's (by ``__dlpack__`` or ``__array__``: a PyTorch tensor, say).
 
-    Python floats become float32, Python ints int64 and bools bool; arrays keep their dtype
-    unless ``dtype`` is given, and are copied (:func:`asarray` shares memory instead). The
+    Python floats become float32, Python ints int64 and bools bool; arrays and NumPy
+    scalars keep their dtype unless ``dtype`` is given (``np.float64(1.1)`` stays float64,
+    as in ``torch.tensor``; among nested values the widest float wins), and are copied (:func:`asarray` shares memory instead). The
     dims are open: annotate the result (or use :func:`shapegrad.cast`) to state them.
 
     Examples:
