@@ -3883,7 +3883,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _index_any.triu(self, k)
 
     def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
-        """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
+        """The square matrix with ``v`` on its diagonal, in ``v``'s dtype (an integer or boolean vector too). PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
         return _index_any.diag(self)
 
     def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:

@@ -290,3 +290,16 @@ def test_max_pool_window_at_minus_infinity_sends_its_gradient_inside_the_image(
         lambda x: F.max_pool2d(x, kernel, stride, padding),
         dtype,
     )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16", "float32", "float64"])
+def test_diag_keeps_the_dtype_of_its_vector_as_torch(backend: str, dtype: str) -> None:
+    """``sg.diag`` of an integer or boolean vector was float64 (its 0.0 off the diagonal
+    promoted it); ``torch.diag`` keeps the vector's dtype."""
+    if backend == "strict" and dtype == "float16":
+        pytest.skip("the strict backend has no float16")
+    v = np.array([1, 0, 3]).astype(dtype)
+    ours = sg.diag(sg.tensor(v))
+    expected = torch.diag(torch.from_numpy(v))
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())

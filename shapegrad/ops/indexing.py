@@ -573,7 +573,8 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
 
 
 def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
-    """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
+    """The square matrix with ``v`` on its diagonal, in ``v``'s dtype (an integer or
+    boolean vector too). PyTorch: ``torch.diag`` of a vector."""
     if v.ndim != 1:
         raise ShapeError(f"diag expects a vector, found shape {v.shape}")
     n = v.shape[0]
@@ -581,7 +582,10 @@ def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
     on_diagonal = wrap(_triangle_mask(xp, n, n, 0, True) & _triangle_mask(xp, n, n, 0, False), v._backend)
     column: AnyTensor = shp.expand_dims(v, -1)
     select: Any = ew.where  # the (N, N) condition broadcasts the (N, 1) column
-    return select(on_diagonal, column, 0.0)  # selected, not column · eye: inf · 0 would be NaN
+    name = v._backend.dtype_name(v._data.dtype)
+    # a zero of v's kind: a float 0.0 would promote an integer or boolean v to float64
+    zero = False if name == "bool" else 0 if name.startswith(("int", "uint")) else 0.0
+    return select(on_diagonal, column, zero)  # selected, not column · eye: inf · 0 would be NaN
 
 
 def slice_along(x: AnyTensor, axis: int, start: int, stop: int, step: int = 1) -> Any:
