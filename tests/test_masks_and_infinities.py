@@ -303,3 +303,51 @@ def test_diag_keeps_the_dtype_of_its_vector_as_torch(backend: str, dtype: str) -
     expected = torch.diag(torch.from_numpy(v))
     assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("int64", 2.0),
+        ("int64", 7),
+        ("int32", np.float64(3.0)),
+        ("int8", -1),
+        ("uint8", True),
+        ("bool", False),
+        ("bool", True),
+        ("bool", 1.0),
+        ("float32", np.float64(0.5)),
+        ("float32", 2),
+    ],
+    ids=str,
+)
+def test_masked_fill_keeps_the_dtype_of_x_as_torch(backend: str, dtype: str, value: Any) -> None:
+    """``masked_fill`` of an integer or boolean tensor with a float value was float64 (the
+    value promoted it), and a NumPy float64 promoted a float32 tensor; PyTorch keeps x's dtype."""
+    x = np.array([1, 0, 3]).astype(dtype)
+    mask = np.array([True, False, True])
+    ours = sg.masked_fill(sg.tensor(x), sg.tensor(mask), value)
+    expected = torch.from_numpy(x).masked_fill(torch.from_numpy(mask), value)
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "match"),
+    [
+        ("int64", 2.5, r"the value 2.5 is not an integer, and x is a tensor of dtype int64"),
+        ("int32", float("nan"), r"the value nan is not an integer"),
+        ("int8", 300, r"the value 300 is out of range for x, a tensor of dtype int8 .* -128 to 127"),
+        ("uint8", -1, r"the value -1 is out of range for x, a tensor of dtype uint8"),
+        ("bool", 2.0, r"the value 2.0 is not a boolean, and x is a tensor of dtype bool"),
+    ],
+    ids=str,
+)
+def test_masked_fill_refuses_a_value_the_dtype_of_x_cannot_hold(
+    backend: str, dtype: str, value: Any, match: str
+) -> None:
+    """Where PyTorch would change the value silently (2.5 truncated to 2, -1 wrapped to 255
+    in uint8, 2.0 read as True) or raise, a ``DTypeError`` names the fix: convert x first."""
+    x = sg.tensor(np.array([1, 0, 3]).astype(dtype))
+    with pytest.raises(sg.DTypeError, match=match + r".*convert x first"):
+        sg.masked_fill(x, sg.tensor([True, False, True]), value)

@@ -551,9 +551,52 @@ def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -
 # --------------------------------------------------------------------------- composites
 def masked_fill(x: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
     """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the
-    gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``."""
+    gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``.
+
+    The result keeps ``x``'s dtype, as in PyTorch: an integer or boolean ``x`` stays so. A
+    number that dtype holds exactly is accepted (``2.0`` into int64, ``True``/``False`` or
+    0/1 into bool); one it does not hold raises ``DTypeError`` (``2.5`` into int64, which
+    PyTorch silently truncates to 2; ``300`` into int8, or ``-1`` into uint8, which PyTorch
+    wraps to 255)."""
+    fill: Any = value
+    if isinstance(fill, np.generic):  # a NumPy scalar would promote x (float32 to float64)
+        fill = cast(Any, fill).item()
+    name = x._backend.dtype_name(x._data.dtype)
+    if not name.startswith("float") and not isinstance(fill, Tensor):
+        fill = _exact_fill(x, name, fill)
     select: Any = ew.where  # the mask broadcasts against x, which where's typed stack does not say yet
-    return select(mask, value, x)
+    return select(mask, fill, x)
+
+
+def _exact_fill(x: AnyTensor, name: str, value: Any) -> Any:
+    """``value`` as a number of the integer or boolean dtype ``name``, or a ``DTypeError``
+    where converting it would change it (PyTorch would truncate 2.5 to 2 with no error)."""
+    number: Any = value
+    if name == "bool":
+        if isinstance(number, (bool, int, float)) and number in (0, 1):
+            return bool(number)
+        raise DTypeError(
+            f"masked_fill: the value {value!r} is not a boolean, and x is a tensor of dtype bool (shape {x.shape}); "
+            "expected True or False (or 0, 1), or convert x first, e.g. x.astype('float32')"
+        )
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise DTypeError(
+                f"masked_fill: the value {value!r} is not an integer, and x is a tensor of dtype {name} "
+                f"(shape {x.shape}), which holds integers only (PyTorch would truncate it silently); expected an "
+                "integer value, or convert x first, e.g. x.astype('float32')"
+            )
+        number = int(number)
+    if isinstance(number, int):
+        number = int(number)  # True as 1: a strict Array-API library does not mix bools and integers
+        info = np.iinfo(np.dtype(name))
+        if not info.min <= number <= info.max:
+            raise DTypeError(
+                f"masked_fill: the value {value!r} is out of range for x, a tensor of dtype {name} (shape "
+                f"{x.shape}), which holds {info.min} to {info.max} (NumPy would wrap it around); expected a value "
+                "in that range, or convert x first, e.g. x.astype('int64')"
+            )
+    return number
 
 
 def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
