@@ -351,3 +351,25 @@ def test_masked_fill_refuses_a_value_the_dtype_of_x_cannot_hold(
     x = sg.tensor(np.array([1, 0, 3]).astype(dtype))
     with pytest.raises(sg.DTypeError, match=match + r".*convert x first"):
         sg.masked_fill(x, sg.tensor([True, False, True]), value)
+
+
+_ATAN2_DTYPES = ["bool", "int64", "int8", "uint8", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("x_dtype", _ATAN2_DTYPES)
+@pytest.mark.parametrize("y_dtype", _ATAN2_DTYPES)
+def test_arctan2_of_integers_and_booleans_is_float32_as_torch(backend: str, y_dtype: str, x_dtype: str) -> None:
+    """``arctan2`` of two booleans was float16 and of integers float64 (NumPy's smallest
+    float for the inputs); PyTorch reads integers and booleans as float32, or as the other
+    operand's float dtype."""
+    if backend == "strict" and "float16" in (y_dtype, x_dtype):
+        pytest.skip("the strict backend has no float16")
+    y = np.array([1, 0, 2, 0]).astype(y_dtype)
+    x = np.array([1, 1, 0, 0]).astype(x_dtype)
+    expected = torch.atan2(torch.from_numpy(y), torch.from_numpy(x))
+    ours = sg.arctan2(sg.tensor(y), sg.tensor(x))
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-3)
+    for number in (2, 2.5):
+        expected = torch.atan2(torch.from_numpy(y), torch.tensor(number))
+        assert sg.arctan2(sg.tensor(y), number).backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
