@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from importlib import metadata
+from itertools import chain
 from typing import Any, Protocol, cast, runtime_checkable
 
 from . import _hooks
@@ -348,9 +349,38 @@ def _foreign_array(backend: Backend, data: Any) -> Any:
     raise _unreadable(backend, data, reading) from None
 
 
+def _widest_float(data: Any) -> Any:
+    """The float dtype ``torch.tensor`` gives nested ``data`` that NumPy reads as floats: the
+    widest among its NumPy float scalars and arrays, and float32 (DEFAULT_FLOAT) for a Python
+    float; integers and bools among floats do not widen it (``[np.float16(1), 2]`` is float16).
+    Read one depth at a time, the types of a whole depth in one pass."""
+    import numpy as np
+
+    found: list[Any] = []
+    level: list[Any] = [data]
+    while level:
+        kinds = set(map(type, level))
+        for kind in kinds:
+            if kind is float:
+                found.append(np.dtype("float32"))
+            elif issubclass(kind, np.floating):
+                found.append(np.dtype(cast(Any, kind)))
+        if np.ndarray in kinds:
+            arrays = [cast("np.ndarray[Any, Any]", a) for a in level if type(a) is np.ndarray]
+            found.extend(a.dtype for a in arrays if a.dtype.kind == "f")
+        if kinds <= {list, tuple}:
+            level = list(chain.from_iterable(level))
+        elif list in kinds or tuple in kinds:
+            nested: list[Sequence[Any]] = [e for e in level if type(e) is list or type(e) is tuple]
+            level = list(chain.from_iterable(nested))
+        else:
+            break
+    return max(found, key=lambda d: d.itemsize) if found else np.dtype("float32")
+
+
 def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bool = True) -> Any:
     """``data`` as an array of ``backend``: Python floats become float32, ints int64,
-    arrays (NumPy's, and other libraries' through DLPack or ``__array__``) keep their dtype
+    NumPy scalars and arrays (NumPy's, and other libraries' through DLPack or ``__array__``) keep their dtype
     unless ``dtype`` is given. Object, string, complex and ragged data are refused with
     ``DTypeError``/``ShapeError``. With ``copy`` (the default) the result never shares
     memory with ``data``; without it, an array of the backend (or, on NumPy, a NumPy or
@@ -391,7 +421,18 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
         if host.dtype.kind in "OUSVcMm":
             raise DTypeError(f"tensor() expects real numeric or boolean data, found dtype {host.dtype}")
         if dtype is None and not isinstance(data, np.ndarray) and host.dtype.kind == "f":
-            host = host.astype("float32")  # DEFAULT_FLOAT, as Python floats are in PyTorch
+            # Python floats are DEFAULT_FLOAT (float32) as in PyTorch; a NumPy float scalar
+            # (or array) in the data keeps its dtype, as torch.tensor does (np.float64(1.1)
+            # stays float64), the widest float present winning
+            chosen: Any
+            if type(data) is float:
+                chosen = np.dtype("float32")
+            elif isinstance(data, np.generic):
+                chosen = cast(Any, data).dtype
+            else:
+                chosen = _widest_float(data)
+            if host.dtype != chosen:
+                host = host.astype(chosen)
         if (copy and isinstance(data, np.ndarray)) or not host.flags.c_contiguous:
             host = np.array(host, order="C")
         array = backend.asarray(host, None)

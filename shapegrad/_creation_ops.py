@@ -435,7 +435,9 @@ def rand(shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int], /, *, dtype: str 
 @overload
 def rand(shape: Sequence[int], /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def rand(*dims: Any, dtype: str | None=None, generator: Generator | None=None) -> Any:
-    """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
+    """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility. ``dtype`` is a
+    float dtype (float32 by default); an integer or boolean one raises ``DTypeError``, as
+    in PyTorch (for random integers use ``sg.randint``)."""
     return _creation.rand(*dims, dtype=dtype, generator=generator)
 
 
@@ -568,7 +570,9 @@ def randn(shape: tuple[Y0 | int, Y1 | int, Y2 | int, Y3 | int], /, *, dtype: str
 @overload
 def randn(shape: Sequence[int], /, *, dtype: str | None = None, generator: Generator | None = None) -> Tensor[NoTape, *tuple[Open, ...]]: ...
 def randn(*dims: Any, dtype: str | None=None, generator: Generator | None=None) -> Any:
-    """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
+    """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility.
+    ``dtype`` is a float dtype (float32 by default); an integer or boolean one raises
+    ``DTypeError``, as in PyTorch."""
     return _creation.randn(*dims, dtype=dtype, generator=generator)
 
 

@@ -3547,7 +3547,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _ew_any.square(self)
 
     def arctan2(self: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
-        """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²). PyTorch: ``torch.atan2``; the method form of ``sg.arctan2``."""
+        """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²). An integer or boolean tensor is read in the other tensor's float dtype, float32 where neither is a float tensor (as PyTorch; not NumPy's float64, or float16 for booleans). PyTorch: ``torch.atan2``; the method form of ``sg.arctan2``."""
         return _math_any.arctan2(self, x)
 
     def arccos(self: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -3607,7 +3607,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _math_any.reciprocal(self)
 
     def round(self: Tensor[T, *S]) -> Tensor[T, *S]:
-        """Round half to even. Gradient 0. PyTorch: ``torch.round``; the method form of ``sg.round``."""
+        """Round half to even. Gradient 0. A boolean tensor raises ``DTypeError``, as PyTorch refuses it (NumPy would give float16). PyTorch: ``torch.round``; the method form of ``sg.round``."""
         return _math_any.round(self)
 
     def rsqrt(self: Tensor[T, *S]) -> Tensor[T, *S]:
@@ -3883,7 +3883,7 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _index_any.triu(self, k)
 
     def diag(self: Tensor[T, N]) -> Tensor[T, N, N]:
-        """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
+        """The square matrix with ``v`` on its diagonal, in ``v``'s dtype (an integer or boolean vector too). PyTorch: ``torch.diag`` of a vector; the method form of ``sg.diag``."""
         return _index_any.diag(self)
 
     def diagonal(self: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:

@@ -224,3 +224,94 @@ def test_hardtanh_has_gradient_0_at_its_bounds_as_pytorch(backend: str) -> None:
     t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
     torch.nn.functional.hardtanh(t).sum().backward()
     assert grads[x].tolist() == t.grad.tolist()
+
+
+_MASK5 = np.array([True, False, False, True, True])
+_MIXED_INDEXES = {
+    "int-slice-list": (1, slice(None), [0, 4]),
+    "int-slice-one-item-list": (0, slice(None), [1]),
+    "int-list-slice-list": (1, [0, 2], slice(None), [0, 3]),
+    "slice-int-slice-list": (slice(None), 2, slice(None), [1, 2]),
+    "list-slice-negative-int": ([0, 2], slice(None), -2),
+    "list-int-list": ([0, 2], 1, [0, 1]),
+    "slice-list-int-list": (slice(None), [0, 1], 1, [0, 1]),
+    "ellipsis-int-list": (Ellipsis, 1, [0, 2]),
+    "negative-int-ellipsis-list": (-1, Ellipsis, [0, 2]),
+    "int-slice-2d-list": (-1, slice(None), [[0, 1], [2, 3]]),
+    "int-none-slice-list": (1, None, slice(None), [0, 4]),
+    "int-slice-mask": (1, slice(None), _MASK5),
+    "int-slice-mask-int": (2, slice(1, 3), _MASK5, 0),
+    "0d-tensor-slice-list": ("0-d", slice(None), [0, 4]),
+}
+
+
+def _index_for(index: tuple[Any, ...], library: Any) -> tuple[Any, ...]:
+    """The index with its arrays as ``library``'s tensors (``"0-d"``: the 0-d integer tensor 1,
+    which PyTorch applies as an integer)."""
+    made = []
+    for entry in index:
+        if isinstance(entry, str):
+            entry = library.tensor(np.array(1))
+        elif isinstance(entry, np.ndarray):
+            entry = library.tensor(entry)
+        made.append(entry)
+    return tuple(made)
+
+
+@pytest.mark.parametrize("index", list(_MIXED_INDEXES.values()), ids=list(_MIXED_INDEXES))
+def test_integers_mixed_with_advanced_indices_pick_and_route_gradients_as_pytorch(
+    backend: str, index: tuple[Any, ...]
+) -> None:
+    """NumPy counts an integer as an advanced index, so ``x[1, :, [0, 4]]`` of a (3, 4, 5, 6)
+    array was (2, 4, 6), the list's axis moved first; PyTorch applies the integer first, as
+    basic indexing, and gives (4, 2, 6). Values and gradients are PyTorch's."""
+    torch = _torch()
+    values = np.random.default_rng(5).standard_normal((3, 4, 5, 6))
+    t_x = torch.tensor(values, requires_grad=True)
+    expected = t_x[_index_for(index, torch)]
+    weights = np.random.default_rng(6).standard_normal(tuple(expected.shape))
+    (expected * torch.tensor(weights)).sum().backward()
+    grads = sg.Gradients()
+    x = sg.tensor(values).trace(grads)
+    picked = x[_index_for(index, sg)]
+    assert picked.shape == tuple(expected.shape)
+    np.testing.assert_allclose(picked.numpy(), expected.detach().numpy())
+    (picked * sg.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(grads[x].numpy(), t_x.grad.numpy())
+
+
+@pytest.mark.parametrize("index", list(_MIXED_INDEXES.values()), ids=list(_MIXED_INDEXES))
+def test_writes_through_integers_mixed_with_advanced_indices_land_as_pytorch_s(
+    backend: str, index: tuple[Any, ...]
+) -> None:
+    """``x[index] = v``, ``x.at[index].set(v)`` and ``.add(v)`` with the index rules of
+    reading (PyTorch's): ``v`` broadcasts against PyTorch's shape of ``x[index]`` and lands
+    where PyTorch writes it; the gradient of ``v`` comes back in that shape."""
+    torch = _torch()
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 4, 5, 6))
+    shape = tuple(torch.tensor(values)[_index_for(index, torch)].shape)
+    v = rng.standard_normal(shape)
+    row = rng.standard_normal(shape[-1:])  # broadcast along all but the last axis
+    for written in (v, row):
+        expected = torch.tensor(values)
+        expected[_index_for(index, torch)] = torch.tensor(written)
+        x = sg.tensor(values)
+        x[_index_for(index, sg)] = sg.tensor(written)
+        np.testing.assert_allclose(x.numpy(), expected.numpy())
+    weights = rng.standard_normal(values.shape)
+    for add in (False, True):
+        t_v = torch.tensor(v, requires_grad=True)
+        expected = torch.tensor(values).clone()
+        if add:
+            expected[_index_for(index, torch)] += t_v
+        else:
+            expected[_index_for(index, torch)] = t_v
+        (expected * torch.tensor(weights)).sum().backward()
+        grads = sg.Gradients()
+        traced_v = sg.tensor(v).trace(grads)
+        at = sg.tensor(values).at[_index_for(index, sg)]
+        updated = at.add(traced_v) if add else at.set(traced_v)
+        np.testing.assert_allclose(updated.numpy(), expected.detach().numpy())
+        (updated * sg.tensor(weights)).sum().backward()
+        np.testing.assert_allclose(grads[traced_v].numpy(), t_v.grad.numpy())

@@ -206,6 +206,40 @@ def test_tensor_of_any_foreign_array_copies_and_keeps_its_dtype(backend: str) ->
     assert ours.tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.float64(1.1),
+        [np.float64(1.1)],
+        np.float16(3),
+        np.float32(2),
+        [1.1, np.float64(2.2)],
+        [[1.0], [np.float64(2.0)]],
+        (1.0, np.float64(2.0)),
+        [np.float16(1), 2],
+        [np.float16(1), 2.5],
+        [np.int64(1), 2.5],
+        1.5,
+        [[1.5, 2.0]],
+        [1, 2],
+        [],
+    ],
+    ids=repr,
+)
+def test_tensor_of_numpy_scalars_keeps_their_dtype_as_torch(backend: str, data: Any) -> None:
+    """``sg.tensor(np.float64(1.1))`` was float32 (1.1 rounded), where ``torch.tensor``
+    keeps a NumPy scalar's dtype; a Python float is float32, the widest float present wins,
+    and integers among floats do not widen them (``[np.float16(1), 2]`` is float16)."""
+    torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
+    expected = str(torch.tensor(data).dtype).removeprefix("torch.")
+    if backend == "strict" and expected == "float16":
+        pytest.skip("the strict backend has no float16")
+    for made in (sg.tensor(data), sg.asarray(data)):
+        assert made.backend_dtype_name() == expected
+    if expected == "float64":
+        assert np.asarray(sg.tensor(data).numpy()).flat[-1] == np.asarray(torch.tensor(data)).flat[-1]
+
+
 def test_tensor_of_a_torch_tensor_it_cannot_read_names_why(numpy_backend: str) -> None:
     torch = pytest.importorskip("torch", reason="pip install -e '.[dev,torch]'")
     with pytest.raises(sg.BackendError, match=r"got a torch\.Tensor it cannot read.*require.*expects"):

@@ -290,3 +290,86 @@ def test_max_pool_window_at_minus_infinity_sends_its_gradient_inside_the_image(
         lambda x: F.max_pool2d(x, kernel, stride, padding),
         dtype,
     )
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool", "float16", "float32", "float64"])
+def test_diag_keeps_the_dtype_of_its_vector_as_torch(backend: str, dtype: str) -> None:
+    """``sg.diag`` of an integer or boolean vector was float64 (its 0.0 off the diagonal
+    promoted it); ``torch.diag`` keeps the vector's dtype."""
+    if backend == "strict" and dtype == "float16":
+        pytest.skip("the strict backend has no float16")
+    v = np.array([1, 0, 3]).astype(dtype)
+    ours = sg.diag(sg.tensor(v))
+    expected = torch.diag(torch.from_numpy(v))
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value"),
+    [
+        ("int64", 2.0),
+        ("int64", 7),
+        ("int32", np.float64(3.0)),
+        ("int8", -1),
+        ("uint8", True),
+        ("bool", False),
+        ("bool", True),
+        ("bool", 1.0),
+        ("float32", np.float64(0.5)),
+        ("float32", 2),
+    ],
+    ids=str,
+)
+def test_masked_fill_keeps_the_dtype_of_x_as_torch(backend: str, dtype: str, value: Any) -> None:
+    """``masked_fill`` of an integer or boolean tensor with a float value was float64 (the
+    value promoted it), and a NumPy float64 promoted a float32 tensor; PyTorch keeps x's dtype."""
+    x = np.array([1, 0, 3]).astype(dtype)
+    mask = np.array([True, False, True])
+    ours = sg.masked_fill(sg.tensor(x), sg.tensor(mask), value)
+    expected = torch.from_numpy(x).masked_fill(torch.from_numpy(mask), value)
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "value", "match"),
+    [
+        ("int64", 2.5, r"the value 2.5 is not an integer, and x is a tensor of dtype int64"),
+        ("int32", float("nan"), r"the value nan is not an integer"),
+        ("int8", 300, r"the value 300 is out of range for x, a tensor of dtype int8 .* -128 to 127"),
+        ("uint8", -1, r"the value -1 is out of range for x, a tensor of dtype uint8"),
+        ("bool", 2.0, r"the value 2.0 is not a boolean, and x is a tensor of dtype bool"),
+    ],
+    ids=str,
+)
+def test_masked_fill_refuses_a_value_the_dtype_of_x_cannot_hold(
+    backend: str, dtype: str, value: Any, match: str
+) -> None:
+    """Where PyTorch would change the value silently (2.5 truncated to 2, -1 wrapped to 255
+    in uint8, 2.0 read as True) or raise, a ``DTypeError`` names the fix: convert x first."""
+    x = sg.tensor(np.array([1, 0, 3]).astype(dtype))
+    with pytest.raises(sg.DTypeError, match=match + r".*convert x first"):
+        sg.masked_fill(x, sg.tensor([True, False, True]), value)
+
+
+_ATAN2_DTYPES = ["bool", "int64", "int8", "uint8", "float16", "float32", "float64"]
+
+
+@pytest.mark.parametrize("x_dtype", _ATAN2_DTYPES)
+@pytest.mark.parametrize("y_dtype", _ATAN2_DTYPES)
+def test_arctan2_of_integers_and_booleans_is_float32_as_torch(backend: str, y_dtype: str, x_dtype: str) -> None:
+    """``arctan2`` of two booleans was float16 and of integers float64 (NumPy's smallest
+    float for the inputs); PyTorch reads integers and booleans as float32, or as the other
+    operand's float dtype."""
+    if backend == "strict" and "float16" in (y_dtype, x_dtype):
+        pytest.skip("the strict backend has no float16")
+    y = np.array([1, 0, 2, 0]).astype(y_dtype)
+    x = np.array([1, 1, 0, 0]).astype(x_dtype)
+    expected = torch.atan2(torch.from_numpy(y), torch.from_numpy(x))
+    ours = sg.arctan2(sg.tensor(y), sg.tensor(x))
+    assert ours.backend_dtype_name() == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-3)
+    for number in (2, 2.5):
+        expected = torch.atan2(torch.from_numpy(y), torch.tensor(number))
+        assert sg.arctan2(sg.tensor(y), number).backend_dtype_name() == str(expected.dtype).removeprefix("torch.")

@@ -129,6 +129,22 @@ def test_linear_layer() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape"),
+    [((3, 0), (0, 2)), ((2, 3, 0), (0, 2)), ((3, 4), (4, 0)), ((0, 4), (4, 2)), ((2, 0, 4), (4, 2)), ((3, 0), (0, 0))],
+    ids=str,
+)
+def test_linear_with_a_zero_size_is_torch_s(x_shape: tuple[int, ...], w_shape: tuple[int, int]) -> None:
+    """Zero in-features (x (3, 0), W (0, 2)) raised NumPy's "cannot reshape array of size 0"
+    in backward (a -1 in a reshape of an empty array is ambiguous); PyTorch gives empty
+    gradients for x and W and the bias its row count."""
+    from shapegrad.ops.linalg import linear
+
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[1])]
+    helper_test_op(arrays, linear, lambda x, w, b: F.linear(x, w.T, b))
+
+
 def _conv2d_matches_torch(stride: int, padding: int, dilation: int, groups: int, x: np.ndarray) -> None:
     """A 4→8 channel 3×3 ``Conv2d`` and PyTorch's from the same weights: the same output and
     gradients (input, weight, bias) on ``x``."""

@@ -86,3 +86,26 @@ def test_impossible_requests_are_refused(
     """issue #25: as torch.multinomial refuses them, with what was expected and found."""
     with pytest.raises(error, match=match):
         sg.multinomial(sg.tensor(probs), num_samples, replacement)
+
+
+@pytest.mark.parametrize("op", ["rand_like", "randn_like"])
+@pytest.mark.parametrize("data", [[1, 0, 2], [True, False, True]])
+def test_draws_like_an_integer_or_boolean_tensor_are_refused(op: str, data: list[object]) -> None:
+    """Draws in x's integer dtype were truncated (uniform ones all to 0), silently; PyTorch
+    raises. A float ``dtype=`` makes the call valid, as ``torch.rand_like(x, dtype=...)``."""
+    x = sg.tensor(np.array(data))
+    with pytest.raises(
+        sg.DTypeError, match=rf"{op} draws floating-point values, found dtype (int64|bool); pass a float dtype="
+    ):
+        getattr(sg, op)(x, generator=sg.Generator(0))
+    draws = getattr(sg, op)(x, generator=sg.Generator(0), dtype="float64")
+    assert draws.shape == (3,) and draws.numpy().dtype == np.float64
+    assert getattr(sg, op)(sg.tensor([1.0, 2.0]), generator=sg.Generator(0)).numpy().dtype == np.float32
+
+
+@pytest.mark.parametrize("op", ["rand", "randn"])
+def test_draws_in_an_integer_dtype_are_refused(op: str) -> None:
+    """``sg.rand(3, dtype='int64')`` gave truncated draws; torch.rand(3, dtype=torch.int64) raises."""
+    with pytest.raises(sg.DTypeError, match=f"{op} draws floating-point values, found dtype int64"):
+        getattr(sg, op)(3, dtype="int64", generator=sg.Generator(0))
+    assert getattr(sg, op)(3, dtype="float64", generator=sg.Generator(0)).numpy().dtype == np.float64

@@ -15,7 +15,7 @@ from .._autodiff import NoTape
 from .._backend import Backend, active_backend, as_backend_array, get_backend
 from .._dims import Open
 from .._errors import BackendError, DTypeError, HyperparameterError, ShapeError
-from .._tensor import Tensor, wrap
+from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import Y0, Y1, Y2, Y3, Z0, Z1, Z2, Z3, B, N, S
 from ._toolkit import integer, integers
 
@@ -63,8 +63,9 @@ def tensor(
     """A tensor from nested lists, a scalar, or an array: NumPy's, a backend's, or another
     library's (by ``__dlpack__`` or ``__array__``: a PyTorch tensor, say).
 
-    Python floats become float32, Python ints int64 and bools bool; arrays keep their dtype
-    unless ``dtype`` is given, and are copied (:func:`asarray` shares memory instead). The
+    Python floats become float32, Python ints int64 and bools bool; arrays and NumPy
+    scalars keep their dtype unless ``dtype`` is given (``np.float64(1.1)`` stays float64,
+    as in ``torch.tensor``; among nested values the widest float wins), and are copied (:func:`asarray` shares memory instead). The
     dims are open: annotate the result (or use :func:`shapegrad.cast`) to state them.
 
     Examples:
@@ -298,28 +299,63 @@ def default_generator(backend: Backend | None = None) -> Generator:
     return gen
 
 
+def _draw_dtype(op: str, name: str | None, fix: str) -> str | None:
+    """``name`` when it is a float dtype (or None, the default float32); a ``DTypeError``
+    otherwise. Draws in an integer or boolean dtype would be truncated (uniform draws in
+    [0, 1) all to 0), so refuse them as PyTorch does."""
+    if name is None or name.startswith("float"):
+        return name
+    raise DTypeError(f"{op} draws floating-point values, found dtype {name}; {fix}")
+
+
 def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
-    """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility."""
+    """Standard normal draws; pass ``generator=sg.Generator(seed)`` for reproducibility.
+    ``dtype`` is a float dtype (float32 by default); an integer or boolean one raises
+    ``DTypeError``, as in PyTorch."""
     gen = generator or default_generator()
-    return wrap(gen.normal(_shape(dims, "randn"), dtype), gen.backend)
+    chosen = _draw_dtype("randn", dtype, "pass a float dtype= and convert the draws with .astype afterwards")
+    return wrap(gen.normal(_shape(dims, "randn"), chosen), gen.backend)
 
 
 def rand(*dims: Any, dtype: str | None = None, generator: Generator | None = None) -> Any:
-    """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility."""
+    """Uniform draws in ``[0, 1)``; pass ``generator=`` for reproducibility. ``dtype`` is a
+    float dtype (float32 by default); an integer or boolean one raises ``DTypeError``, as
+    in PyTorch (for random integers use ``sg.randint``)."""
     gen = generator or default_generator()
-    return wrap(gen.uniform(_shape(dims, "rand"), dtype=dtype), gen.backend)
+    chosen = _draw_dtype("rand", dtype, "pass a float dtype=; for random integers use sg.randint")
+    return wrap(gen.uniform(_shape(dims, "rand"), dtype=chosen), gen.backend)
 
 
-def randn_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
-    """Standard normal draws shaped like ``x`` (untraced)."""
+def _like_dtype(op: str, x: AnyTensor, dtype: str | None) -> str:
+    name = x._backend.dtype_name(x.dtype) if dtype is None else dtype
+    fix = (
+        f"pass a float dtype= (sg.{op}(x, dtype='float32')), or convert x first (x.astype('float32'))"
+        if dtype is None
+        else "pass a float dtype= such as 'float32'"
+    )
+    chosen = _draw_dtype(op, name, fix)
+    assert chosen is not None
+    return chosen
+
+
+def randn_like(
+    x: Tensor[Any, *S], generator: Generator | None = None, *, dtype: str | None = None
+) -> Tensor[NoTape, *S]:
+    """Standard normal draws shaped like ``x`` (untraced), in ``x``'s dtype unless ``dtype``
+    is given. The dtype must be a float one: an integer or boolean ``x`` without a float
+    ``dtype=`` raises ``DTypeError``, as in PyTorch."""
     gen = generator or default_generator(x._backend)
-    return wrap(gen.normal(x.shape, x._backend.dtype_name(x.dtype)), gen.backend)
+    return wrap(gen.normal(x.shape, _like_dtype("randn_like", x, dtype)), gen.backend)
 
 
-def rand_like(x: Tensor[Any, *S], generator: Generator | None = None) -> Tensor[NoTape, *S]:
-    """Uniform draws in ``[0, 1)`` shaped like ``x`` (untraced)."""
+def rand_like(
+    x: Tensor[Any, *S], generator: Generator | None = None, *, dtype: str | None = None
+) -> Tensor[NoTape, *S]:
+    """Uniform draws in ``[0, 1)`` shaped like ``x`` (untraced), in ``x``'s dtype unless
+    ``dtype`` is given. The dtype must be a float one: an integer or boolean ``x`` without a
+    float ``dtype=`` raises ``DTypeError``, as in PyTorch."""
     gen = generator or default_generator(x._backend)
-    return wrap(gen.uniform(x.shape, dtype=x._backend.dtype_name(x.dtype)), gen.backend)
+    return wrap(gen.uniform(x.shape, dtype=_like_dtype("rand_like", x, dtype)), gen.backend)
 
 
 def from_dlpack(obj: Any, *, backend: str | Backend | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:

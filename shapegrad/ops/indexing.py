@@ -97,9 +97,89 @@ def _basic_key(index: Any) -> tuple[Any, ...] | None:
     return key if ellipsis else (*key, Ellipsis)
 
 
+def _kind(entry: Any) -> str:
+    """One entry of a completed index: "int" (a Python or NumPy integer, a 0-d integer
+    array: PyTorch applies these as basic indexing), "array" (an integer array of rank >= 1,
+    a boolean array or a Python bool: advanced indices), "none", "ellipsis" or "slice"."""
+    if entry is None:
+        return "none"
+    if entry is Ellipsis:
+        return "ellipsis"
+    if isinstance(entry, bool):
+        return "array"
+    if isinstance(entry, (int, np.integer)):
+        return "int"
+    if isinstance(entry, slice):
+        return "slice"
+    dtype = getattr(entry, "dtype", None)
+    if dtype is not None and "bool" not in str(dtype) and getattr(entry, "ndim", 1) == 0:
+        return "int"
+    return "array"
+
+
+def _used(key: tuple[Any, ...], kinds: list[str]) -> int:
+    """How many axes of the indexed array the entries other than ``...`` use (a Python bool
+    uses none: it makes a new axis, as ``None``)."""
+    return sum(
+        0 if k is True or k is False else _consumed(k) for k, c in zip(key, kinds, strict=True) if c != "ellipsis"
+    )
+
+
+def _block(key: tuple[Any, ...], kinds: list[str], advanced: set[str], ndim: int) -> tuple[int, bool]:
+    """How many result dimensions come before those of the advanced indices (the entries
+    of ``advanced`` kinds), and whether those entries are adjacent, NumPy's test; an entry
+    of an ignored kind (PyTorch's integers) makes no result dimension and separates nothing.
+    A ``None`` between them separates them, an ``...`` that covers an axis too."""
+    used = _used(key, kinds)
+    before = 0
+    seen = gap = False
+    for kind in kinds:
+        if kind in advanced:
+            if seen and gap:
+                return before, False
+            seen = True
+        elif kind != "int":
+            made = ndim - used if kind == "ellipsis" else 1
+            if made and seen:
+                gap = True
+            elif made:
+                before += made
+    return before, True
+
+
+def torch_axes(raw: Any, ndim: int) -> tuple[int, ...] | None:
+    """The axes (for ``permute_dims``) that turn NumPy's result of ``array[raw]`` into
+    PyTorch's, or None where the two agree (always, unless integers and advanced indices
+    are mixed). NumPy counts an integer as an advanced index, so ``x[1, :, [0, 4]]`` puts
+    the list's dimension first (the advanced indices are not adjacent); PyTorch applies the
+    integer first, as basic indexing, and the list's dimension stays in place."""
+    key = _as_tuple(raw)
+    kinds = [_kind(k) for k in key]
+    if "int" not in kinds or "array" not in kinds:
+        return None
+    np_at, np_adjacent = _block(key, kinds, {"int", "array"}, ndim)
+    torch_at, torch_adjacent = _block(key, kinds, {"array"}, ndim)
+    np_at = np_at if np_adjacent else 0
+    torch_at = torch_at if torch_adjacent else 0
+    if np_at == torch_at:
+        return None
+    block = max(
+        (1 if (getattr(k, "dtype", None) is None or "bool" in str(k.dtype)) else k.ndim)
+        for k, c in zip(key, kinds, strict=True)
+        if c == "array"
+    )
+    used = _used(key, kinds)
+    made = sum(ndim - used if c == "ellipsis" else 1 for c in kinds if c in ("slice", "none", "ellipsis"))
+    rest = [a for a in range(block + made) if not np_at <= a < np_at + block]
+    moved = list(range(np_at, np_at + block))
+    return tuple(rest[:torch_at] + moved + rest[torch_at:])
+
+
 def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
     """``x[index]``: ints, slices, ``None``, ``...``, integer or boolean tensors.
-    The gradient lands back in the picked places (accumulating where picked twice)."""
+    The gradient lands back in the picked places (accumulating where picked twice).
+    Integers mixed with advanced indices follow PyTorch, not NumPy: an integer is applied
+    first as basic indexing, so ``x[1, :, [0, 4]]`` of a (3, 4, 5) tensor is (4, 2)."""
     data = x._data
     key = _basic_key(index)
     if key is not None:  # ints and slices: no conversion, no checks to run (see _basic_key)
@@ -117,12 +197,43 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
     raw = _complete(_raw_index(index, x))
     _check_array_bounds(x, raw)
     try:
-        out = data[raw]
+        out = pick(x._backend, data, raw)  # through host memory where the backend cannot index so
     except IndexError as exc:
         raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
     backend = x._backend
+    axes = torch_axes(raw, data.ndim)
+    if axes is not None:  # integers mixed with advanced indices: PyTorch's order, not NumPy's
+        out = backend.xp.permute_dims(out, axes)
+        saved = (tuple(data.shape), data.dtype, raw, axes, backend.scatter_add)
+        return record(out, permuted_getitem_backward, (x,), saved, backend)
     saved = (tuple(data.shape), data.dtype, raw, _is_basic(_as_tuple(raw)), backend.scatter_add)
     return record(out, getitem_backward, (x,), saved, backend)
+
+
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(axes)
+    for i, a in enumerate(axes):
+        inverse[a] = i
+    return tuple(inverse)
+
+
+def permuted_getitem_backward(
+    xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, index: Any, axes: tuple[int, ...], scatter: Any
+) -> tuple[Any, ...]:
+    """:func:`getitem_backward` for a result put in PyTorch's order (see :func:`torch_axes`):
+    the gradient goes back to NumPy's order first."""
+    return getitem_backward(xp, xp.permute_dims(g, _inverse(axes)), shape, dtype, index, False, scatter)
+
+
+def _numpy_order(backend: Any, target: Any, raw: Any, axes: tuple[int, ...] | None, values: Any) -> Any:
+    """``values`` for ``target[raw] = values`` in NumPy's terms: broadcast against PyTorch's
+    result shape, then put in NumPy's order (see :func:`torch_axes`)."""
+    if axes is None or isinstance(values, (bool, int, float)):
+        return values
+    xp = backend.xp
+    picked = tuple(pick(backend, target, raw).shape)
+    spread = xp.broadcast_to(backend.asarray(values, None), tuple(picked[a] for a in axes))
+    return xp.permute_dims(spread, _inverse(axes))
 
 
 def _consumed(key: Any) -> int:
@@ -294,6 +405,7 @@ def assign_into(x: AnyTensor, raw: Any, values: Any) -> Any:
     """``assign`` into ``x``'s array (``x[index] = values``), a Python int the dtype cannot
     hold raising ``number_out_of_range``'s error rather than NumPy's ``OverflowError``."""
     try:
+        values = _numpy_order(x._backend, x._data, raw, torch_axes(raw, x.ndim), values)
         return assign(x._backend, x._data, raw, values)
     except OverflowError as error:
         if type(values) is not int:
@@ -329,7 +441,14 @@ def _host_index(backend: Any, raw: Any) -> Any:
 
 
 def update_at_backward(
-    xp: Any, g: Any, raw: Any, basic: bool, add: bool, need: tuple[bool, bool], backend: Any
+    xp: Any,
+    g: Any,
+    raw: Any,
+    basic: bool,
+    add: bool,
+    need: tuple[bool, bool],
+    backend: Any,
+    axes: tuple[int, ...] | None = None,
 ) -> tuple[Any, ...]:
     gx = None
     if need[0]:
@@ -337,6 +456,8 @@ def update_at_backward(
         if not add:  # the overwritten places do not reach the result
             gx = assign(backend, xp.asarray(g, copy=True), raw, 0)
     gv = pick(backend, g, raw) if need[1] else None
+    if gv is not None and axes is not None:
+        gv = xp.permute_dims(gv, axes)
     return gx, gv
 
 
@@ -354,7 +475,9 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         same_backend(x, other)
     v = other._data if is_tensor else other
     out = xp.asarray(x._data, copy=True)
+    axes = None if basic else torch_axes(raw, x.ndim)
     try:
+        v = _numpy_order(backend, out, raw, axes, v)
         if not add:
             out = assign(backend, out, raw, v)
         elif basic:
@@ -368,7 +491,7 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         raise number_out_of_range("at[...].add" if add else "at[...].set", x, v, error) from None
     need = (wants_grad(x), is_tensor and wants_grad(other))
     inputs: Any = (x, other if is_tensor else NUMBER)
-    return record(out, update_at_backward, inputs, (raw, basic, add, need, backend), backend)
+    return record(out, update_at_backward, inputs, (raw, basic, add, need, backend, axes), backend)
 
 
 def _triangle_mask(xp: Any, rows: int, cols: int, k: int, lower: bool) -> Any:
@@ -428,9 +551,52 @@ def one_hot(labels: Tensor[Any, *S], num_classes: int, dtype: str = "float32") -
 # --------------------------------------------------------------------------- composites
 def masked_fill(x: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
     """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the
-    gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``."""
+    gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``.
+
+    The result keeps ``x``'s dtype, as in PyTorch: an integer or boolean ``x`` stays so. A
+    number that dtype holds exactly is accepted (``2.0`` into int64, ``True``/``False`` or
+    0/1 into bool); one it does not hold raises ``DTypeError`` (``2.5`` into int64, which
+    PyTorch silently truncates to 2; ``300`` into int8, or ``-1`` into uint8, which PyTorch
+    wraps to 255)."""
+    fill: Any = value
+    if isinstance(fill, np.generic):  # a NumPy scalar would promote x (float32 to float64)
+        fill = cast(Any, fill).item()
+    name = x._backend.dtype_name(x._data.dtype)
+    if not name.startswith("float") and not isinstance(fill, Tensor):
+        fill = _exact_fill(x, name, fill)
     select: Any = ew.where  # the mask broadcasts against x, which where's typed stack does not say yet
-    return select(mask, value, x)
+    return select(mask, fill, x)
+
+
+def _exact_fill(x: AnyTensor, name: str, value: Any) -> Any:
+    """``value`` as a number of the integer or boolean dtype ``name``, or a ``DTypeError``
+    where converting it would change it (PyTorch would truncate 2.5 to 2 with no error)."""
+    number: Any = value
+    if name == "bool":
+        if isinstance(number, (bool, int, float)) and number in (0, 1):
+            return bool(number)
+        raise DTypeError(
+            f"masked_fill: the value {value!r} is not a boolean, and x is a tensor of dtype bool (shape {x.shape}); "
+            "expected True or False (or 0, 1), or convert x first, e.g. x.astype('float32')"
+        )
+    if isinstance(number, float):
+        if not number.is_integer():
+            raise DTypeError(
+                f"masked_fill: the value {value!r} is not an integer, and x is a tensor of dtype {name} "
+                f"(shape {x.shape}), which holds integers only (PyTorch would truncate it silently); expected an "
+                "integer value, or convert x first, e.g. x.astype('float32')"
+            )
+        number = int(number)
+    if isinstance(number, int):
+        number = int(number)  # True as 1: a strict Array-API library does not mix bools and integers
+        info = np.iinfo(np.dtype(name))
+        if not info.min <= number <= info.max:
+            raise DTypeError(
+                f"masked_fill: the value {value!r} is out of range for x, a tensor of dtype {name} (shape "
+                f"{x.shape}), which holds {info.min} to {info.max} (NumPy would wrap it around); expected a value "
+                "in that range, or convert x first, e.g. x.astype('int64')"
+            )
+    return number
 
 
 def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
@@ -450,7 +616,8 @@ def diagonal(x: Tensor[T, *S], offset: int = 0) -> Tensor[T, *tuple[Open, ...]]:
 
 
 def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
-    """The square matrix with ``v`` on its diagonal. PyTorch: ``torch.diag`` of a vector."""
+    """The square matrix with ``v`` on its diagonal, in ``v``'s dtype (an integer or
+    boolean vector too). PyTorch: ``torch.diag`` of a vector."""
     if v.ndim != 1:
         raise ShapeError(f"diag expects a vector, found shape {v.shape}")
     n = v.shape[0]
@@ -458,7 +625,10 @@ def diag(v: Tensor[T, N]) -> Tensor[T, N, N]:
     on_diagonal = wrap(_triangle_mask(xp, n, n, 0, True) & _triangle_mask(xp, n, n, 0, False), v._backend)
     column: AnyTensor = shp.expand_dims(v, -1)
     select: Any = ew.where  # the (N, N) condition broadcasts the (N, 1) column
-    return select(on_diagonal, column, 0.0)  # selected, not column · eye: inf · 0 would be NaN
+    name = v._backend.dtype_name(v._data.dtype)
+    # a zero of v's kind: a float 0.0 would promote an integer or boolean v to float64
+    zero = False if name == "bool" else 0 if name.startswith(("int", "uint")) else 0.0
+    return select(on_diagonal, column, zero)  # selected, not column · eye: inf · 0 would be NaN
 
 
 def slice_along(x: AnyTensor, axis: int, start: int, stop: int, step: int = 1) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._autodiff import column_sums, wants_grad
@@ -86,9 +87,10 @@ def matmul(a: AnyTensor, b: AnyTensor) -> Any:
 
 def linear_backward(xp: Any, g: Any, x: Any, w: Any, need_x: bool, need_w: bool, has_bias: bool) -> tuple[Any, ...]:
     features_in, features_out = w.shape
-    rows = xp.reshape(g, (-1, features_out))
+    n = math.prod(x.shape[:-1])  # not -1 in the reshapes: ambiguous where a size is 0 (no features)
+    rows = xp.reshape(g, (n, features_out))
     gx = xp.reshape(xp.matmul(rows, xp.matrix_transpose(w)), x.shape) if need_x else None
-    gw = xp.matmul(xp.matrix_transpose(xp.reshape(x, (-1, features_in))), rows) if need_w else None
+    gw = xp.matmul(xp.matrix_transpose(xp.reshape(x, (n, features_in))), rows) if need_w else None
     if not has_bias:
         return gx, gw
     return gx, gw, column_sums(xp, rows)
@@ -114,7 +116,8 @@ def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> An
         )
     xp = backend.xp
     if data.ndim > 2:  # one (rows × in) @ (in × out) product rather than one per leading index
-        out = xp.reshape(xp.matmul(xp.reshape(data, (-1, w.shape[0])), w), (*data.shape[:-1], w.shape[1]))
+        flat = xp.reshape(data, (math.prod(data.shape[:-1]), w.shape[0]))
+        out = xp.reshape(xp.matmul(flat, w), (*data.shape[:-1], w.shape[1]))
     else:
         out = xp.matmul(data, w)
     inputs: tuple[AnyTensor, ...] = (x, weight)

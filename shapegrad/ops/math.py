@@ -10,13 +10,14 @@ boolean tensors, like comparisons.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from .._autodiff import NoTape
 from .._backend import fused_kernel, same_backend
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import S, T
 from ._toolkit import binary, boolean_unary, require_float, unary
+from .elementwise import astype
 
 __all__ = [
     "arccos",
@@ -122,7 +123,18 @@ def atan2_backward(xp: Any, g: Any, y: Any, x: Any, out: Any, need: tuple[bool, 
 
 def arctan2(y: Tensor[T, *S], x: Tensor[Any, *S] | float) -> Tensor[T, *S]:
     """The angle of the point ``(x, y)``, in (-π, π]. d/dy = x/(x²+y²), d/dx = -y/(x²+y²).
+    An integer or boolean tensor is read in the other tensor's float dtype, float32 where
+    neither is a float tensor (as PyTorch; not NumPy's float64, or float16 for booleans).
     PyTorch: ``torch.atan2``."""
+    y_name = y._backend.dtype_name(y._data.dtype)
+    x_name = x._backend.dtype_name(x._data.dtype) if isinstance(x, Tensor) else None
+    if not y_name.startswith("float") or (x_name is not None and not x_name.startswith("float")):
+        floats = [n for n in (y_name, x_name) if n is not None and n.startswith("float")]
+        target = floats[0] if floats else "float32"
+        if not y_name.startswith("float"):
+            y = astype(y, target)
+        if isinstance(x, Tensor) and not cast(str, x_name).startswith("float"):
+            x = astype(x, target)
     return binary("arctan2", y, x, atan2_backward, "atan2")
 
 
@@ -232,7 +244,10 @@ def ceil(x: Tensor[T, *S]) -> Tensor[T, *S]:
 
 
 def round(x: Tensor[T, *S]) -> Tensor[T, *S]:
-    """Round half to even. Gradient 0. PyTorch: ``torch.round``."""
+    """Round half to even. Gradient 0. A boolean tensor raises ``DTypeError``, as PyTorch
+    refuses it (NumPy would give float16). PyTorch: ``torch.round``."""
+    if x._backend.dtype_name(x._data.dtype) == "bool":
+        raise boolean_unary("round", x, TypeError("round"), "it is whole already; x.astype('float32') for numbers")
     return _constant_pieces(x, "round")
 
 
