@@ -243,17 +243,26 @@ class Generator:
         """A backend array of standard normal draws."""
         chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
         recorder = _hooks.recorder
-        if recorder is not None:  # sg.compile: a replay draws again from this generator
-            return recorder.method_call(self._source.normal, (shape, chosen))
+        if recorder is not None:  # sg.compile: a replay draws again from this generator (see _normal)
+            return recorder.method_call(self._normal, (shape, chosen))
         return self._source.normal(shape, chosen)
+
+    def _normal(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        # The draw sg.compile records: it reads the source at every replay, so a generator
+        # restarted between calls (g.__init__(7), a checkpointed state put back) draws from
+        # its new source, as eager does, not on from the one the recording found.
+        return self._source.normal(shape, dtype)
 
     def uniform(self, shape: tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: str | None = None) -> Any:
         """A backend array of uniform draws in ``[low, high)``."""
         chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
         recorder = _hooks.recorder
         if recorder is not None:
-            return recorder.method_call(self._source.uniform, (shape, low, high, chosen))
+            return recorder.method_call(self._uniform, (shape, low, high, chosen))
         return self._source.uniform(shape, low, high, chosen)
+
+    def _uniform(self, shape: tuple[int, ...], low: float, high: float, dtype: Any) -> Any:
+        return self._source.uniform(shape, low, high, dtype)  # recorded so (see _normal)
 
     def permutation(self, n: int) -> Any:
         """A random ordering of ``range(n)`` as a NumPy array (for shuffling batches)."""
