@@ -109,3 +109,20 @@ def test_draws_in_an_integer_dtype_are_refused(op: str) -> None:
     with pytest.raises(sg.DTypeError, match=f"{op} draws floating-point values, found dtype int64"):
         getattr(sg, op)(3, dtype="int64", generator=sg.Generator(0))
     assert getattr(sg, op)(3, dtype="float64", generator=sg.Generator(0)).numpy().dtype == np.float64
+
+
+@pytest.mark.parametrize("method", ["normal", "uniform"])
+def test_a_generator_refuses_draws_in_an_integer_dtype(method: str) -> None:
+    """``g.uniform((3,), dtype='int64')`` gave draws truncated to 0, silently."""
+    with pytest.raises(sg.DTypeError, match=f"Generator.{method} draws floating-point values, found dtype int64"):
+        getattr(sg.Generator(0), method)((3,), dtype="int64")
+
+
+@pytest.mark.parametrize("data", [[[1, 0, 2]], [[True, False, True]]])
+def test_dropout_of_an_integer_or_boolean_tensor_is_refused(data: list[object]) -> None:
+    """Its mask was drawn in x's dtype, all zeros: every value dropped, silently (PyTorch raises)."""
+    dropout = sg.nn.Dropout(0.5, generator=sg.Generator(0))
+    with pytest.raises(sg.DTypeError, match="Dropout expects a floating-point tensor, found dtype (int64|bool)"):
+        dropout(sg.tensor(np.array(data)))
+    dropout.eval()
+    assert dropout(sg.tensor(np.array(data))).numpy().tolist() == data  # the identity in eval mode

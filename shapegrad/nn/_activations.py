@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from typing_extensions import TypeVar
 
-from .._errors import ShapegradError
+from .._errors import DTypeError, ShapegradError
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
 from ..ops import activations as act
@@ -148,6 +148,12 @@ class Dropout(Layer[N, N, N], checked=False):
         from ..ops.creation import default_generator
 
         backend = x._backend
+        name = x.backend_dtype_name()
+        if not name.startswith("float"):  # draws in an integer dtype would all be 0: every value dropped
+            raise DTypeError(
+                f"Dropout expects a floating-point tensor, found dtype {name} with shape {x.shape}; "
+                "convert it with .astype('float32')"
+            )
         gen = self._generator or default_generator(backend)
         # Drawn and built in x's dtype: no float64 draws or temporaries.
         draws = gen.uniform(x.shape, dtype=x.backend_dtype_name())

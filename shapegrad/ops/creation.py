@@ -240,8 +240,9 @@ class Generator:
         self._source = self.backend.random(seed)
 
     def normal(self, shape: tuple[int, ...], dtype: str | None = None) -> Any:
-        """A backend array of standard normal draws."""
-        chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
+        """A backend array of standard normal draws (``dtype``: a float dtype, float32 by
+        default; an integer or boolean one raises ``DTypeError``)."""
+        chosen = self.backend.dtype(_draw_dtype("Generator.normal", dtype, _FLOAT_DRAWS) or DEFAULT_FLOAT)
         recorder = _hooks.recorder
         if recorder is not None:  # sg.compile: a replay draws again from this generator (see _normal)
             return recorder.method_call(self._normal, (shape, chosen))
@@ -254,8 +255,9 @@ class Generator:
         return self._source.normal(shape, dtype)
 
     def uniform(self, shape: tuple[int, ...], low: float = 0.0, high: float = 1.0, dtype: str | None = None) -> Any:
-        """A backend array of uniform draws in ``[low, high)``."""
-        chosen = self.backend.dtype(dtype or DEFAULT_FLOAT)
+        """A backend array of uniform draws in ``[low, high)`` (``dtype``: a float dtype,
+        float32 by default; an integer or boolean one raises ``DTypeError``)."""
+        chosen = self.backend.dtype(_draw_dtype("Generator.uniform", dtype, _FLOAT_DRAWS) or DEFAULT_FLOAT)
         recorder = _hooks.recorder
         if recorder is not None:
             return recorder.method_call(self._uniform, (shape, low, high, chosen))
@@ -308,6 +310,9 @@ def default_generator(backend: Backend | None = None) -> Generator:
     return gen
 
 
+_FLOAT_DRAWS = "pass a float dtype= and convert the draws with .astype afterwards"
+
+
 def _draw_dtype(op: str, name: str | None, fix: str) -> str | None:
     """``name`` when it is a float dtype (or None, the default float32); a ``DTypeError``
     otherwise. Draws in an integer or boolean dtype would be truncated (uniform draws in
@@ -322,7 +327,7 @@ def randn(*dims: Any, dtype: str | None = None, generator: Generator | None = No
     ``dtype`` is a float dtype (float32 by default); an integer or boolean one raises
     ``DTypeError``, as in PyTorch."""
     gen = generator or default_generator()
-    chosen = _draw_dtype("randn", dtype, "pass a float dtype= and convert the draws with .astype afterwards")
+    chosen = _draw_dtype("randn", dtype, _FLOAT_DRAWS)
     return wrap(gen.normal(_shape(dims, "randn"), chosen), gen.backend)
 
 
