@@ -34,6 +34,7 @@ __all__ = [
     "record_binary_node",
     "record_node",
     "record_unary_node",
+    "watch_reads",
     "run_backward",
     "wants_grad",
 ]
@@ -70,7 +71,8 @@ _new: Callable[[type], Any] = object.__new__
 Rule = Callable[..., Sequence[Any]]
 Watched = tuple[Any, ...]
 """Flat triples, one per watched counter: a write counter, or the input tensor whose counter
-it is; its value when an op was recorded; which input it belongs to (-1: the op's result).
+it is; its value when an op was recorded; which input it belongs to (-1: the op's result, -2:
+a tensor the rule reads as no input or through a view, see ``watch_reads``).
 Flat (``(owner, value, position, owner, value, position, ...)``), not a list of triples: one
 object per node instead of one per watched input and one for the list, which the cyclic
 garbage collector would otherwise traverse, and promote, with the rest of the graph. An input
@@ -464,6 +466,18 @@ def record_node(
     return _op_node(seq, tape, parents, rule, saved, data, xp, versions)
 
 
+def watch_reads(node: Node, tensors: Sequence[Recordable]) -> None:
+    """Add ``tensors`` (read by ``node``'s rule through a view, or given to it as no input: a
+    condition, indices, labels) to the write counters its backward pass compares, at
+    position -2; a write into one before that pass raises ``TapeError``."""
+    versions: Watched | None = node.versions
+    for tensor in tensors:
+        version = tensor._version
+        entry = (tensor, 0 if version is None else version.value, -2)
+        versions = entry if versions is None else versions + entry
+    node.versions = versions
+
+
 def record_binary_node(
     data: Any,
     rule: Rule,
@@ -643,7 +657,13 @@ def _check_versions(root: Tape, node: Node) -> None:
                 f"recorded, {now} now); expected the weights the forward pass saw. Run "
                 "backward before opt.update(...), or run the forward pass again."
             )
-        which = "its result" if position < 0 else f"its input {position}"
+        which = (
+            "its result"
+            if position == -1
+            else "a tensor it reads (a condition, indices or labels)"
+            if position == -2
+            else f"its input {position}"
+        )
         shape = node.shape if isinstance(owner, Version) else tuple(owner._data.shape)
         raise TapeError(
             f"a tensor that {op} saved for the backward pass ({which}, shape {shape}) was "

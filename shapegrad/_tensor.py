@@ -31,6 +31,7 @@ from ._autodiff import (
     record_unary_node,
     run_backward,
     share_version,
+    watch_reads,
 )
 from ._backend import Backend, active_backend, as_backend_array, bind_rule, bound_rules as _bound_rules, get_backend
 from ._dims import Open
@@ -542,15 +543,18 @@ def record(
     saved: tuple[Any, ...],
     backend: Backend,
     reads: tuple[bool, ...] | None = None,
+    watch: tuple[AnyTensor, ...] = (),
 ) -> Any:
     """The op's result as a tensor, recorded by the engine (:func:`shapegrad._autodiff.record_node`)
     when any input needs a gradient. This is the one place every op is recorded, and where a
     backend's fused kernel for the op's rule (same name) takes the rule's place. ``reads``
     (one flag per input, then one for the result) says whose memory the rule reads, where
-    that is less than what ``saved`` holds: later writes into those are detected."""
+    that is less than what ``saved`` holds: later writes into those are detected. ``watch``:
+    tensors the rule reads through a view or as no input (``where``'s condition, a gather's
+    indices, cross-entropy's labels), whose later writes are detected too."""
     for tensor in inputs:
         if tensor._node is not None or tensor._param is not None:
-            return record_traced(data, rule, inputs, saved, backend, reads)
+            return record_traced(data, rule, inputs, saved, backend, reads, watch)
     return untraced_result(data, rule, inputs, backend)
 
 
@@ -578,6 +582,7 @@ def record_traced(
     saved: tuple[Any, ...],
     backend: Backend,
     reads: tuple[bool, ...] | None = None,
+    watch: tuple[AnyTensor, ...] = (),
 ) -> Any:
     """:func:`record` where some input has a node or a parameter (the caller knows)."""
     untraced = _hooks.untraced
@@ -605,6 +610,8 @@ def record_traced(
         node = record_unary_node(data, bound, inputs[0], saved, backend.xp, result)
     else:
         node = record_node(data, bound, inputs, saved, backend.xp, reads, result)
+    if watch and node is not None and node.wants:
+        watch_reads(node, watch)
     result._node = node
     hook = _hooks.anomaly
     if hook is not None:

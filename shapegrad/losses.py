@@ -380,7 +380,7 @@ def cross_entropy(
     count = per_row.size if reduction == "mean" else 1
     out = per_row if reduction == "none" else xp.sum(per_row) / count
     saved = (logp, ids, label_smoothing, reduction == "none", count)
-    return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend)
+    return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
 
 
 def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:

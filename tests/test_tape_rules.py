@@ -318,3 +318,62 @@ def test_one_write_into_a_parameter_counts_once(numpy_backend: str) -> None:
     model.fc.weight[0, 0] = 5.0
     with pytest.raises(sg.TapeError, match=r"parameter 'fc\.weight'.*version 0 when recorded, 1 now"):
         loss.backward()
+
+
+def _written_after_forward(what: str) -> tuple[Any, Any, Any]:
+    """(grads, x, loss) of a forward pass that read a tensor ``what`` names, which is then
+    written in place before the backward pass."""
+    grads = sg.Gradients()
+    x = sg.tensor(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).trace(grads)
+    if what == "where's condition":
+        read = sg.tensor(np.array([True, False, True]))
+        loss = sg.where(read, x, 0.0).sum()
+    elif what == "masked_fill's mask":
+        read = sg.tensor(np.array([[True, False, True], [False, False, False]]))
+        loss = sg.masked_fill(x, read, 0.0).sum()
+    elif what == "take_along_axis's indices":
+        read = sg.tensor(np.array([[0], [2]]))
+        loss = sg.take_along_axis(x, read, axis=1).sum()
+    elif what == "cross_entropy's labels":
+        read = sg.tensor(np.array([0, 2]))
+        loss = sg.losses.cross_entropy(x, read)
+    else:  # an embedding's ids
+        table = nn.Embedding(5, 3)
+        grads = table.alloc_grads()
+        read = sg.tensor(np.array([1, 1, 3]))
+        loss = table(read.trace(grads)).sum()
+        x = table.weight
+    read[0] = read[1]  # the caller refills it (a batch's ids, a mask) before backward
+    return grads, x, loss
+
+
+@pytest.mark.parametrize(
+    "what",
+    [
+        "where's condition",
+        "masked_fill's mask",
+        "take_along_axis's indices",
+        "cross_entropy's labels",
+        "an embedding's ids",
+    ],
+)
+def test_a_write_into_a_condition_indices_or_labels_an_op_read_is_detected(numpy_backend: str, what: str) -> None:
+    """These ops read a tensor that is no input of theirs, or read it through a view: the
+    gradient went to the places the new values say, silently."""
+    _, _, loss = _written_after_forward(what)
+    with pytest.raises(sg.TapeError, match=r"a tensor it reads \(a condition, indices or labels\)"):
+        loss.backward()
+
+
+def test_a_numpy_index_array_or_a_tensor_bound_refilled_before_backward_changes_nothing(numpy_backend: str) -> None:
+    """x[i] with a NumPy index array, and clamp with tensor bounds, keep a copy of what they
+    read: the caller's later writes into them leave the gradient as the forward pass had it."""
+    grads = sg.Gradients()
+    x = sg.tensor(np.array([1.0, 2.0, 3.0])).trace(grads)
+    index = np.array([0, 2, 2])
+    low = sg.tensor(np.array([1.5, 1.5, 1.5]))
+    loss = x[index].sum() + sg.clamp(x, low, 5.0).sum()  # type: ignore[arg-type]  # torch.clamp takes tensor bounds
+    index[0] = 1
+    low[0] = 100.0
+    loss.backward()
+    np.testing.assert_array_equal(grads[x].numpy(), [1.0, 1.0, 3.0])

@@ -288,8 +288,15 @@ def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) 
     """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside.
     PyTorch: ``torch.clamp``."""
     data = x._data
+    xp = x._backend.xp
+    # Tensor bounds (as torch.clamp takes) are copied: the backward pass compares x with them,
+    # and a write into one before it runs would move the gradient, unseen.
+    if isinstance(min, Tensor):
+        min = xp.asarray(cast(AnyTensor, min)._data, copy=True)
+    if isinstance(max, Tensor):
+        max = xp.asarray(cast(AnyTensor, max)._data, copy=True)
     try:
-        out = x._backend.xp.clip(data, min, max)
+        out = xp.clip(data, min, max)
     except TypeError as error:  # NumPy has no boolean clip without bounds
         fix = "give it bounds, or convert it first, e.g. x.astype('int64')"
         raise boolean_unary("clamp", x, error, fix) from None
@@ -331,7 +338,8 @@ def where(cond: AnyTensor, a: AnyTensor | float, b: AnyTensor | float) -> Any:
         shapes = ", ".join(str(getattr(t, "shape", "scalar")) for t in (cond, a, b))
         raise ShapeError(f"where: shapes {shapes} do not broadcast") from None
     saved = (cond._data, len(tensors), isinstance(a, Tensor))
-    return record(out, where_backward, tensors, saved, backend)
+    # The condition is no input: a write into it before the backward pass would move the gradient.
+    return record(out, where_backward, tensors, saved, backend, watch=(cond,))
 
 
 def compare(a: AnyTensor, b: Any, how: str) -> Any:

@@ -53,6 +53,10 @@ def _raw_index(index: Any, x: AnyTensor) -> Any:
         return tuple(_raw_index(i, x) for i in cast(tuple[Any, ...], index))
     if isinstance(index, list):
         return x._backend.asarray(index, None)
+    if isinstance(index, np.ndarray):
+        # A copy: the backward pass scatters through the index, which the caller may refill
+        # (a batch's ids) before it runs, unseen by any write counter.
+        return cast("np.ndarray[Any, Any]", index).copy()
     return index
 
 
@@ -336,7 +340,7 @@ def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int 
     out = data[index]
     saved = (tuple(data.shape), data.dtype, index, backend.scatter_add)
     # The indices are an input too: traced ids carry their tape to the result.
-    return record(out, take_along_axis_backward, (x, indices), saved, backend)
+    return record(out, take_along_axis_backward, (x, indices), saved, backend, watch=(indices,))  # index: a view
 
 
 @overload
@@ -375,8 +379,8 @@ def _gather(x: AnyTensor, indices: AnyTensor, *, negative: bool, padding: int | 
     saved = (tuple(data.shape), data.dtype, flat, backend.scatter_add)
     # The indices are an input too: traced ids carry their tape to the result.
     if padding is not None:
-        return record(out, embedding_backward, (x, indices), (*saved, padding), backend)
-    return record(out, gather_backward, (x, indices), saved, backend)
+        return record(out, embedding_backward, (x, indices), (*saved, padding), backend, watch=(indices,))
+    return record(out, gather_backward, (x, indices), saved, backend, watch=(indices,))  # flat: a view of them
 
 
 def gather_backward(xp: Any, g: Any, shape: tuple[int, ...], dtype: Any, flat: Any, scatter: Any) -> tuple[Any, ...]:
