@@ -63,29 +63,29 @@ def _same(a: list[Any], b: list[Any]) -> bool:
     )
 
 
-def test_a_range_check_the_step_catches_while_recording_runs_it_eagerly() -> None:
-    rows = [[0, 5, 1], [0, 1, 2], [1, 2, 0]]  # recorded on the except path
+def _catching_like_eager(rows: list[list[int]], warning: str) -> Any:
+    """The step that catches the range check's error, compiled, run over ``rows`` with the
+    warning ``warning``: the same results and weights as eager; the compiled step."""
     eager_step, eager_model = _labels_step(catch=True)
     expected = _run(eager_step, rows)
     step, model = _labels_step(catch=True)
     compiled = sg.compile(step)
-    with pytest.warns(sg.CompileWarning, match=r"the step caught ShapeError: cross_entropy: labels must lie"):
+    with pytest.warns(sg.CompileWarning, match=warning):
         found = _run(compiled, rows)
     assert _same(found, expected)
     assert np.array_equal(model.weight.numpy(), eager_model.weight.numpy())
+    return compiled
+
+
+def test_a_range_check_the_step_catches_while_recording_runs_it_eagerly() -> None:
+    rows = [[0, 5, 1], [0, 1, 2], [1, 2, 0]]  # recorded on the except path
+    compiled = _catching_like_eager(rows, r"the step caught ShapeError: cross_entropy: labels must lie")
     assert compiled.eager_reason is not None and not compiled.recordings
 
 
 def test_a_try_except_around_a_range_check_runs_eagerly_though_recorded_on_the_normal_path() -> None:
     rows = [[0, 1, 2], [0, 5, 1], [1, 2, 0]]  # a replay would raise where eager catches
-    eager_step, eager_model = _labels_step(catch=True)
-    expected = _run(eager_step, rows)
-    step, model = _labels_step(catch=True)
-    compiled = sg.compile(step)
-    with pytest.warns(sg.CompileWarning, match=r"inside a try with an except \(at .*test_compile_caught.py"):
-        found = _run(compiled, rows)
-    assert _same(found, expected)
-    assert np.array_equal(model.weight.numpy(), eager_model.weight.numpy())
+    _catching_like_eager(rows, r"inside a try with an except \(at .*test_compile_caught.py")
 
 
 def test_a_range_check_raising_out_of_the_step_still_raises_and_the_step_replays() -> None:
