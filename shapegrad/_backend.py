@@ -18,7 +18,7 @@ from itertools import chain
 from typing import Any, Protocol, cast, runtime_checkable
 
 from . import _hooks
-from ._errors import BackendError, DTypeError, ShapeError
+from ._errors import BackendError, DTypeError, ShapeError, TapeError
 
 __all__ = [
     "Backend",
@@ -391,6 +391,14 @@ def as_backend_array(backend: Backend, data: Any, dtype: str | None, *, copy: bo
 
     if isinstance(data, Tensor):
         source = cast(AnyTensor, data)
+        if source.traced:
+            # A new tensor from a traced one would be untraced: the gradient would stop here,
+            # with no error (np.asarray refuses the same, through __array__).
+            raise TapeError(
+                f"tensor()/asarray() of a traced tensor {source!r} would copy its values and drop its tape, "
+                "so no gradient would reach what it was computed from; expected an untraced tensor or an "
+                "array. Use the tensor itself to keep the gradient, or t.detach() for an untraced one"
+            )
         data = source._data if source._backend is backend else source.numpy()
     if _is_foreign_array(data):
         data = _foreign_array(backend, data)

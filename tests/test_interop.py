@@ -40,6 +40,18 @@ def test_a_traced_tensor_refuses_dlpack_export_and_implicit_numpy(numpy_backend:
     assert np.from_dlpack(traced.detach()).tolist() == [1.0]
 
 
+def test_a_new_tensor_from_a_traced_one_is_refused_not_silently_untraced(numpy_backend: str) -> None:
+    """sg.tensor(t), sg.asarray(t) and sg.Tensor(t) of a traced t gave an untraced tensor: the
+    gradient stopped there with no error (torch.as_tensor keeps the graph; torch.tensor warns)."""
+    traced = sg.tensor([1.0, 2.0]).trace(sg.Gradients())
+    for make in (sg.tensor, sg.asarray, sg.Tensor):
+        with pytest.raises(sg.TapeError, match="traced tensor.*drop its tape.*detach"):
+            make(traced)
+    with pytest.raises(sg.TapeError):
+        sg.tensor([traced, traced])  # nested: through __array__
+    assert sg.tensor(traced.detach()).tolist() == [1.0, 2.0]
+
+
 def test_dlpack_on_the_emulated_cupy_backend() -> None:
     from conftest import emulated_cupy_backend
 
