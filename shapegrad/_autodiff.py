@@ -123,7 +123,11 @@ class Tape:
         self.leaf_grads = {}
         for ref in self.visited:
             node = ref()
-            if node is not None:
+            # A node without a tape (an op on parameters alone, w.T made once before the loop)
+            # keeps what it saved: a later pass through it then compares the parameter's write
+            # count and names the update, where a released node had no saved values to call
+            # its rule with.
+            if node is not None and node.tape is not None:
                 node.release()
         self.visited = []
 
@@ -630,7 +634,10 @@ def _deliver(root: Tape, node: Node, grad: Any) -> None:
     if node.tape is None and isinstance(node, LeafNode):  # a parameter's leaf: no Gradients on this tape holds its slot
         node.lost = True
     previous = root.leaf_grads.get(key)
-    root.leaf_grads[key] = grad if previous is None else previous + grad
+    # A copy first: the array a rule gives may be another leaf's too (a + b gives both the same
+    # gradient), a seed of the caller's or a read-only broadcast view; a write into one
+    # gradient (scaling, clipping) must not change another.
+    root.leaf_grads[key] = node.xp.asarray(grad, copy=True) if previous is None else previous + grad
 
 
 def _check_versions(root: Tape, node: Node) -> None:
@@ -660,7 +667,7 @@ def _check_versions(root: Tape, node: Node) -> None:
         which = (
             "its result"
             if position == -1
-            else "a tensor it reads (a condition, indices or labels)"
+            else "a tensor it reads besides its inputs: a mask, indices, labels, or an input's memory read again"
             if position == -2
             else f"its input {position}"
         )

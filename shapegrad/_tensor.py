@@ -355,6 +355,16 @@ class Tensor(TensorOps[Tape_, *Dims]):
         """
         if self.traced:
             raise TapeError("trace() expects an untraced tensor, found one already traced; use .detach() first")
+        if self._node is not None and self._param is None:
+            # Computed from parameters (w.T, an embedding's rows): a leaf of its own would cut
+            # the path its gradient takes back to them, with no error.
+            raise TapeError(
+                "trace() expects an input, found a tensor computed from parameters (such as m.weight.T): "
+                "tracing it would make it a leaf of its own and its gradient would not reach the "
+                "parameters. Use it as it is (it joins the tape of the traced tensors it meets), trace "
+                "the parameter before the op (m.weight.trace(grads).T), or .detach().trace(grads) for "
+                "a leaf of its own"
+            )
         dtype_name = self._backend.dtype_name(self._data.dtype)
         if not dtype_name.startswith(("float", "int", "uint")):
             raise DTypeError(

@@ -337,6 +337,19 @@ def _written_after_forward(what: str) -> tuple[Any, Any, Any]:
     elif what == "cross_entropy's labels":
         read = sg.tensor(np.array([0, 2]))
         loss = sg.losses.cross_entropy(x, read)
+    elif what == "softmax's mask":
+        read = sg.tensor(np.array([[True, False, True], [False, False, False]]))  # row 1 masked throughout
+        loss = (sg.softmax(x, mask=read) * sg.tensor(np.array([1.0, 2.0, 3.0]))).sum()
+    elif what in ("at[...].set's index", "at[...].add's index"):
+        read = sg.tensor(np.array([0, 1]))
+        update = x.at[read].set if what.startswith("at[...].set") else x.at[read].add
+        loss = (update(sg.tensor(np.array([7.0, 8.0, 9.0]))) * sg.tensor(np.array([[1.0], [2.0]]))).sum()
+    elif what == "a boolean index":
+        read = sg.tensor(np.array([[True, False, True], [False, True, False]]))
+        loss = (x[read] * sg.tensor(np.array([1.0, 2.0, 3.0]))).sum()
+    elif what == "a tuple of index tensors":
+        read = sg.tensor(np.array([0, 1, 1]))
+        loss = (x[read, sg.tensor(np.array([2, 0, 1]))] * sg.tensor(np.array([1.0, 2.0, 3.0]))).sum()
     else:  # an embedding's ids
         table = nn.Embedding(5, 3)
         grads = table.alloc_grads()
@@ -355,13 +368,18 @@ def _written_after_forward(what: str) -> tuple[Any, Any, Any]:
         "take_along_axis's indices",
         "cross_entropy's labels",
         "an embedding's ids",
+        "softmax's mask",
+        "at[...].set's index",
+        "at[...].add's index",
+        "a boolean index",
+        "a tuple of index tensors",
     ],
 )
 def test_a_write_into_a_condition_indices_or_labels_an_op_read_is_detected(numpy_backend: str, what: str) -> None:
     """These ops read a tensor that is no input of theirs, or read it through a view: the
     gradient went to the places the new values say, silently."""
     _, _, loss = _written_after_forward(what)
-    with pytest.raises(sg.TapeError, match=r"a tensor it reads \(a condition, indices or labels\)"):
+    with pytest.raises(sg.TapeError, match=r"a tensor it reads besides its inputs: a mask, indices, labels"):
         loss.backward()
 
 
@@ -377,3 +395,95 @@ def test_a_numpy_index_array_or_a_tensor_bound_refilled_before_backward_changes_
     low[0] = 100.0
     loss.backward()
     np.testing.assert_array_equal(grads[x].numpy(), [1.0, 1.0, 3.0])
+
+
+def test_a_write_into_an_einsum_operand_is_detected(numpy_backend: str) -> None:
+    """einsum saves its operands inside a tuple, where the engine's search by identity did not
+    look: a write into the constant operand moved x's gradient, silently."""
+    grads = sg.Gradients()
+    c = sg.tensor(np.ones((2, 2)))
+    x = sg.tensor(np.ones((2, 2))).trace(grads)
+    loss = sg.einsum("ij,jk->ik", x, c).sum()
+    c[...] = 5.0
+    with pytest.raises(sg.TapeError, match="'einsum' saved.*its input 1"):
+        loss.backward()
+
+
+def test_a_convolution_of_a_channels_last_view_refilled_before_backward_is_never_silently_wrong(
+    numpy_backend: str,
+) -> None:
+    """A channels-last input (a permuted NHWC buffer) is gathered again for the weight's gradient
+    in the backward pass (the compiled path): a refill of the buffer gave a wrong gradient, no error.
+    Now it raises; where the columns are kept instead, the gradient is the forward pass's."""
+    rng = np.random.default_rng(0)
+    nhwc = sg.tensor(rng.standard_normal((2, 6, 6, 2)).astype(np.float32))
+    conv = nn.Conv2d(3, in_channels=2, out_channels=4, generator=sg.Generator(0))
+    clean = conv.alloc_grads()
+    conv(sg.tensor(nhwc.numpy().transpose(0, 3, 1, 2).copy()).trace(clean)).sum().backward()
+    grads = conv.alloc_grads()
+    loss = conv(nhwc.permute(0, 3, 1, 2).trace(grads)).sum()
+    nhwc[...] = 0.0  # the caller refills its buffer before the backward pass
+    try:
+        loss.backward()
+    except sg.TapeError as error:
+        assert "'conv2d' saved" in str(error)
+    else:
+        np.testing.assert_allclose(grads[conv.weight].numpy(), clean[conv.weight].numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_two_leaves_given_one_gradient_array_do_not_share_it(numpy_backend: str) -> None:
+    """a + b gives both leaves the same array (here the caller's seed): a write into one
+    gradient (scaling, clipping) changed the other and the seed."""
+    grads = sg.Gradients()
+    a = sg.tensor(np.ones(3)).trace(grads)
+    b = sg.tensor(np.ones(3)).trace(grads)
+    seed = np.arange(3.0)
+    sg.backward(a + b, seeds=[seed])
+    scaled = grads[a]
+    scaled[...] = scaled * 0.5
+    assert grads[b].tolist() == [0.0, 1.0, 2.0]
+    assert seed.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_trace_of_a_tensor_computed_from_parameters_is_refused(numpy_backend: str) -> None:
+    """m.weight.T is untraced (it has no tape) but leads to the weight: tracing it made a leaf of
+    its own, and the weight's gradient through it was lost with no error."""
+    model = Line()
+    with pytest.raises(sg.TapeError, match=r"computed from parameters.*m\.weight\.trace\(grads\)\.T"):
+        model.fc.weight.T.trace(model.alloc_grads())
+    grads = model.alloc_grads()
+    traced_first = model.fc.weight.trace(grads).T  # the spelling the message suggests
+    traced_first.sum().backward()
+    assert grads[model.fc.weight].tolist() == np.ones(model.fc.weight.shape).tolist()
+
+
+def test_an_op_on_parameters_made_once_and_reused_after_an_update_names_the_parameter(numpy_backend: str) -> None:
+    """w = m.weight.T made before the loop: after the first update, the next backward pass
+    failed inside a rule (its saved values were released with the first tape), a TypeError."""
+    model = Line()
+    opt = sg.optim.SGD(model, lr=0.1)
+    transposed = model.fc.weight.T
+    grads = model.alloc_grads()
+    x = sg.ones(4, 2)
+
+    def loss_of(traced: Any) -> Any:
+        return (model(traced) + traced @ transposed.T).sum()
+
+    loss_of(x.trace(grads)).backward()
+    opt.update(model, grads)
+    grads.zero()
+    loss = loss_of(x.trace(grads))
+    with pytest.raises(sg.TapeError, match=r"parameter 'fc\.weight' was modified in place"):
+        loss.backward()
+
+
+def test_maximum_and_minimum_pass_a_nan_s_gradient_to_both_operands(numpy_backend: str) -> None:
+    """Where the result is NaN, PyTorch gives each operand the whole gradient (the NaN shows in
+    the gradients); the gradient went to neither, hiding it. Ties still split it."""
+    for op in (sg.maximum, sg.minimum):
+        grads = sg.Gradients()
+        a = sg.tensor(np.array([np.nan, 1.0, 2.0])).trace(grads)
+        b = sg.tensor(np.array([0.0, 1.0, np.nan])).trace(grads)
+        op(a, b).sum().backward()
+        assert grads[a].tolist() == [1.0, 0.5, 1.0]
+        assert grads[b].tolist() == [1.0, 0.5, 1.0]

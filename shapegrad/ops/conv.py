@@ -440,7 +440,9 @@ def conv2d(
         images,
         *need,
     )
-    return record(result, conv2d_backward, inputs, saved, backend)
+    # Regathering reads the input's memory again in the backward pass: a write into it is seen.
+    watched = (x,) if regather is not None else ()
+    return record(result, conv2d_backward, inputs, saved, backend, watch=watched)
 
 
 def fold_backward(

@@ -183,9 +183,11 @@ def pow(x: Any, exponent: Any) -> Any:
 # --------------------------------------------------------------------------- maximum, minimum
 def maximum_minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
     """One rule for ``maximum`` and ``minimum``: the gradient goes to the operand equal to
-    the result; where both are (a tie), each gets half, as in PyTorch."""
-    x_won, y_won = out == x, out == y
-    share = 1 - 0.5 * xp.astype(x_won & y_won, g.dtype)  # 1, or ½ at a tie
+    the result; where both are (a tie), each gets half; where the result is NaN, each gets
+    all of it (the NaN reaches both operands' gradients), as in PyTorch."""
+    undecided = out != out  # NaN: equal to neither operand
+    x_won, y_won = (out == x) | undecided, (out == y) | undecided
+    share = 1 - 0.5 * xp.astype(x == y, g.dtype)  # 1, or ½ at a tie (never at NaN: NaN != NaN)
     gx = keep_where(xp, x_won, g) * share if need[0] else None
     return gx, (keep_where(xp, y_won, g) * share if need[1] else None)
 

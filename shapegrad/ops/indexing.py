@@ -60,6 +60,17 @@ def _raw_index(index: Any, x: AnyTensor) -> Any:
     return index
 
 
+def index_tensors(index: Any) -> tuple[AnyTensor, ...]:
+    """The tensors in an index (itself, or the items of a tuple): the backward pass reads
+    their memory (``_raw_index`` uses their arrays as they are), so a write into one before
+    it runs must be seen (``record``'s ``watch``)."""
+    if isinstance(index, Tensor):
+        return (cast(AnyTensor, index),)
+    if isinstance(index, tuple):
+        return tuple(cast(AnyTensor, i) for i in cast(tuple[Any, ...], index) if isinstance(i, Tensor))
+    return ()
+
+
 def _as_tuple(raw: Any) -> tuple[Any, ...]:
     return cast(tuple[Any, ...], raw) if isinstance(raw, tuple) else (raw,)
 
@@ -209,9 +220,9 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
     if axes is not None:  # integers mixed with advanced indices: PyTorch's order, not NumPy's
         out = backend.xp.permute_dims(out, axes)
         saved = (tuple(data.shape), data.dtype, raw, axes, backend.scatter_add)
-        return record(out, permuted_getitem_backward, (x,), saved, backend)
+        return record(out, permuted_getitem_backward, (x,), saved, backend, watch=index_tensors(index))
     saved = (tuple(data.shape), data.dtype, raw, _is_basic(_as_tuple(raw)), backend.scatter_add)
-    return record(out, getitem_backward, (x,), saved, backend)
+    return record(out, getitem_backward, (x,), saved, backend, watch=index_tensors(index))
 
 
 def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
@@ -495,7 +506,8 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         raise number_out_of_range("at[...].add" if add else "at[...].set", x, v, error) from None
     need = (wants_grad(x), is_tensor and wants_grad(other))
     inputs: Any = (x, other if is_tensor else NUMBER)
-    return record(out, update_at_backward, inputs, (raw, basic, add, need, backend, axes), backend)
+    saved = (raw, basic, add, need, backend, axes)
+    return record(out, update_at_backward, inputs, saved, backend, watch=index_tensors(index))
 
 
 def _triangle_mask(xp: Any, rows: int, cols: int, k: int, lower: bool) -> Any:

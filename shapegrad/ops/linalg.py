@@ -240,4 +240,7 @@ def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *
                 )
     arrays = tuple(o._data for o in operands)
     out = _contract(backend, f"{','.join(terms)}->{output}", list(arrays))
-    return record(out, einsum_backward, operands, (terms, output, arrays, backend), backend)
+    # The arrays are saved inside a tuple, where the engine's search by identity does not look:
+    # every operand is read (each one's gradient reads the others), the result is not.
+    reads = (True,) * len(operands) + (False,)
+    return record(out, einsum_backward, operands, (terms, output, arrays, backend), backend, reads)

@@ -265,14 +265,16 @@ def softmax(
     last = normalize_axes(axis, data.ndim, "softmax") == (data.ndim - 1,)
     kernel = fused_kernel(x._backend, "softmax", data.dtype) if last else None
     y = None if kernel is None else kernel(data, scale, allowed)  # scale, mask, max in one pass
+    # The rule reads the mask (a row masked throughout gets no gradient): a write into it is seen.
+    watched = () if mask is None else (mask,)
     if y is not None:
-        return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
+        return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend, watch=watched)
     z = data * scale if scale != 1.0 else data
     if allowed is not None:
         z = xp.where(allowed, z, masked_score(xp, data.dtype))
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
     y = e / xp.sum(e, axis=axis, keepdims=True)
-    return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend)
+    return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend, watch=watched)
 
 
 def log_softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
