@@ -102,7 +102,7 @@ class GradientSink(Protocol):
 class Tape:
     """Run-time identity of a recording: its ``Gradients``, leaf results and owner thread."""
 
-    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited", "spent")
+    __slots__ = ("parent", "sinks", "leaf_grads", "ended", "thread", "visited", "spent", "passes")
 
     def __init__(self, sink: GradientSink | None = None) -> None:
         self.parent: Tape | None = None
@@ -116,6 +116,9 @@ class Tape:
         self.visited: list[weakref.ref[Node]] = []
         # Outputs a backward pass started from (by node seq): True where it said retain.
         self.spent: dict[int, bool] = {}
+        # When each backward pass into it ran (a number of the engine's counter): the passes
+        # its Gradients add up, which sg.distributed weighs by the sample counts stated then.
+        self.passes: list[int] = []
 
     def end(self, reason: str) -> None:
         """End the recording: later use raises ``TapeError``; saved values are released."""
@@ -155,6 +158,8 @@ def merge_tapes(a: Tape, b: Tape) -> Tape:
     rb.visited = []
     ra.spent.update(rb.spent)
     rb.spent = {}
+    ra.passes.extend(rb.passes)
+    rb.passes = []
     return ra
 
 
@@ -717,6 +722,7 @@ def run_backward(
             )
     for node, _ in roots:
         spent[node.seq] = retain
+    tape.passes.append(next(_seq))
     pending: dict[int, Any] = {}
     heap: list[tuple[int, Node]] = []
     for node, seed in roots:

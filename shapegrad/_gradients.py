@@ -243,6 +243,17 @@ def received_keys(grads: Gradients[Any]) -> AbstractSet[int]:
     return grads._touched
 
 
+def backward_passes(grads: Gradients[Any]) -> list[int]:
+    """When each backward pass ``grads`` adds up since ``zero()`` ran (the engine's counter,
+    in order), or since :func:`forget_passes`; a live list."""
+    return grads._recording_tape().passes
+
+
+def forget_passes(grads: Gradients[Any]) -> None:
+    """Count the passes ``grads`` holds as one (sg.distributed: they were averaged over the ranks)."""
+    grads._recording_tape().passes.clear()
+
+
 def mark_received(grads: Gradients[Any], key: int) -> None:
     """Count the buffer under ``key`` as holding this step's gradient (an allreduce filled it)."""
     grads._touched.add(key)

@@ -26,6 +26,7 @@ arrays go over NCCL instead (one process per GPU, NCCL's id shared over MPI).
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import importlib
 import json
@@ -36,16 +37,18 @@ from typing import Any, TypeVar
 import numpy as np
 
 from . import _hooks
-from ._autodiff import note_written
+from ._autodiff import new_leaf_key, note_written
 from ._backend import Backend
 from ._dims import Open
 from ._distributed_exit import abort_on_early_exit, abort_on_uncaught_exception
 from ._errors import BackendError, CheckpointError, CompileError, ShapegradError
 from ._gradients import (
     Gradients,
+    backward_passes,
     bookkeeping,
     buffer_backend,
     buffers,
+    forget_passes,
     layout,
     mark_received,
     on_ready,
@@ -138,6 +141,10 @@ def _refuse_in_compile(what: str) -> None:
         )
 
 
+# How many stated sample counts a Comm keeps (see Comm._stated).
+_STATED_KEPT = 4096
+
+
 class Comm:
     """One MPI job's communicator, as ``shapegrad`` uses it.
 
@@ -165,7 +172,40 @@ class Comm:
         self._nccl = nccl
         self._checked_layouts: set[tuple[Any, ...]] = set()
         self._overlaps: dict[int, _Overlap] = {}
-        self.samples: int | None = None
+        self._samples: int | None = None
+        # Each count stated, with when (the engine's counter): a backward pass weighs by the
+        # count stated last before it. Bounded: an evaluation loop over sharded batches
+        # states one per batch and reduces nothing.
+        self._stated: collections.deque[tuple[int, int | None]] = collections.deque(maxlen=_STATED_KEPT)
+
+    @property
+    def samples(self) -> int | None:
+        """This rank's sample count in the current batch, which ``allreduce_mean`` weighs
+        its gradient by (``None``: every rank weighs the same). ``sg.data.batches(...,
+        shard=comm)`` sets it at every batch; set it before the backward pass."""
+        return self._samples
+
+    @samples.setter
+    def samples(self, count: int | None) -> None:
+        self._samples = count
+        self._stated.append((new_leaf_key(), count))
+
+    def _counts_of_passes(self, grads: Gradients[Any]) -> tuple[int, ...] | None:
+        """The count stated before each backward pass ``grads`` adds up (-1: none), where it
+        adds up more than one; None where it holds one or none, or where a pass is older
+        than the counts kept."""
+        passes = sorted(backward_passes(grads))
+        if len(passes) < 2:
+            return None
+        stated = list(self._stated)
+        if len(stated) == _STATED_KEPT and stated[0][0] > passes[0]:
+            return None
+        counts: list[int] = []
+        for stamp in passes:
+            before = [count for when, count in stated if when < stamp]
+            count = before[-1] if before else None
+            counts.append(-1 if count is None else count)
+        return tuple(counts)
 
     @property
     def backend(self) -> str:
@@ -252,7 +292,10 @@ class Comm:
         each batch it hands out; for batches from elsewhere set it before the backward pass
         (``Comm.overlap`` and ``all_sum``, hence ``SyncBatchNorm``, use it there). Where no
         rank states one (``None``), every rank weighs the same. A rank with 0 samples
-        contributes zeros (not the NaN of an empty batch's mean).
+        contributes zeros (not the NaN of an empty batch's mean). Gradients adding up several
+        backward passes (accumulated batches) are each weighed by the count stated before
+        their pass; where the ranks' counts differ in one of them, no one weight per rank is
+        right, and the call is refused (call it after each backward pass instead).
 
         A parameter that received no gradient on a rank contributes zeros there. Whether a
         parameter was used is agreed across ranks: used on any rank counts as used on all,
@@ -269,7 +312,8 @@ class Comm:
         Raises:
             ShapegradError: on every rank, before any gradient is changed, where the ranks'
                 gradients differ in parameters, shapes or dtypes, where some ranks state a
-                sample count and others do not, or where no rank has a sample.
+                sample count and others do not, where no rank has a sample, or where the
+                gradients add up backward passes whose counts differ between ranks.
             CompileError: inside a compiled step with ``Comm.overlap`` on ``grads``, or (on
                 every rank) where a replay's used parameters differ from its recording's.
         """
@@ -318,19 +362,38 @@ class Comm:
         # One collective agrees which parameters were used, every rank's count and, for the
         # ranks replaying a compiled step, whether they were recorded with the same used ones
         # (eager, recording and replaying ranks all send this one vector: the same collectives).
+        # And, where the gradients add up several backward passes (eager only: a replay runs
+        # no backward pass of Python), a fingerprint of each pass's count, which must agree
         n = len(rows_of)
-        shared = np.zeros(2 * n + self.size + 1, dtype=np.int64)
+        size = self.size
+        passes = self._counts_of_passes(grads) if expected is None and _hooks.recorder is None else None
+        shared = np.zeros(2 * n + 2 * size + 1, dtype=np.int64)
         shared[:n] = [slot in touched for _, slot, _ in rows_of]
         shared[n + self.rank] = -1 if count is None else count
         if expected is not None:
-            shared[n + self.size : 2 * n + self.size] = [slot in expected for _, slot, _ in rows_of]
-            shared[-1] = 1
-        if self.size > 1:
+            shared[n + size : 2 * n + size] = [slot in expected for _, slot, _ in rows_of]
+            shared[2 * n + 2 * size] = 1
+        if passes is not None:
+            shared[2 * n + size + self.rank] = (hash(passes) & 0x3FFF_FFFF_FFFF_FFFF) | 1  # never 0, "one pass"
+        if size > 1:
             self.mpi.Allreduce(self._mpi_in_place(), shared, op=_mpi().SUM)
         used_flags = shared[:n].tolist()
-        counts = shared[n : n + self.size].tolist()
-        replaying = int(shared[-1])
-        recorded = shared[n + self.size : 2 * n + self.size].tolist()
+        counts = shared[n : n + size].tolist()
+        replaying = int(shared[2 * n + 2 * size])
+        recorded = shared[n + size : 2 * n + size].tolist()
+        fingerprints = shared[2 * n + size : 2 * n + 2 * size].tolist()
+        if any(fingerprints) and len(set(fingerprints)) > 1:
+            if overlap is not None:
+                overlap.discard()
+            mine = "one" if passes is None else f"{len(passes)}, with sample counts {list(passes)}"
+            raise ShapegradError(
+                f"allreduce_mean: the gradients add up several backward passes (this rank's: {mine}) and "
+                "the ranks' sample counts differ in some pass, so no one weight per rank gives each pass "
+                "its own: the average would not be one process's gradient over the same batches. Expected "
+                "comm.allreduce_mean(grads) after each backward pass (the averaged gradients then keep "
+                "adding up exactly), or batches of one size on every rank "
+                "(sg.data.batches(..., drop_last=True)). No gradient was changed."
+            )
         differ = [
             path
             for (path, _, _), used, seen in zip(rows_of, used_flags, recorded, strict=True)
@@ -367,6 +430,11 @@ class Comm:
         for (_, slot, _), used in zip(rows_of, used_flags, strict=True):
             if used:
                 mark_received(grads, slot)
+        forget_passes(grads)  # averaged: passes added after this are weighed by their own counts
+        last = self._stated[-1] if self._stated else None
+        self._stated.clear()
+        if last is not None:
+            self._stated.append(last)
         return frozenset(slot for (_, slot, _), used in zip(rows_of, used_flags, strict=True) if used)
 
     def _mpi_in_place(self) -> Any:

@@ -196,6 +196,49 @@ def sample_counts(comm: dist.Comm) -> None:
     comm.barrier()
 
 
+def accumulated(comm: dist.Comm) -> None:
+    """Several batches' gradients added up before one allreduce_mean: where the ranks' counts
+    differ in one of them (an epoch's last batch), refused on every rank with nothing changed
+    (the last batch's counts weighed them all, a wrong average and no error); allreduce_mean
+    after each backward pass gives one process's gradient over the same batches; even batches
+    still add up, counts stated for evaluation batches in between (no backward) being ignored."""
+    model = nn.Linear(1, 1, dtype="float64", generator=sg.Generator(0))
+    grads = model.alloc_grads()
+    # batch b on rank r: its samples' x; the loss is the mean of w·x over the rank's samples
+    batches = [
+        [float(comm.rank + 1), float(comm.rank + 2)],
+        [float(10 + comm.rank)] * (2 if comm.rank == 0 else 1),
+    ]
+    every = [
+        [[float(r + 1), float(r + 2)] for r in range(comm.size)],
+        [[10.0, 10.0]] + [[10.0 + r] for r in range(1, comm.size)],
+    ]
+    expected = sum(np.mean(np.concatenate(ranks)) for ranks in every)  # d/dw of the global batches' mean losses
+
+    def backward(xs: list[float]) -> None:
+        comm.samples = len(xs)
+        model(sg.tensor([[v] for v in xs], dtype="float64").trace(grads)).mean().backward()
+
+    for xs in batches:
+        backward(xs)
+    before = grads[model.weight].numpy().copy()
+    _refused_everywhere(comm, lambda: comm.allreduce_mean(grads), "several backward passes", "after each backward pass")
+    assert np.array_equal(grads[model.weight].numpy(), before)
+    grads.zero()
+    for xs in batches:
+        backward(xs)
+        comm.allreduce_mean(grads)
+    assert np.allclose(grads[model.weight].numpy(), [[expected]]), (grads[model.weight].numpy(), expected)
+    grads.zero()
+    for xs in ([1.0, 2.0], [3.0, 5.0]):
+        comm.samples = comm.rank + 1  # an evaluation batch: stated, no backward pass
+        backward(xs)
+    comm.allreduce_mean(grads)
+    assert np.allclose(grads[model.weight].numpy(), [[1.5 + 4.0]])
+    comm.samples = None
+    comm.barrier()
+
+
 def sharded_shuffle(comm: dist.Comm) -> None:
     """issue #24 item 14: ranks whose generators differ (or are unseeded) still get disjoint
     shards: rank 0's order is everyone's."""
@@ -382,6 +425,7 @@ def main() -> None:
         gradient_dtypes(comm)
         unused(comm)
         sample_counts(comm)
+        accumulated(comm)
         sharded_shuffle(comm)
         save(comm, comm.mpi.bcast(tempfile.mkdtemp() if comm.rank == 0 else None, root=0))
     elif scenario == "compiled":
