@@ -17,6 +17,7 @@ from ..ops._toolkit import integer
 from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
 from ._module import Layer, parameter
+from ._torch_config import expect_kind, same, supported
 
 __all__ = ["Embedding", "Linear", "uniform_parameter"]
 
@@ -80,6 +81,10 @@ class Linear(Layer[I, O, I, O], checked=False):
     def torch_layout(self, name: str, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """PyTorch's ``weight`` is ``(out, in)``: transposed into ours."""
         return np.ascontiguousarray(array.T) if name == "weight" and array.ndim == 2 else array
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``nn.Linear`` (its settings are all in its tensors)."""
+        expect_kind(torch_module, path, self, "Linear")
 
     # A layer built from plain ints (Linear(n_embd, vocab): Linear[Open, ...]) does not know
     # its input size: it takes any last axis, which the run time checks against its weight.
@@ -148,6 +153,27 @@ class Embedding(Layer[V, D, V, D], checked=False):
                 f"{type(self).__name__}: padding_idx must lie in [-{n}, {n}) for num_embeddings={n}, found {index}"
             )
         return index + n if index < 0 else index
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.Embedding`` whose lookups or gradients would differ: another
+        ``padding_idx`` (its row's gradient is zero), or ``max_norm``/``scale_grad_by_freq``,
+        which shapegrad's has not. ``sparse=True`` is taken: the same gradient, stored densely."""
+        expect_kind(torch_module, path, self, "Embedding")
+        same(torch_module, path, "padding_idx", self.padding_idx)
+        supported(
+            torch_module,
+            path,
+            "max_norm",
+            None,
+            "PyTorch rescales each looked-up row to at most that norm, in place (build it with max_norm=None)",
+        )
+        supported(
+            torch_module,
+            path,
+            "scale_grad_by_freq",
+            False,
+            "PyTorch divides each row's gradient by its count in the batch (build it with scale_grad_by_freq=False)",
+        )
 
     def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
         from ..ops.indexing import embedding_lookup, gather

@@ -25,6 +25,7 @@ from ..ops.shape import concat, stack, swapaxes
 from ._activations import Dropout
 from ._linear import uniform_parameter
 from ._module import Layer
+from ._torch_config import expect_kind, refuse, same, supported
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -209,6 +210,32 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
                 if bias:
                     setattr(self, f"bias_ih_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
                     setattr(self, f"bias_hh_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch recurrent layer of another kind (a ``GRU`` for an ``LSTM``), with
+        other sizes, ``bias``, ``bidirectional``, ``dropout`` or (``RNN``) ``nonlinearity``,
+        with ``batch_first=False``, or an ``LSTM`` with ``proj_size``."""
+        kind = {"gru": "GRU", "lstm": "LSTM"}.get(self._cell, "RNN")
+        expect_kind(torch_module, path, self, kind)
+        for setting in ("input_size", "hidden_size", "num_layers", "bias", "bidirectional", "dropout"):
+            same(torch_module, path, setting, getattr(self, setting))
+        if kind == "RNN":
+            same(torch_module, path, "nonlinearity", self._cell.removeprefix("rnn_"))
+        if not getattr(torch_module, "batch_first", True):
+            # Its weights would load, but inputs in its layout would be read with the axes swapped.
+            refuse(
+                path,
+                "has batch_first=False in PyTorch: its inputs are (steps, batch, features), shapegrad's "
+                "recurrent layers take (batch, steps, features) only (build it with batch_first=True; or, to "
+                "load the weights anyway and feed batch-first inputs, pass torch_model.state_dict())",
+            )
+        supported(
+            torch_module,
+            path,
+            "proj_size",
+            0,
+            "PyTorch's LSTM then projects each hidden state to proj_size features (build it with proj_size=0)",
+        )
 
     def _states(self, x: AnyTensor, given: tuple[AnyTensor, ...] | None, count: int) -> tuple[AnyTensor, ...]:
         name = type(self).__name__
