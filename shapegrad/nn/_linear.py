@@ -16,7 +16,7 @@ from .._typevars import K, S, T
 from ..ops._toolkit import integer
 from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
-from ._module import Layer, parameter
+from ._module import Layer, out_in, parameter
 from ._torch_config import expect_kind, same, supported
 
 __all__ = ["Embedding", "Linear", "uniform_parameter"]
@@ -141,7 +141,8 @@ class Embedding(Layer[V, D, V, D], checked=False):
         data = gen.normal((self.num_embeddings, self.embedding_dim), dtype)
         if self.padding_idx is not None:
             data[self.padding_idx, ...] = 0  # drawn with the others, then zeroed, as PyTorch
-        self.weight: Tensor[NoTape, V, D] = parameter(wrap(data, gen.backend))
+        # (V, D) is PyTorch's layout too: kaiming_* reads fan_in = D, as PyTorch's.
+        self.weight: Tensor[NoTape, V, D] = out_in(parameter(wrap(data, gen.backend)))
 
     def _padding_arg(self, padding_idx: Any) -> int | None:
         if padding_idx is None:

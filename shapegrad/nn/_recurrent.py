@@ -24,7 +24,7 @@ from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
 from ._activations import Dropout
 from ._linear import uniform_parameter
-from ._module import Layer
+from ._module import Layer, out_in
 from ._torch_config import expect_kind, refuse, same, supported
 
 __all__ = ["GRU", "LSTM", "RNN"]
@@ -203,9 +203,14 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         for layer in range(num_layers):
             features = self.input_size if layer == 0 else width
             for suffix in [f"l{layer}", f"l{layer}_reverse"][:directions]:
-                setattr(self, f"weight_ih_{suffix}", uniform_parameter((rows, features), bound, generator, dtype))
+                # PyTorch's (gates · H, in) layout: out_in, so sg.nn.init reads its fans as PyTorch's.
                 setattr(
-                    self, f"weight_hh_{suffix}", uniform_parameter((rows, self.hidden_size), bound, generator, dtype)
+                    self, f"weight_ih_{suffix}", out_in(uniform_parameter((rows, features), bound, generator, dtype))
+                )
+                setattr(
+                    self,
+                    f"weight_hh_{suffix}",
+                    out_in(uniform_parameter((rows, self.hidden_size), bound, generator, dtype)),
                 )
                 if bias:
                     setattr(self, f"bias_ih_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
