@@ -308,15 +308,19 @@ def share_version(source: Any, alias: Any) -> None:
 class ParamInfo:
     """What makes a tensor a parameter: its gradient key, its leaf node, whether it trains,
     and its write counter (``version``, the tensor's own: raised by every optimizer update
-    and load, checked by the backward pass)."""
+    and load, checked by the backward pass). ``out_in``: a 2-D weight its layer stores in
+    PyTorch's ``(out, in)`` layout (recurrent weights, ``Embedding.weight``), whose fans
+    ``sg.nn.init`` then reads as PyTorch's; every other 2-D parameter is ``Linear``'s
+    ``(in, out)``."""
 
-    __slots__ = ("key", "leaf", "trainable", "version")
+    __slots__ = ("key", "leaf", "out_in", "trainable", "version")
 
-    def __init__(self, key: int, leaf: LeafNode, trainable: bool, version: Version) -> None:
+    def __init__(self, key: int, leaf: LeafNode, trainable: bool, version: Version, out_in: bool = False) -> None:
         self.key = key
         self.leaf = leaf
         self.trainable = trainable
         self.version = version
+        self.out_in = out_in
 
 
 def leaf_node(tensor: Any, tape: Tape | None, key: int, wants: bool = True) -> LeafNode:
@@ -326,10 +330,11 @@ def leaf_node(tensor: Any, tape: Tape | None, key: int, wants: bool = True) -> L
     return LeafNode(tape, tuple(data.shape), data.dtype, tensor._backend.xp, key, wants)
 
 
-def make_parameter(tensor: Any, trainable: bool = True) -> None:
-    """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf."""
+def make_parameter(tensor: Any, trainable: bool = True, out_in: bool = False) -> None:
+    """Mark ``tensor`` as a parameter: ops that meet it on a tape record it as a leaf
+    (``out_in``: see ``ParamInfo``)."""
     key = new_leaf_key()
-    tensor._param = ParamInfo(key, leaf_node(tensor, None, key), trainable, version_of(tensor))
+    tensor._param = ParamInfo(key, leaf_node(tensor, None, key), trainable, version_of(tensor), out_in)
 
 
 def parent_of(tensor: Recordable) -> Node | None:

@@ -20,7 +20,7 @@ import numpy as np
 from . import _hooks
 from ._autodiff import note_written
 from ._errors import CheckpointError
-from ._tensor import array_of, backend_of
+from ._tensor import AnyTensor, Tensor, array_of, backend_of
 
 __all__ = ["load", "save"]
 
@@ -187,7 +187,8 @@ def validate_names(expected: dict[str, Any], found: dict[str, Any], what: str) -
 
 def validate_arrays(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:
     """Raise ``CheckpointError`` naming the first array of ``found`` whose shape or dtype
-    differs from its target in ``expected`` (names ``found`` lacks are not looked at)."""
+    differs from its target in ``expected``, or whose target tensor is read-only (names
+    ``found`` lacks are not looked at)."""
     for name, target in expected.items():
         if name not in found:
             continue
@@ -200,6 +201,20 @@ def validate_arrays(expected: dict[str, Any], found: dict[str, np.ndarray[Any, A
             )
         if str(array.dtype) != dtype:
             raise CheckpointError(f"{what}: {name!r} has dtype {array.dtype} in the checkpoint, expected {dtype}")
+        if isinstance(target, Tensor) and not _writable(array_of(cast(AnyTensor, target))):
+            # Checked with the rest, before the first write: found by the copy itself, it left
+            # every tensor copied before it changed, with NumPy's bare ValueError.
+            raise CheckpointError(
+                f"{what}: {name!r} is backed by a read-only array (sg.asarray of a read-only or "
+                "memory-mapped NumPy array), and loading copies into it in place: give the model a "
+                "writable copy first (sg.tensor(array) copies; np.load without mmap_mode='r')"
+            )
+
+
+def _writable(data: Any) -> bool:
+    """Whether a tensor's backend array takes writes (NumPy's ``flags.writeable``; a backend
+    whose arrays have no such flag is taken as writable)."""
+    return bool(getattr(getattr(data, "flags", None), "writeable", True))
 
 
 def _validate(expected: dict[str, Any], found: dict[str, np.ndarray[Any, Any]], what: str) -> None:

@@ -319,7 +319,7 @@ class Tensor(TensorOps[Tape_, *Dims]):
         # copied model must never deliver gradients into the original's slots.
         clone = _wrap(self._backend.xp.asarray(self._data, copy=True), None, self._backend)
         if self._param is not None:
-            make_parameter(clone, self._param.trainable)
+            make_parameter(clone, self._param.trainable, self._param.out_in)
         memo[id(self)] = clone
         return clone
 

@@ -96,6 +96,33 @@ def test_a_parameter_from_a_read_only_array_owns_writable_memory(tmp_path: Path,
     sg.load(Scale(), path)
 
 
+def test_a_read_only_buffer_is_refused_before_any_copy(tmp_path: Path, numpy_backend: str) -> None:
+    # A buffer over a read-only array (np.load(mmap_mode="r")): loads passed every check, then
+    # NumPy's ValueError came from the copy into it, after the weights before it were written.
+    class Table(nn.Module, checked=False):
+        def __init__(self, writable: bool) -> None:
+            self.lin = nn.Linear(2, 2)
+            base = np.arange(3, dtype=np.float32)
+            base.flags.writeable = writable
+            self.table = sg.asarray(base)
+
+    source = Table(True)
+    state = {name: value + 1 for name, value in source.state_dict().items()}
+    source.load_state_dict(state)
+    path = tmp_path / "t.safetensors"
+    sg.save(source, path)
+    for load in (
+        lambda model: model.load_state_dict(state),
+        lambda model: sg.load(model, path),
+        lambda model: sg.nn.from_torch(model, {k: v.T if k == "lin.weight" else v for k, v in state.items()}),
+    ):
+        model = Table(False)
+        before = model.lin.weight.numpy().copy()
+        with pytest.raises(sg.CheckpointError, match=r"'table' is backed by a read-only array"):
+            load(model)
+        np.testing.assert_array_equal(model.lin.weight.numpy(), before)
+
+
 def test_checkpoints_honour_the_umask_and_keep_an_existing_mode(tmp_path: Path, numpy_backend: str) -> None:
     old = os.umask(0o022)
     try:

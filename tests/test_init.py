@@ -74,6 +74,51 @@ def test_convolution_fans_follow_pytorch(numpy_backend: str) -> None:
     assert abs(conv.weight.numpy().std() - math.sqrt(2 / (16 * 25))) < 0.02 * math.sqrt(2 / (16 * 25))
 
 
+def test_pytorch_layout_weights_have_pytorch_s_fans(numpy_backend: str) -> None:
+    """Recurrent weights (gates·H, in) and Embedding.weight (V, D) are stored in PyTorch's
+    layout: their fans were read as Linear's (in, out), a silently other std (LSTM weight_ih:
+    0.044 for PyTorch's 0.25). Each init is compared with PyTorch's on the same shape."""
+    torch = pytest.importorskip("torch", reason="PyTorch is the oracle here")
+    torch.manual_seed(0)
+    inits: list[tuple[str, Callable[[Any, Any], Any], Callable[[Any], Any]]] = [
+        ("kaiming_normal_", lambda t, g: init.kaiming_normal_(t, nonlinearity="relu", generator=g), lambda t: torch.nn.init.kaiming_normal_(t, nonlinearity="relu")),
+        ("kaiming_uniform_ fan_out", lambda t, g: init.kaiming_uniform_(t, mode="fan_out", generator=g), lambda t: torch.nn.init.kaiming_uniform_(t, mode="fan_out")),
+        ("xavier_uniform_", lambda t, g: init.xavier_uniform_(t, generator=g), lambda t: torch.nn.init.xavier_uniform_(t)),
+    ]  # fmt: skip
+    layers: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        ("LSTM.weight_ih_l0", lambda: sg.nn.LSTM(32, 256).weight_ih_l0, lambda: torch.nn.LSTM(32, 256).weight_ih_l0),
+        ("GRU.weight_hh_l0", lambda: sg.nn.GRU(32, 128).weight_hh_l0, lambda: torch.nn.GRU(32, 128).weight_hh_l0),
+        ("RNN.weight_ih_l1_reverse", lambda: sg.nn.RNN(8, 64, 2, bidirectional=True).weight_ih_l1_reverse, lambda: torch.nn.RNN(8, 64, 2, bidirectional=True).weight_ih_l1_reverse),
+        ("Embedding.weight", lambda: sg.nn.Embedding(1000, 64).weight, lambda: torch.nn.Embedding(1000, 64).weight),
+        ("Linear.weight", lambda: sg.nn.Linear(32, 256).weight, lambda: torch.nn.Linear(32, 256).weight),
+    ]  # fmt: skip
+    for init_name, ours_init, torch_init in inits:
+        for layer_name, ours_weight, torch_weight in layers:
+            ours = ours_init(ours_weight(), sg.Generator(0))
+            with torch.no_grad():
+                theirs = torch_init(torch_weight())
+            expected, found = float(theirs.detach().std()), float(ours.numpy().std())
+            assert abs(found - expected) < 0.03 * expected, (
+                f"{init_name} on {layer_name}: {found} vs PyTorch's {expected}"
+            )
+
+
+def test_pytorch_layout_fans_survive_to_and_deepcopy_and_own_parameters_keep_linear_s(numpy_backend: str) -> None:
+    import copy
+
+    lstm = copy.deepcopy(sg.nn.LSTM(16, 256).to(dtype="float64"))
+    init.kaiming_normal_(lstm.weight_ih_l0, generator=sg.Generator(0))
+    assert abs(lstm.weight_ih_l0.numpy().std() - math.sqrt(2 / 16)) < 0.03 * math.sqrt(2 / 16)
+
+    class Own(sg.nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.w = sg.nn.parameter(sg.zeros(400, 300))
+
+    own = Own().w
+    init.kaiming_normal_(own, generator=sg.Generator(0))  # (in, out), as documented: fan_in = 400
+    assert abs(own.numpy().std() - math.sqrt(2 / 400)) < 0.03 * math.sqrt(2 / 400)
+
+
 def test_generator_makes_it_reproducible(backend: str) -> None:
     """issue #25: the same seed gives the same values; another seed, others."""
     draw = [init.xavier_normal_(sg.zeros(30, 20), generator=sg.Generator(s)).numpy() for s in (7, 7, 8)]

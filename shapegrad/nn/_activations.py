@@ -12,6 +12,7 @@ from .._typevars import S, T
 from ..ops import activations as act
 from ..ops.creation import Generator
 from ._module import Layer
+from ._torch_config import expect_kind, same
 
 __all__ = [
     "ELU",
@@ -141,6 +142,12 @@ class Dropout(Layer[N, N, N], checked=False):
             raise ShapegradError(f"Dropout expects 0 <= p < 1, found p={p}")
         self.p = p
         self._generator = generator
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``nn.Dropout`` (``Dropout2d`` drops whole
+        channels), or another ``p``."""
+        expect_kind(torch_module, path, self, "Dropout")
+        same(torch_module, path, "p", self.p)
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         if not self.training or self.p == 0.0:

@@ -26,6 +26,7 @@ from ._activations import Dropout
 from ._linear import Linear
 from ._module import Layer
 from ._norm import LayerNorm
+from ._torch_config import expect_kind
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderBlock", "scaled_dot_product_attention"]
 
@@ -187,10 +188,11 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         return None
 
     def torch_check(self, torch_module: Any, path: str) -> None:
-        """Refuse a PyTorch ``MultiheadAttention`` whose state dict fits but whose outputs
+        """Refuse a PyTorch module other than ``nn.MultiheadAttention``, or one whose state dict fits but whose outputs
         would differ: ``add_zero_attn=True`` (a zero key and value appended) or another
         ``num_heads``."""
         where = repr(path) if path else "the model"
+        expect_kind(torch_module, path, self, "MultiheadAttention")
         if getattr(torch_module, "add_zero_attn", False):
             _refuse(
                 f"{where} is PyTorch's MultiheadAttention(add_zero_attn=True), which appends a zero key and value "

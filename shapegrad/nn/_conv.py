@@ -18,6 +18,7 @@ from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fol
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
+from ._torch_config import expect_kind, refuse, same, supported, torch_padding
 
 __all__ = [
     "AvgPool2d",
@@ -80,6 +81,31 @@ def conv2d(
         _pair(dilation, "conv2d", "dilation"),
         integer("conv2d", "groups", groups),
     )
+
+
+def _check_torch_conv(
+    torch_module: Any,
+    path: str,
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
+    dilation: tuple[int, ...],
+    groups: int,
+) -> None:
+    """A PyTorch convolution's settings against ours (the kernel size is in the weight's shape)."""
+    supported(
+        torch_module,
+        path,
+        "padding_mode",
+        "zeros",
+        "PyTorch pads with reflected, replicated or circular values there, shapegrad's convolutions "
+        "with zeros (for 'reflect', put sg.nn.ReflectionPad2d before a convolution with padding=0)",
+    )
+    same(torch_module, path, "stride", stride)
+    theirs = torch_padding(torch_module, path)
+    if theirs != padding:
+        refuse(path, f"has padding={torch_module.padding!r} in PyTorch, {padding!r} here")
+    same(torch_module, path, "dilation", dilation)
+    same(torch_module, path, "groups", groups)
 
 
 def _conv_parameters(
@@ -176,6 +202,12 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.Conv2d`` with another stride, padding, dilation or groups, or
+        a ``padding_mode`` other than ``"zeros"``."""
+        expect_kind(torch_module, path, self, "Conv2d")
+        _check_torch_conv(torch_module, path, self.stride, self.padding, self.dilation, self.groups)
 
 
 class SameConv2d(Conv2d[I, O], checked=False):
@@ -274,6 +306,12 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
             return array.reshape(array.shape[0], array.shape[1], 1, array.shape[2])
         return array
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.Conv1d`` with another stride, padding, dilation or groups, or
+        a ``padding_mode`` other than ``"zeros"``."""
+        expect_kind(torch_module, path, self, "Conv1d")
+        _check_torch_conv(torch_module, path, (self.stride,), (self.padding,), (self.dilation,), self.groups)
+
     # Built from plain ints (no type arguments: Open channels), it takes any channel count,
     # which the run time checks against its weight.
     @overload
@@ -352,6 +390,13 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
         self.bias: Tensor[NoTape, O] | None = (
             uniform_parameter((self.out_channels,), bound, generator, dtype) if bias else None
         )
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.ConvTranspose2d`` with another stride, padding,
+        output_padding or dilation, or ``groups`` other than 1."""
+        expect_kind(torch_module, path, self, "ConvTranspose2d")
+        _check_torch_conv(torch_module, path, self.stride, self.padding, self.dilation, 1)
+        same(torch_module, path, "output_padding", self.output_padding)
 
     @overload
     def __call__(

@@ -16,7 +16,8 @@ from .._typevars import K, S, T
 from ..ops._toolkit import integer
 from ..ops.creation import Generator, default_generator
 from ..ops.linalg import linear
-from ._module import Layer, parameter
+from ._module import Layer, out_in, parameter
+from ._torch_config import expect_kind, same, supported
 
 __all__ = ["Embedding", "Linear", "uniform_parameter"]
 
@@ -81,6 +82,10 @@ class Linear(Layer[I, O, I, O], checked=False):
         """PyTorch's ``weight`` is ``(out, in)``: transposed into ours."""
         return np.ascontiguousarray(array.T) if name == "weight" and array.ndim == 2 else array
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``nn.Linear`` (its settings are all in its tensors)."""
+        expect_kind(torch_module, path, self, "Linear")
+
     # A layer built from plain ints (Linear(n_embd, vocab): Linear[Open, ...]) does not know
     # its input size: it takes any last axis, which the run time checks against its weight.
     @overload
@@ -136,7 +141,8 @@ class Embedding(Layer[V, D, V, D], checked=False):
         data = gen.normal((self.num_embeddings, self.embedding_dim), dtype)
         if self.padding_idx is not None:
             data[self.padding_idx, ...] = 0  # drawn with the others, then zeroed, as PyTorch
-        self.weight: Tensor[NoTape, V, D] = parameter(wrap(data, gen.backend))
+        # (V, D) is PyTorch's layout too: kaiming_* reads fan_in = D, as PyTorch's.
+        self.weight: Tensor[NoTape, V, D] = out_in(parameter(wrap(data, gen.backend)))
 
     def _padding_arg(self, padding_idx: Any) -> int | None:
         if padding_idx is None:
@@ -148,6 +154,27 @@ class Embedding(Layer[V, D, V, D], checked=False):
                 f"{type(self).__name__}: padding_idx must lie in [-{n}, {n}) for num_embeddings={n}, found {index}"
             )
         return index + n if index < 0 else index
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.Embedding`` whose lookups or gradients would differ: another
+        ``padding_idx`` (its row's gradient is zero), or ``max_norm``/``scale_grad_by_freq``,
+        which shapegrad's has not. ``sparse=True`` is taken: the same gradient, stored densely."""
+        expect_kind(torch_module, path, self, "Embedding")
+        same(torch_module, path, "padding_idx", self.padding_idx)
+        supported(
+            torch_module,
+            path,
+            "max_norm",
+            None,
+            "PyTorch rescales each looked-up row to at most that norm, in place (build it with max_norm=None)",
+        )
+        supported(
+            torch_module,
+            path,
+            "scale_grad_by_freq",
+            False,
+            "PyTorch divides each row's gradient by its count in the batch (build it with scale_grad_by_freq=False)",
+        )
 
     def __call__(self, ids: Tensor[T, *S]) -> Tensor[T, *S, D]:
         from ..ops.indexing import embedding_lookup, gather

@@ -62,6 +62,14 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
     return tensor
 
 
+def out_in(tensor: Tensor[Any, *S]) -> Tensor[Any, *S]:
+    """Mark the 2-D parameter ``tensor`` as stored in PyTorch's ``(out, in)`` layout (a
+    recurrent weight, ``Embedding.weight``) and return it: ``sg.nn.init`` then takes its fans
+    as PyTorch does (``fan_in = shape[1]``), not as ``Linear``'s ``(in, out)``."""
+    _param_info(tensor).out_in = True
+    return tensor
+
+
 class Module(Generic[Own0, Own1]):
     """Base of every model and layer.
 
@@ -257,7 +265,7 @@ class Module(Generic[Own0, Own1]):
             tensor._data, tensor._backend = data, target
             info = tensor._param
             if info is not None:
-                make_parameter(tensor, info.trainable)
+                make_parameter(tensor, info.trainable, info.out_in)
         return self
 
     def apply(self, fn: Callable[[Module], object]) -> Self:

@@ -17,6 +17,7 @@ from ..ops._toolkit import integer
 from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
 from ._module import Chan, ChanLayer, Layer, parameter
+from ._torch_config import expect_kind, same, supported
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm2d", "LayerNorm"]
 
@@ -67,9 +68,18 @@ class LayerNorm(Layer[N, N, N], checked=False):
     def __call__(self, x: Any) -> Any:
         return layer_norm(x, self.weight, self.bias, self.eps)
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.LayerNorm`` over other axes, or with another ``eps`` or
+        ``elementwise_affine``."""
+        expect_kind(torch_module, path, self, "LayerNorm")
+        same(torch_module, path, "normalized_shape", (self.normalized_size,))
+        same(torch_module, path, "eps", self.eps)
+        same(torch_module, path, "elementwise_affine", self.weight is not None)
+
 
 class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
     _spatial_ranks: tuple[int, ...] = ()
+    _torch_kind = "BatchNorm"  # the PyTorch class ``torch_check`` expects (or SyncBatchNorm)
 
     def __init__(
         self,
@@ -120,6 +130,22 @@ class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):
             var = self.running_var.reshape(*shape)
         y: Any = centred / (var + self.eps).sqrt()
         return _affine(y, self.weight, self.bias, self.num_features, x.ndim - 2)
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch batch norm with another ``eps``, ``momentum`` (``None``, a
+        cumulative average, included) or ``affine``, or ``track_running_stats=False``."""
+        expect_kind(torch_module, path, self, self._torch_kind, "SyncBatchNorm")
+        same(torch_module, path, "eps", self.eps)
+        same(torch_module, path, "momentum", self.momentum)
+        same(torch_module, path, "affine", self.weight is not None)
+        supported(
+            torch_module,
+            path,
+            "track_running_stats",
+            True,
+            "without running statistics PyTorch normalizes by each batch's statistics in eval mode too, "
+            "shapegrad's batch norm by its running statistics",
+        )
 
     def _count(self, local: int) -> int:
         """Values per channel the statistics are over (this batch's; SyncBatchNorm: all ranks')."""
@@ -185,6 +211,7 @@ class BatchNorm1d(_BatchNorm[C, C], ChanLayer[Chan[C], Chan[C]], checked=False):
     """
 
     _spatial_ranks = (0, 1)
+    _torch_kind = "BatchNorm1d"
 
     # Built from a plain int (BatchNorm1d(16): Open), it takes any channel count, which the
     # run time checks against its statistics.
@@ -206,6 +233,7 @@ class BatchNorm2d(_BatchNorm[Chan[C], C], checked=False):
     ``num_batches_tracked``) as :class:`BatchNorm1d`'s."""
 
     _spatial_ranks = (2,)
+    _torch_kind = "BatchNorm2d"
 
     @overload
     def __call__(self: BatchNorm2d[Open], x: Tensor[T, B, K_, H, K]) -> Tensor[T, B, K_, H, K]: ...
@@ -344,6 +372,13 @@ class GroupNorm(Layer[Chan[C], Chan[C], C], checked=False):
         y: AnyTensor = layer_norm(rows, None, None, self.eps).reshape(*x.shape)
         return _affine(y, self.weight, self.bias, self.num_channels, x.ndim - 2)
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.GroupNorm`` with another ``num_groups``, ``eps`` or ``affine``."""
+        expect_kind(torch_module, path, self, "GroupNorm")
+        same(torch_module, path, "num_groups", self.num_groups)
+        same(torch_module, path, "eps", self.eps)
+        same(torch_module, path, "affine", self.affine)
+
 
 class InstanceNorm2d(Layer[Chan[C], Chan[C], C], checked=False):
     """Instance normalization over ``(B, C, H, W)`` or unbatched ``(C, H, W)`` inputs, as
@@ -424,3 +459,18 @@ class InstanceNorm2d(Layer[Chan[C], Chan[C], C], checked=False):
         rows: AnyTensor = x.reshape(*x.shape[:-2], h * w)
         y: AnyTensor = layer_norm(rows, None, None, self.eps).reshape(*x.shape)
         return _affine(y, self.weight, self.bias, self.num_features, 2)
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``nn.InstanceNorm2d`` with another ``eps`` or ``affine``, or
+        ``track_running_stats=True`` (running statistics, which this norm does not keep)."""
+        expect_kind(torch_module, path, self, "InstanceNorm2d")
+        same(torch_module, path, "eps", self.eps)
+        same(torch_module, path, "affine", self.affine)
+        supported(
+            torch_module,
+            path,
+            "track_running_stats",
+            False,
+            "PyTorch then normalizes by running statistics in eval mode, shapegrad's instance norm always "
+            "by each sample's",
+        )

@@ -24,7 +24,8 @@ from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
 from ._activations import Dropout
 from ._linear import uniform_parameter
-from ._module import Layer
+from ._module import Layer, out_in
+from ._torch_config import expect_kind, refuse, same, supported
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -202,13 +203,44 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         for layer in range(num_layers):
             features = self.input_size if layer == 0 else width
             for suffix in [f"l{layer}", f"l{layer}_reverse"][:directions]:
-                setattr(self, f"weight_ih_{suffix}", uniform_parameter((rows, features), bound, generator, dtype))
+                # PyTorch's (gates · H, in) layout: out_in, so sg.nn.init reads its fans as PyTorch's.
                 setattr(
-                    self, f"weight_hh_{suffix}", uniform_parameter((rows, self.hidden_size), bound, generator, dtype)
+                    self, f"weight_ih_{suffix}", out_in(uniform_parameter((rows, features), bound, generator, dtype))
+                )
+                setattr(
+                    self,
+                    f"weight_hh_{suffix}",
+                    out_in(uniform_parameter((rows, self.hidden_size), bound, generator, dtype)),
                 )
                 if bias:
                     setattr(self, f"bias_ih_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
                     setattr(self, f"bias_hh_{suffix}", uniform_parameter((rows,), bound, generator, dtype))
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch recurrent layer of another kind (a ``GRU`` for an ``LSTM``), with
+        other sizes, ``bias``, ``bidirectional``, ``dropout`` or (``RNN``) ``nonlinearity``,
+        with ``batch_first=False``, or an ``LSTM`` with ``proj_size``."""
+        kind = {"gru": "GRU", "lstm": "LSTM"}.get(self._cell, "RNN")
+        expect_kind(torch_module, path, self, kind)
+        for setting in ("input_size", "hidden_size", "num_layers", "bias", "bidirectional", "dropout"):
+            same(torch_module, path, setting, getattr(self, setting))
+        if kind == "RNN":
+            same(torch_module, path, "nonlinearity", self._cell.removeprefix("rnn_"))
+        if not getattr(torch_module, "batch_first", True):
+            # Its weights would load, but inputs in its layout would be read with the axes swapped.
+            refuse(
+                path,
+                "has batch_first=False in PyTorch: its inputs are (steps, batch, features), shapegrad's "
+                "recurrent layers take (batch, steps, features) only (build it with batch_first=True; or, to "
+                "load the weights anyway and feed batch-first inputs, pass torch_model.state_dict())",
+            )
+        supported(
+            torch_module,
+            path,
+            "proj_size",
+            0,
+            "PyTorch's LSTM then projects each hidden state to proj_size features (build it with proj_size=0)",
+        )
 
     def _states(self, x: AnyTensor, given: tuple[AnyTensor, ...] | None, count: int) -> tuple[AnyTensor, ...]:
         name = type(self).__name__

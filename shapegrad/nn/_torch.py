@@ -103,8 +103,13 @@ def from_torch(
 
     ``state_dict`` may also be the PyTorch model itself: its ``state_dict()`` is loaded, and
     first each of our modules checks the configuration of the PyTorch module at its path,
-    which a state dict does not record (``Module.torch_check``: a ``MultiheadAttention``
-    with ``add_zero_attn=True`` or another head count is refused).
+    which a state dict does not record (``Module.torch_check``): a module of another kind
+    (a ``GRU`` for our ``LSTM``), or one whose settings would compute other numbers (a
+    convolution's stride, padding, dilation, groups or ``padding_mode``; a norm's ``eps``,
+    ``momentum``, ``affine``, ``num_groups``; an RNN's ``nonlinearity`` or
+    ``batch_first=False``; an embedding's ``padding_idx``, ``max_norm``; a dropout's ``p``;
+    a ``MultiheadAttention`` with ``add_zero_attn=True`` or another head count) is refused,
+    naming the path, the setting, PyTorch's value and ours, before anything is written.
 
     ``nn.MultiheadAttention``: its packed ``in_proj_weight`` ``(3·E, E)`` and
     ``in_proj_bias`` ``(3·E,)`` are split into our ``q_proj``/``k_proj``/``v_proj``

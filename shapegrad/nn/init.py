@@ -6,9 +6,12 @@ ones draw from ``generator`` (the default generator of the tensor's backend when
 given), so a seeded generator reproduces them.
 
 Fans follow each tensor's layout: a 2-D tensor is shapegrad's ``Linear.weight``, ``(in,
-out)``, so ``fan_in = shape[0]``; a tensor of 3 or more axes is a convolution's
-``(out, in, *kernel)``, as PyTorch. So ``kaiming_normal_(linear.weight)`` draws what
-PyTorch's draws for the same ``nn.Linear``, whose weight is the transpose.
+out)``, so ``fan_in = shape[0]`` (a parameter of your own from ``sg.nn.parameter`` too);
+the 2-D weights shapegrad keeps in PyTorch's layout, recurrent layers' ``weight_ih_l*`` and
+``weight_hh_l*`` ``(gates · H, in)`` and ``Embedding.weight`` ``(V, D)``, have PyTorch's
+fans, ``fan_in = shape[1]``; a tensor of 3 or more axes is a convolution's ``(out, in,
+*kernel)``, as PyTorch. So ``kaiming_normal_(layer.weight)`` draws what PyTorch's draws for
+the same layer, where its weight is the transpose of ours as well.
 
 Examples:
     >>> import shapegrad as sg
@@ -93,6 +96,9 @@ def _fans(tensor: AnyTensor, what: str) -> tuple[int, int]:
     if len(shape) < 2:
         raise ShapeError(f"{what} needs a fan in and out: expected a tensor of 2 or more axes, found shape {shape}")
     if len(shape) == 2:
+        info = tensor._param
+        if info is not None and info.out_in:
+            return shape[1], shape[0]  # PyTorch's (out, in): a recurrent weight, an embedding
         return shape[0], shape[1]  # Linear's (in, out)
     receptive = math.prod(shape[2:])
     return shape[1] * receptive, shape[0] * receptive  # a convolution's (out, in, *kernel)

@@ -24,7 +24,11 @@ class Group:
     trainable parameter, is refused when the optimizer is built (``HyperparameterError``).
     A parameter selected by several groups takes the first one's settings; a parameter no
     group selects keeps the optimizer's. PyTorch: a param group
-    (``{"params": [...], "weight_decay": 0.0}``).
+    (``{"params": [...], "weight_decay": 0.0}``). A group's own ``lr`` replaces the
+    optimizer's, schedule included: a number stays constant while the optimizer's
+    schedule moves the other parameters' rate, where PyTorch's schedulers scale every
+    group; for PyTorch's behaviour give the group a schedule of its own
+    (``lr=lambda step: 0.1 * schedule(step)``).
 
     Examples:
         >>> from typing import Literal as L

@@ -1,0 +1,172 @@
+"""``sg.nn.from_torch(model, torch_model)``: each layer checks its PyTorch twin's settings,
+the ones a state dict does not record (``Module.torch_check``), before anything is written.
+
+Each refusal here once loaded silently into a layer that computes other numbers (an RNN's
+relu run as tanh, a reflect-padded convolution run with zeros, a batch norm's eps, an
+embedding's padding row trained). Each family also loads a matching PyTorch layer (no false
+error), with PyTorch's outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import shapegrad as sg
+from shapegrad import nn
+
+torch = pytest.importorskip("torch")
+
+
+class Holder(nn.Module, checked=False):
+    """Ours at the path ``'layer'``, so messages name it."""
+
+    def __init__(self, layer: Any) -> None:
+        self.layer = layer
+
+
+def _torch_holder(layer: Any) -> Any:
+    holder = torch.nn.Module()
+    holder.layer = layer
+    return holder
+
+
+def _refused(ours: Any, theirs: Any, match: str) -> None:
+    model = Holder(ours)
+    before = model.state_dict()
+    with pytest.raises(sg.CheckpointError, match=match):
+        sg.nn.from_torch(model, _torch_holder(theirs))
+    for name, value in model.state_dict().items():
+        np.testing.assert_array_equal(value, before[name], err_msg=f"{name} changed")
+
+
+def _loads_with_torch_outputs(ours: Any, theirs: Any, x: np.ndarray[Any, Any]) -> None:
+    sg.nn.from_torch(Holder(ours), _torch_holder(theirs))
+    ours.eval()
+    theirs.eval()
+    expected = theirs(torch.tensor(x))
+    found = ours(sg.tensor(x))
+    if isinstance(expected, tuple):
+        expected, found = expected[0], found[0]
+    np.testing.assert_allclose(found.numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_recurrent_settings_are_checked(numpy_backend: str) -> None:
+    torch.manual_seed(0)
+    cases = [
+        (nn.RNN(3, 4), torch.nn.RNN(3, 4, batch_first=True, nonlinearity="relu"), r"'layer' has nonlinearity='relu' in PyTorch, 'tanh' here"),
+        (nn.GRU(3, 4), torch.nn.GRU(3, 4), r"'layer' has batch_first=False in PyTorch"),
+        (nn.LSTM(3, 4), torch.nn.LSTM(3, 4, batch_first=True, proj_size=2), r"'layer' has proj_size=2 in PyTorch"),
+        (nn.LSTM(3, 4, 2), torch.nn.LSTM(3, 4, 2, batch_first=True, dropout=0.5), r"'layer' has dropout=0.5 in PyTorch, 0.0 here"),
+        (nn.LSTM(3, 4), torch.nn.GRU(3, 4, batch_first=True), r"'layer' is PyTorch's GRU, expected nn.LSTM for shapegrad's LSTM"),
+        (nn.GRU(3, 4, bias=False), torch.nn.GRU(3, 4, batch_first=True), r"'layer' has bias=True in PyTorch, False here"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
+    _loads_with_torch_outputs(
+        nn.RNN(3, 4, nonlinearity="relu"), torch.nn.RNN(3, 4, batch_first=True, nonlinearity="relu"), x
+    )
+    _loads_with_torch_outputs(nn.LSTM(3, 4, 2, dropout=0.25), torch.nn.LSTM(3, 4, 2, batch_first=True, dropout=0.25), x)
+
+
+def test_convolution_settings_are_checked(numpy_backend: str) -> None:
+    torch.manual_seed(0)
+    cases = [
+        (nn.Conv2d(3, padding=1, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"), r"'layer' has padding_mode='reflect' in PyTorch"),
+        (nn.Conv2d(3, padding=1, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, padding=1, padding_mode="circular"), r"'layer' has padding_mode='circular' in PyTorch"),
+        (nn.Conv2d(3, padding=2, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, padding=2, dilation=2), r"'layer' has dilation=\(2, 2\) in PyTorch, \(1, 1\) here"),
+        (nn.Conv2d(3, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, stride=2), r"'layer' has stride=\(2, 2\) in PyTorch, \(1, 1\) here"),
+        (nn.Conv2d(3, in_channels=2, out_channels=4), torch.nn.Conv2d(4, 4, 3, groups=2), r"'layer' has groups=2 in PyTorch, 1 here"),
+        (nn.Conv2d(3, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, padding="same"), r"'layer' has padding='same' in PyTorch, \(0, 0\) here"),
+        (nn.Conv2d(2, padding=1, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 2, padding="same"), r"'layer' has padding='same' in PyTorch with kernel_size=\(2, 2\)"),
+        (nn.Conv1d(3, in_channels=2, out_channels=3), torch.nn.Conv1d(2, 3, 3, stride=2), r"'layer' has stride=\(2,\) in PyTorch, \(1,\) here"),
+        (nn.ConvTranspose2d(3, 2, in_channels=2, out_channels=3), torch.nn.ConvTranspose2d(2, 3, 3, 2, output_padding=1), r"'layer' has output_padding=\(1, 1\) in PyTorch, \(0, 0\) here"),
+        (nn.Conv1d(3, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, (1, 3)), r"'layer' is PyTorch's Conv2d, expected nn.Conv1d"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    _loads_with_torch_outputs(
+        nn.SameConv2d(3, in_channels=2, out_channels=3), torch.nn.Conv2d(2, 3, 3, padding="same"), image
+    )
+    _loads_with_torch_outputs(
+        nn.Conv2d(3, 2, 1, 2, in_channels=2, out_channels=4), torch.nn.Conv2d(2, 4, 3, 2, 1, 2), image
+    )
+    signal = rng.standard_normal((2, 2, 7)).astype(np.float32)
+    _loads_with_torch_outputs(
+        nn.Conv1d(3, 1, 1, in_channels=2, out_channels=3), torch.nn.Conv1d(2, 3, 3, padding=1), signal
+    )
+
+
+def test_batch_norm_settings_are_checked(numpy_backend: str) -> None:
+    cases = [
+        (nn.BatchNorm2d(2), torch.nn.BatchNorm2d(2, eps=0.1), r"'layer' has eps=0.1 in PyTorch, 1e-05 here"),
+        (nn.BatchNorm1d(2), torch.nn.BatchNorm1d(2, momentum=None), r"'layer' has momentum=None in PyTorch, 0.1 here"),
+        (nn.BatchNorm1d(2, momentum=None), torch.nn.BatchNorm1d(2), r"'layer' has momentum=0.1 in PyTorch, None here"),
+        (nn.BatchNorm1d(2), torch.nn.BatchNorm1d(2, momentum=0.3), r"'layer' has momentum=0.3 in PyTorch, 0.1 here"),
+        (nn.BatchNorm1d(2, affine=False), torch.nn.BatchNorm1d(2), r"'layer' has affine=True in PyTorch, False here"),
+        (nn.BatchNorm1d(2), torch.nn.BatchNorm1d(2, track_running_stats=False), r"'layer' has track_running_stats=False in PyTorch"),
+        (nn.BatchNorm2d(2), torch.nn.BatchNorm1d(2), r"'layer' is PyTorch's BatchNorm1d, expected nn.BatchNorm2d or nn.SyncBatchNorm"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    theirs = torch.nn.BatchNorm2d(2, momentum=None, eps=1e-3)
+    theirs.train()
+    for _ in range(3):
+        theirs(torch.randn(4, 2, 3, 3) * 2 + 1)
+    image = np.random.default_rng(0).standard_normal((2, 2, 3, 3)).astype(np.float32)
+    _loads_with_torch_outputs(nn.BatchNorm2d(2, momentum=None, eps=1e-3), theirs, image)
+
+
+def test_layer_group_and_instance_norm_settings_are_checked(numpy_backend: str) -> None:
+    cases = [
+        (nn.LayerNorm(3), torch.nn.LayerNorm(3, eps=0.5), r"'layer' has eps=0.5 in PyTorch, 1e-05 here"),
+        (nn.LayerNorm(3), torch.nn.LayerNorm(3, elementwise_affine=False), r"'layer' has elementwise_affine=False in PyTorch, True here"),
+        (nn.LayerNorm(6, elementwise_affine=False), torch.nn.LayerNorm((2, 3), elementwise_affine=False), r"'layer' has normalized_shape=\(2, 3\) in PyTorch, \(6,\) here"),
+        (nn.GroupNorm(1, 4), torch.nn.GroupNorm(2, 4), r"'layer' has num_groups=2 in PyTorch, 1 here"),
+        (nn.GroupNorm(2, 4), torch.nn.GroupNorm(2, 4, eps=0.1), r"'layer' has eps=0.1 in PyTorch, 1e-05 here"),
+        (nn.InstanceNorm2d(2), torch.nn.InstanceNorm2d(2, eps=0.1), r"'layer' has eps=0.1 in PyTorch, 1e-05 here"),
+        (nn.InstanceNorm2d(2), torch.nn.InstanceNorm2d(2, track_running_stats=True), r"'layer' has track_running_stats=True in PyTorch"),
+        (nn.GroupNorm(2, 2), torch.nn.InstanceNorm2d(2, affine=True), r"'layer' is PyTorch's InstanceNorm2d, expected nn.GroupNorm"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
+    _loads_with_torch_outputs(nn.LayerNorm(3, eps=0.5), torch.nn.LayerNorm(3, eps=0.5), x)
+    _loads_with_torch_outputs(nn.GroupNorm(2, 4, eps=1e-3), torch.nn.GroupNorm(2, 4, eps=1e-3), x)
+
+
+def test_embedding_settings_are_checked(numpy_backend: str) -> None:
+    cases = [
+        (nn.Embedding(6, 3), torch.nn.Embedding(6, 3, padding_idx=0), r"'layer' has padding_idx=0 in PyTorch, None here"),
+        (nn.Embedding(6, 3, padding_idx=1), torch.nn.Embedding(6, 3), r"'layer' has padding_idx=None in PyTorch, 1 here"),
+        (nn.Embedding(6, 3), torch.nn.Embedding(6, 3, max_norm=0.5), r"'layer' has max_norm=0.5 in PyTorch"),
+        (nn.Embedding(6, 3), torch.nn.Embedding(6, 3, scale_grad_by_freq=True), r"'layer' has scale_grad_by_freq=True in PyTorch"),
+        (nn.Embedding(3, 6), torch.nn.Linear(3, 6, bias=False), r"'layer' is PyTorch's Linear, expected nn.Embedding"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    ids = np.array([[5, 1, 2]])
+    # PyTorch keeps a negative padding_idx as the non-negative row, as shapegrad does; a
+    # sparse gradient holds the same values as a dense one.
+    _loads_with_torch_outputs(
+        nn.Embedding(6, 3, padding_idx=-1), torch.nn.Embedding(6, 3, padding_idx=-1, sparse=True), ids
+    )
+
+
+def test_dropout_linear_and_attention_kinds_are_checked(numpy_backend: str) -> None:
+    cases = [
+        (nn.Dropout(0.5), torch.nn.Dropout(0.1), r"'layer' has p=0.1 in PyTorch, 0.5 here"),
+        (nn.Dropout(0.5), torch.nn.Dropout2d(0.5), r"'layer' is PyTorch's Dropout2d, expected nn.Dropout"),
+        (nn.Linear(3, 3), torch.nn.Embedding(3, 3), r"'layer' is PyTorch's Embedding, expected nn.Linear"),
+        (nn.MultiHeadAttention(2, 4), torch.nn.TransformerEncoderLayer(4, 2), r"'layer' is PyTorch's TransformerEncoderLayer, expected nn.MultiheadAttention"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    _loads_with_torch_outputs(nn.Linear(3, 2), torch.nn.Linear(3, 2), x)
+    sg.nn.from_torch(Holder(nn.Dropout(0.1)), _torch_holder(torch.nn.Dropout(0.1)))
