@@ -18,6 +18,7 @@ from ._errors import DTypeError, HyperparameterError, ShapeError
 from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
 from .ops._toolkit import require_float
+from .ops.reductions import cast_to, wide_sum
 
 __all__ = [
     "binary_cross_entropy",
@@ -202,7 +203,7 @@ def _mean_divisor(xp: Any, w_row: Any) -> tuple[Any, Any]:
     """The mean's divisor, the counted rows' total weight (as PyTorch), for the value and for
     the gradient. With no row counted the value's is NaN, so that the mean is NaN (0/0)
     without a division warning, and the gradient's is 1, so that the gradient is 0 (PyTorch's)."""
-    total = xp.sum(w_row)
+    total = wide_sum(xp, w_row)  # float16: 65,536 rows counted to inf
     empty = total == 0
     return xp.where(empty, xp.full_like(total, math.nan), total), xp.where(empty, xp.ones_like(total), total)
 
@@ -276,7 +277,7 @@ def nll_loss(
     picked = -xp.take_along_axis(data, ids, axis=-1)[..., 0] * w_row
     per_row = xp.where(keep, picked, xp.zeros_like(picked))
     divisor, grad_divisor = _mean_divisor(xp, w_row) if reduction == "mean" else (1.0, 1.0)
-    out = per_row if reduction == "none" else xp.sum(per_row) / divisor
+    out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / divisor, per_row.dtype)
     saved = (ids, w_row, classes, reduction == "none", grad_divisor)
     return record(out, nll_loss_backward, (log_probs, labels), saved, log_probs._backend)
 
@@ -373,12 +374,13 @@ def cross_entropy(
         logp, per_row = fused
     else:
         shifted = data - xp.max(data, axis=-1, keepdims=True)
-        logp = shifted - xp.log(xp.sum(xp.exp(shifted), axis=-1, keepdims=True))
+        logp = shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), -1, True)), data.dtype)
         per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
         if label_smoothing:
             per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
     count = per_row.size if reduction == "mean" else 1
-    out = per_row if reduction == "none" else xp.sum(per_row) / count
+    # float16: the batch's losses summed in float32 (a batch of 32,768 tokens at a loss of 2 is past 65,504)
+    out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / count, per_row.dtype)
     saved = (logp, ids, label_smoothing, reduction == "none", count)
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
 

@@ -183,6 +183,21 @@ def logsumexp_backward(xp: Any, g: Any, x: Any, out: Any, axes: tuple[int, ...],
     return (_restore(xp, g, shape, axes, keepdims) * xp.exp(x - _restore(xp, out, shape, axes, keepdims)),)
 
 
+def wide_sum(xp: Any, values: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """The sum of ``values`` along ``axis``, in float32 where they are float16 (as PyTorch
+    accumulates half precision): a row of 100,000 exponentials near 1 summed past float16's
+    65,504 to inf, and a softmax over a vocabulary came out all zeros. Callers cast back."""
+    half = getattr(xp, "float16", None)
+    if half is not None and values.dtype == half:
+        return xp.sum(values, axis=axis, keepdims=keepdims, dtype=xp.float32)
+    return xp.sum(values, axis=axis, keepdims=keepdims)
+
+
+def cast_to(xp: Any, a: Any, dtype: Any) -> Any:
+    """``a`` in ``dtype``: no copy where it is already (astype copies)."""
+    return a if a.dtype == dtype else xp.astype(a, dtype)
+
+
 def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
     """``log(sum(exp(x)))`` over ``axis``, stable for any logits. d/dx = softmax(x). PyTorch: ``torch.logsumexp``."""
     require_float(x, "logsumexp")
@@ -196,7 +211,7 @@ def logsumexp(x: Any, axis: int | tuple[int, ...] | None = None, keepdims: bool 
     else:
         peak = xp.max(data, axis=axes, keepdims=True)
         peak = xp.where(xp.isfinite(peak), peak, xp.zeros_like(peak))
-        out = xp.log(xp.sum(xp.exp(data - peak), axis=axes, keepdims=True)) + peak
+        out = cast_to(xp, xp.log(wide_sum(xp, xp.exp(data - peak), axes, True)), data.dtype) + peak
     if not keepdims:
         out = xp.reshape(out, tuple(n for i, n in enumerate(data.shape) if i not in axes))
     return record(out, logsumexp_backward, (x,), (data, out, axes, keepdims), x._backend)
@@ -273,7 +288,7 @@ def softmax(
     if allowed is not None:
         z = xp.where(allowed, z, masked_score(xp, data.dtype))
     e = xp.exp(z - xp.max(z, axis=axis, keepdims=True))
-    y = e / xp.sum(e, axis=axis, keepdims=True)
+    y = cast_to(xp, e / wide_sum(xp, e, axis, True), data.dtype)
     return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend, watch=watched)
 
 
@@ -293,7 +308,7 @@ def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
         y = xp.zeros_like(data)  # an empty result, as PyTorch
     else:
         shifted = data - xp.max(data, axis=axis, keepdims=True)
-        y = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+        y = shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), axis, True)), data.dtype)
     return record(y, log_softmax_backward, (x,), (y, axis), x._backend)
 
 

@@ -144,6 +144,11 @@ def _squared_norms(grads: Gradients[Any]) -> tuple[list[tuple[Any, Any]], dict[i
 
 
 def _sum_of_squares(xp: Any, data: Any) -> Any:
+    # In float32 for float16 gradients: their squares summed in float16 overflow past 65504
+    # (a norm of 256 already), and a norm of inf scaled every gradient to 0, silently.
+    half = getattr(xp, "float16", None)
+    if half is not None and data.dtype == half:
+        data = xp.astype(data, xp.float32)
     # One dot product (BLAS on NumPy): 4× faster than summing data * data, no temporary.
     vecdot = getattr(xp, "vecdot", None)
     if vecdot is None or data.ndim == 0:
