@@ -29,7 +29,14 @@ class Shard(Protocol):
 
     rank: int
     size: int
-    samples: int | None  # set to each batch's size on this rank: allreduce_mean weights by it
+
+    @property
+    def samples(self) -> int | None:
+        """Set to each batch's size on this rank: allreduce_mean weighs by it."""
+        ...
+
+    @samples.setter
+    def samples(self, count: int | None) -> None: ...
 
     def broadcast_object(self, value: Any, *, root: int = 0) -> Any:
         """Rank ``root``'s ``value`` on every rank."""
