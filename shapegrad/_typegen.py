@@ -355,11 +355,21 @@ def permute(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     )
 
 
+# x.transpose(0, 1) of a matrix is PyTorch's swap but NumPy's (and so shapegrad's) identity
+# permutation: a port that keeps it computes with the matrix untransposed, silently.
+_IDENTITY_SWAP = (
+    "x.transpose(0, 1) of a matrix is NumPy's identity permutation (it changes nothing), not "
+    "PyTorch's swap of the two axes: write x.swapaxes(0, 1) or x.T"
+)
+
+
 def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield "Tensor[T, N, K]", [], "Tensor[T, K, N]"
     yield "Tensor[T, N, K, A]", [], "Tensor[T, A, K, N]"
     yield "Tensor[T, N, K, A, C]", [], "Tensor[T, C, A, K, N]"
-    yield from permute(op, other, form)
+    for first, params, result in permute(op, other, form):
+        identity = form == "method" and params == ["a0: L[0]", "a1: L[1]", "/"]
+        yield first, params, Deprecated(result, _IDENTITY_SWAP) if identity else result
 
 
 # A creation call's size variables: a Dim keeps its class, a literal in sg.LiteralSize its

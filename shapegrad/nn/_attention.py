@@ -50,7 +50,9 @@ def scaled_dot_product_attention(
     ``(..., Lk, D)`` keys give ``(..., Lq, Dv)`` from ``(..., Lk, Dv)`` values (typed so);
     ``mask`` is boolean, ``True`` where attention is allowed; ``dropout`` applies to the
     attention weights. PyTorch: ``F.scaled_dot_product_attention`` (whose boolean mask means
-    the same)."""
+    the same), except for a query whose keys are all masked: it gets the mean of the values
+    (softmax's uniform row), where PyTorch's function gives zeros and ``nn.MultiheadAttention``
+    NaN."""
     keys_t: AnyTensor = swap_last(k)
     products: AnyTensor = q @ keys_t
     # Scaling, masking and softmax as one op (one pass each way instead of three).
