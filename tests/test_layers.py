@@ -3,6 +3,7 @@ gradients (input and every parameter) against central differences in float64."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal as L, cast
@@ -655,3 +656,97 @@ def test_compiled_step_with_padding_idx_replays_as_eager(numpy_backend: str) -> 
     np.testing.assert_array_equal(replayed, eager)
     np.testing.assert_array_equal(replayed[3], np.zeros(4))
     assert not np.array_equal(replayed[0], p(nn.Embedding(5, 4, padding_idx=3, generator=gen()).weight)[0])
+
+
+class _Private(nn.Module, checked=False):
+    """Sub-modules and parameters under private names, and a private cache."""
+
+    def __init__(self) -> None:
+        self._enc = nn.Linear[L[4], L[4]](generator=sg.Generator(0))
+        self._drop = nn.Dropout(0.5)
+        self._blocks = [nn.Linear[L[4], L[4]](generator=sg.Generator(1)), sg.zeros(4)]
+        self._scale = nn.parameter(sg.ones(4))
+        self._cache = sg.zeros(4)  # a plain tensor under a private name: a cache, not state
+        self.head = nn.Linear[L[4], L[1]](generator=sg.Generator(2))
+
+    def __call__(self, x: Any) -> Any:
+        return self.head(self._drop(self._blocks[0](self._enc(x))) * self._scale + self._cache)
+
+
+def test_private_attributes_hold_sub_modules_and_parameters_as_pytorch(numpy_backend: str) -> None:
+    """A module or parameter under a ``_`` name was never seen: not trained (its gradient
+    dropped), not switched by eval(), not in state_dict, silently. PyTorch registers it."""
+    torch = pytest.importorskip("torch")
+
+    class TorchPrivate(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self._enc = torch.nn.Linear(4, 4)
+            self._drop = torch.nn.Dropout(0.5)
+            self._blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4)])
+            self._scale = torch.nn.Parameter(torch.ones(4))
+            self.head = torch.nn.Linear(4, 1)
+
+    model = _Private()
+    expected = sorted(TorchPrivate().state_dict())  # PyTorch lists its own parameters first
+    assert sorted(model.state_dict()) == expected
+    assert sorted(n for n, _ in model.named_parameters()) == expected
+    assert [n for n, _ in model.named_modules()] == ["", "_enc", "_drop", "_blocks.0", "head"]
+    before = {n: t.numpy().copy() for n, t in model.named_parameters()}
+    grads = model.alloc_grads()
+    opt = sg.optim.Sgd(model, lr=0.1)
+    model(sg.randn(8, 4).trace(grads)).sum().backward()
+    opt.update(model, grads)
+    assert all(not np.array_equal(before[n], t.numpy()) for n, t in model.named_parameters())
+    model.eval()
+    assert not model._drop.training
+    x = sg.randn(8, 4)
+    np.testing.assert_array_equal(model(x).numpy(), model(x).numpy())
+    # the library's own private attributes stay private: a generator, a comm, a mode string
+    assert list(nn.Dropout(0.5, generator=sg.Generator(0)).named_children()) == [("p", 0.5)]
+    # a private back-reference made the child contain its parent: refused, not walked for ever
+    model._enc._owner = model
+    with pytest.raises(
+        sg.ShapegradError, match=r"the Linear\[4, 4\] at '_owner\._enc' is also a module above that path: a cycle"
+    ):
+        model._enc.state_dict()
+    model._enc._owner = weakref.ref(model)
+    assert sorted(model.state_dict()) == expected
+    for layer in (
+        nn.RNN[L[2], L[3]](),
+        nn.LSTM[L[2], L[3]](num_layers=2, dropout=0.5),
+        nn.SyncBatchNorm1d[L[3]](comm=object()),
+    ):
+        assert not [n for n, _ in layer.named_children() if n.startswith("_")]
+
+
+def test_a_tied_weight_is_selected_by_any_of_its_paths(numpy_backend: str) -> None:
+    """freeze("b") froze b.bias only when b.weight is a.weight (its first path): the shared
+    weight went on training, silently. PyTorch: freezing b's parameters freezes it."""
+
+    class Tied(nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.a = nn.Linear[L[4], L[4]]()
+            self.b = nn.Linear[L[4], L[4]]()
+            self.b.weight = self.a.weight
+
+    model = Tied().freeze("b")
+    assert [n for n, _ in model.named_parameters(trainable_only=True)] == ["a.bias"]
+    model.unfreeze("b.weight")
+    assert [n for n, _ in model.named_parameters(trainable_only=True)] == ["a.weight", "a.bias"]
+
+
+def test_two_tensors_at_one_dotted_path_are_refused(numpy_backend: str) -> None:
+    """{0: Linear, "0": Linear} named two parameters "heads.0.weight": state_dict kept one and
+    a strict load left the other unloaded, silently."""
+
+    class Heads(nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.heads = {0: nn.Linear[L[2], L[2]](), "0": nn.Linear[L[2], L[2]]()}
+
+    with pytest.raises(sg.ShapegradError, match=r"two different tensors at the dotted path 'heads\.0\.weight'"):
+        Heads().state_dict()
+    shared = nn.Linear[L[2], L[2]]()
+    model = Heads()
+    model.heads = {0: shared, "0": shared}  # one tensor under one path twice: no conflict
+    assert list(model.state_dict()) == ["heads.0.weight", "heads.0.bias"]

@@ -486,3 +486,29 @@ def test_a_group_s_schedule_is_called_with_the_step(numpy_backend: str) -> None:
         (model.xy.trace(grads) * 1.0).sum().backward()
         opt.update(model, grads)
     np.testing.assert_allclose(model.xy.numpy(), [1.0 - 0.1 - 0.2, 2.0 - 0.1 - 0.2])
+
+
+def test_a_group_selects_a_tied_weight_by_any_of_its_paths(numpy_backend: str) -> None:
+    """Group("b.*") left b.weight out when it is a.weight (its first path), silently; a
+    function selector is asked with each path."""
+
+    class Tied(nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.a = nn.Linear[L[3], L[3]]()
+            self.b = nn.Linear[L[3], L[3]]()
+            self.b.weight = self.a.weight
+
+        def __call__(self, x: Any) -> Any:
+            return self.b(self.a(x).tanh())
+
+    for select in ("b.*", lambda path, p: path.startswith("b.")):
+        model = Tied()
+        opt = sg.optim.Sgd(model, lr=0.5, groups=[sg.optim.Group(select, lr=0.0)])
+        grads = model.alloc_grads()
+        before = snapshot(model)
+        model(sg.ones(4, 3).trace(grads)).sum().backward()
+        opt.update(model, grads)
+        after = snapshot(model)
+        for path in ("a.weight", "b.bias"):
+            np.testing.assert_array_equal(after[path], before[path])
+        assert not np.array_equal(after["a.bias"], before["a.bias"])

@@ -130,22 +130,41 @@ class Module(Generic[Own0, Own1]):
 
     # -- structure ---------------------------------------------------------------------
     def named_children(self) -> Iterator[tuple[str, Any]]:
-        """``(name, value)`` of every public attribute, in assignment order."""
+        """``(name, value)`` of the attributes that make up this module, in assignment order:
+        every public attribute, and every private one (a name starting with ``_``) that holds
+        a sub-module or a parameter, directly or inside lists, tuples and dicts: as PyTorch
+        registers ``self._enc = nn.Linear(...)``, its parameters are ``_enc.weight`` and
+        ``_enc.bias``. A plain tensor (not a parameter) under a private name is no state (a
+        cache: not in ``state_dict``, not moved by ``to()``), nor are the other private
+        attributes (a generator, a comm)."""
         for name, value in vars(self).items():
-            if not name.startswith("_"):
+            if not name.startswith("_") or _holds_state(value):
                 yield name, value
 
-    def _walk(self, prefix: str) -> Iterator[tuple[str, Any]]:
+    def _walk(self, prefix: str, within: tuple[int, ...] = ()) -> Iterator[tuple[str, Any]]:
+        """``(dotted path, value)`` of what this module holds, a tied one under each of its
+        paths; ``within``: the ids of the modules above this one on the path."""
+        within = (*within, id(self))
         for name, value in self.named_children():
-            yield from _walk_value(f"{prefix}{name}", value)
+            yield from _walk_value(f"{prefix}{name}", value, within, name.startswith("_"))
 
     def named_tensors(self) -> Iterator[tuple[str, AnyTensor]]:
         """``(dotted path, tensor)`` for every parameter and buffer (state such as batch-norm
-        running statistics), each once."""
+        running statistics), each once (a tied one at its first path). Two different tensors
+        at one path (a dict with keys ``0`` and ``"0"``) raise ``ShapegradError``."""
         seen: set[int] = set()
+        at: dict[str, AnyTensor] = {}
         for path, value in self._walk(""):
             if isinstance(value, Tensor):
                 tensor = cast(AnyTensor, value)
+                # One name for two tensors would make state_dict keep one of them and a strict
+                # load leave the other unloaded, silently.
+                if at.setdefault(path, tensor) is not tensor:
+                    raise ShapegradError(
+                        f"{type(self).__name__}: two different tensors at the dotted path {path!r} (shapes "
+                        f"{at[path].shape} and {tensor.shape}); expected one tensor per path: give them keys "
+                        "that differ as strings (a dict with keys 0 and '0', or a key holding a '.', names both alike)"
+                    )
                 if id(tensor) not in seen:
                     seen.add(id(tensor))
                     yield path, tensor
@@ -192,9 +211,11 @@ class Module(Generic[Own0, Own1]):
         named = dict(self.named_parameters())
         if not paths:
             return list(named.values())
+        every = tensor_paths(self)
         chosen: list[AnyTensor] = []
         for path in paths:
-            matches = [t for p, t in named.items() if p == path or p.startswith(path + ".")]
+            # Any of a parameter's paths: a tied weight (b.weight = a.weight) is b's too.
+            matches = [t for t in named.values() if any(p == path or p.startswith(path + ".") for p in every[id(t)])]
             if not matches:
                 raise ShapegradError(f"no parameter or sub-module at {path!r}; parameters: {', '.join(named)}")
             chosen.extend(matches)
@@ -202,8 +223,9 @@ class Module(Generic[Own0, Own1]):
 
     def freeze(self, *paths: str) -> Self:
         """Stop training the parameters at ``paths`` (dotted; a module path covers all of
-        its parameters), or all of them. Frozen parameters get no gradient buffer and no
-        update, and are not reported as unused."""
+        its parameters, a tied one included: any of a parameter's paths selects it), or all
+        of them. Frozen parameters get no gradient buffer and no update, and are not
+        reported as unused."""
         for tensor in self._select(paths):
             _param_info(tensor).trainable = False
         return self
@@ -377,18 +399,51 @@ def _is_module(value: object) -> TypeIs[Module]:
     return isinstance(value, Module)
 
 
-def _walk_value(path: str, value: Any) -> Iterator[tuple[str, Any]]:
+def _holds_state(value: Any) -> bool:
+    """Whether ``value`` is or holds (in lists, tuples and dicts) a module or a parameter:
+    what makes a private attribute part of its module."""
     if _is_module(value):
+        return True
+    if isinstance(value, Tensor):
+        return cast(AnyTensor, value)._param is not None
+    if isinstance(value, (list, tuple)):
+        return any(_holds_state(item) for item in cast(Sequence[Any], value))
+    if isinstance(value, dict):
+        return any(_holds_state(item) for item in cast(dict[Any, Any], value).values())
+    return False
+
+
+def _walk_value(path: str, value: Any, within: tuple[int, ...], private: bool) -> Iterator[tuple[str, Any]]:
+    if _is_module(value):
+        if id(value) in within:
+            # A back-reference (self._parent = parent) would never end here, and skipping it
+            # would still make the parent part of the child: child.freeze() would freeze it.
+            raise ShapegradError(
+                f"the {type(value).__name__} at {path!r} is also a module above that path: a cycle (a back-reference "
+                "such as self._parent = parent); expected a module to hold only its sub-modules: keep a reference to "
+                "a parent as weakref.ref(parent), which is no part of a module"
+            )
         yield path, value
-        yield from value._walk(path + ".")
+        yield from value._walk(path + ".", within)
     elif isinstance(value, Tensor):
-        yield path, value
+        if not private or cast(AnyTensor, value)._param is not None:  # a private plain tensor: a cache
+            yield path, value
     elif isinstance(value, (list, tuple)):
         for i, item in enumerate(cast(Sequence[Any], value)):
-            yield from _walk_value(f"{path}.{i}", item)
+            yield from _walk_value(f"{path}.{i}", item, within, private)
     elif isinstance(value, dict):
         for key, item in cast(dict[Any, Any], value).items():
-            yield from _walk_value(f"{path}.{key}", item)
+            yield from _walk_value(f"{path}.{key}", item, within, private)
+
+
+def tensor_paths(model: Module) -> dict[int, list[str]]:
+    """Every dotted path of each tensor ``model`` holds, by ``id``: a tied one has several,
+    the first being the one ``named_tensors()`` gives."""
+    paths: dict[int, list[str]] = {}
+    for path, value in model._walk(""):
+        if isinstance(value, Tensor):
+            paths.setdefault(id(cast(AnyTensor, value)), []).append(path)
+    return paths
 
 
 def _param_info(tensor: AnyTensor) -> ParamInfo:

@@ -19,7 +19,7 @@ from .._device_checks import flush as flush_device_checks
 from .._errors import GradientsMismatchError, HyperparameterError, ShapegradError, UnusedParameterError
 from .._gradients import Gradients, buffers, layout, mark_consumed, received_keys
 from .._tensor import array_of, backend_of, parameter_info
-from ..nn._module import Module
+from ..nn._module import Module, tensor_paths
 from ._groups import Group, assign_groups
 
 if TYPE_CHECKING:
@@ -217,7 +217,8 @@ class Optimizer(ABC, Generic[M]):
         self._configure(self, defaults)
         params = list(model.named_parameters(trainable_only=True))
         name = type(self).__name__
-        chosen = assign_groups(name, groups, params, ["lr", *defaults])
+        every = tensor_paths(model)  # a tied parameter is selected by any of its paths
+        chosen = assign_groups(name, groups, [(every[id(p)], p) for _, p in params], ["lr", *defaults])
         group_hp: list[Any] = []
         for group in groups:
             overrides = dict(group.settings)

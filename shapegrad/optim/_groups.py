@@ -19,7 +19,9 @@ class Group:
 
     ``select`` is a glob over dotted parameter paths (``"*.bias"``, ``"encoder.*"``; ``*``
     also crosses dots, as in ``fnmatch``) or a function of ``(path, parameter)``
-    (``lambda path, p: p.ndim < 2``). The settings are the optimizer's keyword arguments
+    (``lambda path, p: p.ndim < 2``). A parameter under several paths (a tied weight,
+    ``b.weight = a.weight``) is selected if any of them is: a function is asked with each.
+    The settings are the optimizer's keyword arguments
     (``lr``, ``weight_decay``, ``betas``, ...); an unknown one, or a group that selects no
     trainable parameter, is refused when the optimizer is built (``HyperparameterError``).
     A parameter selected by several groups takes the first one's settings; a parameter no
@@ -62,11 +64,12 @@ class Group:
 
 
 def assign_groups(
-    optimizer: str, groups: Sequence[Group], params: Sequence[tuple[str, Any]], known: Sequence[str]
+    optimizer: str, groups: Sequence[Group], params: Sequence[tuple[Sequence[str], Any]], known: Sequence[str]
 ) -> list[int | None]:
-    """For each ``(path, parameter)``, the index of the first group selecting it (None: no
-    group). Refuses a group setting that is not one of ``known`` and a group that selects
-    nothing, before anything is built."""
+    """For each ``(paths, parameter)`` (every dotted path of the parameter, its first one
+    first), the index of the first group selecting it through any of them (None: no group).
+    Refuses a group setting that is not one of ``known`` and a group that selects nothing,
+    before anything is built."""
     for i, group in enumerate(groups):
         if not isinstance(group, Group):  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
             raise HyperparameterError(
@@ -78,17 +81,21 @@ def assign_groups(
                 f"{optimizer} group {i} {group!r} overrides {', '.join(map(repr, unknown))}, which is no setting of "
                 f"{optimizer}; expected one of {', '.join(known)}"
             )
-    chosen = [next((i for i, g in enumerate(groups) if g.selects(path, p)), None) for path, p in params]
+
+    def held(group: Group, paths: Sequence[str], param: Any) -> bool:
+        return any(group.selects(path, param) for path in paths)
+
+    chosen = [next((i for i, g in enumerate(groups) if held(g, paths, p)), None) for paths, p in params]
     for i, group in enumerate(groups):
         if i in chosen:
             continue
-        shadowed = any(group.selects(path, p) for path, p in params)
+        shadowed = any(held(group, paths, p) for paths, p in params)
         why = (
             "selects only parameters an earlier group already holds (the first group wins)"
             if shadowed
             else "selects no trainable parameter"
         )
         raise HyperparameterError(
-            f"{optimizer} group {i} {group!r} {why}; expected it to select at least one of {[path for path, _ in params]}"
+            f"{optimizer} group {i} {group!r} {why}; expected it to select at least one of {[paths[0] for paths, _ in params]}"
         )
     return chosen
