@@ -315,6 +315,41 @@ _TABLE_OPS: tuple[OpSpec, ...] = (
     OpSpec(
         "not_equal", "compare", "untraced", "ops.elementwise", "__ne__", None, ("a", "b"), doc="``a != b``", named=True
     ),
+    # & | ^ as PyTorch's: logical on boolean masks, bitwise on integers, floats refused; typed
+    # and untraced as the comparisons that make the masks (``~x`` is ``bitwise_not``'s row).
+    OpSpec(
+        "bitwise_and",
+        "compare",
+        "untraced",
+        "ops.elementwise",
+        "__and__",
+        "__rand__",
+        ("a", "b"),
+        doc="``a & b``",
+        named=True,
+    ),
+    OpSpec(
+        "bitwise_or",
+        "compare",
+        "untraced",
+        "ops.elementwise",
+        "__or__",
+        "__ror__",
+        ("a", "b"),
+        doc="``a | b``",
+        named=True,
+    ),
+    OpSpec(
+        "bitwise_xor",
+        "compare",
+        "untraced",
+        "ops.elementwise",
+        "__xor__",
+        "__rxor__",
+        ("a", "b"),
+        doc="``a ^ b``",
+        named=True,
+    ),
     OpSpec(
         "where",
         "where",
@@ -404,6 +439,7 @@ def _hand(kind: Kind, module: str, names: str, tape: TapeRule | None = None, **f
 OPS: tuple[OpSpec, ...] = (
     *_TABLE_OPS,
     *_hand("unary", "ops.elementwise", "abs astype clamp exp log neg sqrt square"),
+    *_hand("untraced", "ops.elementwise", "bitwise_not"),  # ~x: Tensor.__invert__, by hand in _tensor.py
     *_hand("shaped", "ops.math", "arctan2", "join"),
     *_hand(
         "unary",

@@ -267,7 +267,11 @@ def method_lines(op: OpSpec, name: str) -> list[str]:
         return _hand(op, name, "self", "    ")
     sigs = list(RULES[op.kind](op, "other", "method"))
     lines = _overloads(name, sigs, "self", "    ")
-    if op.reflected and name == op.method:
+    if op.reflected and name == op.method and op.tape == "untraced":  # True & mask: untraced
+        lines.append(
+            f"    def {op.reflected}[S: IntTuple](self: Tensor[Any, S], other: float) -> Tensor[NoTape, S]: ..."
+        )
+    elif op.reflected and name == op.method:
         lines.append(f"    def {op.reflected}[T, S: IntTuple](self: Tensor[T, S], other: float) -> Tensor[T, S]: ...")
     return lines
 
@@ -420,6 +424,7 @@ class Tensor(Generic[Tape, Shape]):
     def numpy(self) -> Any: ...
     def __len__(self) -> int: ...
     def __neg__[T, S: IntTuple](self: Tensor[T, S]) -> Tensor[T, S]: ...
+    def __invert__[S: IntTuple](self: Tensor[Any, S]) -> Tensor[NoTape, S]: ...
     def detach[S: IntTuple](self: Tensor[Any, S]) -> Tensor[NoTape, S]: ...
     def trace[S: IntTuple, M](
         self: Tensor[NoTape, S], grads: Gradients[M], *also: Gradients[Any], keep_grad: bool | None = None

@@ -438,6 +438,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def __neg__(self: Tensor[Tape_, *S]) -> Tensor[Tape_, *S]:
         return _ew.neg(self)
 
+    def __invert__(self: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+        """``~x``: logical not of a boolean tensor (``~causal``), bitwise not of an integer one;
+        floats are refused (``sg.bitwise_not``). Untraced, as PyTorch's."""
+        return _ew.bitwise_not(self)
+
     @property
     def T(self: Tensor[Tape_, N, K]) -> Tensor[Tape_, K, N]:
         """The transpose of a 2-D tensor (PyTorch's ``.T``); ``.mT`` for batches of matrices."""

@@ -676,9 +676,11 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     lines.append(f'{indent}    """{op.doc}{see}."""')
     lines.append(f"{indent}    return {call.format(f=function, extra=extra_args)}")
     if op.reflected and name == op.method:
+        # An untraced op's (``True & mask``) is untraced whatever the receiver's tape.
+        receiver, result = ("Any", "NoTape") if op.tape == "untraced" else ("T", "T")
         lines += [
             "",
-            f"{indent}def {op.reflected}(self: Tensor[T, *S], other: float) -> Tensor[T, *S]:",
+            f"{indent}def {op.reflected}(self: Tensor[{receiver}, *S], other: float) -> Tensor[{result}, *S]:",
             f'{indent}    """{op.doc} with a Python number on the left."""',
             f"{indent}    return {function}(other, self)",
         ]

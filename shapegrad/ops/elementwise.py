@@ -13,6 +13,7 @@ from typing import Any, cast
 import numpy as np
 
 from .. import _hooks
+from .._autodiff import NoTape
 from .._backend import same_backend
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
@@ -35,6 +36,10 @@ __all__ = [
     "abs",
     "add",
     "astype",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
     "clamp",
     "compare",
     "div",
@@ -407,6 +412,97 @@ def _compare_either(a: Any, b: Any, how: str) -> Any:
     return compare(cast(AnyTensor, b), a, _REFLECTED[how])
 
 
+# --------------------------------------------------------------------------- bitwise: & | ^ ~
+# As PyTorch's (and NumPy's) operators: logical on booleans (``~causal``, ``pad & causal``),
+# bitwise on integers, refused on floats. Untraced, as the comparisons that make the masks.
+_OPERATORS = {"bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^", "bitwise_not": "~"}
+_LOGICAL = {
+    "bitwise_and": "sg.logical_and(a, b)",
+    "bitwise_or": "sg.logical_or(a, b)",
+    "bitwise_xor": "sg.logical_xor(a, b)",
+    "bitwise_not": "sg.logical_not(x)",
+}
+
+
+def _bits_dtype(how: str, value: Any) -> str:
+    """``"bool"`` or ``"int"`` for an operand of a bitwise op (a tensor or a Python number);
+    a float (or any other) operand is a DTypeError naming the fixes."""
+    if isinstance(value, Tensor):
+        tensor = cast(AnyTensor, value)
+        name = tensor._backend.dtype_name(tensor._data.dtype)
+        if name == "bool":
+            return "bool"
+        if name.startswith(("int", "uint")):
+            return "int"
+        found = f"a tensor of dtype {name} and shape {tensor.shape}"
+    elif type(value) is bool:
+        return "bool"
+    elif type(value) is int:
+        return "int"
+    else:
+        found = f"the number {value!r}"
+    raise DTypeError(
+        f"{_OPERATORS[how]} (sg.{how}) is defined for boolean and integer tensors, as in PyTorch: found {found}. "
+        f"For a mask, compare first (x > 0) or convert (x.astype('bool')); {_LOGICAL[how]} takes the truth "
+        "values of any dtype (non-zero is true)"
+    )
+
+
+def _bitwise(a: Any, b: Any, how: str) -> Any:
+    if not isinstance(a, Tensor):  # a number on the left (True & mask): & | ^ are symmetric
+        a, b = b, a
+    left = cast(AnyTensor, a)
+    right = operand(b, left, how)
+    kinds = (_bits_dtype(how, left), _bits_dtype(how, right))
+    backend = left._backend
+    xp = backend.xp
+    x: Any = left._data
+    y: Any = right
+    if isinstance(right, Tensor):
+        same_backend(left, right)
+        y = right._data
+    # A boolean with integers is integers, as in PyTorch (a strict Array API mixes neither).
+    if kinds == ("bool", "int"):
+        x = xp.astype(x, y.dtype if isinstance(right, Tensor) else backend.dtype("int64"))
+    elif kinds == ("int", "bool"):
+        y = xp.astype(y, x.dtype) if isinstance(right, Tensor) else int(y)
+    try:
+        out = getattr(xp, how)(x, y)
+    except (ValueError, OverflowError) as error:
+        raised = forward_error(how, left, right, error)
+        if raised is error:
+            raise
+        raise raised from None
+    return wrap(out, backend)
+
+
+def bitwise_and(a: Any, b: Any) -> Any:
+    """``a & b`` element-wise: logical and of booleans, bitwise of integers (an untraced
+    tensor; floats are refused). PyTorch: ``torch.bitwise_and``."""
+    return _bitwise(a, b, "bitwise_and")
+
+
+def bitwise_or(a: Any, b: Any) -> Any:
+    """``a | b`` element-wise: logical or of booleans, bitwise of integers (an untraced
+    tensor; floats are refused). PyTorch: ``torch.bitwise_or``."""
+    return _bitwise(a, b, "bitwise_or")
+
+
+def bitwise_xor(a: Any, b: Any) -> Any:
+    """``a ^ b`` element-wise: logical xor of booleans, bitwise of integers (an untraced
+    tensor; floats are refused). PyTorch: ``torch.bitwise_xor``."""
+    return _bitwise(a, b, "bitwise_xor")
+
+
+def bitwise_not(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
+    """``~x`` element-wise: logical not of booleans, bitwise of integers (an untraced tensor;
+    floats are refused). PyTorch: ``torch.bitwise_not``."""
+    _bits_dtype("bitwise_not", x)
+    xp = x._backend.xp
+    invert = getattr(xp, "bitwise_invert", None) or xp.bitwise_not  # the Array API's name, NumPy 1's
+    return wrap(invert(x._data), x._backend)
+
+
 def _matmul(a: Any, b: Any) -> Any:
     from .linalg import matmul
 
@@ -431,6 +527,9 @@ UFUNC_OPS: dict[str, Any] = {
     "greater_equal": greater_equal,
     "equal": equal,
     "not_equal": not_equal,
+    "bitwise_and": bitwise_and,
+    "bitwise_or": bitwise_or,
+    "bitwise_xor": bitwise_xor,
 }
 """NumPy ufuncs that NumPy calls for an operator with a Tensor on one side
 (``ndarray * t``, ``np.float64(2) < t``), mapped to the shapegrad op that keeps the tape."""

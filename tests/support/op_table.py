@@ -381,6 +381,43 @@ OPS: list[OpInfo] = [
         covers=("logical_not",),
         differentiable=False,
     ),  # fmt: skip
+    # & | ^ ~ on masks (bitwise on integers: tests/test_bitwise_ops.py), broadcasting
+    OpInfo(
+        "bitwise_and",
+        lambda a, b: (a > 0) & (b > 0),
+        lambda a, b: (a > 0) & (b > 0),
+        ((3, 4), (4,)),
+        lambda a, b: (a > 0) & (b > 0),
+        covers=("bitwise_and",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "bitwise_or",
+        lambda a, b: (a > 0) | (b > 0),
+        lambda a, b: (a > 0) | (b > 0),
+        ((3, 1), (3, 4)),
+        lambda a, b: (a > 0) | (b > 0),
+        covers=("bitwise_or",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "bitwise_xor",
+        lambda a, b: sg.bitwise_xor(a > 0, b > 0),
+        lambda a, b: np.bitwise_xor(a > 0, b > 0),
+        ((3, 4), (3, 4)),
+        lambda a, b: torch.bitwise_xor(a > 0, b > 0),
+        covers=("bitwise_xor",),
+        differentiable=False,
+    ),  # fmt: skip
+    OpInfo(
+        "bitwise_not",
+        lambda a: ~(a > 0),
+        lambda a: ~(a > 0),
+        ((3, 4),),
+        lambda a: ~(a > 0),
+        covers=("bitwise_not",),
+        differentiable=False,
+    ),  # fmt: skip
     OpInfo(
         "erf",
         sg.erf,
