@@ -45,6 +45,7 @@ __all__ = [
     "div",
     "equal",
     "exp",
+    "floor_divide",
     "greater",
     "greater_equal",
     "less",
@@ -56,6 +57,7 @@ __all__ = [
     "neg",
     "not_equal",
     "pow",
+    "remainder",
     "sqrt",
     "square",
     "sub",
@@ -69,6 +71,10 @@ def _reads_nothing(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
 
 def _reads_the_other(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
     return (need[1], need[0], False)  # x·y: the gradient of one side is the other side
+
+
+def _reads_for_remainder(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
+    return (need[1], need[1], False)  # g, and -g · (x // y)
 
 
 def _reads_for_div(need: tuple[bool, bool]) -> tuple[bool, bool, bool]:
@@ -117,6 +123,97 @@ def _div(x: Any, y: Any) -> Any:
 def div(a: Any, b: Any) -> Any:
     """``a / b`` with broadcasting. d/da = 1/b, d/db = -a/b². PyTorch: ``torch.div``."""
     return binary("div", a, b, div_backward, _div)
+
+
+# --------------------------------------------------------------------------- floor_divide, remainder
+# ``idx // ncols`` and ``idx % ncols`` as PyTorch's: floor division and the remainder with the
+# divisor's sign (Python's), on integers and floats. Two booleans are refused, as PyTorch does
+# (NumPy would give int8); an integer division by zero raises, as PyTorch does (NumPy gives 0
+# and a warning), which costs one look at an integer divisor (a device sync on a GPU).
+_DIVISION = {"floor_divide": "//", "remainder": "%"}
+
+
+def _division_kind(value: Any) -> str:
+    """``"bool"``, ``"int"`` or ``"float"`` (any other dtype) for an operand of ``//`` or ``%``."""
+    if isinstance(value, Tensor):
+        tensor = cast(AnyTensor, value)
+        name = tensor._backend.dtype_name(tensor._data.dtype)
+        return "bool" if name == "bool" else "int" if name.startswith(("int", "uint")) else "float"
+    return "bool" if type(value) is bool else "int" if type(value) is int else "float"
+
+
+def _zero_division(how: str, left: Any, right: Any) -> DTypeError:
+    return DTypeError(
+        f"{_DIVISION[how]} (sg.{how}): integer division by zero: found {described(left)} divided by "
+        f"{described(right)} with a zero in the divisor; integers have no inf or nan to give (PyTorch raises "
+        "too, NumPy gives 0). Convert first, e.g. a.astype('float32'), or keep the zeros out of the divisor, "
+        "e.g. sg.where(b == 0, 1, b)"
+    )
+
+
+def _division_operands(a: Any, b: Any, how: str) -> tuple[Any, Any]:
+    """``a`` and ``b`` as ``binary`` takes them, after PyTorch's refusals: two booleans, and an
+    integer division by zero."""
+    if isinstance(a, Tensor):
+        like = cast(AnyTensor, a)
+    elif isinstance(b, Tensor):
+        like = cast(AnyTensor, b)
+    else:
+        return a, b  # binary names the error
+    left, right = operand(a, like, how), operand(b, like, how)
+    kinds = (_division_kind(left), _division_kind(right))
+    if kinds == ("bool", "bool"):
+        raise DTypeError(
+            f"{_DIVISION[how]} (sg.{how}) is not defined for two booleans, as in PyTorch: found {described(left)} "
+            f"and {described(right)}; convert first, e.g. a.astype('int64')"
+        )
+    if "float" in kinds:
+        return left, right  # a float result: inf or nan where the divisor is 0, as PyTorch's
+    if not isinstance(right, Tensor):
+        if right == 0:
+            raise _zero_division(how, left, right)
+        return left, right
+    divisor = right
+    xp = divisor._backend.xp
+    recorder = _hooks.recorder
+    if recorder is not None:  # sg.compile: checked now and at every replay
+        recorder.check(xp.any(divisor._data == 0), str(_zero_division(how, left, right)), DTypeError)
+    elif bool(xp.any(divisor._data == 0)):
+        raise _zero_division(how, left, right)
+    return left, right
+
+
+def floor_divide_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    return (xp.zeros_like(g) if need[0] else None, xp.zeros_like(g) if need[1] else None)
+
+
+def _floordiv(x: Any, y: Any) -> Any:
+    return x // y  # as _div, for operator.floordiv
+
+
+def floor_divide(a: Any, b: Any) -> Any:
+    """``a // b`` with broadcasting: ``floor(a / b)``, on integers and floats. d/da = 0,
+    d/db = 0 (a step function; PyTorch's ``torch.div(a, b, rounding_mode="floor")`` gives 0,
+    ``torch.floor_divide`` raises at backward). Two booleans, and an integer division by zero,
+    raise ``DTypeError``. PyTorch: ``torch.floor_divide``."""
+    left, right = _division_operands(a, b, "floor_divide")
+    return binary("floor_divide", left, right, floor_divide_backward, _floordiv)
+
+
+def remainder_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
+    return (g if need[0] else None, -g * (x // y) if need[1] else None)
+
+
+def _mod(x: Any, y: Any) -> Any:
+    return x % y  # as _div, for operator.mod
+
+
+def remainder(a: Any, b: Any) -> Any:
+    """``a % b`` with broadcasting: ``a - b · floor(a / b)``, with the divisor's sign (Python's),
+    on integers and floats. d/da = 1, d/db = -floor(a / b). Two booleans, and an integer
+    division by zero, raise ``DTypeError``. PyTorch: ``torch.remainder``."""
+    left, right = _division_operands(a, b, "remainder")
+    return binary("remainder", left, right, remainder_backward, _mod)
 
 
 # --------------------------------------------------------------------------- pow
@@ -517,6 +614,8 @@ UFUNC_OPS: dict[str, Any] = {
     "multiply": mul,
     "true_divide": div,
     "divide": div,
+    "floor_divide": floor_divide,
+    "remainder": remainder,
     "power": pow,
     "maximum": maximum,
     "minimum": minimum,
@@ -541,5 +640,7 @@ READS.update(
         sub_backward: reads_table(_reads_nothing),
         mul_backward: reads_table(_reads_the_other),
         div_backward: reads_table(_reads_for_div),
+        floor_divide_backward: reads_table(_reads_nothing),
+        remainder_backward: reads_table(_reads_for_remainder),
     }
 )

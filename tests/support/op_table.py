@@ -126,6 +126,53 @@ OPS: list[OpInfo] = [
         "positive",
         "binary",
     ),
+    # // and % (PyTorch's floor division and remainder): steps, drawn away from zero
+    OpInfo(
+        "floor_divide",
+        lambda a, b: a // b,
+        np.floor_divide,
+        ((3, 4), (4,)),
+        lambda a, b: torch.div(a, b, rounding_mode="floor"),  # torch.floor_divide has no backward; this one's is 0
+        covers=("floor_divide",),
+        domain="away_from_zero",
+        kind="binary",
+    ),
+    OpInfo(
+        "remainder",
+        lambda a, b: a % b,
+        np.remainder,
+        ((2, 3, 4), (3, 1)),
+        lambda a, b: a % b,
+        covers=("remainder",),
+        domain="away_from_zero",
+        kind="binary",
+    ),
+    # PyTorch's Scalar // Tensor, Scalar % Tensor and floor_divide have no backward: the oracle
+    # takes the tensor forms of torch.div(rounding_mode="floor") and %, whose are 0 and -floor(a / b)
+    OpInfo(
+        "floor_divide_scalar",
+        lambda a: a // 0.75,
+        lambda a: a // 0.75,
+        ((3, 4),),
+        lambda a: torch.div(a, 0.75, rounding_mode="floor"),
+    ),
+    OpInfo(
+        "rfloor_divide_scalar",
+        lambda a: 2.5 // a,
+        lambda a: 2.5 // a,
+        ((3, 4),),
+        lambda a: torch.div(torch.full_like(a, 2.5), a, rounding_mode="floor"),
+        domain="away_from_zero",
+    ),
+    OpInfo("remainder_scalar", lambda a: sg.remainder(a, 0.7), lambda a: a % 0.7, ((3, 4),), lambda a: a % 0.7),
+    OpInfo(
+        "rremainder_scalar",
+        lambda a: 2.5 % a,
+        lambda a: 2.5 % a,
+        ((3, 4),),
+        lambda a: torch.full_like(a, 2.5) % a,
+        domain="away_from_zero",
+    ),
     OpInfo("maximum", sg.maximum, np.maximum, ((3, 4), (4,)), _t("maximum"), kind="binary", covers=("maximum",)),
     OpInfo("minimum", sg.minimum, np.minimum, ((3, 4), (3, 4)), _t("minimum"), kind="binary", covers=("minimum",)),
     # with Python numbers, on either side
