@@ -450,13 +450,31 @@ class Tensor(TensorOps[Tape_, *Dims]):
             raise ShapeError(f".T expects a 2-D tensor, found shape {self.shape}; use .mT or .permute(...)")
         return _shape.swap_last(self)
 
-    def any(self) -> bool:
-        """Whether any element is true (non-zero)."""
-        return bool(self._backend.xp.any(self._data))
+    @overload
+    def any(self) -> bool: ...
+    @overload
+    def any(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+    @overload
+    def any(self, axis: int, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    def any(self, axis: int | None = None, keepdims: bool = False) -> Any:
+        """Whether any element is true (non-zero): a Python bool; along ``axis`` (PyTorch's
+        ``x.any(dim=...)``), untraced booleans (``sg.any``)."""
+        if axis is None and not keepdims:
+            return bool(self._backend.xp.any(self._data))
+        return _red.any(self, axis, keepdims)
 
-    def all(self) -> bool:
-        """Whether every element is true (non-zero)."""
-        return bool(self._backend.xp.all(self._data))
+    @overload
+    def all(self) -> bool: ...
+    @overload
+    def all(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
+    @overload
+    def all(self, axis: int, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
+    def all(self, axis: int | None = None, keepdims: bool = False) -> Any:
+        """Whether every element is true (non-zero): a Python bool; along ``axis`` (PyTorch's
+        ``x.all(dim=...)``), untraced booleans (``sg.all``)."""
+        if axis is None and not keepdims:
+            return bool(self._backend.xp.all(self._data))
+        return _red.all(self, axis, keepdims)
 
     # ----------------------------------------------------------------- shape
     @property

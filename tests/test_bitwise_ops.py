@@ -175,3 +175,16 @@ def test_results_and_dtypes_match_pytorch(numpy_backend: str) -> None:
         torch.ones(2) & torch.ones(2)  # PyTorch refuses floats too
     with pytest.raises(TypeError):
         ~torch.ones(2)
+
+
+def test_any_and_all_methods_take_an_axis_as_pytorch_s_dim(backend: str) -> None:
+    """``sel.any(axis=-1)`` (PyTorch's ``sel.any(dim=-1)``) raised TypeError: the methods took
+    no axis. Along an axis they give sg.any/sg.all's untraced booleans; without one, a bool."""
+    values = np.array([[True, False, False], [False, False, False]])
+    selected = sg.tensor(values)
+    assert selected.any(axis=-1).tolist() == [True, False]
+    assert selected.all(0).tolist() == [False, False, False]
+    assert selected.any(0, keepdims=True).shape == (1, 3)
+    assert selected.any() is True and selected.all() is False
+    traced = sg.tensor([[1.0, -1.0], [2.0, 3.0]]).trace(sg.Gradients())
+    assert (traced > 0).all(axis=1).tolist() == [False, True]
