@@ -1940,6 +1940,13 @@ class _Plan:
                     "inside the step, or return loss.detach() or loss.item()"
                 )
                 template = ("object", tensor)
+            elif _gradient_may_be_read(tensor):
+                rec.escape(
+                    "it returns a traced input whose gradient the caller may read after the step "
+                    "(grads[x], as eagerly), which a replay does not deliver: read the gradient inside "
+                    "the step and return it"
+                )
+                template = ("object", tensor)
             else:
                 needed.append(index)
                 shared: Any = None
@@ -3450,6 +3457,17 @@ def _contents(container: Any) -> list[tuple[Any, int]]:
     return []
 
 
+def _gradient_may_be_read(tensor: Any) -> bool:
+    """Whether ``tensor``, which the step gives back, is a traced input that receives a gradient
+    (``x.trace(grads, keep_grad=True)``, or into ``sg.Gradients()``) on a tape that has not
+    ended: eagerly the caller reads ``grads[x]`` after the step; a replay gives back the values
+    alone, an untraced tensor that ``grads`` knows nothing of."""
+    node = tensor._node
+    if node is None or node.tape is None or node.rule is not None or not node.wants:
+        return False
+    return node.tape.root().ended is None
+
+
 def _backward_may_follow(tensor: Any) -> bool:
     """Whether eager execution would let the caller start a backward pass from ``tensor``, which
     the step made and gives back: traced on a tape that has not ended, not already the start of
@@ -3528,7 +3546,8 @@ def compile(step: Callable[P, R], *, max_recordings: int = 8) -> CompiledStep[P,
     A replay returns what the step returned, its tensors untraced: the same objects where the
     step gives back one twice, an argument or a parameter, and a view of an argument counting
     writes with it, as in eager (a step that changes a list or dict it takes as an argument runs
-    eagerly, as does one giving back a traced tensor its caller could still run backward from).
+    eagerly, as does one giving back a traced tensor its caller could still run backward from,
+    or a traced input whose gradient it could still read).
     Before each replay the
     Python state the step reaches (its globals, closure, defaults and those of the functions
     and classes it names, its object arguments, and inside them modules, plain objects,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import copy
 import dataclasses
 import types
 import warnings
@@ -1739,6 +1740,38 @@ def test_a_step_returning_a_tensor_to_run_backward_from_runs_eagerly(returned: s
         got = grads[lin.weight].numpy().copy()
         step(x).sum().backward()
         np.testing.assert_array_equal(got, grads[lin.weight].numpy())
+    assert compiled.eager_reason is not None
+
+
+def test_a_step_returning_a_traced_input_whose_gradient_the_caller_reads_runs_eagerly() -> None:
+    """A saliency-style step gives back its traced input so that the caller reads grads[x]
+    after it: from the second call a replay gave the input back untraced, and grads[x] raised
+    'expects a traced leaf', with no warning. The step runs eagerly, and grads[x] is eager's."""
+    lin = nn.Linear[L[3], L[2]](generator=sg.Generator(0))
+    grads, opt = lin.alloc_grads(), sg.optim.SGD(lin, lr=0.1)
+    twin = copy.deepcopy(lin)
+    twin_grads, twin_opt = twin.alloc_grads(), sg.optim.SGD(twin, lr=0.1)
+
+    def step_of(model: Any, g: Any, o: Any) -> Any:
+        def step(x: Any) -> Any:
+            g.zero()
+            traced = x.trace(g, keep_grad=True)
+            ((model(traced) ** 2).mean()).backward()
+            o.update(model, g)
+            return traced
+
+        return step
+
+    compiled, eager = sg.compile(step_of(lin, grads, opt)), step_of(twin, twin_grads, twin_opt)
+    for call in range(3):
+        x = sg.tensor(np.full((2, 3), call + 1.0, dtype=np.float32))
+        if call == 0:
+            with pytest.warns(sg.CompileWarning, match="returns a traced input whose gradient the caller may read"):
+                mine = compiled(x)
+        else:
+            mine = compiled(x)
+        theirs = eager(x)
+        np.testing.assert_array_equal(grads[mine].numpy(), twin_grads[theirs].numpy())
     assert compiled.eager_reason is not None
 
 
