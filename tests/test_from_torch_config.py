@@ -170,3 +170,46 @@ def test_dropout_linear_and_attention_kinds_are_checked(numpy_backend: str) -> N
     x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
     _loads_with_torch_outputs(nn.Linear(3, 2), torch.nn.Linear(3, 2), x)
     sg.nn.from_torch(Holder(nn.Dropout(0.1)), _torch_holder(torch.nn.Dropout(0.1)))
+
+
+def test_layers_without_parameters_are_checked(numpy_backend: str) -> None:
+    """Activations, poolings, up-sampling, padding and flattening hold no tensor, so nothing in a
+    state dict showed PyTorch's Tanh at our ReLU's path, a LeakyReLU's slope, exact against tanh
+    GELU, a 3×3 pooling or an average one, or bilinear up-sampling: they loaded and computed
+    other numbers. Now each is compared with its twin; matching twins still load."""
+    cases = [
+        (nn.ReLU(), torch.nn.Tanh(), r"'layer' is PyTorch's Tanh, expected nn.ReLU"),
+        (nn.LeakyReLU(), torch.nn.LeakyReLU(0.2), r"negative_slope=0.2 in PyTorch, 0.01 here"),
+        (nn.GELU(), torch.nn.GELU(), r"approximate='none' in PyTorch, 'tanh' here"),
+        (nn.ELU(), torch.nn.ELU(alpha=0.5), r"alpha=0.5 in PyTorch, 1.0 here"),
+        (nn.Hardtanh(), torch.nn.Hardtanh(-2.0, 2.0), r"min_val=-2.0 in PyTorch, -1.0 here"),
+        (nn.Softplus(), torch.nn.Softplus(beta=2.0), r"beta=2.0 in PyTorch"),
+        (nn.MaxPool2d(2), torch.nn.MaxPool2d(3, stride=2, padding=1), r"kernel_size=3 in PyTorch, \(2, 2\) here"),
+        (nn.MaxPool2d(2), torch.nn.AvgPool2d(2), r"'layer' is PyTorch's AvgPool2d, expected nn.MaxPool2d"),
+        (nn.MaxPool2d(2), torch.nn.MaxPool2d(2, ceil_mode=True), r"ceil_mode=True in PyTorch"),
+        (nn.AvgPool2d(2), torch.nn.AvgPool2d(2, count_include_pad=False), r"count_include_pad=False in PyTorch"),
+        (nn.GlobalAvgPool2d(), torch.nn.AdaptiveAvgPool2d(2), r"output_size=2 in PyTorch, \(1, 1\) here"),
+        (nn.GlobalMaxPool2d(), torch.nn.AdaptiveAvgPool2d(1), r"'layer' is PyTorch's AdaptiveAvgPool2d, expected nn.AdaptiveMaxPool2d"),
+        (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=2, mode="bilinear"), r"mode='bilinear' in PyTorch, 'nearest' here"),
+        (nn.Upsample(scale_factor=2), torch.nn.Upsample(scale_factor=3), r"scale_factor=3.* in PyTorch"),
+        (nn.ReflectionPad2d(1), torch.nn.ReflectionPad2d(2), r"padding=\(2, 2, 2, 2\) in PyTorch, \(1, 1, 1, 1\) here"),
+        (nn.Flatten(), torch.nn.Flatten(0), r"start_dim=0 in PyTorch, 1 here"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        _refused(ours, theirs, match)
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    for ours, theirs in [
+        (nn.ReLU(), torch.nn.ReLU()),
+        (nn.GELU("none"), torch.nn.GELU()),
+        (nn.LeakyReLU(0.2), torch.nn.LeakyReLU(0.2)),
+        (nn.MaxPool2d(3, stride=2, padding=1), torch.nn.MaxPool2d(3, stride=2, padding=1)),
+        (nn.AvgPool2d(2), torch.nn.AvgPool2d(2)),
+        (nn.GlobalAvgPool2d(), torch.nn.AdaptiveAvgPool2d((1, 1))),
+        (nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.Upsample(scale_factor=2, mode="bilinear")),
+        (nn.ReflectionPad2d(1), torch.nn.ReflectionPad2d(1)),
+        (nn.Flatten(), torch.nn.Flatten()),
+    ]:
+        if isinstance(ours, nn.GlobalAvgPool2d):
+            sg.nn.from_torch(Holder(ours), _torch_holder(theirs))  # (B, C) against PyTorch's (B, C, 1, 1)
+            continue
+        _loads_with_torch_outputs(ours, theirs, x)

@@ -12,7 +12,7 @@ from .._typevars import S, T
 from ..ops import activations as act
 from ..ops.creation import Generator
 from ._module import Layer
-from ._torch_config import expect_kind, same
+from ._torch_config import TorchTwin, expect_kind, same, supported
 
 __all__ = [
     "ELU",
@@ -35,16 +35,18 @@ __all__ = [
 N = TypeVar("N", default=Any)
 
 
-class ReLU(Layer[N, N, N], checked=False):
+class ReLU(TorchTwin, Layer[N, N, N], checked=False):
     """``max(x, 0)``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.relu(x)
 
 
-class GELU(Layer[N, N, N], checked=False):
+class GELU(TorchTwin, Layer[N, N, N], checked=False):
     """GELU: the tanh approximation by default, exact with ``approximate="none"`` (PyTorch's
     ``nn.GELU()`` default)."""
+
+    _torch_settings = ("approximate",)
 
     def __init__(self, approximate: Literal["tanh", "none"] = "tanh") -> None:
         self.approximate: Literal["tanh", "none"] = approximate
@@ -53,57 +55,64 @@ class GELU(Layer[N, N, N], checked=False):
         return act.gelu(x, self.approximate)
 
 
-class Tanh(Layer[N, N, N], checked=False):
+class Tanh(TorchTwin, Layer[N, N, N], checked=False):
     """Hyperbolic tangent."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.tanh(x)
 
 
-class Sigmoid(Layer[N, N, N], checked=False):
+class Sigmoid(TorchTwin, Layer[N, N, N], checked=False):
     """Logistic sigmoid."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.sigmoid(x)
 
 
-class Softplus(Layer[N, N, N], checked=False):
+class Softplus(TorchTwin, Layer[N, N, N], checked=False):
     """``log(1 + e^x)``."""
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse another kind, or PyTorch's ``beta`` other than 1 (shapegrad's has none)."""
+        super().torch_check(torch_module, path)
+        supported(torch_module, path, "beta", 1.0, "it computes log(1 + e^(beta·x)) / beta; scale x yourself")
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.softplus(x)
 
 
-class SiLU(Layer[N, N, N], checked=False):
+class SiLU(TorchTwin, Layer[N, N, N], checked=False):
     """``x · σ(x)`` (swish), as ``nn.SiLU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.silu(x)
 
 
-class Mish(Layer[N, N, N], checked=False):
+class Mish(TorchTwin, Layer[N, N, N], checked=False):
     """``x · tanh(softplus(x))``, as ``nn.Mish``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.mish(x)
 
 
-class SELU(Layer[N, N, N], checked=False):
+class SELU(TorchTwin, Layer[N, N, N], checked=False):
     """Self-normalising ELU, as ``nn.SELU``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.selu(x)
 
 
-class LogSigmoid(Layer[N, N, N], checked=False):
+class LogSigmoid(TorchTwin, Layer[N, N, N], checked=False):
     """``log σ(x)``, computed stably, as ``nn.LogSigmoid``."""
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.log_sigmoid(x)
 
 
-class ELU(Layer[N, N, N], checked=False):
+class ELU(TorchTwin, Layer[N, N, N], checked=False):
     """``x`` where positive, ``alpha (e^x - 1)`` elsewhere, as ``nn.ELU``."""
+
+    _torch_settings = ("alpha",)
 
     def __init__(self, alpha: float = 1.0) -> None:
         self.alpha = alpha
@@ -112,8 +121,10 @@ class ELU(Layer[N, N, N], checked=False):
         return act.elu(x, self.alpha)
 
 
-class Hardtanh(Layer[N, N, N], checked=False):
+class Hardtanh(TorchTwin, Layer[N, N, N], checked=False):
     """``x`` clipped to ``[min_val, max_val]``, as ``nn.Hardtanh``."""
+
+    _torch_settings = ("min_val", "max_val")
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0) -> None:
         self.min_val, self.max_val = min_val, max_val
@@ -122,8 +133,10 @@ class Hardtanh(Layer[N, N, N], checked=False):
         return act.hardtanh(x, self.min_val, self.max_val)
 
 
-class LeakyReLU(Layer[N, N, N], checked=False):
+class LeakyReLU(TorchTwin, Layer[N, N, N], checked=False):
     """``x`` where positive, ``negative_slope · x`` elsewhere."""
+
+    _torch_settings = ("negative_slope",)
 
     def __init__(self, negative_slope: float = 0.01) -> None:
         self.negative_slope = negative_slope

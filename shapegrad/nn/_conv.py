@@ -18,7 +18,7 @@ from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fol
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
-from ._torch_config import expect_kind, refuse, same, supported, torch_padding
+from ._torch_config import TorchTwin, expect_kind, refuse, same, same_pair, supported, torch_padding
 
 __all__ = [
     "AvgPool2d",
@@ -440,6 +440,23 @@ class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
         self.stride = _pair(stride, name, "stride") if stride is not None else self.kernel_size
         self.padding = _pair(padding, name, "padding")
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch pooling of another kind (average for maximum), with another window,
+        stride or padding, or with a setting shapegrad's has not (``ceil_mode``, a dilation,
+        ``count_include_pad=False``, ``divisor_override``)."""
+        expect_kind(torch_module, path, self, type(self).__name__.split("[")[0])
+        for setting in ("kernel_size", "stride", "padding"):
+            same_pair(torch_module, path, setting, getattr(self, setting))
+        supported(torch_module, path, "ceil_mode", False, "it rounds the output's size up; pad the input instead")
+        if isinstance(self, MaxPool2d):
+            same_pair(torch_module, path, "dilation", (1, 1))
+            supported(torch_module, path, "return_indices", False, "it also returns the argmax indices")
+        else:
+            supported(
+                torch_module, path, "count_include_pad", True, "its mean leaves the padding out; shapegrad's counts it"
+            )
+            supported(torch_module, path, "divisor_override", None, "it divides by a fixed number")
+
 
 class MaxPool2d(_Pool2d[R], checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
@@ -501,6 +518,11 @@ class AvgPool2d(_Pool2d[R], checked=False):
 class GlobalAvgPool2d(Layer[Chan[C], C, C], checked=False):
     """Mean over height and width: ``(B, C, H, W) -> (B, C)`` (channels become features)."""
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``AdaptiveAvgPool2d(1)``."""
+        expect_kind(torch_module, path, self, "AdaptiveAvgPool2d")
+        same_pair(torch_module, path, "output_size", (1, 1))
+
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.mean((2, 3))
 
@@ -508,16 +530,24 @@ class GlobalAvgPool2d(Layer[Chan[C], C, C], checked=False):
 class GlobalMaxPool2d(Layer[Chan[C], C, C], checked=False):
     """Maximum over height and width: ``(B, C, H, W) -> (B, C)``."""
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``AdaptiveMaxPool2d(1)``."""
+        expect_kind(torch_module, path, self, "AdaptiveMaxPool2d")
+        same_pair(torch_module, path, "output_size", (1, 1))
+
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch]:
         return x.max((2, 3))
 
 
-class Flatten(Layer[Chan[Any], Any], checked=False):
+class Flatten(TorchTwin, Layer[Chan[Any], Any], checked=False):
     """Every axis after the batch merged: ``(B, C, H, W) -> (B, Prod[C, H, W])``.
 
     In a ``Sequential`` it turns channels into features; the flattened size is not computed
     there (the next ``Linear`` checks it at run time, or type the model's flatten with
     ``Prod``: ``Linear[Prod[L[8], L[7], L[7]], L[10]]``)."""
+
+    _torch_settings = ("start_dim", "end_dim")
+    start_dim, end_dim = 1, -1  # PyTorch's nn.Flatten's, compared by from_torch
 
     @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Prod[Ch, H, W]]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed ranks first, the open fallback last

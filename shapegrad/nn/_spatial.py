@@ -16,6 +16,7 @@ from ..ops._toolkit import integer
 from ..ops.shape import broadcast_to, pad
 from ._conv import Doubles, SizeRule
 from ._module import Chan, Layer
+from ._torch_config import expect_kind, refuse, same
 
 __all__ = ["ReflectionPad2d", "Upsample"]
 
@@ -41,6 +42,12 @@ def _scale_pair(value: object) -> tuple[int, int]:
         f"Upsample expects scale_factor to be a whole number >= 1 or a pair of them (height, width), found "
         f"{value!r}; shapegrad up-samples by integer factors (give size= for bilinear to other sizes)"
     )
+
+
+def _torch_pair(value: Any) -> tuple[float, float]:
+    """A PyTorch ``size`` or ``scale_factor`` (a number or a pair) as a pair of numbers."""
+    values = tuple(cast("tuple[Any, ...]", value)) if isinstance(value, (tuple, list)) else (value, value)
+    return float(values[0]), float(values[1])
 
 
 def _whole(value: object) -> bool:
@@ -169,6 +176,24 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
                 f"scale_factor={self.scale_factor}; expected scale_factor=2"
             )
 
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch ``Upsample`` of another mode, ``align_corners``, size or scale
+        factor (or a module of another kind): none is in a state dict."""
+        expect_kind(torch_module, path, self, "Upsample")
+        same(torch_module, path, "mode", self.mode)
+        theirs_corners = getattr(torch_module, "align_corners", None)
+        if bool(theirs_corners) != self.align_corners:
+            refuse(path, f"has align_corners={theirs_corners!r} in PyTorch, {self.align_corners!r} here")
+        theirs_size, theirs_scale = getattr(torch_module, "size", None), getattr(torch_module, "scale_factor", None)
+        size = None if theirs_size is None else _torch_pair(theirs_size)
+        scale = None if theirs_scale is None else _torch_pair(theirs_scale)
+        if size != self.size or scale != self.scale_factor:
+            refuse(
+                path,
+                f"has size={theirs_size!r}, scale_factor={theirs_scale!r} in PyTorch, size={self.size!r}, "
+                f"scale_factor={self.scale_factor!r} here",
+            )
+
     def _factors(self, h: int, w: int) -> tuple[int, int]:
         """The whole factors of ``h`` and ``w`` for nearest: the scale factor, or the size's."""
         if self.scale_factor is not None:
@@ -243,6 +268,11 @@ class ReflectionPad2d(Layer[Chan[Any], Chan[Any]], checked=False):
             )
         left, right, top, bottom = (integer("ReflectionPad2d", "padding", v) for v in values)
         self.padding: tuple[int, int, int, int] = (left, right, top, bottom)
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``ReflectionPad2d``, or other widths."""
+        expect_kind(torch_module, path, self, "ReflectionPad2d")
+        same(torch_module, path, "padding", self.padding)
 
     @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...

@@ -15,7 +15,7 @@ from typing import Any, NoReturn, cast
 
 from .._errors import CheckpointError
 
-__all__ = ["expect_kind", "refuse", "same", "supported", "torch_padding"]
+__all__ = ["TorchTwin", "expect_kind", "refuse", "same", "same_pair", "supported", "torch_padding"]
 
 _ABSENT = object()
 
@@ -78,3 +78,28 @@ def torch_padding(torch_module: Any, path: str) -> tuple[int, ...]:
             "shapegrad's symmetric padding does not have (use an odd kernel)",
         )
     return tuple(total // 2 for total in totals)
+
+
+def same_pair(torch_module: Any, path: str, setting: str, ours: tuple[int, int]) -> None:
+    """``same`` for a setting PyTorch keeps as an int or a pair (a pooling's ``kernel_size``)."""
+    theirs = getattr(torch_module, setting, _ABSENT)
+    if theirs is _ABSENT:
+        return
+    pair = tuple(cast(Sequence[Any], theirs)) if isinstance(theirs, Sequence) else (theirs, theirs)
+    if pair != ours:
+        refuse(path, f"has {setting}={theirs!r} in PyTorch, {ours!r} here")
+
+
+class TorchTwin:
+    """``torch_check`` for a layer without parameters whose PyTorch twin has its class's name
+    (``ReLU``, ``nn.ReLU``): the kind, then each of ``_torch_settings`` compared by attribute.
+    An activation or a pooling of another kind at the path (``Tanh`` where ours is ``ReLU``,
+    ``LeakyReLU(0.2)`` where ours has 0.01) holds no tensor, so a state dict cannot show it."""
+
+    _torch_settings: tuple[str, ...] = ()
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module of another kind, or with another of ``_torch_settings``."""
+        expect_kind(torch_module, path, self, type(self).__name__.split("[")[0])
+        for setting in self._torch_settings:
+            same(torch_module, path, setting, getattr(self, setting))
