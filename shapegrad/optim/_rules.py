@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._backend import fused_kernel
-from .._errors import ShapegradError
 from ._base import LearningRate, M, Optimizer, UnusedPolicy, require
 from ._groups import Group
 
@@ -46,15 +45,19 @@ def _configure_sgd(
     require(momentum >= 0, "momentum >= 0", momentum)
     require(0 <= dampening <= 1, "dampening in [0, 1]", dampening)
     _require_weight_decay(weight_decay)
-    if nesterov and (momentum <= 0 or dampening != 0):
-        raise ShapegradError("Nesterov momentum expects momentum > 0 and dampening 0")
+    if nesterov:
+        require(
+            momentum > 0 and dampening == 0,
+            "momentum > 0 and dampening 0 with nesterov=True",
+            {"momentum": momentum, "dampening": dampening},
+        )
     target.momentum, target.nesterov, target.dampening = momentum, nesterov, dampening
     target.weight_decay, target.decoupled = weight_decay, decoupled_weight_decay
     target.kernel = "sgd_nesterov" if nesterov else "sgd_momentum"
 
 
 class Sgd(Optimizer[M]):
-    """Stochastic gradient descent, as ``torch.optim.SGD``.
+    """Stochastic gradient descent, as ``torch.optim.SGD`` (its default: ``lr=1e-3``).
 
     ``g ← g + wd·p`` (L2, ``decoupled_weight_decay=False``) or ``p ← p·(1 - lr·wd)``
     (decoupled); with momentum μ: ``b ← μ·b + (1 - τ)·g`` (dampening τ; ``b = g`` at the
@@ -71,7 +74,7 @@ class Sgd(Optimizer[M]):
         self,
         model: M,
         *,
-        lr: LearningRate = 1e-2,
+        lr: LearningRate = 1e-3,
         momentum: float = 0.0,
         nesterov: bool = False,
         weight_decay: float = 0.0,
