@@ -232,7 +232,7 @@ def test_gradients_as_pytorch(ours: Any, theirs: Any) -> None:
         np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_a_compiled_step_checks_the_divisor_at_every_replay() -> None:
+def test_a_compiled_step_checks_the_divisor_at_every_replay(numpy_backend: str) -> None:
     """Recorded with a divisor free of zeros and replayed with one holding a zero, a compiled
     step raises eager's DTypeError (NumPy's replay would give 0 silently)."""
 
