@@ -750,3 +750,17 @@ def test_two_tensors_at_one_dotted_path_are_refused(numpy_backend: str) -> None:
     model = Heads()
     model.heads = {0: shared, "0": shared}  # one tensor under one path twice: no conflict
     assert list(model.state_dict()) == ["heads.0.weight", "heads.0.bias"]
+
+
+def test_unbatched_inputs_to_conv1d_and_attention_are_refused_by_name(numpy_backend: str) -> None:
+    """PyTorch takes one unbatched sequence; these layers take batches only, and said so with
+    NumPy's bare 'not enough values to unpack' (no layer, no shape). Now a ShapeError names
+    the layer, the expected axes and the fix."""
+    with pytest.raises(
+        sg.ShapeError, match=r"Conv1d expects input \(batch, channels, length\), found shape \(2, 5\).*expand_dims"
+    ):
+        nn.Conv1d(3, in_channels=2, out_channels=3)(sg.ones(2, 5))
+    with pytest.raises(
+        sg.ShapeError, match=r"MultiHeadAttention expects query \(batch, length, embed_dim\), found shape \(3, 4\)"
+    ):
+        nn.MultiHeadAttention(2, 4)(sg.ones(3, 4))

@@ -139,7 +139,7 @@ def test_a_raising_schedule_changes_nothing(numpy_backend: str) -> None:
         lambda m: sg.optim.Adam(m, lr=-1.0),
         lambda m: sg.optim.Adam(m, betas=(1.0, 0.999)),
         lambda m: sg.optim.Adam(m, betas=(0.9, -0.1)),
-        lambda m: sg.optim.Adam(m, eps=0.0),
+        lambda m: sg.optim.Adam(m, eps=-1e-8),
         lambda m: sg.optim.AdamW(m, weight_decay=-0.1),
         lambda m: sg.optim.Sgd(m, momentum=-0.5),
         lambda m: sg.optim.Sgd(m, weight_decay=-1.0),
@@ -377,3 +377,9 @@ def test_every_optimizer_s_defaults_are_pytorch_s(numpy_backend: str) -> None:
         )
         for name in names:
             assert mine[name].default == torch_defaults[name].default, (ours.__name__, name)
+
+
+def test_an_eps_of_zero_is_accepted_as_pytorch_does(numpy_backend: str) -> None:
+    """Adam and RMSprop refused eps=0 (expected eps > 0), which PyTorch accepts (eps >= 0)."""
+    for make in (sg.optim.Adam, sg.optim.AdamW, sg.optim.RMSprop):
+        make(Line(), eps=0.0)

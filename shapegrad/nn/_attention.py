@@ -265,6 +265,12 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         keys: AnyTensor = query if key is None else key
         values: AnyTensor = keys if value is None else value
         allowed: AnyTensor | None = mask
+        for name, tensor in (("query", query), ("key", keys), ("value", values)):
+            if tensor.ndim != 3:
+                raise ShapeError(
+                    f"MultiHeadAttention expects {name} (batch, length, embed_dim), found shape {tensor.shape}; "
+                    "one unbatched sequence takes a batch axis first (x.expand_dims(0))"
+                )
         b, lq, _ = query.shape
         if mask is not None:
             _check_mask(mask, lq, keys.shape[1])

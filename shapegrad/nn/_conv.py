@@ -319,6 +319,11 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     @overload
     def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]: ...
     def __call__(self, x: Any) -> Any:
+        if x.ndim != 3:
+            raise ShapeError(
+                f"Conv1d expects input (batch, channels, length), found shape {x.shape}; one unbatched "
+                "sequence takes a batch axis first (x.expand_dims(0))"
+            )
         b, c, length = x.shape
         image = x.reshape(b, c, 1, length)
         out: AnyTensor = conv2d(

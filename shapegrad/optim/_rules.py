@@ -124,7 +124,7 @@ class Sgd(Optimizer[M]):
 def _configure_adam(target: Any, *, betas: tuple[float, float], eps: float, weight_decay: float, amsgrad: bool) -> None:
     for i, beta in enumerate(betas):
         require(0.0 <= beta < 1.0, f"betas[{i}] in [0, 1)", beta)
-    require(eps > 0, "eps > 0", eps)
+    require(eps >= 0, "eps >= 0", eps)  # as PyTorch: 0 is allowed
     _require_weight_decay(weight_decay)
     require(isinstance(amsgrad, bool), "amsgrad a bool", amsgrad)  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
     target.beta1, target.beta2 = betas
@@ -237,7 +237,7 @@ def _configure_rmsprop(
     target: Any, *, alpha: float, eps: float, momentum: float, centered: bool, weight_decay: float
 ) -> None:
     require(0.0 <= alpha <= 1.0, "alpha in [0, 1]", alpha)
-    require(eps > 0, "eps > 0", eps)
+    require(eps >= 0, "eps >= 0", eps)  # as PyTorch: 0 is allowed
     require(momentum >= 0, "momentum >= 0", momentum)
     _require_weight_decay(weight_decay)
     target.alpha, target.eps, target.momentum = alpha, eps, momentum
