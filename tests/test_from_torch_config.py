@@ -213,3 +213,27 @@ def test_layers_without_parameters_are_checked(numpy_backend: str) -> None:
             sg.nn.from_torch(Holder(ours), _torch_holder(theirs))  # (B, C) against PyTorch's (B, C, 1, 1)
             continue
         _loads_with_torch_outputs(ours, theirs, x)
+
+
+def test_a_dropout_of_zero_loads_from_pytorch_s_identity(numpy_backend: str) -> None:
+    """Both are the identity: refusing nn.Identity at a Dropout(0)'s path was a false error."""
+    sg.nn.from_torch(Holder(nn.Dropout(0.0)), _torch_holder(torch.nn.Identity()))
+    _refused(nn.Dropout(0.5), torch.nn.Identity(), r"'layer' is PyTorch's Identity, expected nn.Dropout")
+
+
+def test_convolutions_take_pytorch_s_same_and_valid_padding(numpy_backend: str) -> None:
+    """nn.Conv2d(..., padding="same") raised DTypeError (an integer padding expected). "valid"
+    is no padding and "same" half of dilation·(kernel - 1) a side, as PyTorch; where PyTorch
+    would pad one more at the end (an even kernel), a ShapeError names the fix."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 7, 7)).astype(np.float32)
+    for padding, dilation in (("same", 1), ("same", 2), ("valid", 1)):
+        ours = nn.Conv2d(3, in_channels=3, out_channels=4, padding=padding, dilation=dilation)
+        _loads_with_torch_outputs(ours, torch.nn.Conv2d(3, 4, 3, padding=padding, dilation=dilation), x)
+    line = x[:, :, 0, :]
+    _loads_with_torch_outputs(
+        nn.Conv1d(5, in_channels=3, out_channels=2, padding="same"), torch.nn.Conv1d(3, 2, 5, padding="same"), line
+    )
+    with pytest.raises(sg.ShapeError, match=r"padding='same' with kernel \(4, 4\).*sg.pad"):
+        nn.Conv2d(4, in_channels=3, out_channels=4, padding="same")
+    with pytest.raises(sg.HyperparameterError, match="padding='same' expects stride 1"):
+        nn.Conv2d(3, stride=2, in_channels=3, out_channels=4, padding="same")

@@ -159,6 +159,8 @@ class Dropout(Layer[N, N, N], checked=False):
     def torch_check(self, torch_module: Any, path: str) -> None:
         """Refuse a PyTorch module other than ``nn.Dropout`` (``Dropout2d`` drops whole
         channels), or another ``p``."""
+        if self.p == 0.0 and type(torch_module).__name__ == "Identity":
+            return  # both the identity (a port often drops a dropout of 0)
         expect_kind(torch_module, path, self, "Dropout")
         same(torch_module, path, "p", self.p)
 

@@ -10,7 +10,7 @@ from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
 from .._dims import Half, Open, Prod, Twice
-from .._errors import ShapeError
+from .._errors import HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor
 from .._typevars import B, T
 from ..ops._toolkit import integer
@@ -50,6 +50,34 @@ Co = TypeVar("Co")  # a transposed convolution's output channels, in a self anno
 N = TypeVar("N")
 
 Size = int | tuple[int, int]
+
+
+PaddingMode = Literal["same", "valid"]
+
+
+def _padding(
+    value: Size | str, kernel: tuple[int, int], dilation: tuple[int, int], stride: tuple[int, int], op: str
+) -> tuple[int, int]:
+    """A convolution's padding as a pair of ints: PyTorch's ``"valid"`` is none, ``"same"``
+    half of ``dilation·(kernel - 1)`` on each side (stride 1, as PyTorch requires). Where
+    that is odd PyTorch pads one more on the right, which a symmetric padding cannot say:
+    refused, naming the fix."""
+    if not isinstance(value, str):
+        return _pair(value, op, "padding")
+    if value == "valid":
+        return 0, 0
+    if value != "same":
+        raise HyperparameterError(f"{op} expects padding 'same', 'valid', an int or a pair, found {value!r}")
+    if stride != (1, 1):
+        raise HyperparameterError(f"{op}: padding='same' expects stride 1 (as PyTorch), found stride {stride}")
+    totals = (dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1))
+    if totals[0] % 2 or totals[1] % 2:
+        raise ShapeError(
+            f"{op}: padding='same' with kernel {kernel} and dilation {dilation} pads one more at the end "
+            "than at the start in PyTorch, which shapegrad's symmetric padding cannot; pad first "
+            "(sg.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))) with padding=0, or use an odd kernel"
+        )
+    return totals[0] // 2, totals[1] // 2
 
 
 def _pair(value: Size, op: str, what: str) -> tuple[int, int]:
@@ -153,7 +181,8 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     Args:
         kernel_size: an int or a (height, width) pair.
         stride: an int or a (height, width) pair.
-        padding: zeros added on each side; an int or a (height, width) pair.
+        padding: zeros added on each side; an int or a (height, width) pair, or PyTorch's
+            ``"valid"`` (none) or ``"same"`` (stride 1, an odd ``dilation·(kernel - 1)``).
         dilation: the spacing of the kernel's taps; an int or a (height, width) pair.
         groups: channels split into this many independent groups.
         in_channels: ``I``, only when it is not a ``Literal`` type argument.
@@ -171,7 +200,7 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
         self,
         kernel_size: Size,
         stride: Size = 1,
-        padding: Size = 0,
+        padding: Size | PaddingMode = 0,
         dilation: Size = 1,
         groups: int = 1,
         *,
@@ -183,12 +212,12 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding, self.dilation = (
+        self.kernel_size, self.stride, self.dilation = (
             _pair(kernel_size, "Conv2d", "kernel_size"),
             _pair(stride, "Conv2d", "stride"),
-            _pair(padding, "Conv2d", "padding"),
             _pair(dilation, "Conv2d", "dilation"),
         )
+        self.padding = _padding(padding, self.kernel_size, self.dilation, self.stride, "Conv2d")
         self.groups = integer("Conv2d", "groups", groups)
         weight, bias_param = _conv_parameters(self, self.kernel_size, bias, generator, dtype)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
@@ -277,7 +306,7 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
         self,
         kernel_size: int,
         stride: int = 1,
-        padding: int = 0,
+        padding: int | PaddingMode = 0,
         dilation: int = 1,
         groups: int = 1,
         *,
@@ -289,12 +318,12 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     ) -> None:
         self.in_channels = self._size_arg(0, in_channels, "in_channels")
         self.out_channels = self._size_arg(1, out_channels, "out_channels")
-        self.kernel_size, self.stride, self.padding, self.dilation = (
+        self.kernel_size, self.stride, self.dilation = (
             integer("Conv1d", "kernel_size", kernel_size),
             integer("Conv1d", "stride", stride),
-            integer("Conv1d", "padding", padding),
             integer("Conv1d", "dilation", dilation),
         )
+        self.padding = _padding(padding, (1, self.kernel_size), (1, self.dilation), (1, self.stride), "Conv1d")[1]
         self.groups = integer("Conv1d", "groups", groups)
         weight, bias_param = _conv_parameters(self, (1, self.kernel_size), bias, generator, dtype)
         self.weight: Tensor[NoTape, O, Any, Any, Any] = weight
