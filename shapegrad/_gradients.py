@@ -244,8 +244,8 @@ def received_keys(grads: Gradients[Any]) -> AbstractSet[int]:
 
 
 def backward_passes(grads: Gradients[Any]) -> list[int]:
-    """When each backward pass ``grads`` adds up since ``zero()`` ran (the engine's counter,
-    in order), or since :func:`forget_passes`; a live list."""
+    """When each backward pass ``grads`` adds up since ``zero()`` ran (the engine's counter;
+    merged tapes' passes appended, so not in order), or since :func:`forget_passes`; a live list."""
     return grads._recording_tape().passes
 
 

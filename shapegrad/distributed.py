@@ -192,8 +192,8 @@ class Comm:
 
     def _counts_of_passes(self, grads: Gradients[Any]) -> tuple[int, ...] | None:
         """The count stated before each backward pass ``grads`` adds up (-1: none), where it
-        adds up more than one; None where it holds one or none, or where a pass is older
-        than the counts kept."""
+        adds up several with different counts; None where it holds one or none, where every
+        pass had the same count, or where a pass is older than the counts kept."""
         passes = sorted(backward_passes(grads))
         if len(passes) < 2:
             return None
@@ -205,7 +205,9 @@ class Comm:
             before = [count for when, count in stated if when < stamp]
             count = before[-1] if before else None
             counts.append(-1 if count is None else count)
-        return tuple(counts)
+        # One count for every pass (two losses of one batch, or batches of one size): one
+        # weight per rank is exact, whatever the other ranks' counts are.
+        return None if len(set(counts)) == 1 else tuple(counts)
 
     @property
     def backend(self) -> str:

@@ -744,7 +744,9 @@ def test_two_tensors_at_one_dotted_path_are_refused(numpy_backend: str) -> None:
         def __init__(self) -> None:
             self.heads = {0: nn.Linear[L[2], L[2]](), "0": nn.Linear[L[2], L[2]]()}
 
-    with pytest.raises(sg.ShapegradError, match=r"two different tensors at the dotted path 'heads\.0\.weight'"):
+    with pytest.raises(
+        sg.ShapegradError, match=r"two different values of the dict at 'heads' have the dotted path heads\.0"
+    ):
         Heads().state_dict()
     shared = nn.Linear[L[2], L[2]]()
     model = Heads()
@@ -764,3 +766,26 @@ def test_unbatched_inputs_to_conv1d_and_attention_are_refused_by_name(numpy_back
         sg.ShapeError, match=r"MultiHeadAttention expects query \(batch, length, embed_dim\), found shape \(3, 4\)"
     ):
         nn.MultiHeadAttention(2, 4)(sg.ones(3, 4))
+
+
+def test_a_model_holding_a_traced_state_tensor_still_moves(numpy_backend: str) -> None:
+    """A stateful RNN keeping its last hidden state (traced) as an attribute: model.to() raised
+    TapeError ('tensor() of a traced tensor') once sg.tensor refused traced tensors."""
+
+    class Stateful(nn.Module, checked=False):
+        def __init__(self) -> None:
+            self.fc = nn.Linear[L[2], L[2]]()
+            self.h = sg.zeros(1, 2)
+
+    model = Stateful()
+    model.h = model.fc(sg.ones(1, 2).trace(model.alloc_grads()))
+    model.to(dtype="float64")
+    assert model.h.backend_dtype_name() == "float64"
+
+
+def test_bitwise_functions_of_two_numbers_are_refused_by_name(numpy_backend: str) -> None:
+    """sg.bitwise_and(1, 2) raised AttributeError ('int' object has no attribute '_backend')."""
+    with pytest.raises(sg.DTypeError, match="bitwise_and expects at least one Tensor operand"):
+        sg.bitwise_and(1, 2)  # type: ignore[call-overload]
+    with pytest.raises(sg.DTypeError, match="bitwise_not expects a Tensor"):
+        sg.bitwise_not(5)  # type: ignore[arg-type]

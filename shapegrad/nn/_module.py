@@ -150,21 +150,12 @@ class Module(Generic[Own0, Own1]):
 
     def named_tensors(self) -> Iterator[tuple[str, AnyTensor]]:
         """``(dotted path, tensor)`` for every parameter and buffer (state such as batch-norm
-        running statistics), each once (a tied one at its first path). Two different tensors
+        running statistics), each once (a tied one at its first path). Two different values
         at one path (a dict with keys ``0`` and ``"0"``) raise ``ShapegradError``."""
         seen: set[int] = set()
-        at: dict[str, AnyTensor] = {}
         for path, value in self._walk(""):
             if isinstance(value, Tensor):
                 tensor = cast(AnyTensor, value)
-                # One name for two tensors would make state_dict keep one of them and a strict
-                # load leave the other unloaded, silently.
-                if at.setdefault(path, tensor) is not tensor:
-                    raise ShapegradError(
-                        f"{type(self).__name__}: two different tensors at the dotted path {path!r} (shapes "
-                        f"{at[path].shape} and {tensor.shape}); expected one tensor per path: give them keys "
-                        "that differ as strings (a dict with keys 0 and '0', or a key holding a '.', names both alike)"
-                    )
                 if id(tensor) not in seen:
                     seen.add(id(tensor))
                     yield path, tensor
@@ -282,7 +273,8 @@ class Module(Generic[Own0, Own1]):
         for _, tensor in self.named_tensors():
             target = tensor._backend if chosen is None else chosen
             floating = tensor._backend.dtype_name(tensor._data.dtype).startswith("float")
-            moves.append((tensor, target, as_backend_array(target, tensor, dtype if floating else None)))
+            # its values (detach: a traced state tensor, a stateful RNN's self.h, moves as before)
+            moves.append((tensor, target, as_backend_array(target, tensor.detach(), dtype if floating else None)))
         for tensor, target, data in moves:  # every copy made before the first change
             tensor._data, tensor._backend = data, target
             info = tensor._param
@@ -399,17 +391,23 @@ def _is_module(value: object) -> TypeIs[Module]:
     return isinstance(value, Module)
 
 
-def _holds_state(value: Any) -> bool:
+def _holds_state(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is or holds (in lists, tuples and dicts) a module or a parameter:
-    what makes a private attribute part of its module."""
+    what makes a private attribute part of its module. A container is judged by its first
+    item (a list of layers, not a private history of 200,000 losses read through at every
+    optimizer step), and containers nested past a few levels (or holding themselves) are not."""
     if _is_module(value):
         return True
     if isinstance(value, Tensor):
         return cast(AnyTensor, value)._param is not None
+    if depth > 3:
+        return False
     if isinstance(value, (list, tuple)):
-        return any(_holds_state(item) for item in cast(Sequence[Any], value))
+        items = cast(Sequence[Any], value)
+        return len(items) > 0 and _holds_state(items[0], depth + 1)
     if isinstance(value, dict):
-        return any(_holds_state(item) for item in cast(dict[Any, Any], value).values())
+        entries = cast(dict[Any, Any], value)
+        return len(entries) > 0 and _holds_state(next(iter(entries.values())), depth + 1)
     return False
 
 
@@ -432,8 +430,21 @@ def _walk_value(path: str, value: Any, within: tuple[int, ...], private: bool) -
         for i, item in enumerate(cast(Sequence[Any], value)):
             yield from _walk_value(f"{path}.{i}", item, within, private)
     elif isinstance(value, dict):
-        for key, item in cast(dict[Any, Any], value).items():
-            yield from _walk_value(f"{path}.{key}", item, within, private)
+        entries = cast(dict[Any, Any], value)
+        names = [str(key) for key in entries]
+        if len(set(names)) != len(names):
+            # One name for two values (keys 0 and "0") would make state_dict keep one of them
+            # and a strict load leave the other unloaded, silently. (The same value twice is
+            # one tensor under one path.)
+            held: dict[str, int] = {}
+            for name, item in zip(names, entries.values(), strict=True):
+                if held.setdefault(name, id(item)) != id(item):
+                    raise ShapegradError(
+                        f"two different values of the dict at {path!r} have the dotted path {path}.{name} "
+                        "(keys equal as strings, such as 0 and '0'); expected keys that differ as strings"
+                    )
+        for name, item in zip(names, entries.values(), strict=True):
+            yield from _walk_value(f"{path}.{name}", item, within, private)
 
 
 def tensor_paths(model: Module) -> dict[int, list[str]]:

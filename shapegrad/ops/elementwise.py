@@ -285,8 +285,8 @@ def pow(x: Any, exponent: Any) -> Any:
 # --------------------------------------------------------------------------- maximum, minimum
 def maximum_minimum_backward(xp: Any, g: Any, x: Any, y: Any, out: Any, need: tuple[bool, bool]) -> tuple[Any, ...]:
     """One rule for ``maximum`` and ``minimum``: the gradient goes to the operand equal to
-    the result; where both are (a tie), each gets half; where the result is NaN, each gets
-    all of it (the NaN reaches both operands' gradients), as in PyTorch."""
+    the result; where both are (a tie), each gets half; where the result is NaN (equal to
+    neither), each gets all of it, as in PyTorch."""
     undecided = out != out  # NaN: equal to neither operand
     x_won, y_won = (out == x) | undecided, (out == y) | undecided
     share = 1 - 0.5 * xp.astype(x == y, g.dtype)  # 1, or ½ at a tie (never at NaN: NaN != NaN)
@@ -548,6 +548,8 @@ def _bits_dtype(how: str, value: Any) -> str:
 def _bitwise(a: Any, b: Any, how: str) -> Any:
     if not isinstance(a, Tensor):  # a number on the left (True & mask): & | ^ are symmetric
         a, b = b, a
+    if not isinstance(a, Tensor):
+        raise DTypeError(f"{how} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
     left = cast(AnyTensor, a)
     right = operand(b, left, how)
     kinds = (_bits_dtype(how, left), _bits_dtype(how, right))
@@ -594,6 +596,8 @@ def bitwise_xor(a: Any, b: Any) -> Any:
 def bitwise_not(x: Tensor[Any, *S]) -> Tensor[NoTape, *S]:
     """``~x`` element-wise: logical not of booleans, bitwise of integers (an untraced tensor;
     floats are refused). PyTorch: ``torch.bitwise_not``."""
+    if not isinstance(x, Tensor):  # pyright: ignore[reportUnnecessaryIsInstance] -- callers may be untyped
+        raise DTypeError(f"bitwise_not expects a Tensor, found {type(x).__name__}")
     _bits_dtype("bitwise_not", x)
     xp = x._backend.xp
     invert = getattr(xp, "bitwise_invert", None) or xp.bitwise_not  # the Array API's name, NumPy 1's

@@ -187,10 +187,15 @@ def wide_sum(xp: Any, values: Any, axis: Any = None, keepdims: bool = False) -> 
     """The sum of ``values`` along ``axis``, in float32 where they are float16 (as PyTorch
     accumulates half precision): a row of 100,000 exponentials near 1 summed past float16's
     65,504 to inf, and a softmax over a vocabulary came out all zeros. Callers cast back."""
-    half = getattr(xp, "float16", None)
-    if half is not None and values.dtype == half:
+    if is_half(xp, values.dtype):
         return xp.sum(values, axis=axis, keepdims=keepdims, dtype=xp.float32)
     return xp.sum(values, axis=axis, keepdims=keepdims)
+
+
+def is_half(xp: Any, dtype: Any) -> bool:
+    """Whether ``dtype`` is ``xp``'s float16 (a backend without one has none)."""
+    half = getattr(xp, "float16", None)
+    return half is not None and dtype == half
 
 
 def cast_to(xp: Any, a: Any, dtype: Any) -> Any:
@@ -280,7 +285,7 @@ def softmax(
     last = normalize_axes(axis, data.ndim, "softmax") == (data.ndim - 1,)
     kernel = fused_kernel(x._backend, "softmax", data.dtype) if last else None
     y = None if kernel is None else kernel(data, scale, allowed)  # scale, mask, max in one pass
-    # The rule reads the mask (a row masked throughout gets no gradient): a write into it is seen.
+    # The rule reads the mask (masked scores get no gradient): a write into it is seen.
     watched = () if mask is None else (mask,)
     if y is not None:
         return record(y, softmax_backward, (x,), (y, axis, scale, allowed), x._backend, watch=watched)

@@ -20,6 +20,7 @@ from .._errors import GradientsMismatchError, HyperparameterError, ShapegradErro
 from .._gradients import Gradients, buffers, layout, mark_consumed, received_keys
 from .._tensor import array_of, backend_of, parameter_info
 from ..nn._module import Module, tensor_paths
+from ..ops.reductions import is_half
 from ._groups import Group, assign_groups
 
 if TYPE_CHECKING:
@@ -146,8 +147,7 @@ def _squared_norms(grads: Gradients[Any]) -> tuple[list[tuple[Any, Any]], dict[i
 def _sum_of_squares(xp: Any, data: Any) -> Any:
     # In float32 for float16 gradients: their squares summed in float16 overflow past 65504
     # (a norm of 256 already), and a norm of inf scaled every gradient to 0, silently.
-    half = getattr(xp, "float16", None)
-    if half is not None and data.dtype == half:
+    if is_half(xp, data.dtype):
         data = xp.astype(data, xp.float32)
     # One dot product (BLAS on NumPy): 4× faster than summing data * data, no temporary.
     vecdot = getattr(xp, "vecdot", None)

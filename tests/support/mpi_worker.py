@@ -235,6 +235,14 @@ def accumulated(comm: dist.Comm) -> None:
         backward(xs)
     comm.allreduce_mean(grads)
     assert np.allclose(grads[model.weight].numpy(), [[1.5 + 4.0]])
+    # two losses of one uneven batch (the same count in both passes): one weight per rank is exact
+    grads.zero()
+    xs = [1.0, 2.0] if comm.rank == 0 else [3.0]
+    backward(xs)
+    backward(xs)
+    comm.allreduce_mean(grads)
+    every_x = [1.0, 2.0] + [3.0] * (comm.size - 1)
+    assert np.allclose(grads[model.weight].numpy(), [[2 * np.mean(every_x)]])
     comm.samples = None
     comm.barrier()
 
