@@ -1709,6 +1709,15 @@ def test_a_step_changing_a_list_or_dict_argument_runs_eagerly(how: str) -> None:
     assert compiled.eager_reason is not None
 
 
+def _warned_first(compiled: Any, x: Any, call: int, match: str) -> Any:
+    """``compiled(x)``, the first call (the recording) required to give the CompileWarning
+    ``match`` names."""
+    if call != 0:
+        return compiled(x)
+    with pytest.warns(sg.CompileWarning, match=match):
+        return compiled(x)
+
+
 @pytest.mark.parametrize("returned", ["the loss", "the logits beside a loss it ran backward from"])
 def test_a_step_returning_a_tensor_to_run_backward_from_runs_eagerly(returned: str) -> None:
     """A compiled forward pass that traces inside and gives back the loss (the caller runs
@@ -1731,11 +1740,7 @@ def test_a_step_returning_a_tensor_to_run_backward_from_runs_eagerly(returned: s
     compiled = sg.compile(step)
     for call in range(3):
         x = sg.tensor(np.full((2, 3), call + 1.0, dtype=np.float32))
-        if call == 0:
-            with pytest.warns(sg.CompileWarning, match="returns a traced tensor a backward pass could still start"):
-                out = compiled(x)
-        else:
-            out = compiled(x)
+        out = _warned_first(compiled, x, call, "returns a traced tensor a backward pass could still start")
         out.sum().backward()
         got = grads[lin.weight].numpy().copy()
         step(x).sum().backward()
@@ -1765,11 +1770,7 @@ def test_a_step_returning_a_traced_input_whose_gradient_the_caller_reads_runs_ea
     compiled, eager = sg.compile(step_of(lin, grads, opt)), step_of(twin, twin_grads, twin_opt)
     for call in range(3):
         x = sg.tensor(np.full((2, 3), call + 1.0, dtype=np.float32))
-        if call == 0:
-            with pytest.warns(sg.CompileWarning, match="returns a traced input whose gradient the caller may read"):
-                mine = compiled(x)
-        else:
-            mine = compiled(x)
+        mine = _warned_first(compiled, x, call, "returns a traced input whose gradient the caller may read")
         theirs = eager(x)
         np.testing.assert_array_equal(grads[mine].numpy(), twin_grads[theirs].numpy())
     assert compiled.eager_reason is not None

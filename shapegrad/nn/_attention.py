@@ -26,7 +26,7 @@ from ._activations import Dropout
 from ._linear import Linear
 from ._module import Layer
 from ._norm import LayerNorm
-from ._torch_config import expect_kind
+from ._torch_config import expect_kind, same, supported
 
 __all__ = ["MultiHeadAttention", "TransformerEncoderBlock", "scaled_dot_product_attention"]
 
@@ -193,16 +193,9 @@ class MultiHeadAttention(Layer[D, D, D], checked=False):
         """Refuse a PyTorch module other than ``nn.MultiheadAttention``, or one whose state dict fits but whose outputs
         would differ: ``add_zero_attn=True`` (a zero key and value appended) or another
         ``num_heads``."""
-        where = repr(path) if path else "the model"
         expect_kind(torch_module, path, self, "MultiheadAttention")
-        if getattr(torch_module, "add_zero_attn", False):
-            _refuse(
-                f"{where} is PyTorch's MultiheadAttention(add_zero_attn=True), which appends a zero key and value "
-                "to every sequence; shapegrad's MultiHeadAttention has no such option"
-            )
-        heads = getattr(torch_module, "num_heads", None)
-        if isinstance(heads, int) and heads != self.num_heads:
-            _refuse(f"{where} has num_heads={heads} in PyTorch, {self.num_heads} here")
+        supported(torch_module, path, "add_zero_attn", False, "it appends a zero key and value to every sequence")
+        same(torch_module, path, "num_heads", self.num_heads)
 
     def _heads(self, x: AnyTensor) -> Any:
         b, length, _ = x.shape

@@ -18,7 +18,16 @@ from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fol
 from ..ops.creation import Generator
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
-from ._torch_config import TorchTwin, expect_kind, refuse, same, same_pair, supported, torch_padding
+from ._torch_config import (
+    TorchTwin,
+    expect_kind,
+    refuse,
+    same,
+    same_padding,
+    same_pair,
+    supported,
+    torch_padding,
+)
 
 __all__ = [
     "AvgPool2d",
@@ -70,14 +79,14 @@ def _padding(
         raise HyperparameterError(f"{op} expects padding 'same', 'valid', an int or a pair, found {value!r}")
     if stride != (1, 1):
         raise HyperparameterError(f"{op}: padding='same' expects stride 1 (as PyTorch), found stride {stride}")
-    totals = (dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1))
-    if totals[0] % 2 or totals[1] % 2:
+    half = same_padding(kernel, dilation)
+    if half is None:
         raise ShapeError(
             f"{op}: padding='same' with kernel {kernel} and dilation {dilation} pads one more at the end "
             "than at the start in PyTorch, which shapegrad's symmetric padding cannot; pad first "
             "(sg.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))) with padding=0, or use an odd kernel"
         )
-    return totals[0] // 2, totals[1] // 2
+    return half[0], half[1]
 
 
 def _pair(value: Size, op: str, what: str) -> tuple[int, int]:

@@ -16,7 +16,7 @@ from ..ops._toolkit import integer
 from ..ops.shape import broadcast_to, pad
 from ._conv import Doubles, SizeRule
 from ._module import Chan, Layer
-from ._torch_config import expect_kind, refuse, same
+from ._torch_config import expect_kind, refuse, same, torch_pair
 
 __all__ = ["ReflectionPad2d", "Upsample"]
 
@@ -42,12 +42,6 @@ def _scale_pair(value: object) -> tuple[int, int]:
         f"Upsample expects scale_factor to be a whole number >= 1 or a pair of them (height, width), found "
         f"{value!r}; shapegrad up-samples by integer factors (give size= for bilinear to other sizes)"
     )
-
-
-def _torch_pair(value: Any) -> tuple[float, float]:
-    """A PyTorch ``size`` or ``scale_factor`` (a number or a pair) as a pair of numbers."""
-    values = tuple(cast("tuple[Any, ...]", value)) if isinstance(value, (tuple, list)) else (value, value)
-    return float(values[0]), float(values[1])
 
 
 def _whole(value: object) -> bool:
@@ -185,8 +179,9 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
         if bool(theirs_corners) != self.align_corners:
             refuse(path, f"has align_corners={theirs_corners!r} in PyTorch, {self.align_corners!r} here")
         theirs_size, theirs_scale = getattr(torch_module, "size", None), getattr(torch_module, "scale_factor", None)
-        size = None if theirs_size is None else _torch_pair(theirs_size)
-        scale = None if theirs_scale is None else _torch_pair(theirs_scale)
+        # as numbers: PyTorch keeps 2.0 where ours is 2
+        size = None if theirs_size is None else tuple(float(v) for v in torch_pair(theirs_size))
+        scale = None if theirs_scale is None else tuple(float(v) for v in torch_pair(theirs_scale))
         if size != self.size or scale != self.scale_factor:
             refuse(
                 path,

@@ -15,7 +15,17 @@ from typing import Any, NoReturn, cast
 
 from .._errors import CheckpointError
 
-__all__ = ["TorchTwin", "expect_kind", "refuse", "same", "same_pair", "supported", "torch_padding"]
+__all__ = [
+    "TorchTwin",
+    "expect_kind",
+    "refuse",
+    "same",
+    "same_padding",
+    "same_pair",
+    "supported",
+    "torch_padding",
+    "torch_pair",
+]
 
 _ABSENT = object()
 
@@ -67,17 +77,34 @@ def torch_padding(torch_module: Any, path: str) -> tuple[int, ...]:
     padding = torch_module.padding
     if not isinstance(padding, str):
         return tuple(int(p) for p in padding)
-    totals = [int(d) * (int(k) - 1) for d, k in zip(torch_module.dilation, torch_module.kernel_size, strict=True)]
     if padding == "valid":
-        return tuple(0 for _ in totals)
-    if any(total % 2 for total in totals):
+        return tuple(0 for _ in torch_module.kernel_size)
+    half = same_padding(torch_module.kernel_size, torch_module.dilation)
+    if half is None:
         refuse(
             path,
             f"has padding='same' in PyTorch with kernel_size={tuple(torch_module.kernel_size)}, "
             f"dilation={tuple(torch_module.dilation)}: one more on the right than on the left, which "
             "shapegrad's symmetric padding does not have (use an odd kernel)",
         )
-    return tuple(total // 2 for total in totals)
+    return half
+
+
+def same_padding(kernel: Sequence[int], dilation: Sequence[int]) -> tuple[int, ...] | None:
+    """PyTorch's ``padding="same"`` per axis: half of ``dilation·(kernel - 1)`` on each side;
+    None where that is odd (PyTorch pads one more at the end, which a symmetric padding
+    cannot say)."""
+    totals = [int(d) * (int(k) - 1) for d, k in zip(dilation, kernel, strict=True)]
+    return None if any(total % 2 for total in totals) else tuple(total // 2 for total in totals)
+
+
+def torch_pair(value: Any) -> tuple[Any, Any]:
+    """A PyTorch setting kept as a number or a pair (a pooling's ``kernel_size``, an
+    up-sampling's ``scale_factor``) as a pair."""
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        first, second = cast(Sequence[Any], value)
+        return first, second
+    return value, value
 
 
 def same_pair(torch_module: Any, path: str, setting: str, ours: tuple[int, int]) -> None:
@@ -85,8 +112,7 @@ def same_pair(torch_module: Any, path: str, setting: str, ours: tuple[int, int])
     theirs = getattr(torch_module, setting, _ABSENT)
     if theirs is _ABSENT:
         return
-    pair = tuple(cast(Sequence[Any], theirs)) if isinstance(theirs, Sequence) else (theirs, theirs)
-    if pair != ours:
+    if torch_pair(theirs) != ours:
         refuse(path, f"has {setting}={theirs!r} in PyTorch, {ours!r} here")
 
 
