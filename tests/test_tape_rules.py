@@ -337,6 +337,12 @@ def _written_after_forward(what: str) -> tuple[Any, Any, Any]:
     elif what == "cross_entropy's labels":
         read = sg.tensor(np.array([0, 2]))
         loss = sg.losses.cross_entropy(x, read)
+    elif what in ("nll_loss's labels", "a weighted cross_entropy's labels"):
+        read = sg.tensor(np.array([0, 2]))
+        if what.startswith("nll"):
+            loss = sg.losses.nll_loss(sg.log_softmax(x), read)
+        else:
+            loss = sg.losses.cross_entropy(x, read, weight=sg.tensor(np.array([1.0, 2.0, 3.0])))
     elif what == "softmax's mask":
         read = sg.tensor(np.array([[True, False, True], [False, False, False]]))  # row 1 masked throughout
         loss = (sg.softmax(x, mask=read) * sg.tensor(np.array([1.0, 2.0, 3.0]))).sum()
@@ -368,6 +374,8 @@ def _written_after_forward(what: str) -> tuple[Any, Any, Any]:
         "take_along_axis's indices",
         "cross_entropy's labels",
         "an embedding's ids",
+        "nll_loss's labels",
+        "a weighted cross_entropy's labels",
         "softmax's mask",
         "at[...].set's index",
         "at[...].add's index",
