@@ -210,6 +210,67 @@ def test_reflection_pad_2d_refusals(numpy_backend: str) -> None:
         nn.ReflectionPad2d(1)(sg.ones(4, 5))
 
 
+# --------------------------------------------------------------------------- Dropout(p=1)
+def test_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
+    """PyTorch takes p=1: every value zeroed in training mode, the identity in eval mode. It
+    was refused ('Dropout expects 0 <= p < 1'). Now ``x · 0`` as PyTorch's (an inf or a NaN
+    gives NaN, a negative value -0; no division by ``1 - p``), with PyTorch's zero gradient;
+    from_torch loads PyTorch's ``nn.Dropout(1.0)``."""
+    x = np.array([[np.inf, np.nan, -2.0, 3.0], [0.5, -0.0, 1e30, -1e-30]])
+    drop = nn.Dropout(1.0)
+    grads = sg.Gradients()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    with np.errstate(invalid="ignore"):  # inf · 0, NumPy's warning; PyTorch's NaN too
+        out = drop(xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.dropout(tx, 1.0, training=True)
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(tout.detach().numpy()))
+    w = np.arange(8.0).reshape(2, 4)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(grads[xt].numpy(), tx.grad.numpy())
+    assert not grads[xt].numpy().any()
+    drop.eval()
+    assert drop(xt) is xt
+    sg.nn.from_torch(
+        nn.Sequential(nn.Linear(4, 4), nn.Dropout(1.0)), tnn.Sequential(tnn.Linear(4, 4), tnn.Dropout(1.0))
+    )
+
+
+@pytest.mark.parametrize("p", [1.5, -0.1, True, "0.5"], ids=repr)
+def test_dropout_outside_zero_one_is_refused_by_name(p: Any, numpy_backend: str) -> None:
+    """As PyTorch refuses (a ValueError: HyperparameterError is one), naming the value."""
+    with pytest.raises(sg.HyperparameterError, match=r"Dropout expects p to be a probability in \[0, 1\]"):
+        nn.Dropout(p)
+    with pytest.raises(ValueError, match=r"dropout to be a probability in \[0, 1\]"):
+        nn.LSTM(3, 4, 2, dropout=p)
+
+
+def test_attention_with_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
+    """``nn.MultiheadAttention(d, h, dropout=1.0)`` in training mode drops every attention
+    weight: the output is ``out_proj``'s bias. It was refused when built; now its output and
+    its input and bias gradients are PyTorch's."""
+    torch.manual_seed(0)
+    theirs = tnn.MultiheadAttention(4, 2, dropout=1.0, batch_first=True).double()
+    _randomize(theirs)
+    ours = nn.MultiHeadAttention(2, 4, dropout=1.0, dtype="float64")
+    sg.nn.from_torch(ours, theirs)
+    x = _input(2, 3, 4)
+    grads = ours.alloc_grads()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    out = ours(xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = theirs(tx, tx, tx, need_weights=False)[0]
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12)
+    w = _input(2, 3, 4, seed=1)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), atol=1e-12)
+    bias = theirs.out_proj.bias.grad.numpy()
+    np.testing.assert_allclose(grads[ours.out_proj.bias].numpy(), bias, rtol=1e-12)
+
+
 # --------------------------------------------------------------------------- compiled
 class _UpBlock(nn.Module):
     """A decoder block of a U-Net / style-transfer net: GroupNorm, SiLU, nearest up-sampling,
