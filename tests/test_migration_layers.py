@@ -210,6 +210,62 @@ def test_reflection_pad_2d_refusals(numpy_backend: str) -> None:
         nn.ReflectionPad2d(1)(sg.ones(4, 5))
 
 
+# --------------------------------------------------------------------------- LayerNorm
+@pytest.mark.parametrize(
+    ("shape", "x_shape"),
+    [(4, (2, 3, 4)), ([4], (2, 4)), ((3, 4), (2, 3, 4)), ((2, 3, 4), (2, 2, 3, 4)), ((2, 3, 4), (2, 3, 4))],
+    ids=["int", "list", "two-axes", "three-axes", "unbatched"],
+)
+@pytest.mark.parametrize(
+    "affine", [{}, {"bias": False}, {"elementwise_affine": False}], ids=["affine", "no-bias", "plain"]
+)
+def test_layer_norm_is_torch_s(
+    shape: Any, x_shape: tuple[int, ...], affine: dict[str, bool], numpy_backend: str
+) -> None:
+    """PyTorch's ``normalized_shape`` as an int, a list or a tuple of trailing axes, and
+    ``bias=False`` (PyTorch >= 2.1): a tuple or a list and ``bias=`` were refused (a
+    ``DTypeError`` and a ``TypeError``). Output, input and parameter gradients as PyTorch's,
+    the parameters loaded from its model (whose settings from_torch compares)."""
+    theirs = tnn.LayerNorm(shape, eps=1e-3, **affine).double()
+    _randomize(theirs)
+    ours = nn.LayerNorm(shape, eps=1e-3, dtype="float64", **affine)
+    sg.nn.from_torch(ours, theirs)
+    assert ours.normalized_shape == tuple(theirs.normalized_shape)
+    _matches_torch(ours, theirs, _input(*x_shape))
+
+
+def test_layer_norm_settings_and_refusals(numpy_backend: str) -> None:
+    """from_torch compares ``bias`` and the normalized shape; an input whose last axes are not
+    the normalized shape is a ``ShapeError`` naming both (PyTorch raises too: it was taken
+    without an affine); the typed form keeps working, its type argument the last axis."""
+    cases = [
+        (nn.LayerNorm(4), tnn.LayerNorm(4, bias=False), r"the model has bias=False in PyTorch, True here"),
+        (nn.LayerNorm(4, bias=False), tnn.LayerNorm(4), r"the model has bias=True in PyTorch, False here"),
+        (nn.LayerNorm((3, 4)), tnn.LayerNorm((4, 3)), r"the model has normalized_shape=\(4, 3\) in PyTorch, \(3, 4\) here"),
+        (nn.LayerNorm(12), tnn.LayerNorm((3, 4)), r"the model has normalized_shape=\(3, 4\) in PyTorch, \(12,\) here"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        with pytest.raises(sg.CheckpointError, match=match):
+            sg.nn.from_torch(ours, theirs)
+    norm = nn.LayerNorm((3, 4))
+    assert (norm.normalized_size, norm.weight is not None and norm.weight.shape) == (4, (3, 4))
+    with pytest.raises(sg.ShapeError, match=r"LayerNorm expects input \(\.\.\., 3, 4\) .* found shape \(2, 4, 3\)"):
+        norm(sg.ones(2, 4, 3))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(4,\)"):
+        norm(sg.ones(4))
+    with pytest.raises(sg.ShapeError, match=r"expects input \(\.\.\., 4\) .* found shape \(2, 5\)"):
+        nn.LayerNorm(4, elementwise_affine=False)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(2, 5\)"):
+        nn.LayerNorm(4, bias=False)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"at least one size .* found \(\)"):
+        nn.LayerNorm(())
+    with pytest.raises(sg.DTypeError, match="integer normalized_shape"):
+        nn.LayerNorm((3, 4.5))  # type: ignore[arg-type]
+    assert nn.LayerNorm[L[4]]((3, 4)).normalized_shape == (3, 4)
+    with pytest.raises(sg.ShapeError, match=r"normalized_size=3 contradicts the type's 4"):
+        nn.LayerNorm[L[4]]((4, 3))
+
+
 # --------------------------------------------------------------------------- Dropout(p=1)
 def test_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
     """PyTorch takes p=1: every value zeroed in training mode, the identity in eval mode. It
