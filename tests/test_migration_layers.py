@@ -48,7 +48,9 @@ def _matches_torch(ours: Any, theirs: Any, x: np.ndarray, rtol: float = 1e-9, at
     assert sorted(ours_params) == sorted(theirs_params)
     for name, param in ours_params.items():
         expected = theirs_params[name].grad.numpy()
-        np.testing.assert_allclose(grads[param].numpy(), expected, rtol=rtol, atol=atol, err_msg=name)
+        # as PyTorch's layout (Conv1d's weight has a height of 1 here)
+        ours_grad = grads[param].numpy().reshape(expected.shape)
+        np.testing.assert_allclose(ours_grad, expected, rtol=rtol, atol=atol, err_msg=name)
 
 
 def _input(*shape: int, seed: int = 0) -> np.ndarray:
@@ -264,6 +266,46 @@ def test_layer_norm_settings_and_refusals(numpy_backend: str) -> None:
     assert nn.LayerNorm[L[4]]((3, 4)).normalized_shape == (3, 4)
     with pytest.raises(sg.ShapeError, match=r"normalized_size=3 contradicts the type's 4"):
         nn.LayerNorm[L[4]]((4, 3))
+
+
+# --------------------------------------------------------------------------- unbatched inputs
+UNBATCHED: list[tuple[str, Callable[[], Any], Callable[[], Any], tuple[int, ...]]] = [
+    ("Conv2d", lambda: tnn.Conv2d(3, 4, 3, padding=1), lambda: nn.Conv2d(3, 1, 1, in_channels=3, out_channels=4), (3, 5, 6)),
+    ("Conv2d-strided", lambda: tnn.Conv2d(2, 4, (2, 3), 2, groups=2), lambda: nn.Conv2d((2, 3), 2, groups=2, in_channels=2, out_channels=4), (2, 5, 7)),
+    ("SameConv2d", lambda: tnn.Conv2d(3, 2, 3, padding="same"), lambda: nn.SameConv2d(3, in_channels=3, out_channels=2), (3, 4, 4)),
+    ("Conv1d", lambda: tnn.Conv1d(3, 4, 3, padding=1), lambda: nn.Conv1d(3, 1, 1, in_channels=3, out_channels=4), (3, 7)),
+    ("MaxPool2d", lambda: tnn.MaxPool2d(2), lambda: nn.MaxPool2d(2), (3, 5, 6)),
+    ("MaxPool2d-padded", lambda: tnn.MaxPool2d(3, 2, 1), lambda: nn.MaxPool2d(3, 2, 1), (2, 5, 5)),
+    ("AvgPool2d", lambda: tnn.AvgPool2d(2), lambda: nn.AvgPool2d(2), (3, 4, 6)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("theirs", "ours", "shape"), [case[1:] for case in UNBATCHED], ids=[c[0] for c in UNBATCHED])
+def test_unbatched_inputs_are_torch_s(theirs: Any, ours: Any, shape: tuple[int, ...], numpy_backend: str) -> None:
+    """PyTorch's convolutions and poolings take one unbatched ``(C, H, W)`` image (``(C, L)``
+    for Conv1d) and give a result without a batch axis; these were a ShapeError ('expects
+    input (batch, ...)', or a batch axis to add). Output, input and parameter gradients as
+    PyTorch's, and the batched call unchanged."""
+    reference = theirs().double()
+    layer = ours().to(dtype="float64")
+    _matches_torch(layer, reference, _input(*shape))
+    reference.zero_grad()
+    _matches_torch(layer, reference, _input(2, *shape, seed=3))
+
+
+def test_unbatched_layers_refuse_other_ranks_by_name(numpy_backend: str) -> None:
+    for layer, shape, axes in [
+        (nn.Conv2d(3, in_channels=3, out_channels=4), (3, 5), r"\(batch, channels, height, width\) or unbatched \(channels, height, width\)"),
+        (nn.MaxPool2d(2), (1, 2, 3, 4, 4), r"\(batch, channels, height, width\) or unbatched .*"),
+        (nn.AvgPool2d(2), (4,), r"\(batch, channels, height, width\) or unbatched .*"),
+        (nn.Conv1d(3, in_channels=3, out_channels=4), (2, 3, 1, 7), r"\(batch, channels, length\) or unbatched \(channels, length\)"),
+    ]:  # fmt: skip
+        with pytest.raises(
+            sg.ShapeError, match=rf"{type(layer).__name__.split('[')[0]} expects input {axes}, found shape"
+        ):
+            layer(sg.ones(*shape))
+    with pytest.raises(sg.ShapeError, match=r"conv2d: input has 2 channels, expected 3"):
+        nn.Conv2d(3, in_channels=3, out_channels=4)(sg.ones(2, 5, 5))
 
 
 # --------------------------------------------------------------------------- Dropout(p=1)
