@@ -754,14 +754,15 @@ def test_two_tensors_at_one_dotted_path_are_refused(numpy_backend: str) -> None:
     assert list(model.state_dict()) == ["heads.0.weight", "heads.0.bias"]
 
 
-def test_unbatched_inputs_to_conv1d_and_attention_are_refused_by_name(numpy_backend: str) -> None:
-    """PyTorch takes one unbatched sequence; these layers take batches only, and said so with
-    NumPy's bare 'not enough values to unpack' (no layer, no shape). Now a ShapeError names
-    the layer, the expected axes and the fix."""
+def test_inputs_of_other_ranks_to_conv1d_and_attention_are_refused_by_name(numpy_backend: str) -> None:
+    """These layers said so with NumPy's bare 'not enough values to unpack' (no layer, no
+    shape). Now a ShapeError names the layer, the expected axes and the shape (Conv1d takes
+    PyTorch's unbatched ``(C, L)`` too: tests/test_migration_layers.py; attention batches only)."""
     with pytest.raises(
-        sg.ShapeError, match=r"Conv1d expects input \(batch, channels, length\), found shape \(2, 5\).*expand_dims"
+        sg.ShapeError,
+        match=r"Conv1d expects input \(batch, channels, length\) or unbatched \(channels, length\), found shape \(5,\)",
     ):
-        nn.Conv1d(3, in_channels=2, out_channels=3)(sg.ones(2, 5))
+        nn.Conv1d(3, in_channels=2, out_channels=3)(sg.ones(5))
     with pytest.raises(
         sg.ShapeError, match=r"MultiHeadAttention expects query \(batch, length, embed_dim\), found shape \(3, 4\)"
     ):

@@ -48,7 +48,9 @@ def _matches_torch(ours: Any, theirs: Any, x: np.ndarray, rtol: float = 1e-9, at
     assert sorted(ours_params) == sorted(theirs_params)
     for name, param in ours_params.items():
         expected = theirs_params[name].grad.numpy()
-        np.testing.assert_allclose(grads[param].numpy(), expected, rtol=rtol, atol=atol, err_msg=name)
+        # as PyTorch's layout (Conv1d's weight has a height of 1 here)
+        ours_grad = grads[param].numpy().reshape(expected.shape)
+        np.testing.assert_allclose(ours_grad, expected, rtol=rtol, atol=atol, err_msg=name)
 
 
 def _input(*shape: int, seed: int = 0) -> np.ndarray:
@@ -208,6 +210,163 @@ def test_reflection_pad_2d_refusals(numpy_backend: str) -> None:
         nn.ReflectionPad2d(4)(sg.ones(1, 1, 4, 8))
     with pytest.raises(sg.ShapeError, match=r"found shape \(4, 5\)"):
         nn.ReflectionPad2d(1)(sg.ones(4, 5))
+
+
+# --------------------------------------------------------------------------- LayerNorm
+@pytest.mark.parametrize(
+    ("shape", "x_shape"),
+    [(4, (2, 3, 4)), ([4], (2, 4)), ((3, 4), (2, 3, 4)), ((2, 3, 4), (2, 2, 3, 4)), ((2, 3, 4), (2, 3, 4))],
+    ids=["int", "list", "two-axes", "three-axes", "unbatched"],
+)
+@pytest.mark.parametrize(
+    "affine", [{}, {"bias": False}, {"elementwise_affine": False}], ids=["affine", "no-bias", "plain"]
+)
+def test_layer_norm_is_torch_s(
+    shape: Any, x_shape: tuple[int, ...], affine: dict[str, bool], numpy_backend: str
+) -> None:
+    """PyTorch's ``normalized_shape`` as an int, a list or a tuple of trailing axes, and
+    ``bias=False`` (PyTorch >= 2.1): a tuple or a list and ``bias=`` were refused (a
+    ``DTypeError`` and a ``TypeError``). Output, input and parameter gradients as PyTorch's,
+    the parameters loaded from its model (whose settings from_torch compares)."""
+    theirs = tnn.LayerNorm(shape, eps=1e-3, **affine).double()
+    _randomize(theirs)
+    ours = nn.LayerNorm(shape, eps=1e-3, dtype="float64", **affine)
+    sg.nn.from_torch(ours, theirs)
+    assert ours.normalized_shape == tuple(theirs.normalized_shape)
+    _matches_torch(ours, theirs, _input(*x_shape))
+
+
+def test_layer_norm_settings_and_refusals(numpy_backend: str) -> None:
+    """from_torch compares ``bias`` and the normalized shape; an input whose last axes are not
+    the normalized shape is a ``ShapeError`` naming both (PyTorch raises too: it was taken
+    without an affine); the typed form keeps working, its type argument the last axis."""
+    cases = [
+        (nn.LayerNorm(4), tnn.LayerNorm(4, bias=False), r"the model has bias=False in PyTorch, True here"),
+        (nn.LayerNorm(4, bias=False), tnn.LayerNorm(4), r"the model has bias=True in PyTorch, False here"),
+        (nn.LayerNorm((3, 4)), tnn.LayerNorm((4, 3)), r"the model has normalized_shape=\(4, 3\) in PyTorch, \(3, 4\) here"),
+        (nn.LayerNorm(12), tnn.LayerNorm((3, 4)), r"the model has normalized_shape=\(3, 4\) in PyTorch, \(12,\) here"),
+    ]  # fmt: skip
+    for ours, theirs, match in cases:
+        with pytest.raises(sg.CheckpointError, match=match):
+            sg.nn.from_torch(ours, theirs)
+    norm = nn.LayerNorm((3, 4))
+    assert (norm.normalized_size, norm.weight is not None and norm.weight.shape) == (4, (3, 4))
+    with pytest.raises(sg.ShapeError, match=r"LayerNorm expects input \(\.\.\., 3, 4\) .* found shape \(2, 4, 3\)"):
+        norm(sg.ones(2, 4, 3))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(4,\)"):
+        norm(sg.ones(4))
+    with pytest.raises(sg.ShapeError, match=r"expects input \(\.\.\., 4\) .* found shape \(2, 5\)"):
+        nn.LayerNorm(4, elementwise_affine=False)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"found shape \(2, 5\)"):
+        nn.LayerNorm(4, bias=False)(sg.ones(2, 5))
+    with pytest.raises(sg.ShapeError, match=r"at least one size .* found \(\)"):
+        nn.LayerNorm(())
+    with pytest.raises(sg.DTypeError, match="integer normalized_shape"):
+        nn.LayerNorm((3, 4.5))  # type: ignore[arg-type]
+    assert nn.LayerNorm[L[4]]((3, 4)).normalized_shape == (3, 4)
+    with pytest.raises(sg.ShapeError, match=r"normalized_size=3 contradicts the type's 4"):
+        nn.LayerNorm[L[4]]((4, 3))
+
+
+# --------------------------------------------------------------------------- unbatched inputs
+UNBATCHED: list[tuple[str, Callable[[], Any], Callable[[], Any], tuple[int, ...]]] = [
+    ("Conv2d", lambda: tnn.Conv2d(3, 4, 3, padding=1), lambda: nn.Conv2d(3, 1, 1, in_channels=3, out_channels=4), (3, 5, 6)),
+    ("Conv2d-strided", lambda: tnn.Conv2d(2, 4, (2, 3), 2, groups=2), lambda: nn.Conv2d((2, 3), 2, groups=2, in_channels=2, out_channels=4), (2, 5, 7)),
+    ("SameConv2d", lambda: tnn.Conv2d(3, 2, 3, padding="same"), lambda: nn.SameConv2d(3, in_channels=3, out_channels=2), (3, 4, 4)),
+    ("Conv1d", lambda: tnn.Conv1d(3, 4, 3, padding=1), lambda: nn.Conv1d(3, 1, 1, in_channels=3, out_channels=4), (3, 7)),
+    ("MaxPool2d", lambda: tnn.MaxPool2d(2), lambda: nn.MaxPool2d(2), (3, 5, 6)),
+    ("MaxPool2d-padded", lambda: tnn.MaxPool2d(3, 2, 1), lambda: nn.MaxPool2d(3, 2, 1), (2, 5, 5)),
+    ("AvgPool2d", lambda: tnn.AvgPool2d(2), lambda: nn.AvgPool2d(2), (3, 4, 6)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("theirs", "ours", "shape"), [case[1:] for case in UNBATCHED], ids=[c[0] for c in UNBATCHED])
+def test_unbatched_inputs_are_torch_s(theirs: Any, ours: Any, shape: tuple[int, ...], numpy_backend: str) -> None:
+    """PyTorch's convolutions and poolings take one unbatched ``(C, H, W)`` image (``(C, L)``
+    for Conv1d) and give a result without a batch axis; these were a ShapeError ('expects
+    input (batch, ...)', or a batch axis to add). Output, input and parameter gradients as
+    PyTorch's, and the batched call unchanged."""
+    reference = theirs().double()
+    layer = ours().to(dtype="float64")
+    _matches_torch(layer, reference, _input(*shape))
+    reference.zero_grad()
+    _matches_torch(layer, reference, _input(2, *shape, seed=3))
+
+
+def test_unbatched_layers_refuse_other_ranks_by_name(numpy_backend: str) -> None:
+    for layer, shape, axes in [
+        (nn.Conv2d(3, in_channels=3, out_channels=4), (3, 5), r"\(batch, channels, height, width\) or unbatched \(channels, height, width\)"),
+        (nn.MaxPool2d(2), (1, 2, 3, 4, 4), r"\(batch, channels, height, width\) or unbatched .*"),
+        (nn.AvgPool2d(2), (4,), r"\(batch, channels, height, width\) or unbatched .*"),
+        (nn.Conv1d(3, in_channels=3, out_channels=4), (2, 3, 1, 7), r"\(batch, channels, length\) or unbatched \(channels, length\)"),
+    ]:  # fmt: skip
+        with pytest.raises(
+            sg.ShapeError, match=rf"{type(layer).__name__.split('[')[0]} expects input {axes}, found shape"
+        ):
+            layer(sg.ones(*shape))
+    with pytest.raises(sg.ShapeError, match=r"conv2d: input has 2 channels, expected 3"):
+        nn.Conv2d(3, in_channels=3, out_channels=4)(sg.ones(2, 5, 5))
+
+
+# --------------------------------------------------------------------------- Dropout(p=1)
+def test_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
+    """PyTorch takes p=1: every value zeroed in training mode, the identity in eval mode. It
+    was refused ('Dropout expects 0 <= p < 1'). Now ``x · 0`` as PyTorch's (an inf or a NaN
+    gives NaN, a negative value -0; no division by ``1 - p``), with PyTorch's zero gradient;
+    from_torch loads PyTorch's ``nn.Dropout(1.0)``."""
+    x = np.array([[np.inf, np.nan, -2.0, 3.0], [0.5, -0.0, 1e30, -1e-30]])
+    drop = nn.Dropout(1.0)
+    grads = sg.Gradients()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    with np.errstate(invalid="ignore"):  # inf · 0, NumPy's warning; PyTorch's NaN too
+        out = drop(xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = torch.nn.functional.dropout(tx, 1.0, training=True)
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(tout.detach().numpy()))
+    w = np.arange(8.0).reshape(2, 4)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(grads[xt].numpy(), tx.grad.numpy())
+    assert not grads[xt].numpy().any()
+    drop.eval()
+    assert drop(xt) is xt
+    sg.nn.from_torch(
+        nn.Sequential(nn.Linear(4, 4), nn.Dropout(1.0)), tnn.Sequential(tnn.Linear(4, 4), tnn.Dropout(1.0))
+    )
+
+
+@pytest.mark.parametrize("p", [1.5, -0.1, True, "0.5"], ids=repr)
+def test_dropout_outside_zero_one_is_refused_by_name(p: Any, numpy_backend: str) -> None:
+    """As PyTorch refuses (a ValueError: HyperparameterError is one), naming the value."""
+    with pytest.raises(sg.HyperparameterError, match=r"Dropout expects p to be a probability in \[0, 1\]"):
+        nn.Dropout(p)
+    with pytest.raises(ValueError, match=r"dropout to be a probability in \[0, 1\]"):
+        nn.LSTM(3, 4, 2, dropout=p)
+
+
+def test_attention_with_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
+    """``nn.MultiheadAttention(d, h, dropout=1.0)`` in training mode drops every attention
+    weight: the output is ``out_proj``'s bias. It was refused when built; now its output and
+    its input and bias gradients are PyTorch's."""
+    torch.manual_seed(0)
+    theirs = tnn.MultiheadAttention(4, 2, dropout=1.0, batch_first=True).double()
+    _randomize(theirs)
+    ours = nn.MultiHeadAttention(2, 4, dropout=1.0, dtype="float64")
+    sg.nn.from_torch(ours, theirs)
+    x = _input(2, 3, 4)
+    grads = ours.alloc_grads()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    out = ours(xt)
+    tx = torch.tensor(x, requires_grad=True)
+    tout = theirs(tx, tx, tx, need_weights=False)[0]
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12)
+    w = _input(2, 3, 4, seed=1)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), atol=1e-12)
+    bias = theirs.out_proj.bias.grad.numpy()
+    np.testing.assert_allclose(grads[ours.out_proj.bias].numpy(), bias, rtol=1e-12)
 
 
 # --------------------------------------------------------------------------- compiled

@@ -63,11 +63,18 @@ def test_outputs_states_and_every_gradient_match_torch(
     """issue #25: the output, final states and the gradients of every parameter, the input and
     the initial states equal PyTorch's autograd, from the same weights."""
     reference, layer = _pair(cell, layers, bidirectional)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 5, 3))
     count = layers * (2 if bidirectional else 1)
     states = _states(cell, count, 2, 4, 1) if given_states else None
+    out = _matches_torch(reference, layer, cell, states)
+    assert out.shape == (2, 5, 4 * (2 if bidirectional else 1))
 
+
+def _matches_torch(reference: Any, layer: Any, cell: str, states: list[np.ndarray] | None) -> Any:
+    """The output, final states and the gradients of every parameter, the input and the
+    initial states of ``layer`` equal ``reference``'s autograd on a ``(2, 5, 3)`` input; the
+    output is returned."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 5, 3))
     tx = torch.tensor(x, requires_grad=True)
     tstates = None if states is None else [torch.tensor(s, requires_grad=True) for s in states]
     tout, tfinal = _call(reference, cell, tx, tstates)
@@ -82,7 +89,7 @@ def test_outputs_states_and_every_gradient_match_torch(
     loss = sum(((t * sg.tensor(w)).sum() for t, w in zip((out, *final), weights, strict=True)), sg.tensor(0.0))
     loss.backward()
 
-    assert out.shape == tuple(tout.shape) == (2, 5, 4 * (2 if bidirectional else 1))
+    assert out.shape == tuple(tout.shape)
     for ours, theirs in zip((out, *final), (tout, *tfinal), strict=True):
         np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
     for name, tensor in reference.named_parameters():
@@ -95,6 +102,7 @@ def test_outputs_states_and_every_gradient_match_torch(
         np.testing.assert_allclose(
             grads[ours_s].numpy(), theirs_s.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"state {k}"
         )
+    return out
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
@@ -131,8 +139,28 @@ def test_dropout_between_layers_as_torchs(cell: str, numpy_backend: str) -> None
     layer.eval()
     np.testing.assert_allclose(layer(x)[0].numpy(), plain(x)[0].numpy(), rtol=1e-12)
     assert ours(3, 4, dropout=0.5).dropout == 0.5
-    with pytest.raises(sg.ShapegradError, match="dropout expects 0 <= p < 1, found 1.0"):
-        ours(3, 4, 2, dropout=1.0)
+    with pytest.raises(sg.HyperparameterError, match=r"expects dropout to be a probability in \[0, 1\].*found 1.5"):
+        ours(3, 4, 2, dropout=1.5)
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_dropout_of_one_zeroes_the_inner_outputs_as_torchs(cell: str, numpy_backend: str) -> None:
+    """PyTorch takes dropout=1 (in training mode each layer's output but the last's is all
+    zeros: the next layer sees only its biases); it was refused ('dropout expects 0 <= p < 1').
+    The output, final states and every gradient equal PyTorch's, loaded from its model (whose
+    dropout from_torch compares)."""
+    reference, _ = _pair(cell, 2, False)
+    reference.dropout = 1.0
+    ours, _, extra = CELLS[cell]
+    layer = ours(3, 4, 2, dropout=1.0, dtype="float64", **extra)
+    nn.from_torch(layer, reference)
+    assert layer.training and reference.training
+    _matches_torch(reference, layer, cell, _states(cell, 2, 2, 4, 1))
+    layer.eval()
+    reference.eval()  # no dropout: the layers' own numbers
+    x = np.random.default_rng(2).standard_normal((2, 5, 3))
+    expected = _call(reference, cell, torch.tensor(x), None)[0].detach().numpy()
+    np.testing.assert_allclose(_call(layer, cell, sg.tensor(x), None)[0].numpy(), expected, rtol=1e-10)
 
 
 @pytest.mark.parametrize("cell", list(CELLS))

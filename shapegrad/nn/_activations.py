@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Literal
 
 from typing_extensions import TypeVar
 
-from .._errors import DTypeError, ShapegradError
+from .._errors import DTypeError, HyperparameterError
 from .._tensor import Tensor, wrap
 from .._typevars import S, T
 from ..ops import activations as act
@@ -145,15 +146,32 @@ class LeakyReLU(TorchTwin, Layer[N, N, N], checked=False):
         return act.leaky_relu(x, self.negative_slope)
 
 
+def checked_dropout(layer: str, setting: str, p: object) -> float:
+    """A dropout probability in PyTorch's range ``[0, 1]`` as a float; else
+    ``HyperparameterError`` naming the layer, the setting and the value."""
+    if not isinstance(p, bool) and isinstance(p, numbers.Real) and 0.0 <= float(p) <= 1.0:
+        return float(p)
+    raise HyperparameterError(
+        f"{layer} expects {setting} to be a probability in [0, 1] (as PyTorch), found {p!r} ({type(p).__name__})"
+    )
+
+
 class Dropout(Layer[N, N, N], checked=False):
     """In training mode, zero each value with probability ``p`` and scale the rest by
     ``1/(1-p)``; in eval mode, the identity. The mask comes from ``generator`` (seedable).
+
+    ``p`` is in PyTorch's range ``[0, 1]``: ``p=1`` zeroes every value in training mode
+    (``x · 0``, as PyTorch's: an inf or a NaN gives NaN; the gradient is 0), with no
+    division by ``1 - p``. Another ``p`` raises ``HyperparameterError``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> sg.nn.Dropout(1.0)(sg.ones(3)).numpy().tolist()
+        [0.0, 0.0, 0.0]
     """
 
     def __init__(self, p: float = 0.5, *, generator: Generator | None = None) -> None:
-        if not 0.0 <= p < 1.0:
-            raise ShapegradError(f"Dropout expects 0 <= p < 1, found p={p}")
-        self.p = p
+        self.p = checked_dropout("Dropout", "p", p)
         self._generator = generator
 
     def torch_check(self, torch_module: Any, path: str) -> None:
@@ -179,6 +197,8 @@ class Dropout(Layer[N, N, N], checked=False):
         gen = self._generator or default_generator(backend)
         # Drawn and built in x's dtype: no float64 draws or temporaries.
         draws = gen.uniform(x.shape, dtype=x.backend_dtype_name())
-        mask = backend.xp.astype(draws >= self.p, x.dtype) * (1.0 / (1.0 - self.p))
+        # p = 1 keeps nothing: a scale of 0 (1/(1-p) would divide by zero), so x · 0 as PyTorch
+        scale = 0.0 if self.p == 1.0 else 1.0 / (1.0 - self.p)
+        mask = backend.xp.astype(draws >= self.p, x.dtype) * scale
         kept: Tensor[T, *S] = x * wrap(mask, backend)
         return kept

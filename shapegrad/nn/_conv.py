@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Generic, Literal, overload
 
 import numpy as np
@@ -98,6 +99,24 @@ def _pair(value: Size, op: str, what: str) -> tuple[int, int]:
     return n, n
 
 
+_IMAGE = ("batch", "channels", "height", "width")
+_SIGNAL = ("batch", "channels", "length")
+
+
+def _unbatched(layer: str, x: AnyTensor, axes: tuple[str, ...], run: Callable[[AnyTensor], Any]) -> Any:
+    """``run`` of ``x``, whose axes are ``axes`` or, as PyTorch takes them, ``axes`` without
+    the batch (``(C, H, W)`` for ``(B, C, H, W)``): that one runs as a batch of one, and its
+    batch axis is removed from the result. Any other rank raises ``ShapeError``."""
+    if x.ndim == len(axes):
+        return run(x)
+    if x.ndim != len(axes) - 1:
+        raise ShapeError(
+            f"{layer} expects input ({', '.join(axes)}) or unbatched ({', '.join(axes[1:])}), found shape {x.shape}"
+        )
+    out: AnyTensor = run(x.reshape(1, *x.shape))
+    return out.reshape(*out.shape[1:])
+
+
 def conv2d(
     x: AnyTensor,
     weight: AnyTensor,
@@ -185,7 +204,8 @@ R = TypeVar("R", covariant=True, default=SizeRule)
 
 
 class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
-    """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs.
+    """2-D convolution from ``I`` to ``O`` channels over ``(B, I, H, W)`` inputs, or one
+    unbatched ``(I, H, W)`` image as PyTorch's (the result then has no batch axis either).
 
     Args:
         kernel_size: an int or a (height, width) pair.
@@ -238,7 +258,15 @@ class Conv2d(Layer[Chan[I], Chan[O], I, O], checked=False):
     def __call__(self: Conv2d[Open, Co], x: Tensor[T, B, Any, H, W]) -> Tensor[T, B, Co, Open, Open]: ...
     @overload
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, Open, Open]: ...
+    # One unbatched image, as PyTorch takes it.
+    @overload
+    def __call__(self: Conv2d[Open, Co], x: Tensor[T, Any, H, W]) -> Tensor[T, Co, Open, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, I, H, W]) -> Tensor[T, O, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
+        return _unbatched(type(self).__name__.split("[")[0], x, _IMAGE, self._convolve)
+
+    def _convolve(self, x: AnyTensor) -> Any:
         return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def torch_check(self, torch_module: Any, path: str) -> None:
@@ -303,13 +331,18 @@ class SameConv2d(Conv2d[I, O], checked=False):
     def __call__(self: SameConv2d[Open, Co], x: Tensor[T, B, Any, H, W]) -> Tensor[T, B, Co, H, W]: ...
     @overload
     def __call__(self, x: Tensor[T, B, I, H, W]) -> Tensor[T, B, O, H, W]: ...
+    @overload
+    def __call__(self: SameConv2d[Open, Co], x: Tensor[T, Any, H, W]) -> Tensor[T, Co, H, W]: ...
+    @overload
+    def __call__(self, x: Tensor[T, I, H, W]) -> Tensor[T, O, H, W]: ...
     def __call__(self, x: Any) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride] -- the same convolution, whose sizes are known
-        return conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return _unbatched("SameConv2d", x, _IMAGE, self._convolve)
 
 
 class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
-    """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs (a ``Conv2d``
-    over a height of 1). Arguments as ``Conv2d``, with ints for sizes."""
+    """1-D convolution from ``I`` to ``O`` channels over ``(B, I, L)`` inputs, or one
+    unbatched ``(I, L)`` sequence as PyTorch's (a ``Conv2d`` over a height of 1). Arguments
+    as ``Conv2d``, with ints for sizes."""
 
     def __init__(
         self,
@@ -356,12 +389,15 @@ class Conv1d(Layer[Chan[I], Chan[O], I, O], checked=False):
     def __call__(self: Conv1d[Open, Co], x: Tensor[T, B, Any, N]) -> Tensor[T, B, Co, Open]: ...
     @overload
     def __call__(self, x: Tensor[T, B, I, N]) -> Tensor[T, B, O, Open]: ...
+    # One unbatched sequence, as PyTorch takes it.
+    @overload
+    def __call__(self: Conv1d[Open, Co], x: Tensor[T, Any, N]) -> Tensor[T, Co, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, I, N]) -> Tensor[T, O, Open]: ...
     def __call__(self, x: Any) -> Any:
-        if x.ndim != 3:
-            raise ShapeError(
-                f"Conv1d expects input (batch, channels, length), found shape {x.shape}; one unbatched "
-                "sequence takes a batch axis first (x.expand_dims(0))"
-            )
+        return _unbatched("Conv1d", x, _SIGNAL, self._convolve)
+
+    def _convolve(self, x: AnyTensor) -> Any:
         b, c, length = x.shape
         image = x.reshape(b, c, 1, length)
         out: AnyTensor = conv2d(
@@ -502,7 +538,8 @@ class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
 
 
 class MaxPool2d(_Pool2d[R], checked=False):
-    """Maximum over each ``kernel_size`` window (stride defaults to the kernel size).
+    """Maximum over each ``kernel_size`` window (stride defaults to the kernel size) of
+    ``(B, C, H, W)`` inputs, or of one unbatched ``(C, H, W)`` image as PyTorch's.
     Padding counts as ``-inf``, as PyTorch. Of tied maxima the first gets the gradient, as PyTorch.
 
     ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
@@ -524,15 +561,23 @@ class MaxPool2d(_Pool2d[R], checked=False):
     @overload
     def __call__(self: MaxPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
     @overload
+    def __call__(self: MaxPool2d[Halves], x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Half[H], Half[W]]: ...
+    @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
+        return _unbatched("MaxPool2d", x, _IMAGE, self._pool)
+
+    def _pool(self, x: AnyTensor) -> Any:
         return max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 class AvgPool2d(_Pool2d[R], checked=False):
-    """Mean over each ``kernel_size`` window; padding counts as zeros in the mean
-    (PyTorch's ``count_include_pad=True``). ``AvgPool2d(2)`` halves the typed height and
-    width as ``MaxPool2d(2)`` does."""
+    """Mean over each ``kernel_size`` window of ``(B, C, H, W)`` inputs, or of one unbatched
+    ``(C, H, W)`` image as PyTorch's; padding counts as zeros in the mean (PyTorch's
+    ``count_include_pad=True``). ``AvgPool2d(2)`` halves the typed height and width as
+    ``MaxPool2d(2)`` does."""
 
     # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open.
     # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
@@ -550,8 +595,15 @@ class AvgPool2d(_Pool2d[R], checked=False):
     @overload
     def __call__(self: AvgPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
     @overload
+    def __call__(self: AvgPool2d[Halves], x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Half[H], Half[W]]: ...
+    @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
+    @overload
+    def __call__(self, x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
+        return _unbatched("AvgPool2d", x, _IMAGE, self._pool)
+
+    def _pool(self, x: AnyTensor) -> Any:
         check_extents("avg_pool2d", x.shape)  # as unfold would, but naming this op
         check_pool_padding("avg_pool2d", self.kernel_size, self.padding)
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Generic, overload
+from collections.abc import Sequence
+from typing import Any, Generic, cast, overload
 
 from typing_extensions import TypeVar
 
@@ -17,7 +18,7 @@ from ..ops._toolkit import integer
 from ..ops.creation import ones, zeros
 from ..ops.normalization import layer_norm
 from ._module import Chan, ChanLayer, Layer, parameter
-from ._torch_config import expect_kind, same, supported
+from ._torch_config import expect_kind, refuse, same, supported
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm2d", "LayerNorm"]
 
@@ -37,27 +38,82 @@ def _state(tensor: AnyTensor) -> Any:
 
 
 class LayerNorm(Layer[N, N, N], checked=False):
-    """Normalize the last axis to mean 0 and variance 1, then scale and shift.
+    """Normalize the last axis (or the last axes) to mean 0 and variance 1, then scale and shift.
 
     ``y = (x - mean) / sqrt(var + eps) · weight + bias``, with the biased variance, as
-    PyTorch's ``nn.LayerNorm(N)``.
+    PyTorch's ``nn.LayerNorm``: ``LayerNorm(N)`` normalizes the last axis;
+    ``LayerNorm((C, H, W))`` (a tuple or a list, PyTorch's ``normalized_shape``) the last
+    three together, with a ``weight`` and ``bias`` of that shape (so ``from_torch`` loads
+    PyTorch's unchanged). ``bias=False`` (PyTorch's, since 2.1) keeps the ``weight`` alone;
+    ``elementwise_affine=False`` has neither.
+
+    Args:
+        normalized_size: ``N``, only when it is not a ``Literal`` type argument; or a tuple
+            or list of sizes, the last axes' (a type argument then states the last of them).
+        eps: added to the variance.
+        elementwise_affine: whether to learn a ``weight`` (ones), and a ``bias`` (zeros).
+        bias: whether the affine has a ``bias``.
+        dtype: the parameters' dtype.
+
+    ``normalized_shape`` is the tuple of normalized sizes, ``normalized_size`` its last. An
+    input whose last axes are not ``normalized_shape`` raises ``ShapeError``, as PyTorch
+    refuses it; so does an empty ``normalized_shape``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> norm = sg.nn.LayerNorm((2, 3), bias=False)
+        >>> norm(sg.randn(4, 2, 3)).shape, [name for name, _ in norm.named_parameters()]
+        ((4, 2, 3), ['weight'])
     """
 
+    # PyTorch's normalized_shape as a tuple or a list first: in the second form pyright would
+    # take it for N (LayerNorm[tuple[int, int]]), whose call then wants a tuple for a last axis.
+    @overload
+    def __init__(
+        self,
+        normalized_size: Sequence[int],
+        *,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        dtype: str = "float32",
+    ) -> None: ...
+    @overload
     def __init__(
         self,
         normalized_size: N | int | None = None,
         *,
         eps: float = 1e-5,
         elementwise_affine: bool = True,
+        bias: bool = True,
+        dtype: str = "float32",
+    ) -> None: ...
+    def __init__(
+        self,
+        normalized_size: Any = None,
+        *,
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
         dtype: str = "float32",
     ) -> None:
-        self.normalized_size = self._size_arg(0, normalized_size, "normalized_size")
+        if isinstance(normalized_size, (tuple, list)):
+            sizes = cast(Sequence[Any], normalized_size)
+            shape = tuple(integer("LayerNorm", "normalized_shape", size) for size in sizes)
+            if not shape:
+                raise ShapeError("LayerNorm expects normalized_shape to hold at least one size (as PyTorch), found ()")
+            self._size_arg(0, shape[-1], "normalized_size")  # a type argument states the last axis
+        else:
+            shape = (self._size_arg(0, normalized_size, "normalized_size"),)
+        self.normalized_shape: tuple[int, ...] = shape
+        self.normalized_size = shape[-1]
         self.eps = eps
         self.weight: Tensor[NoTape, N] | None = None
         self.bias: Tensor[NoTape, N] | None = None
         if elementwise_affine:
-            self.weight = _state(parameter(ones(self.normalized_size, dtype=dtype)))
-            self.bias = _state(parameter(zeros(self.normalized_size, dtype=dtype)))
+            self.weight = _state(parameter(ones(*shape, dtype=dtype)))
+            if bias:
+                self.bias = _state(parameter(zeros(*shape, dtype=dtype)))
 
     # Built from a plain int (LayerNorm(n_embd): LayerNorm[Open]), it takes and keeps any last
     # axis; the run time checks it against the weight.
@@ -66,15 +122,38 @@ class LayerNorm(Layer[N, N, N], checked=False):
     @overload
     def __call__(self, x: Tensor[T, *S, N]) -> Tensor[T, *S, N]: ...
     def __call__(self, x: Any) -> Any:
-        return layer_norm(x, self.weight, self.bias, self.eps)
+        shape = self.normalized_shape
+        if len(shape) == 1 and self.bias is not None:
+            return layer_norm(x, self.weight, self.bias, self.eps)  # one op, which checks the last axis
+        count = len(shape)
+        if x.ndim < count or tuple(x.shape[x.ndim - count :]) != shape:
+            raise ShapeError(
+                f"LayerNorm expects input (..., {', '.join(map(str, shape))}) (normalized_shape={shape}), "
+                f"found shape {x.shape}"
+            )
+        # The normalized axes as one row (channel-major, as PyTorch's weight is laid out).
+        size = math.prod(shape)
+        rows: AnyTensor = x.reshape(*x.shape[: x.ndim - count], size) if count > 1 else x
+        weight: Any = None if self.weight is None else self.weight.reshape(size)
+        bias: Any = None if self.bias is None else self.bias.reshape(size)
+        plain = bias is None  # bias=False or no affine: the op normalizes, the weight scales after
+        y: Any = cast(
+            AnyTensor, layer_norm(rows, None, None, self.eps) if plain else layer_norm(rows, weight, bias, self.eps)
+        )
+        if weight is not None and bias is None:
+            y = y * weight  # bias=False: the scale alone
+        return y.reshape(*x.shape) if count > 1 else y
 
     def torch_check(self, torch_module: Any, path: str) -> None:
-        """Refuse a PyTorch ``nn.LayerNorm`` over other axes, or with another ``eps`` or
-        ``elementwise_affine``."""
+        """Refuse a PyTorch ``nn.LayerNorm`` over other axes, or with another ``eps``,
+        ``elementwise_affine`` or ``bias``."""
         expect_kind(torch_module, path, self, "LayerNorm")
-        same(torch_module, path, "normalized_shape", (self.normalized_size,))
+        same(torch_module, path, "normalized_shape", self.normalized_shape)
         same(torch_module, path, "eps", self.eps)
         same(torch_module, path, "elementwise_affine", self.weight is not None)
+        theirs = getattr(torch_module, "bias", None) is not None
+        if self.weight is not None and theirs != (self.bias is not None):
+            refuse(path, f"has bias={theirs} in PyTorch, {self.bias is not None} here")
 
 
 class _BatchNorm(Layer[K_, K_, C], Generic[K_, C], checked=False):

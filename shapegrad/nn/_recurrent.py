@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 from typing_extensions import TypeVar
 
 from .._dims import Open, Prod, literal_size
-from .._errors import ShapeError, ShapegradError
+from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
 from ..ops._toolkit import integer
@@ -22,7 +22,7 @@ from ..ops.creation import Generator
 from ..ops.linalg import linear
 from ..ops.recurrent import CELL_GATES, recurrence
 from ..ops.shape import concat, stack, swapaxes
-from ._activations import Dropout
+from ._activations import Dropout, checked_dropout
 from ._linear import uniform_parameter
 from ._module import Layer, out_in
 from ._torch_config import expect_kind, refuse, same, supported
@@ -171,10 +171,8 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         dropout: float = 0.0,
     ) -> None:
         name = type(self).__name__
-        if not 0.0 <= dropout < 1.0:
-            raise ShapegradError(f"{name}: dropout expects 0 <= p < 1, found {dropout!r}")
         # PyTorch's dropout: on each layer's output but the last, in training mode only.
-        self.dropout = float(dropout)
+        self.dropout = checked_dropout(name, "dropout", dropout)
         self._dropout_generator = generator
         self.input_size = self._size_arg(0, input_size, "input_size")
         self.hidden_size = self._size_arg(1, hidden_size, "hidden_size")
@@ -347,7 +345,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
             ``Prod[L[2], L[16]]`` wide).
         bias: whether the layer has ``bias_ih_l*`` and ``bias_hh_l*``.
         dropout: in training mode, dropout on each layer's output but the last's (PyTorch's
-            ``dropout``; drawn from ``generator``).
+            ``dropout``, in ``[0, 1]``; drawn from ``generator``).
         generator: the source of the initial values (``U(±1/√H)``, as PyTorch).
         dtype: the parameters' dtype.
 
