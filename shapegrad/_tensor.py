@@ -35,7 +35,9 @@ from ._autodiff import (
 )
 from ._backend import Backend, active_backend, as_backend_array, bind_rule, bound_rules as _bound_rules, get_backend
 from ._dims import Open
-from ._errors import DTypeError, ShapeError, TapeError
+from ._errors import DTypeError, ShapeError, ShapegradError, TapeError
+from ._inplace import install_in_place_operators
+from ._no_grad import inside_no_grad
 from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
 from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S
@@ -276,8 +278,35 @@ class Tensor(TensorOps[Tape_, *Dims]):
                 f"in-place assignment into a traced tensor {self!r} would corrupt its gradient; expected an "
                 "untraced tensor. Use the functional update x.at[index].set(value) (or .add(value))"
             )
-        raw = value._data if isinstance(value, Tensor) else value
-        self._data = _index.assign_into(self, _index.raw_index(index, self), raw)
+        if isinstance(value, Tensor):
+            source = cast(AnyTensor, value)
+            node, param = source._node, source._param
+            if (
+                self._param is None
+                and ((node is not None and node.wants) or (param is not None and param.trainable))
+                and not inside_no_grad()
+            ):
+                # Copying the numbers would cut the gradient path with no error (PyTorch
+                # records the copy instead). A parameter written is an update: no path wanted.
+                raise TapeError(
+                    f"x[index] = value copies the numbers of {source!r}, which carries a gradient "
+                    "(traced, or computed from parameters), and the gradient would stop there; expected "
+                    "an untraced value. Use x = x.at[index].set(value) (differentiable), value.detach() "
+                    "to copy the numbers alone, or `with sg.no_grad():` around the copy"
+                )
+            raw = source._data
+        else:
+            raw = value
+        try:
+            self._data = _index.assign_into(self, _index.raw_index(index, self), raw)
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            raise ShapegradError(
+                f"x[index] = value (or x += y) writes into the memory of {self!r}, which is read-only (a "
+                "broadcast view, such as broadcast_to's result, or a read-only array such as a memory "
+                "map's); expected writable memory. Write x = x + y (a new tensor) instead"
+            ) from None
         # A backward pass through values an op saved from this memory would now be wrong.
         note_written(self)
 
@@ -515,6 +544,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
     ) -> Tensor[Tape_, *S, K]:
         """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
         return _index.take_along_axis(self, indices, axis)
+
+
+# x += y and the other augmented assignments, as PyTorch's (see _inplace): set on the class
+# at run time only, so the checkers check x += y as x = x + y, the same shape rule.
+install_in_place_operators(Tensor)
 
 
 class _At(Generic[Tape_, *Dims]):
