@@ -736,6 +736,25 @@ def test_a_tied_weight_is_selected_by_any_of_its_paths(numpy_backend: str) -> No
     assert [n for n, _ in model.named_parameters(trainable_only=True)] == ["a.weight", "a.bias"]
 
 
+@pytest.mark.parametrize("sizes", [(8, 8), (10, 4)])
+def test_tying_a_linear_weight_to_an_embedding_s_as_pytorch_is_refused(sizes: tuple[int, int]) -> None:
+    """PyTorch's word_language_model ties decoder.weight = encoder.weight: both (vocab, width)
+    there. Linear.weight is (in, out) here, so the tie multiplied by the embedding itself where
+    PyTorch multiplies by its transpose: logits 19 off, silently with vocab == width (attack
+    round 14). Refused when assigned, naming the layouts and the transposed use."""
+    vocab, width = sizes
+    encoder, decoder = nn.Embedding(vocab, width), nn.Linear(width, vocab)
+    kept = decoder.weight
+    with pytest.raises(sg.ParameterError, match=r"kept as \(in, out\).*\(out, in\).*self\.embed\.weight\.T"):
+        decoder.weight = encoder.weight
+    assert decoder.weight is kept
+    decoder.weight = nn.Linear(width, vocab).weight  # the same layout: tied as before
+    decoder.weight = nn.parameter(sg.zeros(width, vocab))  # a new parameter states no layout
+    head = nn.Linear(4, 16)
+    with pytest.raises(sg.ParameterError, match="PyTorch's layout"):
+        head.weight = nn.LSTM(16, 4).weight_ih_l0  # (16, 16): a recurrent weight, (out, in)
+
+
 def test_two_tensors_at_one_dotted_path_are_refused(numpy_backend: str) -> None:
     """{0: Linear, "0": Linear} named two parameters "heads.0.weight": state_dict kept one and
     a strict load left the other unloaded, silently."""

@@ -62,6 +62,25 @@ def parameter(tensor: Tensor[Any, *S], *, trainable: bool = True) -> Tensor[Any,
     return tensor
 
 
+def _check_same_layout(path: str, current: AnyTensor, value: AnyTensor) -> None:
+    """Refuse tying a weight kept as ``(out, in)`` (an embedding's, a recurrent layer's: PyTorch's
+    layout) into a slot kept as ``(in, out)`` (``Linear.weight``): PyTorch's
+    ``self.decoder.weight = self.encoder.weight`` computed ``x @ E`` where PyTorch computes
+    ``x @ E.T``, silently when the two sizes are equal. A new parameter (``nn.parameter(...)``)
+    states no layout, so the reverse cannot be told from a fresh weight: it is let through."""
+    was, new = current._param, value._param
+    if was is None or new is None or was.out_in or not new.out_in or current.ndim != 2 or value.ndim != 2:
+        return
+    layout = {False: "(in, out), as x @ weight reads it", True: "(out, in), PyTorch's layout"}
+    raise ParameterError(
+        f"{path} is kept as {layout[was.out_in]}, and the parameter assigned to it, shape "
+        f"{tuple(value.shape)}, as {layout[new.out_in]}: the layer would multiply by its transpose, "
+        "silently where the two sizes are equal. Expected a weight of the slot's layout. To tie an "
+        "output head to an embedding (PyTorch's decoder.weight = encoder.weight), use the embedding's "
+        "weight transposed in the forward pass: logits = h @ self.embed.weight.T (examples/gpt.py)"
+    )
+
+
 def out_in(tensor: Tensor[Any, *S]) -> Tensor[Any, *S]:
     """Mark the 2-D parameter ``tensor`` as stored in PyTorch's ``(out, in)`` layout (a
     recurrent weight, ``Embedding.weight``) and return it: ``sg.nn.init`` then takes its fans
@@ -126,6 +145,8 @@ class Module(Generic[Own0, Own1]):
                 f"untrained buffer. Expected a parameter: self.{name} = sg.nn.parameter(tensor), or copy "
                 f"values in place with sg.load, or move the whole model with model.to(...)"
             )
+        if isinstance(current, Tensor) and isinstance(value, Tensor):
+            _check_same_layout(f"{type(self).__name__}.{name}", cast(AnyTensor, current), cast(AnyTensor, value))
         object.__setattr__(self, name, value)
 
     # -- structure ---------------------------------------------------------------------
