@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar, cast, overload
 
+from numpy import broadcast_shapes
+
 from ._autodiff import NoTape, wants_grad
 from ._backend import fused_kernel, same_backend
 from ._device_checks import require_in_range
 from ._dims import Open
-from ._errors import DTypeError, HyperparameterError, ShapeError
+from ._errors import DTypeError, HyperparameterError, ShapeError, TapeError
+from ._no_grad import inside_no_grad
 from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
 from .ops._toolkit import require_float
@@ -440,30 +443,106 @@ def cross_entropy_backward(
     return (xp.exp(logp) - target) * scale, None
 
 
+def _element_weight(name: str, arg: str, weight: AnyTensor | None, like: AnyTensor) -> AnyTensor | None:
+    """``weight`` as an untraced tensor in ``like``'s dtype, checked to broadcast against
+    ``like`` without growing it (PyTorch's rule), or None. A weight that would take a gradient
+    is refused: PyTorch's binary cross-entropies are not differentiable in their weights
+    (they raise for one that requires a gradient), and reading its values would drop it."""
+    if weight is None:
+        return None
+    if wants_grad(weight) and not inside_no_grad():
+        raise TapeError(
+            f"{name}: {arg} is traced (or a trainable parameter), but the loss gives its {arg} no gradient "
+            f"(PyTorch raises too: not differentiable with respect to {arg!r}); pass {arg}.detach()"
+        )
+    backend = same_backend(like, weight)
+    try:
+        fits = broadcast_shapes(weight.shape, like.shape) == like.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}: {arg} {weight.shape} does not broadcast to the elements' shape {like.shape}")
+    return wrap(backend.xp.astype(weight._data, like._data.dtype), backend)
+
+
 @overload
 def binary_cross_entropy_with_logits(
     logits: Tensor[T, *S],
     targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+    logits: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *S]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    logits: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+    logits: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *tuple[Open, ...]]: ...
-def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+def binary_cross_entropy_with_logits(
+    logits: AnyTensor,
+    targets: AnyTensor,
+    reduction: Reduction = "mean",
+    *,
+    weight: AnyTensor | None = None,
+    pos_weight: AnyTensor | None = None,
+) -> Any:
     """Binary cross-entropy of probabilities ``sigmoid(logits)`` against ``targets`` in
     [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
-    PyTorch: ``F.binary_cross_entropy_with_logits``."""
-    _same_shape("binary_cross_entropy_with_logits", logits, targets)
-    elements: AnyTensor = logits.softplus() - logits * targets
+    PyTorch: ``F.binary_cross_entropy_with_logits``.
+
+    ``weight`` scales each element's loss and broadcasts against the elements (a ``(C,)``
+    vector weighs classes, a ``(B, 1)`` column samples); ``pos_weight`` scales the positive
+    term, PyTorch's ``(1-t)·x - (1 + (pos_weight - 1)·t)·log σ(x)`` (``pos_weight > 1`` raises
+    recall), and broadcasts the same way: one value per class is a ``(C,)`` vector, for the
+    last axis. Both are keyword-only (PyTorch's ``weight`` is its third positional argument;
+    here that is ``reduction``), untraced, and cast to the logits' dtype; neither gets a
+    gradient (as in PyTorch, which refuses one that requires a gradient): a traced one raises
+    ``TapeError``, one that does not broadcast ``ShapeError``. The mean divides by the number of
+    elements, whatever the weights (as PyTorch).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> logits, targets = sg.tensor([[0.0, 2.0]]), sg.tensor([[1.0, 0.0]])
+        >>> loss = sg.losses.binary_cross_entropy_with_logits(logits, targets, pos_weight=sg.tensor([3.0, 1.0]))
+        >>> round(loss.item(), 4)
+        2.1032
+    """
+    name = "binary_cross_entropy_with_logits"
+    _same_shape(name, logits, targets)
+    _check_reduction(reduction)
+    w = _element_weight(name, "weight", weight, logits)
+    pw = _element_weight(name, "pos_weight", pos_weight, logits)
+    if pw is None:
+        elements: AnyTensor = logits.softplus() - logits * targets
+    else:
+        # PyTorch's formula, -log σ(x) as softplus(-x): finite at any logit
+        positive: AnyTensor = (pw - 1.0) * targets + 1.0
+        elements = (1.0 - targets) * logits + positive * (-logits).softplus()
+    if w is not None:
+        elements = elements * w
     return _reduce(elements, reduction)
 
 
@@ -486,28 +565,56 @@ def binary_cross_entropy(
     probs: Tensor[T, *S],
     targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+    probs: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *S]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    probs: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+    probs: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *tuple[Open, ...]]: ...
-def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+def binary_cross_entropy(
+    probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean", *, weight: AnyTensor | None = None
+) -> Any:
     """Binary cross-entropy ``-(t·log p + (1-t)·log(1-p))`` of probabilities ``probs`` in
     [0, 1] (``ShapeError`` outside it) against ``targets``; each log is clamped at -100, so a
     certain wrong answer costs 100, not inf. d/dp = (p - t) / max(p(1-p), 1e-12). Prefer
     :func:`binary_cross_entropy_with_logits` on logits (stable without the clamp).
-    PyTorch: ``F.binary_cross_entropy``."""
+    PyTorch: ``F.binary_cross_entropy``.
+
+    ``weight`` (keyword-only, untraced) scales each element's loss and broadcasts against the
+    elements, as :func:`binary_cross_entropy_with_logits`'s; it gets no gradient (a traced one
+    raises ``TapeError``, as PyTorch refuses one), and the mean divides by the element count.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> probs, targets = sg.tensor([[0.9, 0.2]]), sg.tensor([[1.0, 0.0]])
+        >>> round(sg.losses.binary_cross_entropy(probs, targets, weight=sg.tensor([2.0, 1.0])).item(), 4)
+        0.2169
+    """
     _same_shape("binary_cross_entropy", probs, targets)
     _check_reduction(reduction)
     require_float(probs, "binary_cross_entropy")
+    w = _element_weight("binary_cross_entropy", "weight", weight, probs)
     backend = same_backend(probs, targets)
     message = "binary_cross_entropy: probs must lie in [0, 1]"
     require_in_range(backend, probs._data, 0.0, 1.0, message, closed=True)
@@ -517,7 +624,8 @@ def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduct
     log_p, log_q = _clamped_log(xp, p), _clamped_log(xp, 1 - p)
     elements = -(t * log_p + (1 - t) * log_q)
     saved = (p, t, log_p, log_q, (wants_grad(probs), wants_grad(targets)))
-    return _reduce(record(elements, binary_cross_entropy_backward, (probs, targets), saved, backend), reduction)
+    loss: AnyTensor = record(elements, binary_cross_entropy_backward, (probs, targets), saved, backend)
+    return _reduce(loss if w is None else loss * w, reduction)
 
 
 def xlogx_backward(xp: Any, g: Any, t: Any, positive: Any, log_t: Any) -> tuple[Any, ...]:

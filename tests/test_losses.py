@@ -16,6 +16,8 @@ import shapegrad as sg
 LABELS = np.array([2, 0, 1, 2])
 IGNORING = np.array([2, -100, 1, 2])  # the second row is left out (issue #25)
 CLASS_WEIGHTS = np.array([0.5, 2.0, 1.5])
+ROW_WEIGHTS = np.array([[1.0], [0.5], [2.0], [0.0]])  # one per row of a (4, 3) batch
+POS_WEIGHTS = np.array([3.0, 0.5, 1.0])  # one per class
 
 
 def _logsoftmax(z: np.ndarray) -> np.ndarray:
@@ -41,6 +43,12 @@ def _weighted_nll(logp: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
 
 def _bce(p: np.ndarray, t: np.ndarray) -> np.ndarray:
     return -(t * np.log(p) + (1 - t) * np.log1p(-p))
+
+
+def _bce_logits(z: np.ndarray, t: np.ndarray, pos_weight: np.ndarray | float = 1.0) -> np.ndarray:
+    """-(pos_weight·t·log σ(z) + (1-t)·log(1-σ(z))), PyTorch's weighted binary cross-entropy."""
+    sigmoid = 1 / (1 + np.exp(-z))
+    return -(pos_weight * t * np.log(sigmoid) + (1 - t) * np.log1p(-sigmoid))
 
 
 def _huber(d: np.ndarray, delta: float) -> np.ndarray:
@@ -104,6 +112,22 @@ LOSSES = [
         positive_target=True,
     ),
     LossCase(
+        "bce_with_logits_weight_pos_weight",
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(
+            z, t, weight=sg.tensor(ROW_WEIGHTS), pos_weight=sg.tensor(POS_WEIGHTS)
+        ),
+        lambda z, t: (ROW_WEIGHTS * _bce_logits(z, t, POS_WEIGHTS)).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "bce_with_logits_pos_weight_none",
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t, "none", pos_weight=sg.tensor(POS_WEIGHTS)),
+        lambda z, t: _bce_logits(z, t, POS_WEIGHTS),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
         "nll_loss_weighted_ignoring",
         lambda z: sg.losses.nll_loss(z, sg.tensor(IGNORING), weight=sg.tensor(CLASS_WEIGHTS)),
         lambda z: _weighted_nll(z),
@@ -125,6 +149,14 @@ LOSSES = [
         "binary_cross_entropy",
         lambda p, t: sg.losses.binary_cross_entropy(p, t),
         lambda p, t: _bce(p, t).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+        unit_input=True,
+    ),
+    LossCase(
+        "binary_cross_entropy_weight_sum",
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, "sum", weight=sg.tensor(CLASS_WEIGHTS)),
+        lambda p, t: (CLASS_WEIGHTS * _bce(p, t)).sum(),
         [(4, 3), (4, 3)],
         positive_target=True,
         unit_input=True,
@@ -256,3 +288,25 @@ def test_binary_cross_entropy_refuses_probabilities_outside_0_1_and_is_finite_at
     assert loss.item() == pytest.approx(200.0)
     loss.backward()
     assert np.all(np.isfinite(grads[probs].numpy()))
+
+
+@pytest.mark.parametrize("arg", ["weight", "pos_weight"])
+def test_binary_cross_entropy_weights_take_no_gradient_and_must_broadcast(arg: str, numpy_backend: str) -> None:
+    """PyTorch's binary cross-entropies are not differentiable in weight and pos_weight (they
+    raise for one that requires a gradient): a traced one is refused rather than left without
+    its gradient, and one that would grow the elements' shape is a ShapeError, as in PyTorch."""
+    logits, targets = sg.zeros(2, 3), sg.ones(2, 3)
+    traced = sg.ones(3).trace(sg.Gradients())
+    with pytest.raises(sg.TapeError, match=f"{arg} is traced.*{arg}.detach"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: traced})
+    with pytest.raises(sg.ShapeError, match=rf"{arg} \(4,\) does not broadcast to the elements' shape \(2, 3\)"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: sg.ones(4)})
+    with pytest.raises(sg.ShapeError, match=r"does not broadcast"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: sg.ones(2, 2, 3)})
+    with sg.no_grad():  # there it is a constant
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: traced})
+    if arg == "weight":
+        with pytest.raises(sg.TapeError, match="weight is traced"):
+            sg.losses.binary_cross_entropy(sg.full((2, 3), 0.5), targets, weight=traced)
+        with pytest.raises(sg.ShapeError, match="does not broadcast"):
+            sg.losses.binary_cross_entropy(sg.full((2, 3), 0.5), targets, weight=sg.ones(2))

@@ -494,6 +494,68 @@ def test_binary_cross_entropy_at_certain_probabilities_is_torch_s(backend: str) 
     )
 
 
+BCE_WEIGHTS = [  # (weight shape, pos_weight shape) for logits (3, 4): classes, rows, scalars, full
+    ((4,), None),
+    (None, (4,)),
+    ((3, 1), (4,)),
+    ((3, 4), (1,)),
+    ((1,), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("shapes", BCE_WEIGHTS, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_with_logits_weights(
+    shapes: tuple[tuple[int, ...] | None, tuple[int, ...] | None], reduction: str, backend: str
+) -> None:
+    """F.binary_cross_entropy_with_logits(weight=, pos_weight=): values and the gradients of
+    logits and targets, weights broadcast as PyTorch's (they get no gradient there either)."""
+    rng = np.random.default_rng(14)
+    w_shape, pw_shape = shapes
+    w = None if w_shape is None else rng.uniform(0.2, 2.0, w_shape)
+    pw = None if pw_shape is None else rng.uniform(0.2, 4.0, pw_shape)
+    helper_test_op(
+        [rng.standard_normal((3, 4)) * 4, rng.uniform(0, 1, (3, 4))],
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            t,
+            reduction,  # pyright: ignore[reportArgumentType]
+            weight=None if w is None else sg.tensor(w),
+            pos_weight=None if pw is None else sg.tensor(pw),
+        ),
+        lambda z, t: F.binary_cross_entropy_with_logits(
+            z,
+            t,
+            weight=None if w is None else torch.tensor(w),
+            pos_weight=None if pw is None else torch.tensor(pw),
+            reduction=reduction,
+        ),
+    )
+
+
+def test_binary_cross_entropy_with_logits_pos_weight_at_extreme_logits(backend: str) -> None:
+    """pos_weight's formula stays finite (and PyTorch's) at logits of ±100."""
+    pw = np.array([0.5, 3.0, 1.0])
+    helper_test_op(
+        [np.array([[-100.0, 100.0, 30.0], [100.0, -100.0, -30.0]]), np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.2]])],
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t, "none", pos_weight=sg.tensor(pw)),
+        lambda z, t: F.binary_cross_entropy_with_logits(z, t, pos_weight=torch.tensor(pw), reduction="none"),
+    )
+
+
+@pytest.mark.parametrize("w_shape", [(5,), (3, 1), (3, 5)], ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_weight(w_shape: tuple[int, ...], reduction: str, backend: str) -> None:
+    """F.binary_cross_entropy(weight=): values and the gradients of probabilities and targets."""
+    rng = np.random.default_rng(15)
+    w = rng.uniform(0.2, 2.0, w_shape)
+    helper_test_op(
+        [rng.uniform(0.02, 0.98, (3, 5)), rng.uniform(0, 1, (3, 5))],
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, reduction, weight=sg.tensor(w)),  # pyright: ignore[reportArgumentType, reportCallIssue] -- reduction is one of the three
+        lambda p, t: F.binary_cross_entropy(p, t, weight=torch.tensor(w), reduction=reduction),
+    )
+
+
 # --------------------------------------------------------------------------- optimizers
 class Quadratic(sg.nn.Module):
     def __init__(self, start: np.ndarray) -> None:
