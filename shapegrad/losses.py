@@ -163,12 +163,29 @@ def _check_labels(name: str, scores: AnyTensor, labels: AnyTensor) -> None:
     """Integer labels, one per row of ``scores (*S, C)``; their range is checked where they are used."""
     dtype = labels.backend_dtype_name()
     if not dtype.startswith(("int", "uint")):
-        raise DTypeError(f"{name} expects integer class labels, found dtype {dtype}")
+        probabilities = " or class probabilities of the logits' shape" if name == "cross_entropy" else ""
+        raise DTypeError(
+            f"{name} expects integer class labels{probabilities}, found dtype {dtype} of shape {labels.shape} "
+            f"for {'logits' if name == 'cross_entropy' else 'log_probs'} {scores.shape}"
+        )
     if scores.ndim < 1 or labels.shape != scores.shape[:-1]:
         raise ShapeError(
             f"{name}: {'logits' if name == 'cross_entropy' else 'log_probs'} {scores.shape} expect labels of shape "
-            f"{scores.shape[:-1]} (one per row), found {labels.shape}"
+            f"{scores.shape[:-1]} (one per row), found {labels.shape}{_class_axis_hint(name, scores, labels)}"
         )
+
+
+def _class_axis_hint(name: str, scores: AnyTensor, labels: AnyTensor) -> str:
+    """Where ``labels`` fit ``scores`` with the classes on axis 1 (PyTorch's layout, a
+    ``(B, C, H, W)`` segmentation output or a ``(B, C, L)`` sequence one), how to move them last."""
+    if scores.ndim < 3 or labels.shape != (scores.shape[0], *scores.shape[2:]):
+        return ""
+    axes = ", ".join(str(axis) for axis in (0, *range(2, scores.ndim), 1))
+    arg = "logits" if name == "cross_entropy" else "log_probs"
+    return (
+        f". Classes are the last axis here, where PyTorch's F.{name} takes them on axis 1: "
+        f"move the class axis last, {arg}.permute({axes})"
+    )
 
 
 def _check_reduction(reduction: str) -> None:
@@ -176,10 +193,19 @@ def _check_reduction(reduction: str) -> None:
         raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
 
 
-def _check_weight(name: str, weight: AnyTensor | None, classes: int) -> None:
-    if weight is not None and weight.shape != (classes,):
+def _check_weight(name: str, weight: AnyTensor | None, classes: int, differentiable: bool = False) -> None:
+    if weight is None:
+        return
+    if weight.shape != (classes,):
         raise ShapeError(
             f"{name}: weight is expected to hold one value per class, shape ({classes},), found {weight.shape}"
+        )
+    if not differentiable and wants_grad(weight) and not inside_no_grad():
+        # the rules read the weight's values: a gradient for it would be dropped
+        raise TapeError(
+            f"{name}: weight is traced (or a trainable parameter), but the loss of integer labels gives its "
+            "class weights no gradient (PyTorch raises too: not differentiable with respect to 'weight'); "
+            "pass weight.detach()"
         )
 
 
@@ -316,6 +342,24 @@ def cross_entropy(
 ) -> Tensor[T, *S]: ...
 @overload
 def cross_entropy(
+    logits: Tensor[T, *S, C],
+    labels: Tensor[T, *S, C],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[T, C] | None = None,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
+@overload
+def cross_entropy(
+    logits: Tensor[T, *S, C],
+    labels: Tensor[T, *S, C],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[T, C] | None = None,
+    reduction: Literal["none"],
+) -> Tensor[T, *S]: ...
+@overload
+def cross_entropy(
     logits: Tensor[T, *tuple[Open, ...]],
     labels: Tensor[Any, *S],
     *,
@@ -349,17 +393,35 @@ def cross_entropy(
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
     ``F.cross_entropy(logits, labels, label_smoothing=..., weight=..., ignore_index=...)``.
 
+    The classes are the **last** axis (PyTorch's are axis 1): a ``(B, C, H, W)`` segmentation
+    output goes in as ``logits.permute(0, 2, 3, 1)``, with labels ``(B, H, W)``.
+
     ``weight`` scales each row by its label's class weight (the smoothing term by every
     class's); rows labelled ``ignore_index`` contribute 0, and the mean divides by the
     counted rows' total weight, as PyTorch. With either in use the loss is made of
-    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case).
+    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case). Class
+    weights take no gradient here (a traced one raises ``TapeError``, as PyTorch refuses one).
+
+    Probability ("soft") targets: ``labels`` of floats of the logits' own shape ``(*S, C)``,
+    a distribution over the classes per row (a distillation's teacher, mixup's mixed one-hot
+    rows). Each row's loss is ``-Σ_c weight_c·q_c·log_softmax(logits)_c``, ``q`` smoothed to
+    ``(1-ε)·q + ε/C`` by ``label_smoothing``; the mean divides by the number of rows (not
+    by a total weight), as PyTorch's. The gradient reaches the logits, and the targets and
+    the class weights where they are traced (PyTorch's gives them one too). ``ignore_index``
+    has no meaning there and must stay -100 (PyTorch refuses it too). pyright tells the two
+    kinds of target apart by their rank; an integer tensor of the logits' shape or a float
+    one of one axis fewer raises ``DTypeError``/``ShapeError``.
 
     Examples:
         >>> import shapegrad as sg
         >>> logits = sg.tensor([[2.0, 0.0], [0.0, 2.0]])
         >>> round(sg.losses.cross_entropy(logits, sg.tensor([0, 1])).item(), 4)
         0.1269
+        >>> round(sg.losses.cross_entropy(logits, sg.tensor([[0.9, 0.1], [0.5, 0.5]])).item(), 4)
+        0.7269
     """
+    if _is_probabilities(logits, labels):
+        return _soft_cross_entropy(logits, labels, label_smoothing, weight, ignore_index, reduction)
     _check_labels("cross_entropy", logits, labels)
     _check_reduction(reduction)
     require_float(logits, "cross_entropy")
@@ -387,6 +449,51 @@ def cross_entropy(
     out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / count, per_row.dtype)
     saved = (logp, ids, label_smoothing, reduction == "none", count)
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
+
+
+def _is_probabilities(logits: AnyTensor, target: AnyTensor) -> bool:
+    """Whether ``target`` holds class probabilities: floats of the logits' own shape."""
+    return target.shape == logits.shape and target.backend_dtype_name().startswith(("float", "bfloat"))
+
+
+def _soft_cross_entropy(
+    logits: AnyTensor,
+    probs: AnyTensor,
+    smoothing: float,
+    weight: AnyTensor | None,
+    ignore_index: int,
+    reduction: Reduction,
+) -> Any:
+    """Cross-entropy against probabilities ``probs (*S, C)``, PyTorch's formula for them:
+    ``-Σ_c w_c·q_c·logp_c`` per row, ``q = (1-ε)·probs + ε/C``, the mean over rows. Made of
+    traced ops, so that the targets and a traced class weight get their gradients."""
+    from .ops.reductions import log_softmax
+
+    _check_reduction(reduction)
+    require_float(logits, "cross_entropy")
+    if logits.ndim < 1:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} have no class axis")
+    classes = logits.shape[-1]
+    _check_weight("cross_entropy", weight, classes, differentiable=True)
+    if ignore_index != -100:
+        raise HyperparameterError(
+            f"cross_entropy: ignore_index={ignore_index} has no meaning for probability targets (no row "
+            "holds a label); PyTorch refuses it too. Give an ignored row zero probabilities instead"
+        )
+    if smoothing < 0.0 or smoothing > 1.0:
+        raise HyperparameterError(f"cross_entropy: label_smoothing must lie in [0, 1], found {smoothing}")
+    same_backend(logits, probs)
+    logp: AnyTensor = log_softmax(logits, axis=-1)
+    target: AnyTensor = probs * (1.0 - smoothing) + smoothing / classes if smoothing else probs
+    terms: AnyTensor = logp * target
+    if weight is not None:
+        terms = terms * weight
+    per_row: AnyTensor = -terms.sum(axis=-1)
+    if reduction == "none":
+        return per_row
+    if reduction == "sum" or math.prod(per_row.shape):
+        return per_row.sum() if reduction == "sum" else per_row.mean()
+    return per_row.sum() * math.nan  # no row: the mean is NaN, as PyTorch's (0/0), without a warning
 
 
 def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:

@@ -494,6 +494,45 @@ def test_binary_cross_entropy_at_certain_probabilities_is_torch_s(backend: str) 
     )
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_probability_targets(reduction: str, smoothing: float, weighted: bool, backend: str) -> None:
+    """F.cross_entropy(logits, probabilities): values and the gradients of the logits, the
+    targets and the class weights (PyTorch differentiates all three for soft targets)."""
+    rng = np.random.default_rng(16)
+    probs = rng.dirichlet(np.ones(4), 5)
+    arrays = [rng.standard_normal((5, 4)) * 3, probs] + ([rng.uniform(0.2, 2.0, 4)] if weighted else [])
+    helper_test_op(
+        arrays,
+        lambda z, q, *w: sg.losses.cross_entropy(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            q,
+            weight=w[0] if w else None,
+            label_smoothing=smoothing,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z, q, *w: F.cross_entropy(
+            z, q, weight=w[0] if w else None, label_smoothing=smoothing, reduction=reduction
+        ),
+    )
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (4,), (0, 4)], ids=str)
+def test_cross_entropy_with_probability_targets_of_other_ranks(shape: tuple[int, ...], backend: str) -> None:
+    """Per-token soft targets (PyTorch's classes on axis 1, ours last), one unbatched row, and
+    no row (a NaN mean, as PyTorch's)."""
+    rng = np.random.default_rng(17)
+    probs = rng.dirichlet(np.ones(4), shape[:-1]) if shape[0] else np.zeros(shape)
+    moved = (lambda z: z.permute(0, 2, 1)) if len(shape) == 3 else (lambda z: z)
+    helper_test_op(
+        [rng.standard_normal(shape), probs],
+        lambda z, q: sg.losses.cross_entropy(z, q, label_smoothing=0.1),
+        lambda z, q: F.cross_entropy(moved(z), moved(q), label_smoothing=0.1),
+        grad=bool(shape[0]),
+    )
+
+
 BCE_WEIGHTS = [  # (weight shape, pos_weight shape) for logits (3, 4): classes, rows, scalars, full
     ((4,), None),
     (None, (4,)),
