@@ -765,7 +765,23 @@ def kl_div(
 def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, reduction: str = "batchmean") -> Any:
     """``KL(target ‖ pred)`` from log-probabilities ``log_pred``, summed over classes and
     averaged over the batch (``"batchmean"``). Zero target entries contribute 0.
-    PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``."""
+    PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``.
+
+    The default differs from PyTorch's: ``F.kl_div(x, t)`` without ``reduction`` is
+    ``"mean"``, the mean over every element, which PyTorch itself warns is not the KL
+    divergence (it is ``"batchmean"`` divided by the number of classes, and PyTorch plans to
+    make ``"mean"`` mean ``"batchmean"``). A port of a call without ``reduction`` gives
+    another number here: pass ``reduction="mean"`` for PyTorch's, or keep the default and
+    rescale the loss weight (a factor of the class count).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> log_pred = sg.tensor([[-1.2, -0.4, -1.9], [-3.1, -3.1, -0.1]])
+        >>> target = sg.tensor([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
+        >>> batchmean = sg.losses.kl_div(log_pred, target).item()
+        >>> round(batchmean / sg.losses.kl_div(log_pred, target, reduction="mean").item(), 4)  # 3 classes
+        3.0
+    """
     _same_shape("kl_div", log_pred, target)
     if log_target:
         elements: AnyTensor = target.exp() * (target - log_pred)

@@ -533,6 +533,28 @@ def test_cross_entropy_with_probability_targets_of_other_ranks(shape: tuple[int,
     )
 
 
+def test_kl_div_default_is_batchmean_where_torch_s_is_mean() -> None:
+    """docs/migration.md: ours defaults to "batchmean", PyTorch's to "mean" (which it warns is
+    not the KL divergence); each matches PyTorch's under the other's name, C times apart."""
+    rng = np.random.default_rng(18)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    helper_test_op(
+        [a, b],
+        lambda x, t: sg.losses.kl_div(x.log_softmax(), t.softmax()),
+        lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1), reduction="batchmean"),
+    )
+    with pytest.warns(UserWarning, match="batchmean"):
+        helper_test_op(
+            [a, b],
+            lambda x, t: sg.losses.kl_div(x.log_softmax(), t.softmax(), reduction="mean"),
+            lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1)),
+        )
+    ours = sg.losses.kl_div(sg.tensor(a).log_softmax(), sg.tensor(b).softmax()).item()
+    assert ours == pytest.approx(
+        6 * sg.losses.kl_div(sg.tensor(a).log_softmax(), sg.tensor(b).softmax(), reduction="mean").item()
+    )
+
+
 BCE_WEIGHTS = [  # (weight shape, pos_weight shape) for logits (3, 4): classes, rows, scalars, full
     ((4,), None),
     (None, (4,)),
