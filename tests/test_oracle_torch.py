@@ -671,9 +671,11 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
 }
 
 
-@pytest.mark.parametrize("name", list(OPTIMIZERS))
-def test_optimizer_trajectory_matches_torch(name: str) -> None:
-    make_ours, make_theirs = OPTIMIZERS[name]
+def assert_trajectory_matches_torch(
+    make_ours: Callable[[Any], Any], make_theirs: Callable[[list[Any]], Any], sign: float = 1.0
+) -> None:
+    """50 steps of both optimizers on ``sign ·`` (a quadratic plus an exp coupling two
+    parameters): the parameters agree after each."""
     start = np.array([1.5, -0.5, 2.0, 0.3])
     target = np.array([0.2, 0.4, -0.3, 1.0])
     model = Quadratic(start)
@@ -686,14 +688,54 @@ def test_optimizer_trajectory_matches_torch(name: str) -> None:
         w = model.w.trace(grads)
         b = model.b.trace(grads)
         loss = ((w - sg.tensor(target)) ** 2).sum() + (w[:2] * b).exp().sum()
-        loss.backward()
+        (loss * sign).backward()
         opt.update(model, grads)
         topt.zero_grad()
         tloss = ((tw - torch.tensor(target)) ** 2).sum() + (tw[:2] * tb).exp().sum()
-        tloss.backward()
+        (tloss * sign).backward()
         topt.step()
         np.testing.assert_allclose(model.w.numpy(), tw.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
         np.testing.assert_allclose(model.b.numpy(), tb.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_optimizer_trajectory_matches_torch(name: str) -> None:
+    assert_trajectory_matches_torch(*OPTIMIZERS[name])
+
+
+MAXIMIZING: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] = {
+    "sgd": (
+        lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.05, maximize=True),
+    ),
+    "adam": (
+        lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1, maximize=True),
+        lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1, maximize=True),
+    ),
+    "adamw_amsgrad": (
+        lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1, amsgrad=True, maximize=True),
+        lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1, amsgrad=True, maximize=True),
+    ),
+    "rmsprop": (
+        lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5, weight_decay=0.05, maximize=True),
+    ),
+    "adagrad": (
+        lambda m: sg.optim.Adagrad(m, lr=0.1, lr_decay=0.05, weight_decay=0.1, maximize=True),
+        lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.1, maximize=True),
+    ),
+    "adadelta": (
+        lambda m: sg.optim.Adadelta(m, lr=0.5, rho=0.8, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.05, maximize=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MAXIMIZING))
+def test_maximize_trajectory_matches_torch(name: str) -> None:
+    """maximize=True, PyTorch's gradient ascent (the gradient negated before weight decay),
+    on the negated loss."""
+    assert_trajectory_matches_torch(*MAXIMIZING[name], sign=-1.0)
 
 
 @pytest.mark.slow
