@@ -10,11 +10,14 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypeVar, cast, overload
 
+from numpy import broadcast_shapes
+
 from ._autodiff import NoTape, wants_grad
 from ._backend import fused_kernel, same_backend
 from ._device_checks import require_in_range
 from ._dims import Open
-from ._errors import DTypeError, HyperparameterError, ShapeError
+from ._errors import DTypeError, HyperparameterError, ShapeError, TapeError
+from ._no_grad import inside_no_grad
 from ._tensor import AnyTensor, Tensor, record, wrap
 from ._typevars import N, S, T
 from .ops._toolkit import require_float
@@ -160,12 +163,29 @@ def _check_labels(name: str, scores: AnyTensor, labels: AnyTensor) -> None:
     """Integer labels, one per row of ``scores (*S, C)``; their range is checked where they are used."""
     dtype = labels.backend_dtype_name()
     if not dtype.startswith(("int", "uint")):
-        raise DTypeError(f"{name} expects integer class labels, found dtype {dtype}")
+        probabilities = " or class probabilities of the logits' shape" if name == "cross_entropy" else ""
+        raise DTypeError(
+            f"{name} expects integer class labels{probabilities}, found dtype {dtype} of shape {labels.shape} "
+            f"for {'logits' if name == 'cross_entropy' else 'log_probs'} {scores.shape}"
+        )
     if scores.ndim < 1 or labels.shape != scores.shape[:-1]:
         raise ShapeError(
             f"{name}: {'logits' if name == 'cross_entropy' else 'log_probs'} {scores.shape} expect labels of shape "
-            f"{scores.shape[:-1]} (one per row), found {labels.shape}"
+            f"{scores.shape[:-1]} (one per row), found {labels.shape}{_class_axis_hint(name, scores, labels)}"
         )
+
+
+def _class_axis_hint(name: str, scores: AnyTensor, labels: AnyTensor) -> str:
+    """Where ``labels`` fit ``scores`` with the classes on axis 1 (PyTorch's layout, a
+    ``(B, C, H, W)`` segmentation output or a ``(B, C, L)`` sequence one), how to move them last."""
+    if scores.ndim < 3 or labels.shape != (scores.shape[0], *scores.shape[2:]):
+        return ""
+    axes = ", ".join(str(axis) for axis in (0, *range(2, scores.ndim), 1))
+    arg = "logits" if name == "cross_entropy" else "log_probs"
+    return (
+        f". Classes are the last axis here, where PyTorch's F.{name} takes them on axis 1: "
+        f"move the class axis last, {arg}.permute({axes})"
+    )
 
 
 def _check_reduction(reduction: str) -> None:
@@ -173,10 +193,19 @@ def _check_reduction(reduction: str) -> None:
         raise HyperparameterError(f"reduction must be 'mean', 'sum' or 'none', found {reduction!r}")
 
 
-def _check_weight(name: str, weight: AnyTensor | None, classes: int) -> None:
-    if weight is not None and weight.shape != (classes,):
+def _check_weight(name: str, weight: AnyTensor | None, classes: int, differentiable: bool = False) -> None:
+    if weight is None:
+        return
+    if weight.shape != (classes,):
         raise ShapeError(
             f"{name}: weight is expected to hold one value per class, shape ({classes},), found {weight.shape}"
+        )
+    if not differentiable and wants_grad(weight) and not inside_no_grad():
+        # the rules read the weight's values: a gradient for it would be dropped
+        raise TapeError(
+            f"{name}: weight is traced (or a trainable parameter), but the loss of integer labels gives its "
+            "class weights no gradient (PyTorch raises too: not differentiable with respect to 'weight'); "
+            "pass weight.detach()"
         )
 
 
@@ -313,6 +342,24 @@ def cross_entropy(
 ) -> Tensor[T, *S]: ...
 @overload
 def cross_entropy(
+    logits: Tensor[T, *S, C],
+    labels: Tensor[T, *S, C],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[T, C] | None = None,
+    reduction: Literal["mean", "sum"] = "mean",
+) -> Tensor[T]: ...
+@overload
+def cross_entropy(
+    logits: Tensor[T, *S, C],
+    labels: Tensor[T, *S, C],
+    *,
+    label_smoothing: float = 0.0,
+    weight: Tensor[T, C] | None = None,
+    reduction: Literal["none"],
+) -> Tensor[T, *S]: ...
+@overload
+def cross_entropy(
     logits: Tensor[T, *tuple[Open, ...]],
     labels: Tensor[Any, *S],
     *,
@@ -346,17 +393,35 @@ def cross_entropy(
     d/dlogits = softmax(logits) - target, one fused op. PyTorch:
     ``F.cross_entropy(logits, labels, label_smoothing=..., weight=..., ignore_index=...)``.
 
+    The classes are the **last** axis (PyTorch's are axis 1): a ``(B, C, H, W)`` segmentation
+    output goes in as ``logits.permute(0, 2, 3, 1)``, with labels ``(B, H, W)``.
+
     ``weight`` scales each row by its label's class weight (the smoothing term by every
     class's); rows labelled ``ignore_index`` contribute 0, and the mean divides by the
     counted rows' total weight, as PyTorch. With either in use the loss is made of
-    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case).
+    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case). Class
+    weights take no gradient here (a traced one raises ``TapeError``, as PyTorch refuses one).
+
+    Probability ("soft") targets: ``labels`` of floats of the logits' own shape ``(*S, C)``,
+    a distribution over the classes per row (a distillation's teacher, mixup's mixed one-hot
+    rows). Each row's loss is ``-Σ_c weight_c·q_c·log_softmax(logits)_c``, ``q`` smoothed to
+    ``(1-ε)·q + ε/C`` by ``label_smoothing``; the mean divides by the number of rows (not
+    by a total weight), as PyTorch's. The gradient reaches the logits, and the targets and
+    the class weights where they are traced (PyTorch's gives them one too). ``ignore_index``
+    has no meaning there and must stay -100 (PyTorch refuses it too). pyright tells the two
+    kinds of target apart by their rank; an integer tensor of the logits' shape or a float
+    one of one axis fewer raises ``DTypeError``/``ShapeError``.
 
     Examples:
         >>> import shapegrad as sg
         >>> logits = sg.tensor([[2.0, 0.0], [0.0, 2.0]])
         >>> round(sg.losses.cross_entropy(logits, sg.tensor([0, 1])).item(), 4)
         0.1269
+        >>> round(sg.losses.cross_entropy(logits, sg.tensor([[0.9, 0.1], [0.5, 0.5]])).item(), 4)
+        0.7269
     """
+    if _is_probabilities(logits, labels):
+        return _soft_cross_entropy(logits, labels, label_smoothing, weight, ignore_index, reduction)
     _check_labels("cross_entropy", logits, labels)
     _check_reduction(reduction)
     require_float(logits, "cross_entropy")
@@ -384,6 +449,51 @@ def cross_entropy(
     out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / count, per_row.dtype)
     saved = (logp, ids, label_smoothing, reduction == "none", count)
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
+
+
+def _is_probabilities(logits: AnyTensor, target: AnyTensor) -> bool:
+    """Whether ``target`` holds class probabilities: floats of the logits' own shape."""
+    return target.shape == logits.shape and target.backend_dtype_name().startswith(("float", "bfloat"))
+
+
+def _soft_cross_entropy(
+    logits: AnyTensor,
+    probs: AnyTensor,
+    smoothing: float,
+    weight: AnyTensor | None,
+    ignore_index: int,
+    reduction: Reduction,
+) -> Any:
+    """Cross-entropy against probabilities ``probs (*S, C)``, PyTorch's formula for them:
+    ``-Σ_c w_c·q_c·logp_c`` per row, ``q = (1-ε)·probs + ε/C``, the mean over rows. Made of
+    traced ops, so that the targets and a traced class weight get their gradients."""
+    from .ops.reductions import log_softmax
+
+    _check_reduction(reduction)
+    require_float(logits, "cross_entropy")
+    if logits.ndim < 1:
+        raise ShapeError(f"cross_entropy: logits {logits.shape} have no class axis")
+    classes = logits.shape[-1]
+    _check_weight("cross_entropy", weight, classes, differentiable=True)
+    if ignore_index != -100:
+        raise HyperparameterError(
+            f"cross_entropy: ignore_index={ignore_index} has no meaning for probability targets (no row "
+            "holds a label); PyTorch refuses it too. Give an ignored row zero probabilities instead"
+        )
+    if smoothing < 0.0 or smoothing > 1.0:
+        raise HyperparameterError(f"cross_entropy: label_smoothing must lie in [0, 1], found {smoothing}")
+    same_backend(logits, probs)
+    logp: AnyTensor = log_softmax(logits, axis=-1)
+    target: AnyTensor = probs * (1.0 - smoothing) + smoothing / classes if smoothing else probs
+    terms: AnyTensor = logp * target
+    if weight is not None:
+        terms = terms * weight
+    per_row: AnyTensor = -terms.sum(axis=-1)
+    if reduction == "none":
+        return per_row
+    if reduction == "sum" or math.prod(per_row.shape):
+        return per_row.sum() if reduction == "sum" else per_row.mean()
+    return per_row.sum() * math.nan  # no row: the mean is NaN, as PyTorch's (0/0), without a warning
 
 
 def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:
@@ -440,30 +550,106 @@ def cross_entropy_backward(
     return (xp.exp(logp) - target) * scale, None
 
 
+def _element_weight(name: str, arg: str, weight: AnyTensor | None, like: AnyTensor) -> AnyTensor | None:
+    """``weight`` as an untraced tensor in ``like``'s dtype, checked to broadcast against
+    ``like`` without growing it (PyTorch's rule), or None. A weight that would take a gradient
+    is refused: PyTorch's binary cross-entropies are not differentiable in their weights
+    (they raise for one that requires a gradient), and reading its values would drop it."""
+    if weight is None:
+        return None
+    if wants_grad(weight) and not inside_no_grad():
+        raise TapeError(
+            f"{name}: {arg} is traced (or a trainable parameter), but the loss gives its {arg} no gradient "
+            f"(PyTorch raises too: not differentiable with respect to {arg!r}); pass {arg}.detach()"
+        )
+    backend = same_backend(like, weight)
+    try:
+        fits = broadcast_shapes(weight.shape, like.shape) == like.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"{name}: {arg} {weight.shape} does not broadcast to the elements' shape {like.shape}")
+    return wrap(backend.xp.astype(weight._data, like._data.dtype), backend)
+
+
 @overload
 def binary_cross_entropy_with_logits(
     logits: Tensor[T, *S],
     targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+    logits: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *S]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    logits: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy_with_logits(
-    logits: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+    logits: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
+    pos_weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *tuple[Open, ...]]: ...
-def binary_cross_entropy_with_logits(logits: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+def binary_cross_entropy_with_logits(
+    logits: AnyTensor,
+    targets: AnyTensor,
+    reduction: Reduction = "mean",
+    *,
+    weight: AnyTensor | None = None,
+    pos_weight: AnyTensor | None = None,
+) -> Any:
     """Binary cross-entropy of probabilities ``sigmoid(logits)`` against ``targets`` in
     [0, 1], as ``softplus(x) - x·t`` so that no logit overflows. d/dx = σ(x) - t.
-    PyTorch: ``F.binary_cross_entropy_with_logits``."""
-    _same_shape("binary_cross_entropy_with_logits", logits, targets)
-    elements: AnyTensor = logits.softplus() - logits * targets
+    PyTorch: ``F.binary_cross_entropy_with_logits``.
+
+    ``weight`` scales each element's loss and broadcasts against the elements (a ``(C,)``
+    vector weighs classes, a ``(B, 1)`` column samples); ``pos_weight`` scales the positive
+    term, PyTorch's ``(1-t)·x - (1 + (pos_weight - 1)·t)·log σ(x)`` (``pos_weight > 1`` raises
+    recall), and broadcasts the same way: one value per class is a ``(C,)`` vector, for the
+    last axis. Both are keyword-only (PyTorch's ``weight`` is its third positional argument;
+    here that is ``reduction``), untraced, and cast to the logits' dtype; neither gets a
+    gradient (as in PyTorch, which refuses one that requires a gradient): a traced one raises
+    ``TapeError``, one that does not broadcast ``ShapeError``. The mean divides by the number of
+    elements, whatever the weights (as PyTorch).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> logits, targets = sg.tensor([[0.0, 2.0]]), sg.tensor([[1.0, 0.0]])
+        >>> loss = sg.losses.binary_cross_entropy_with_logits(logits, targets, pos_weight=sg.tensor([3.0, 1.0]))
+        >>> round(loss.item(), 4)
+        2.1032
+    """
+    name = "binary_cross_entropy_with_logits"
+    _same_shape(name, logits, targets)
+    _check_reduction(reduction)
+    w = _element_weight(name, "weight", weight, logits)
+    pw = _element_weight(name, "pos_weight", pos_weight, logits)
+    if pw is None:
+        elements: AnyTensor = logits.softplus() - logits * targets
+    else:
+        # PyTorch's formula, -log σ(x) as softplus(-x): finite at any logit
+        positive: AnyTensor = (pw - 1.0) * targets + 1.0
+        elements = (1.0 - targets) * logits + positive * (-logits).softplus()
+    if w is not None:
+        elements = elements * w
     return _reduce(elements, reduction)
 
 
@@ -486,28 +672,56 @@ def binary_cross_entropy(
     probs: Tensor[T, *S],
     targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
     reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *S], targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]], reduction: Literal["none"]
+    probs: Tensor[T, *S],
+    targets: Tensor[Any, *S] | Tensor[Any, *tuple[Open, ...]],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *S]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["mean", "sum"] = "mean"
+    probs: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["mean", "sum"] = "mean",
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T]: ...
 @overload
 def binary_cross_entropy(
-    probs: Tensor[T, *tuple[Open, ...]], targets: Tensor[Any, *S], reduction: Literal["none"]
+    probs: Tensor[T, *tuple[Open, ...]],
+    targets: Tensor[Any, *S],
+    reduction: Literal["none"],
+    *,
+    weight: Tensor[NoTape, *tuple[Any, ...]] | None = None,
 ) -> Tensor[T, *tuple[Open, ...]]: ...
-def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean") -> Any:
+def binary_cross_entropy(
+    probs: AnyTensor, targets: AnyTensor, reduction: Reduction = "mean", *, weight: AnyTensor | None = None
+) -> Any:
     """Binary cross-entropy ``-(t·log p + (1-t)·log(1-p))`` of probabilities ``probs`` in
     [0, 1] (``ShapeError`` outside it) against ``targets``; each log is clamped at -100, so a
     certain wrong answer costs 100, not inf. d/dp = (p - t) / max(p(1-p), 1e-12). Prefer
     :func:`binary_cross_entropy_with_logits` on logits (stable without the clamp).
-    PyTorch: ``F.binary_cross_entropy``."""
+    PyTorch: ``F.binary_cross_entropy``.
+
+    ``weight`` (keyword-only, untraced) scales each element's loss and broadcasts against the
+    elements, as :func:`binary_cross_entropy_with_logits`'s; it gets no gradient (a traced one
+    raises ``TapeError``, as PyTorch refuses one), and the mean divides by the element count.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> probs, targets = sg.tensor([[0.9, 0.2]]), sg.tensor([[1.0, 0.0]])
+        >>> round(sg.losses.binary_cross_entropy(probs, targets, weight=sg.tensor([2.0, 1.0])).item(), 4)
+        0.2169
+    """
     _same_shape("binary_cross_entropy", probs, targets)
     _check_reduction(reduction)
     require_float(probs, "binary_cross_entropy")
+    w = _element_weight("binary_cross_entropy", "weight", weight, probs)
     backend = same_backend(probs, targets)
     message = "binary_cross_entropy: probs must lie in [0, 1]"
     require_in_range(backend, probs._data, 0.0, 1.0, message, closed=True)
@@ -517,7 +731,8 @@ def binary_cross_entropy(probs: AnyTensor, targets: AnyTensor, reduction: Reduct
     log_p, log_q = _clamped_log(xp, p), _clamped_log(xp, 1 - p)
     elements = -(t * log_p + (1 - t) * log_q)
     saved = (p, t, log_p, log_q, (wants_grad(probs), wants_grad(targets)))
-    return _reduce(record(elements, binary_cross_entropy_backward, (probs, targets), saved, backend), reduction)
+    loss: AnyTensor = record(elements, binary_cross_entropy_backward, (probs, targets), saved, backend)
+    return _reduce(loss if w is None else loss * w, reduction)
 
 
 def xlogx_backward(xp: Any, g: Any, t: Any, positive: Any, log_t: Any) -> tuple[Any, ...]:
@@ -550,7 +765,23 @@ def kl_div(
 def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, reduction: str = "batchmean") -> Any:
     """``KL(target ‖ pred)`` from log-probabilities ``log_pred``, summed over classes and
     averaged over the batch (``"batchmean"``). Zero target entries contribute 0.
-    PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``."""
+    PyTorch: ``F.kl_div(log_pred, target, reduction="batchmean", log_target=...)``.
+
+    The default differs from PyTorch's: ``F.kl_div(x, t)`` without ``reduction`` is
+    ``"mean"``, the mean over every element, which PyTorch itself warns is not the KL
+    divergence (it is ``"batchmean"`` divided by the number of classes, and PyTorch plans to
+    make ``"mean"`` mean ``"batchmean"``). A port of a call without ``reduction`` gives
+    another number here: pass ``reduction="mean"`` for PyTorch's, or keep the default and
+    rescale the loss weight (a factor of the class count).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> log_pred = sg.tensor([[-1.2, -0.4, -1.9], [-3.1, -3.1, -0.1]])
+        >>> target = sg.tensor([[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
+        >>> batchmean = sg.losses.kl_div(log_pred, target).item()
+        >>> round(batchmean / sg.losses.kl_div(log_pred, target, reduction="mean").item(), 4)  # 3 classes
+        3.0
+    """
     _same_shape("kl_div", log_pred, target)
     if log_target:
         elements: AnyTensor = target.exp() * (target - log_pred)

@@ -16,6 +16,8 @@ import shapegrad as sg
 LABELS = np.array([2, 0, 1, 2])
 IGNORING = np.array([2, -100, 1, 2])  # the second row is left out (issue #25)
 CLASS_WEIGHTS = np.array([0.5, 2.0, 1.5])
+ROW_WEIGHTS = np.array([[1.0], [0.5], [2.0], [0.0]])  # one per row of a (4, 3) batch
+POS_WEIGHTS = np.array([3.0, 0.5, 1.0])  # one per class
 
 
 def _logsoftmax(z: np.ndarray) -> np.ndarray:
@@ -39,8 +41,20 @@ def _weighted_nll(logp: np.ndarray, smoothing: float = 0.0) -> np.ndarray:
     return ((1 - smoothing) * nll + smoothing / logp.shape[-1] * smooth) / w.sum()
 
 
+def _soft_ce(z: np.ndarray, q: np.ndarray, smoothing: float = 0.0, weight: np.ndarray | float = 1.0) -> np.ndarray:
+    """Each row's -Σ w·q·log_softmax(z), q smoothed towards the uniform distribution."""
+    q = (1 - smoothing) * q + smoothing / z.shape[-1]
+    return -(weight * q * _logsoftmax(z)).sum(axis=-1)
+
+
 def _bce(p: np.ndarray, t: np.ndarray) -> np.ndarray:
     return -(t * np.log(p) + (1 - t) * np.log1p(-p))
+
+
+def _bce_logits(z: np.ndarray, t: np.ndarray, pos_weight: np.ndarray | float = 1.0) -> np.ndarray:
+    """-(pos_weight·t·log σ(z) + (1-t)·log(1-σ(z))), PyTorch's weighted binary cross-entropy."""
+    sigmoid = 1 / (1 + np.exp(-z))
+    return -(pos_weight * t * np.log(sigmoid) + (1 - t) * np.log1p(-sigmoid))
 
 
 def _huber(d: np.ndarray, delta: float) -> np.ndarray:
@@ -97,9 +111,39 @@ LOSSES = [
         [(4, 3)],
     ),
     LossCase(
+        "cross_entropy_probabilities_weighted_smoothing",
+        lambda z, q: sg.losses.cross_entropy(z, q, weight=sg.tensor(CLASS_WEIGHTS), label_smoothing=0.2),
+        lambda z, q: _soft_ce(z, q, 0.2, CLASS_WEIGHTS).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "cross_entropy_probabilities_tokens_none",
+        lambda z, q: sg.losses.cross_entropy(z, q, reduction="none"),
+        lambda z, q: _soft_ce(z, q),
+        [(2, 2, 3), (2, 2, 3)],
+        positive_target=True,
+    ),
+    LossCase(
         "bce_with_logits",
         lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t),
         lambda z, t: (np.log1p(np.exp(z)) - z * t).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "bce_with_logits_weight_pos_weight",
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(
+            z, t, weight=sg.tensor(ROW_WEIGHTS), pos_weight=sg.tensor(POS_WEIGHTS)
+        ),
+        lambda z, t: (ROW_WEIGHTS * _bce_logits(z, t, POS_WEIGHTS)).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+    ),
+    LossCase(
+        "bce_with_logits_pos_weight_none",
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t, "none", pos_weight=sg.tensor(POS_WEIGHTS)),
+        lambda z, t: _bce_logits(z, t, POS_WEIGHTS),
         [(4, 3), (4, 3)],
         positive_target=True,
     ),
@@ -125,6 +169,14 @@ LOSSES = [
         "binary_cross_entropy",
         lambda p, t: sg.losses.binary_cross_entropy(p, t),
         lambda p, t: _bce(p, t).mean(),
+        [(4, 3), (4, 3)],
+        positive_target=True,
+        unit_input=True,
+    ),
+    LossCase(
+        "binary_cross_entropy_weight_sum",
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, "sum", weight=sg.tensor(CLASS_WEIGHTS)),
+        lambda p, t: (CLASS_WEIGHTS * _bce(p, t)).sum(),
         [(4, 3), (4, 3)],
         positive_target=True,
         unit_input=True,
@@ -207,6 +259,10 @@ def test_cross_entropy_rejects_bad_labels(numpy_backend: str) -> None:
     logits = sg.zeros(3, 4)
     with pytest.raises(sg.DTypeError, match="integer class labels"):
         sg.losses.cross_entropy(logits, sg.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(
+        sg.DTypeError, match=r"or class probabilities of the logits' shape, found dtype float32 of shape \(3,\)"
+    ):
+        sg.losses.cross_entropy(logits, sg.tensor([0.0, 1.0, 2.0]))
     with pytest.raises(sg.ShapeError, match=r"labels must lie in \[0, 4\)"):
         sg.losses.cross_entropy(logits, sg.tensor([0, 1, 4]))
 
@@ -256,3 +312,69 @@ def test_binary_cross_entropy_refuses_probabilities_outside_0_1_and_is_finite_at
     assert loss.item() == pytest.approx(200.0)
     loss.backward()
     assert np.all(np.isfinite(grads[probs].numpy()))
+
+
+@pytest.mark.parametrize("arg", ["weight", "pos_weight"])
+def test_binary_cross_entropy_weights_take_no_gradient_and_must_broadcast(arg: str, numpy_backend: str) -> None:
+    """PyTorch's binary cross-entropies are not differentiable in weight and pos_weight (they
+    raise for one that requires a gradient): a traced one is refused rather than left without
+    its gradient, and one that would grow the elements' shape is a ShapeError, as in PyTorch."""
+    logits, targets = sg.zeros(2, 3), sg.ones(2, 3)
+    traced = sg.ones(3).trace(sg.Gradients())
+    with pytest.raises(sg.TapeError, match=f"{arg} is traced.*{arg}.detach"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: traced})
+    with pytest.raises(sg.ShapeError, match=rf"{arg} \(4,\) does not broadcast to the elements' shape \(2, 3\)"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: sg.ones(4)})
+    with pytest.raises(sg.ShapeError, match=r"does not broadcast"):
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: sg.ones(2, 2, 3)})
+    with sg.no_grad():  # there it is a constant
+        sg.losses.binary_cross_entropy_with_logits(logits, targets, **{arg: traced})
+    if arg == "weight":
+        with pytest.raises(sg.TapeError, match="weight is traced"):
+            sg.losses.binary_cross_entropy(sg.full((2, 3), 0.5), targets, weight=traced)
+        with pytest.raises(sg.ShapeError, match="does not broadcast"):
+            sg.losses.binary_cross_entropy(sg.full((2, 3), 0.5), targets, weight=sg.ones(2))
+
+
+def test_probability_targets_are_told_from_labels_by_dtype_and_shape(numpy_backend: str) -> None:
+    """Floats of the logits' shape are probabilities; integers of that shape are no labels, and
+    ignore_index has no meaning for probabilities (PyTorch refuses it too)."""
+    logits = sg.zeros(2, 3)
+    uniform = sg.full((2, 3), 1 / 3)
+    assert sg.losses.cross_entropy(logits, uniform).item() == pytest.approx(np.log(3))
+    with pytest.raises(sg.ShapeError, match=r"expect labels of shape \(2,\) \(one per row\), found \(2, 3\)"):
+        sg.losses.cross_entropy(logits, sg.tensor([[0, 1, 0], [1, 0, 0]]))
+    with pytest.raises(sg.HyperparameterError, match="ignore_index=0 has no meaning for probability targets"):
+        sg.losses.cross_entropy(logits, uniform, ignore_index=0)
+    with pytest.raises(sg.ShapeError, match=r"one value per class, shape \(3,\), found \(2,\)"):
+        sg.losses.cross_entropy(logits, uniform, weight=sg.ones(2))
+
+
+def test_traced_class_weights_get_gradients_only_with_probability_targets(numpy_backend: str) -> None:
+    """PyTorch differentiates the class weights of a soft-target cross-entropy, and refuses
+    traced ones for integer labels (nll_loss is not differentiable in them): a traced weight
+    there is a TapeError, not a gradient silently left out; inside no_grad it is a constant."""
+    grads = sg.Gradients()
+    weight = sg.tensor([1.0, 2.0, 3.0]).trace(grads)
+    logits = sg.zeros(2, 3)
+    sg.losses.cross_entropy(logits, sg.full((2, 3), 1 / 3), weight=weight).backward()
+    np.testing.assert_allclose(grads[weight].numpy(), np.full(3, np.log(3) / 3), rtol=1e-6)
+    for loss in (sg.losses.cross_entropy, sg.losses.nll_loss):
+        with pytest.raises(sg.TapeError, match="weight is traced.*weight.detach"):
+            loss(logits, sg.tensor([0, 1]), weight=weight)
+        with sg.no_grad():
+            loss(logits, sg.tensor([0, 1]), weight=weight)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 4, 3), (2, 5, 7)], ids=str)
+def test_labels_for_classes_on_axis_1_are_told_to_move_them_last(shape: tuple[int, ...], numpy_backend: str) -> None:
+    """PyTorch's layout, (B, C, H, W) or (B, C, L) logits with (B, H, W) or (B, L) labels:
+    the ShapeError says how to move the class axis last."""
+    logits = sg.zeros(*shape)
+    labels = sg.tensor(np.zeros((shape[0], *shape[2:]), dtype=np.int64))
+    axes = ", ".join(str(a) for a in (0, *range(2, len(shape)), 1))
+    for loss in (sg.losses.cross_entropy, sg.losses.nll_loss):
+        with pytest.raises(sg.ShapeError, match=rf"move the class axis last, \w+\.permute\({axes}\)"):
+            loss(logits, labels)
+    moved = sg.losses.cross_entropy(logits.permute(0, *range(2, len(shape)), 1), labels)
+    assert moved.item() == pytest.approx(np.log(5))

@@ -462,6 +462,36 @@ def test_group_settings_are_validated_like_the_optimizer_s(numpy_backend: str) -
         sg.optim.Group(3)  # pyright: ignore[reportArgumentType] -- the refusal under test
 
 
+def test_maximize_ascends_leaves_the_gradients_and_may_be_a_group_s(numpy_backend: str) -> None:
+    """maximize=True (PyTorch's): p ← p + lr·g for Sgd; the gradients are read, not negated in
+    place; a Group may set it for its parameters alone; it must be a bool."""
+    model = TwoLayers()
+    grads = model.alloc_grads()
+    opt = sg.optim.Sgd(model, lr=0.1, unused="ignore", groups=[sg.optim.Group("*.bias", maximize=True)])
+    used = [(path, p) for path, p in model.named_parameters() if path.startswith("used.")]
+    before = {path: p.numpy().copy() for path, p in used}
+    model(sg.ones(2, 3).trace(grads)).sum().backward()
+    given = {path: grads[p].numpy().copy() for path, p in used}
+    opt.update(model, grads)
+    for path, p in used:
+        sign = 1.0 if path.endswith("bias") else -1.0
+        np.testing.assert_allclose(p.numpy(), before[path] + sign * 0.1 * given[path], rtol=1e-6)
+        np.testing.assert_array_equal(grads[p].numpy(), given[path])
+    with pytest.raises(sg.HyperparameterError, match="expected maximize a bool, found 1"):
+        sg.optim.Adam(TwoLayers(), maximize=1)  # pyright: ignore[reportArgumentType] -- the refusal under test
+
+
+def test_maximize_of_a_float16_parameter_ascends(numpy_backend: str) -> None:
+    """The float32 update of a float16 parameter negates the widened gradient."""
+    model = TwoLayers().to(dtype="float16")
+    grads = model.alloc_grads()
+    before = model.used.weight.numpy().astype(np.float32)
+    model(sg.ones(2, 3, dtype="float16").trace(grads)).sum().backward()
+    step = grads[model.used.weight].numpy().astype(np.float32)
+    sg.optim.Sgd(model, lr=0.01, maximize=True, unused="ignore").update(model, grads)
+    np.testing.assert_allclose(model.used.weight.numpy().astype(np.float32), before + 0.01 * step, rtol=2e-3)
+
+
 def test_the_first_group_that_selects_a_parameter_wins(numpy_backend: str) -> None:
     """issue #25 (documented on Group): used.bias is in both groups and takes the first's lr=0."""
     model = TwoLayers()

@@ -494,6 +494,129 @@ def test_binary_cross_entropy_at_certain_probabilities_is_torch_s(backend: str) 
     )
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_probability_targets(reduction: str, smoothing: float, weighted: bool, backend: str) -> None:
+    """F.cross_entropy(logits, probabilities): values and the gradients of the logits, the
+    targets and the class weights (PyTorch differentiates all three for soft targets)."""
+    rng = np.random.default_rng(16)
+    probs = rng.dirichlet(np.ones(4), 5)
+    arrays = [rng.standard_normal((5, 4)) * 3, probs] + ([rng.uniform(0.2, 2.0, 4)] if weighted else [])
+    helper_test_op(
+        arrays,
+        lambda z, q, *w: sg.losses.cross_entropy(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            q,
+            weight=w[0] if w else None,
+            label_smoothing=smoothing,
+            reduction=reduction,  # pyright: ignore[reportArgumentType]
+        ),
+        lambda z, q, *w: F.cross_entropy(
+            z, q, weight=w[0] if w else None, label_smoothing=smoothing, reduction=reduction
+        ),
+    )
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (4,), (0, 4)], ids=str)
+def test_cross_entropy_with_probability_targets_of_other_ranks(shape: tuple[int, ...], backend: str) -> None:
+    """Per-token soft targets (PyTorch's classes on axis 1, ours last), one unbatched row, and
+    no row (a NaN mean, as PyTorch's)."""
+    rng = np.random.default_rng(17)
+    probs = rng.dirichlet(np.ones(4), shape[:-1]) if shape[0] else np.zeros(shape)
+    moved = (lambda z: z.permute(0, 2, 1)) if len(shape) == 3 else (lambda z: z)
+    helper_test_op(
+        [rng.standard_normal(shape), probs],
+        lambda z, q: sg.losses.cross_entropy(z, q, label_smoothing=0.1),
+        lambda z, q: F.cross_entropy(moved(z), moved(q), label_smoothing=0.1),
+        grad=bool(shape[0]),
+    )
+
+
+def test_kl_div_default_is_batchmean_where_torch_s_is_mean() -> None:
+    """docs/migration.md: ours defaults to "batchmean", PyTorch's to "mean" (which it warns is
+    not the KL divergence); each matches PyTorch's under the other's name, C times apart."""
+    rng = np.random.default_rng(18)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    helper_test_op(
+        [a, b],
+        lambda x, t: sg.losses.kl_div(x.log_softmax(), t.softmax()),
+        lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1), reduction="batchmean"),
+    )
+    with pytest.warns(UserWarning, match="batchmean"):
+        helper_test_op(
+            [a, b],
+            lambda x, t: sg.losses.kl_div(x.log_softmax(), t.softmax(), reduction="mean"),
+            lambda x, t: F.kl_div(x.log_softmax(-1), t.softmax(-1)),
+        )
+    ours = sg.losses.kl_div(sg.tensor(a).log_softmax(), sg.tensor(b).softmax()).item()
+    assert ours == pytest.approx(
+        6 * sg.losses.kl_div(sg.tensor(a).log_softmax(), sg.tensor(b).softmax(), reduction="mean").item()
+    )
+
+
+BCE_WEIGHTS = [  # (weight shape, pos_weight shape) for logits (3, 4): classes, rows, scalars, full
+    ((4,), None),
+    (None, (4,)),
+    ((3, 1), (4,)),
+    ((3, 4), (1,)),
+    ((1,), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("shapes", BCE_WEIGHTS, ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_with_logits_weights(
+    shapes: tuple[tuple[int, ...] | None, tuple[int, ...] | None], reduction: str, backend: str
+) -> None:
+    """F.binary_cross_entropy_with_logits(weight=, pos_weight=): values and the gradients of
+    logits and targets, weights broadcast as PyTorch's (they get no gradient there either)."""
+    rng = np.random.default_rng(14)
+    w_shape, pw_shape = shapes
+    w = None if w_shape is None else rng.uniform(0.2, 2.0, w_shape)
+    pw = None if pw_shape is None else rng.uniform(0.2, 4.0, pw_shape)
+    helper_test_op(
+        [rng.standard_normal((3, 4)) * 4, rng.uniform(0, 1, (3, 4))],
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(  # pyright: ignore[reportCallIssue] -- reduction is one of the three
+            z,
+            t,
+            reduction,  # pyright: ignore[reportArgumentType]
+            weight=None if w is None else sg.tensor(w),
+            pos_weight=None if pw is None else sg.tensor(pw),
+        ),
+        lambda z, t: F.binary_cross_entropy_with_logits(
+            z,
+            t,
+            weight=None if w is None else torch.tensor(w),
+            pos_weight=None if pw is None else torch.tensor(pw),
+            reduction=reduction,
+        ),
+    )
+
+
+def test_binary_cross_entropy_with_logits_pos_weight_at_extreme_logits(backend: str) -> None:
+    """pos_weight's formula stays finite (and PyTorch's) at logits of ±100."""
+    pw = np.array([0.5, 3.0, 1.0])
+    helper_test_op(
+        [np.array([[-100.0, 100.0, 30.0], [100.0, -100.0, -30.0]]), np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.2]])],
+        lambda z, t: sg.losses.binary_cross_entropy_with_logits(z, t, "none", pos_weight=sg.tensor(pw)),
+        lambda z, t: F.binary_cross_entropy_with_logits(z, t, pos_weight=torch.tensor(pw), reduction="none"),
+    )
+
+
+@pytest.mark.parametrize("w_shape", [(5,), (3, 1), (3, 5)], ids=str)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_binary_cross_entropy_weight(w_shape: tuple[int, ...], reduction: str, backend: str) -> None:
+    """F.binary_cross_entropy(weight=): values and the gradients of probabilities and targets."""
+    rng = np.random.default_rng(15)
+    w = rng.uniform(0.2, 2.0, w_shape)
+    helper_test_op(
+        [rng.uniform(0.02, 0.98, (3, 5)), rng.uniform(0, 1, (3, 5))],
+        lambda p, t: sg.losses.binary_cross_entropy(p, t, reduction, weight=sg.tensor(w)),  # pyright: ignore[reportArgumentType, reportCallIssue] -- reduction is one of the three
+        lambda p, t: F.binary_cross_entropy(p, t, weight=torch.tensor(w), reduction=reduction),
+    )
+
+
 # --------------------------------------------------------------------------- optimizers
 class Quadratic(sg.nn.Module):
     def __init__(self, start: np.ndarray) -> None:
@@ -548,9 +671,11 @@ OPTIMIZERS: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] =
 }
 
 
-@pytest.mark.parametrize("name", list(OPTIMIZERS))
-def test_optimizer_trajectory_matches_torch(name: str) -> None:
-    make_ours, make_theirs = OPTIMIZERS[name]
+def assert_trajectory_matches_torch(
+    make_ours: Callable[[Any], Any], make_theirs: Callable[[list[Any]], Any], sign: float = 1.0
+) -> None:
+    """50 steps of both optimizers on ``sign ·`` (a quadratic plus an exp coupling two
+    parameters): the parameters agree after each."""
     start = np.array([1.5, -0.5, 2.0, 0.3])
     target = np.array([0.2, 0.4, -0.3, 1.0])
     model = Quadratic(start)
@@ -563,14 +688,54 @@ def test_optimizer_trajectory_matches_torch(name: str) -> None:
         w = model.w.trace(grads)
         b = model.b.trace(grads)
         loss = ((w - sg.tensor(target)) ** 2).sum() + (w[:2] * b).exp().sum()
-        loss.backward()
+        (loss * sign).backward()
         opt.update(model, grads)
         topt.zero_grad()
         tloss = ((tw - torch.tensor(target)) ** 2).sum() + (tw[:2] * tb).exp().sum()
-        tloss.backward()
+        (tloss * sign).backward()
         topt.step()
         np.testing.assert_allclose(model.w.numpy(), tw.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
         np.testing.assert_allclose(model.b.numpy(), tb.detach().numpy(), rtol=1e-6, atol=1e-12, err_msg=f"step {step}")
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_optimizer_trajectory_matches_torch(name: str) -> None:
+    assert_trajectory_matches_torch(*OPTIMIZERS[name])
+
+
+MAXIMIZING: dict[str, tuple[Callable[[Any], Any], Callable[[list[Any]], Any]]] = {
+    "sgd": (
+        lambda m: sg.optim.Sgd(m, lr=0.01, momentum=0.9, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.05, maximize=True),
+    ),
+    "adam": (
+        lambda m: sg.optim.Adam(m, lr=0.02, weight_decay=0.1, maximize=True),
+        lambda p: torch.optim.Adam(p, lr=0.02, weight_decay=0.1, maximize=True),
+    ),
+    "adamw_amsgrad": (
+        lambda m: sg.optim.AdamW(m, lr=0.02, weight_decay=0.1, amsgrad=True, maximize=True),
+        lambda p: torch.optim.AdamW(p, lr=0.02, weight_decay=0.1, amsgrad=True, maximize=True),
+    ),
+    "rmsprop": (
+        lambda m: sg.optim.RMSprop(m, lr=0.01, centered=True, momentum=0.5, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.RMSprop(p, lr=0.01, centered=True, momentum=0.5, weight_decay=0.05, maximize=True),
+    ),
+    "adagrad": (
+        lambda m: sg.optim.Adagrad(m, lr=0.1, lr_decay=0.05, weight_decay=0.1, maximize=True),
+        lambda p: torch.optim.Adagrad(p, lr=0.1, lr_decay=0.05, weight_decay=0.1, maximize=True),
+    ),
+    "adadelta": (
+        lambda m: sg.optim.Adadelta(m, lr=0.5, rho=0.8, weight_decay=0.05, maximize=True),
+        lambda p: torch.optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.05, maximize=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(MAXIMIZING))
+def test_maximize_trajectory_matches_torch(name: str) -> None:
+    """maximize=True, PyTorch's gradient ascent (the gradient negated before weight decay),
+    on the negated loss."""
+    assert_trajectory_matches_torch(*MAXIMIZING[name], sign=-1.0)
 
 
 @pytest.mark.slow

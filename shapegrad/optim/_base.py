@@ -191,12 +191,19 @@ class Optimizer(ABC, Generic[M]):
     ``backward()`` has not run since ``grads.zero()``.
 
     ``groups`` (``sg.optim.Group``) give the parameters they select settings of their own
-    (``lr``, ``weight_decay``, ...), as PyTorch's param groups do.
+    (``lr``, ``weight_decay``, ``maximize``, ...), as PyTorch's param groups do.
+
+    ``maximize=True`` (every optimizer, as PyTorch's ``maximize``): gradient ascent, the
+    gradient negated before anything else reads it (weight decay included, so decay still
+    pulls towards 0), the gradients themselves left as they are.
 
     Subclasses pass their settings to ``__init__`` and define ``_configure`` (validate and
     set them), ``_init_state`` and ``_apply``; state is preallocated and updated in place.
     Settings are validated at construction (``HyperparameterError``, a ``ValueError``).
     """
+
+    maximize: bool
+    """Gradient ascent (the optimizer's own setting; a group's is on its namespace)."""
 
     def __init__(
         self,
@@ -207,14 +214,15 @@ class Optimizer(ABC, Generic[M]):
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
         settings: dict[str, Any] | None = None,
+        maximize: bool = False,
     ) -> None:
         if unused not in ("error", "warn", "ignore"):
             raise ShapegradError(f"unused must be 'error', 'warn' or 'ignore', found {unused!r}")
         _require_lr(lr)
         if clip_norm is not None:
             require(clip_norm > 0, "clip_norm > 0", clip_norm)
-        defaults = settings or {}
-        self._configure(self, defaults)
+        defaults = {**(settings or {}), "maximize": maximize}
+        self._configure_all(self, defaults)
         params = list(model.named_parameters(trainable_only=True))
         name = type(self).__name__
         every = tensor_paths(model)  # a tied parameter is selected by any of its paths
@@ -225,7 +233,7 @@ class Optimizer(ABC, Generic[M]):
             hp = SimpleNamespace(lr=overrides.pop("lr", None))
             if hp.lr is not None:
                 _require_lr(hp.lr)
-            self._configure(hp, {**defaults, **overrides})
+            self._configure_all(hp, {**defaults, **overrides})
             group_hp.append(hp)
         self._groups = tuple(groups)
         self._group_hp = group_hp
@@ -255,6 +263,14 @@ class Optimizer(ABC, Generic[M]):
                 f"optimizer got an empty parameter list: {type(model).__name__} has no trainable parameter "
                 "(all frozen, or none assigned as attributes)"
             )
+
+    def _configure_all(self, target: Any, settings: dict[str, Any]) -> None:
+        """The settings every optimizer has (``maximize``), then the subclass's own."""
+        own = dict(settings)
+        maximize = own.pop("maximize")
+        require(isinstance(maximize, bool), "maximize a bool", maximize)
+        target.maximize = maximize
+        self._configure(target, own)
 
     # -- what subclasses provide ------------------------------------------------------------
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
@@ -385,13 +401,17 @@ class Optimizer(ABC, Generic[M]):
             slot.steps += 1
             param, grad, backend, hp = array_of(slot.param), slots[slot.key], slot.backend, slot.hp
             rate = rates.get(id(hp), lr)
-            if slot.wide_dtype is not None:
-                xp = backend.xp
-                wide = xp.astype(param, slot.wide_dtype)
-                self._apply(backend, wide, xp.astype(grad, slot.wide_dtype), slot.state, rate, slot.steps, hp)
-                backend.copy_into(param, xp.astype(wide, param.dtype))
-            else:
+            xp = backend.xp
+            wide = None if slot.wide_dtype is None else xp.astype(param, slot.wide_dtype)
+            if wide is not None:
+                grad = xp.astype(grad, slot.wide_dtype)
+            if (self if hp is None else hp).maximize:
+                grad = -grad  # gradient ascent, PyTorch's maximize: before weight decay and the rule
+            if wide is None:
                 self._apply(backend, param, grad, slot.state, rate, slot.steps, hp)
+            else:
+                self._apply(backend, wide, grad, slot.state, rate, slot.steps, hp)
+                backend.copy_into(param, xp.astype(wide, param.dtype))
             note_written(slot.param)
         self.step_count += 1
         mark_consumed(grads, f"{type(self).__name__}.update")

@@ -62,12 +62,20 @@ class Sgd(Optimizer[M]):
     ``g ← g + wd·p`` (L2, ``decoupled_weight_decay=False``) or ``p ← p·(1 - lr·wd)``
     (decoupled); with momentum μ: ``b ← μ·b + (1 - τ)·g`` (dampening τ; ``b = g`` at the
     first step), then ``g ← g + μ·b`` (Nesterov) or ``g ← b``; finally ``p ← p - lr·g``.
+    ``maximize=True``: ``g ← -g`` first, gradient ascent (every optimizer here has it).
 
     Examples:
         >>> from typing import Literal as L
         >>> import shapegrad as sg
         >>> model = sg.nn.Linear[L[2], L[1]]()
         >>> opt = sg.optim.Sgd(model, lr=0.1, momentum=0.9)
+        >>> w = sg.nn.Linear[L[1], L[1]](bias=False)
+        >>> grads = w.alloc_grads()
+        >>> before = w.weight.item()
+        >>> _ = w(sg.ones(1, 1).trace(grads)).sum().backward()  # d/dw = 1
+        >>> sg.optim.Sgd(w, lr=0.5, maximize=True).update(w, grads)  # ascent: w + 0.5
+        >>> round(w.weight.item() - before, 4)
+        0.5
     """
 
     def __init__(
@@ -82,6 +90,7 @@ class Sgd(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
         dampening: float = 0.0,
     ) -> None:
         settings = {
@@ -91,7 +100,9 @@ class Sgd(Optimizer[M]):
             "weight_decay": weight_decay,
             "decoupled_weight_decay": decoupled_weight_decay,
         }
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+        super().__init__(
+            model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings, maximize=maximize
+        )
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_sgd(target, **settings)
@@ -156,10 +167,13 @@ class Adam(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
         amsgrad: bool = False,
     ) -> None:
         settings = {"betas": betas, "eps": eps, "weight_decay": weight_decay, "amsgrad": amsgrad}
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+        super().__init__(
+            model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings, maximize=maximize
+        )
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_adam(target, **settings)
@@ -218,6 +232,7 @@ class AdamW(Adam[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
         amsgrad: bool = False,
     ) -> None:
         super().__init__(
@@ -230,6 +245,7 @@ class AdamW(Adam[M]):
             clip_norm=clip_norm,
             groups=groups,
             amsgrad=amsgrad,
+            maximize=maximize,
         )
 
 
@@ -265,6 +281,7 @@ class RMSprop(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
     ) -> None:
         settings = {
             "alpha": alpha,
@@ -273,7 +290,9 @@ class RMSprop(Optimizer[M]):
             "centered": centered,
             "weight_decay": weight_decay,
         }
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+        super().__init__(
+            model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings, maximize=maximize
+        )
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_rmsprop(target, **settings)
@@ -341,6 +360,7 @@ class Adagrad(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
     ) -> None:
         settings = {
             "lr_decay": lr_decay,
@@ -348,7 +368,9 @@ class Adagrad(Optimizer[M]):
             "initial_accumulator_value": initial_accumulator_value,
             "eps": eps,
         }
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+        super().__init__(
+            model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings, maximize=maximize
+        )
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_adagrad(target, **settings)
@@ -394,9 +416,12 @@ class Adadelta(Optimizer[M]):
         unused: UnusedPolicy = "error",
         clip_norm: float | None = None,
         groups: Sequence[Group] = (),
+        maximize: bool = False,
     ) -> None:
         settings = {"rho": rho, "eps": eps, "weight_decay": weight_decay}
-        super().__init__(model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings)
+        super().__init__(
+            model, lr=lr, unused=unused, clip_norm=clip_norm, groups=groups, settings=settings, maximize=maximize
+        )
 
     def _configure(self, target: Any, settings: dict[str, Any]) -> None:
         _configure_adadelta(target, **settings)

@@ -17,4 +17,8 @@ def main(
     mse: Tensor[OwnedTape[None]] = sg.losses.mse(logits, target)
     bce: Tensor[OwnedTape[None]] = sg.losses.binary_cross_entropy_with_logits(logits, target)
     kl: Tensor[OwnedTape[None]] = sg.losses.kl_div(logits.log_softmax(), target)
-    print(ce, per_row, mse, bce, kl)
+    weighted: Tensor[OwnedTape[None], Batch, L[10]] = sg.losses.binary_cross_entropy_with_logits(
+        logits, target, "none", weight=sg.ones(10), pos_weight=sg.full((10,), 3.0)
+    )
+    probs: Tensor[OwnedTape[None]] = sg.losses.binary_cross_entropy(logits.sigmoid(), target, weight=sg.ones(10))
+    print(ce, per_row, mse, bce, kl, weighted, probs)
