@@ -168,7 +168,9 @@ def check_usable(tape: Tape) -> None:
     if tape.ended is not None:
         raise TapeError(
             f"this tensor was recorded on a tape that has ended ({tape.ended}); "
-            "expected a tensor traced after that point. Trace the inputs again."
+            "expected a tensor traced after that point. Trace the inputs again; a tensor carried "
+            "over from an earlier step (an RNN's hidden state in truncated backpropagation, a "
+            "running statistic) is cut from its old tape with h = h.detach(), as in PyTorch."
         )
     if tape.thread != _get_ident():
         raise TapeError(

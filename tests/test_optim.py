@@ -384,6 +384,23 @@ def test_schedules() -> None:
     assert [warm(t) for t in range(6)] == [0.25, 0.5, 0.75, 1.0, 1.0, 1.0]
 
 
+def test_cosine_follows_cosine_annealing_lr_then_stays_at_its_floor() -> None:
+    """The docstring said "as CosineAnnealingLR", whose rate rises again past T_max (attack
+    round 14): the same rates up to total_steps, then min_lr, as it now says."""
+    torch = pytest.importorskip("torch")
+    param = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([param], lr=1.0)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10, eta_min=0.1)
+    theirs = []
+    for _ in range(15):
+        theirs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    ours = sg.optim.schedules.cosine(1.0, 10, 0.1)
+    np.testing.assert_allclose([ours(t) for t in range(11)], theirs[:11], rtol=1e-12)
+    assert [ours(t) for t in range(11, 15)] == [0.1] * 4 and theirs[14] > 0.2
+
+
 def test_optimizer_uses_a_schedule(numpy_backend: str) -> None:
     model = Point([1.0, 1.0])
     opt = sg.optim.Sgd(model, lr=sg.optim.schedules.step(0.1, 1, 0.5))

@@ -25,8 +25,12 @@ def step(lr: float, step_size: int, gamma: float = 0.1) -> Schedule:
 
 
 def cosine(lr: float, total_steps: int, min_lr: float = 0.0) -> Schedule:
-    """Cosine decay from ``lr`` to ``min_lr`` over ``total_steps``, then ``min_lr``, as
-    ``CosineAnnealingLR(T_max=total_steps, eta_min=min_lr)``."""
+    """Cosine decay from ``lr`` to ``min_lr`` over ``total_steps``, then ``min_lr``: as
+    ``CosineAnnealingLR(T_max=total_steps, eta_min=min_lr)`` for the first ``total_steps``
+    steps. Past them PyTorch's rate rises again (its cosine is periodic, back to ``lr`` at
+    ``2 · total_steps``); this one stays at ``min_lr``, as a decay to the end of training is
+    meant (for restarts, ``CosineAnnealingWarmRestarts``, write the schedule as a function of
+    ``t % period``)."""
 
     def schedule(t: int) -> float:
         progress = min(t, total_steps) / total_steps
