@@ -460,7 +460,7 @@ def _hand(kind: Kind, module: str, names: str, tape: TapeRule | None = None, **f
 
 OPS: tuple[OpSpec, ...] = (
     *_TABLE_OPS,
-    *_hand("unary", "ops.elementwise", "abs astype clamp exp log neg sqrt square"),
+    *_hand("unary", "ops.elementwise", "abs astype clamp clone exp log neg sqrt square"),
     *_hand("untraced", "ops.elementwise", "bitwise_not"),  # ~x: Tensor.__invert__, by hand in _tensor.py
     *_hand("shaped", "ops.math", "arctan2", "join"),
     *_hand(

@@ -4651,6 +4651,10 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Values limited to ``[min, max]``; d/dx = 1 inside the bounds (inclusive), 0 outside. PyTorch: ``torch.clamp``; the method form of ``sg.clamp``."""
         return _ew_any.clamp(self, min, max)
 
+    def clone(self: Tensor[T, *S]) -> Tensor[T, *S]:
+        """A copy in new memory: a write into it leaves ``x`` unchanged, and a write into ``x`` leaves it unchanged. The tape is kept and the gradient passes through unchanged (``x.detach().clone()`` is an untraced copy). PyTorch: ``torch.clone``; the method form of ``sg.clone``."""
+        return _ew_any.clone(self)
+
     def exp(self: Tensor[T, *S]) -> Tensor[T, *S]:
         """``e ** x``. d/dx = e ** x. PyTorch: ``torch.exp``; the method form of ``sg.exp``."""
         return _ew_any.exp(self)

@@ -69,6 +69,42 @@ def test_detach_stops_the_gradient(numpy_backend: str) -> None:
     assert grads[x].tolist() == [1.0, 2.0]
 
 
+def test_clone_is_a_copy_in_new_memory_both_ways(backend: str) -> None:
+    x = sg.tensor([[1.0, 2.0], [3.0, 4.0]])
+    copy = x.clone()
+    assert copy.tolist() == x.tolist() and copy.shape == x.shape and copy.dtype == x.dtype
+    copy[0, 0] = 9.0
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    x[1, 1] = 7.0
+    assert copy.tolist() == [[9.0, 2.0], [3.0, 4.0]]
+    view = x[0]
+    row = sg.clone(view)  # of a view: the copy owns its memory, the view's base is untouched by it
+    row += 1.0
+    assert x.tolist() == [[1.0, 2.0], [3.0, 7.0]] and row.tolist() == [2.0, 3.0]
+    ids = sg.tensor(np.array([1, 2], dtype=np.int64)).clone()
+    assert ids.backend_dtype_name() == "int64"
+
+
+def test_clone_keeps_the_tape_and_passes_the_gradient_through_as_pytorch_s(numpy_backend: str) -> None:
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.0, -2.0], [3.0, 0.5]])
+    grads = sg.Gradients()
+    x = sg.tensor(values).trace(grads)
+    copy = x.clone()
+    assert copy.traced
+    (copy * x.exp()).sum().backward()
+    twin = torch.tensor(values, requires_grad=True)
+    (twin.clone() * twin.exp()).sum().backward()
+    assert twin.grad is not None
+    np.testing.assert_allclose(grads[x].numpy(), twin.grad.numpy())
+    assert not x.detach().clone().traced  # PyTorch's x.detach().clone(): an untraced copy
+    layer = sg.nn.Linear(2, 2)
+    model_grads = layer.alloc_grads()
+    inputs = sg.tensor(values.astype(np.float32)).trace(model_grads)
+    (inputs @ layer.weight.clone()).sum().backward()  # a parameter's copy: the gradient reaches it
+    np.testing.assert_allclose(model_grads[layer.weight].numpy(), np.repeat(values.sum(0)[:, None], 2, axis=1))
+
+
 def test_iterating_a_tensor_yields_its_rows(numpy_backend: str) -> None:
     grads = sg.Gradients()
     x = sg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]).trace(grads)

@@ -41,6 +41,7 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "clamp",
+    "clone",
     "compare",
     "div",
     "equal",
@@ -417,6 +418,17 @@ def astype(x: Tensor[T, *S], dtype: str) -> Tensor[T, *S]:
     data = x._data
     out = backend.xp.astype(data, backend.dtype(dtype))
     return unary(x, out, astype_backward, (data.dtype,))
+
+
+def clone_backward(xp: Any, g: Any) -> tuple[Any, ...]:
+    return (g,)
+
+
+def clone(x: Tensor[T, *S]) -> Tensor[T, *S]:
+    """A copy in new memory: a write into it leaves ``x`` unchanged, and a write into ``x``
+    leaves it unchanged. The tape is kept and the gradient passes through unchanged
+    (``x.detach().clone()`` is an untraced copy). PyTorch: ``torch.clone``."""
+    return unary(x, x._backend.xp.asarray(x._data, copy=True), clone_backward, ())
 
 
 # --------------------------------------------------------------------------- selection

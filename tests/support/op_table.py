@@ -199,6 +199,10 @@ OPS: list[OpInfo] = [
     OpInfo("sqrt", sg.sqrt, np.sqrt, ((3, 4),), _t("sqrt"), "", ("sqrt",), "positive", "unary", True),
     OpInfo("abs", sg.abs, np.abs, ((3, 4),), _t("abs"), "", ("abs",), "away_from_zero", "unary"),
     OpInfo("square", sg.square, np.square, ((3, 4),), _t("square"), kind="unary", covers=("square",)),
+    OpInfo("clone", sg.clone, np.copy, ((3, 4),), _t("clone"), kind="unary", covers=("clone",)),
+    OpInfo(
+        "clone_method_of_a_transpose", lambda a: a.mT.clone(), lambda a: np.copy(a.T), ((2, 3),), lambda a: a.mT.clone()
+    ),
     OpInfo(
         "tanh", sg.tanh, np.tanh, ((3, 4),), _t("tanh"), kind="unary", float_only=True, kernel="tanh", covers=("tanh",)
     ),
