@@ -18,6 +18,8 @@ Examples:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NoReturn
+
 from . import _function_ops, data, losses, nn, optim
 from ._anomaly import detect_anomaly
 from ._autodiff import NoTape, OwnedTape
@@ -47,6 +49,7 @@ from ._no_grad import no_grad
 from ._serialize import load, save
 from ._summary import Summary, summary
 from ._tensor import AnyTensor, Tensor, backward
+from ._torch_names import missing_module_attribute
 from .ops.creation import Generator, seed
 
 __all__: list[str] = [
@@ -106,3 +109,10 @@ __all__: list[str] = [
 __all__ += _function_ops.__all__
 
 __version__ = "0.1.0"
+
+if not TYPE_CHECKING:  # hidden from the checkers: sg.cat stays an unknown attribute to them
+
+    def __getattr__(name: str) -> NoReturn:
+        """``sg.cat`` and PyTorch's other module names: an ``AttributeError`` naming
+        shapegrad's spelling (``sg.concat``); called only for a name the module lacks."""
+        missing_module_attribute(__name__, name)

@@ -19,6 +19,7 @@ from typing import Any, Protocol, cast, runtime_checkable
 
 from . import _hooks
 from ._errors import BackendError, DTypeError, ShapeError, TapeError
+from ._torch_names import backend_hint
 
 __all__ = [
     "Backend",
@@ -29,6 +30,7 @@ __all__ = [
     "available_backends",
     "backend_info",
     "get_backend",
+    "resolve_backend",
     "same_backend",
     "set_backend",
     "use_backend",
@@ -203,7 +205,7 @@ def get_backend(name: str) -> Backend:
     eps = _entry_points()
     if name not in eps:
         known = ", ".join(sorted(eps)) or "none (is shapegrad installed? pip install -e .)"
-        raise BackendError(f"unknown backend {name!r}; registered backends: {known}")
+        raise BackendError(f"unknown backend {name!r}; registered backends: {known}{backend_hint(name)}")
     try:
         factory = eps[name].load()
         backend = factory()
@@ -237,6 +239,21 @@ def active_backend() -> Backend:
 
 def _resolve(backend: str | Backend) -> Backend:
     return get_backend(backend) if isinstance(backend, str) else backend
+
+
+def resolve_backend(backend: str | Backend, call: str) -> Backend:
+    """``backend`` as a Backend, for ``call`` (``x.to``, ``Module.to``): a name, a Backend, or
+    a ``BackendError`` for anything else (PyTorch's ``torch.float32``, ``torch.device("cuda")``
+    named with what to write instead)."""
+    if isinstance(backend, str):
+        return get_backend(backend)
+    found: object = backend
+    if not hasattr(found, "xp"):  # no Backend (the protocol's isinstance reads every member)
+        names = ", ".join(repr(n) for n in available_backends())
+        raise BackendError(
+            f"{call} expects a backend name ({names}) or a Backend, found {found!r}{backend_hint(found)}"
+        )
+    return backend
 
 
 def set_backend(backend: str | Backend) -> Backend:

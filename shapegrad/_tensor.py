@@ -40,6 +40,7 @@ from ._inplace import install_in_place_operators
 from ._no_grad import inside_no_grad
 from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
+from ._torch_names import install_torch_names
 from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S
 
 if TYPE_CHECKING:
@@ -549,6 +550,10 @@ class Tensor(TensorOps[Tape_, *Dims]):
 # x += y and the other augmented assignments, as PyTorch's (see _inplace): set on the class
 # at run time only, so the checkers check x += y as x = x + y, the same shape rule.
 install_in_place_operators(Tensor)
+# PyTorch's spellings shapegrad spells otherwise (x.view, x.unsqueeze, x.float(), x.add_): an
+# AttributeError that names ours (see _torch_names), at run time only, so pyright still reports
+# them as unknown attributes.
+install_torch_names(Tensor)
 
 
 class _At(Generic[Tape_, *Dims]):

@@ -5029,9 +5029,9 @@ class TensorOps(Generic[Tape_, *Dims]):
     def gather(self: Tensor[NoTape, N, K], indices: Tensor[T, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- reached, for a generic T
     @overload
     def gather(self: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
-    def gather(self: Any, indices: Any) -> Any:
-        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2). PyTorch: ``F.embedding``; the method form of ``sg.gather``."""
-        return _index_any.gather(self, indices)
+    def gather(self: Any, indices: Any = None, *torch_style: Any, **torch_keywords: Any) -> Any:
+        """Rows of the first axis picked by integer ``indices``: the result's shape is ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2). PyTorch: ``F.embedding``. PyTorch's ``x.gather(dim, index)`` is ``sg.take_along_axis(x, index, axis=dim)``; the method form of ``sg.gather``."""
+        return _index_any.gather(self, indices, *torch_style, **torch_keywords)
 
     def masked_fill(self: Tensor[T, *S], mask: Tensor[Any, *tuple[Any, ...]], value: float) -> Tensor[T, *S]:
         """``value`` where ``mask`` is true (broadcast against ``x``), ``x`` elsewhere; the gradient flows to ``x`` where it is kept. PyTorch: ``Tensor.masked_fill``; the method form of ``sg.masked_fill``."""

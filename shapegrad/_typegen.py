@@ -743,7 +743,7 @@ def _method_params(args: ast.arguments, annotate: bool = True) -> list[str]:
         text = prefix + arg.arg
         if annotate and arg.annotation is not None:
             text += f": {ast.unparse(arg.annotation)}"
-        elif not annotate and not prefix:
+        elif not annotate:
             text += ": Any"
         if default is not None:
             text += f" = {ast.unparse(default)}"

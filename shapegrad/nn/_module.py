@@ -274,14 +274,14 @@ class Module(Generic[Own0, Own1]):
             >>> layer.to(dtype="float64").weight.backend_dtype_name()
             'float64'
         """
-        from .._backend import as_backend_array, get_backend
+        from .._backend import as_backend_array, resolve_backend
 
         if dtype is not None and not dtype.startswith("float"):
             raise DTypeError(
                 f"{type(self).__name__}.to(dtype={dtype!r}): expected a floating-point dtype "
                 "('float16', 'float32', 'float64'); integer buffers are never cast"
             )
-        chosen = get_backend(backend) if isinstance(backend, str) else backend
+        chosen = None if backend is None else resolve_backend(backend, f"{type(self).__name__}.to(backend)")
         live = [type(o).__name__ for o in self.__dict__.get("_optimizers", ())]
         if live:
             change = [repr(chosen.name)] if chosen is not None else []

@@ -360,11 +360,30 @@ def gather(x: Tensor[T, N, K], indices: Tensor[T, *S]) -> Tensor[T, *S, K]: ... 
 def gather(x: Tensor[NoTape, N, K], indices: Tensor[T, *S]) -> Tensor[T, *S, K]: ...  # pyright: ignore[reportOverlappingOverload] -- reached, for a generic T
 @overload
 def gather(x: Tensor[T, N, *S], indices: Tensor[Any, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
-def gather(x: Any, indices: Any) -> Any:
+def gather(x: Any, indices: Any = None, *torch_style: Any, **torch_keywords: Any) -> Any:
     """Rows of the first axis picked by integer ``indices``: the result's shape is
     ``indices.shape + x.shape[1:]`` (an embedding lookup; typed so for a table of rank 2).
-    PyTorch: ``F.embedding``."""
-    return _gather(x, indices, negative=False)
+    PyTorch: ``F.embedding``. PyTorch's ``x.gather(dim, index)`` is
+    ``sg.take_along_axis(x, index, axis=dim)``."""
+    if torch_style or torch_keywords or not isinstance(indices, Tensor):
+        raise _torch_gather(indices, torch_style, torch_keywords)
+    return _gather(x, cast(AnyTensor, indices), negative=False)
+
+
+def _torch_gather(indices: Any, more: tuple[Any, ...], keywords: dict[str, Any]) -> TypeError:
+    """The error of a PyTorch-style call, ``x.gather(1, idx)`` or ``x.gather(dim=1, index=idx)``."""
+    dim = keywords.get("dim", indices)
+    if "dim" in keywords or "index" in keywords or (more and isinstance(indices, int)):
+        return TypeError(
+            f"gather(x, indices) is an embedding lookup here (rows of the first axis, PyTorch's F.embedding), "
+            f"called as PyTorch's x.gather(dim, index): that is sg.take_along_axis(x, index, axis={dim!r}) "
+            "here (x.take_along_axis(index) along the last axis)"
+        )
+    given = ", ".join([*(repr(type(a).__name__) for a in (indices, *more)), *keywords])
+    return TypeError(
+        f"gather(x, indices) expects one tensor of integer indices (rows of the first axis, PyTorch's "
+        f"F.embedding), found {given}; PyTorch's x.gather(dim, index) is sg.take_along_axis(x, index, axis=dim)"
+    )
 
 
 def embedding_lookup(x: AnyTensor, indices: AnyTensor, padding_idx: int | None) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._backend import Backend, get_backend
+from .._backend import Backend, resolve_backend
 from .._tensor import Tensor, record
 from .._typevars import S, T
 
@@ -17,7 +17,7 @@ def to_backend_backward(xp: Any, g: Any, source: Backend, target: Backend) -> tu
 
 def to_backend(x: Tensor[T, *S], backend: str | Backend) -> Tensor[T, *S]:
     """The values on ``backend``; the gradient travels back to the source backend."""
-    target = get_backend(backend) if isinstance(backend, str) else backend
+    target = resolve_backend(backend, "x.to(backend)")
     source = x._backend
     if target is source:
         return x

@@ -1,0 +1,273 @@
+"""PyTorch's spellings that shapegrad spells otherwise, and the errors that name ours.
+
+A port of PyTorch code met a bare ``AttributeError`` on ``x.view(...)``, ``x.unsqueeze(1)``,
+``x.contiguous()``, ``x.float()``, ``p.add_(g)``, ``sg.cat(...)``. Reading one of these names
+still raises ``AttributeError`` (so ``hasattr(x, "view")`` stays False and
+``getattr(x, "view", None)`` gives None), now with shapegrad's spelling in the message.
+
+Run time only, as ``_inplace``: the checkers never see these names, so pyright still reports
+``x.view(2)`` and ``sg.cat(...)`` as unknown attributes. On ``Tensor`` each name is a class
+attribute whose ``__get__`` raises, set after the class is made; not a ``__getattr__``, which
+CPython (3.11) consults through a slower lookup for *every* attribute of the class, found or
+not (a slot read 6 -> 22 ns, a method call 20 -> 45 ns, measured), and which would also see
+the copy and pickle protocols' dunder lookups. The module's names go through a
+``__getattr__`` of ``shapegrad`` (PEP 562: called only for a name the module lacks).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+from ._opspec import OPS
+
+__all__ = [
+    "MODULE_NAMES",
+    "TENSOR_NAMES",
+    "backend_hint",
+    "install_torch_names",
+    "missing_module_attribute",
+]
+
+# PyTorch's Tensor attribute: (PyTorch's use, shapegrad's spelling, a note or "").
+_IN_PLACE = "in place where x and y are untraced; a parameter under sg.no_grad()"
+_NO_CALL = "a property, no call"
+TENSOR_NAMES: dict[str, tuple[str, str, str]] = {
+    "view": ("x.view(...)", "x.reshape(...)", "a view of x's memory where NumPy can make one, as PyTorch's reshape"),
+    "view_as": ("x.view_as(other)", "x.reshape(other.shape)", ""),
+    "reshape_as": ("x.reshape_as(other)", "x.reshape(other.shape)", ""),
+    "contiguous": (
+        "x.contiguous()",
+        "x itself",
+        "drop the call: every op here takes any memory layout; x.clone() gives a copy in new memory",
+    ),
+    "unsqueeze": ("x.unsqueeze(dim)", "x.expand_dims(axis)", "or x[:, None]"),
+    "dim": ("x.dim()", "x.ndim", _NO_CALL),
+    "ndimension": ("x.ndimension()", "x.ndim", _NO_CALL),
+    "numel": ("x.numel()", "x.size", f"{_NO_CALL}, the number of elements; PyTorch's x.size() is x.shape here"),
+    "nelement": ("x.nelement()", "x.size", f"{_NO_CALL}, the number of elements"),
+    "float": ("x.float()", 'x.astype("float32")', ""),
+    "double": ("x.double()", 'x.astype("float64")', ""),
+    "half": ("x.half()", 'x.astype("float16")', ""),
+    "long": ("x.long()", 'x.astype("int64")', ""),
+    "int": ("x.int()", 'x.astype("int32")', ""),
+    "short": ("x.short()", 'x.astype("int16")', ""),
+    "byte": ("x.byte()", 'x.astype("uint8")', ""),
+    "bool": ("x.bool()", 'x.astype("bool")', ""),
+    "type": ("x.type(dtype)", 'x.astype("float32")', "dtypes are strings; x.backend_dtype_name() names x's"),
+    "type_as": ("x.type_as(other)", "x.astype(other.backend_dtype_name())", ""),
+    "cuda": ("x.cuda()", 'x.to("cupy")', 'backends stand for devices: a model moves with model.to("cupy")'),
+    "cpu": ("x.cpu()", 'x.to("numpy")', "x.numpy() gives a NumPy array"),
+    "device": ("x.device", "x.backend", '"numpy", "cupy": backends stand for devices'),
+    "requires_grad": (
+        "x.requires_grad",
+        "x.traced",
+        "whether x is on a tape; x = x.trace(grads) puts it on one (grads = sg.Gradients() or model.alloc_grads())",
+    ),
+    "requires_grad_": (
+        "x.requires_grad_()",
+        "x = x.trace(grads)",
+        'grads = sg.Gradients() or model.alloc_grads(); a parameter stops training with model.freeze("path")',
+    ),
+    "grad": ("x.grad", "grads[x]", "after loss.backward(): gradients live in a Gradients, not on the tensors"),
+    "detach_": ("x.detach_()", "x = x.detach()", ""),
+    "add_": ("x.add_(y)", "x += y", _IN_PLACE),
+    "sub_": ("x.sub_(y)", "x -= y", _IN_PLACE),
+    "mul_": ("x.mul_(y)", "x *= y", _IN_PLACE),
+    "div_": ("x.div_(y)", "x /= y", _IN_PLACE),
+    "pow_": ("x.pow_(y)", "x **= y", _IN_PLACE),
+    "zero_": ("x.zero_()", "x[...] = 0", "a write into x's memory; a parameter under sg.no_grad()"),
+    "fill_": ("x.fill_(value)", "x[...] = value", "a write into x's memory; a parameter under sg.no_grad()"),
+    "copy_": ("x.copy_(source)", "x[...] = source", "a write into x's memory; a parameter under sg.no_grad()"),
+    "masked_fill_": (
+        "x.masked_fill_(mask, value)",
+        "x[mask] = value",
+        "a mask of x's shape; x[...] = x.masked_fill(mask, value) where it broadcasts, x = x.masked_fill(...) "
+        "for a new tensor",
+    ),
+    "normal_": ("x.normal_(mean, std)", "sg.nn.init.normal_(x, mean, std)", ""),
+    "uniform_": ("x.uniform_(a, b)", "sg.nn.init.uniform_(x, a, b)", ""),
+    "expand": ("x.expand(*sizes)", "x.broadcast_to(*sizes)", "PyTorch's -1 (keep that size) is the size written out"),
+    "expand_as": ("x.expand_as(other)", "x.broadcast_to(other.shape)", ""),
+    "t": ("x.t()", "x.T", "a matrix's transpose; x.mT swaps the last two axes of any rank"),
+    "mm": ("x.mm(y)", "x @ y", ""),
+    "bmm": ("x.bmm(y)", "x @ y", ""),
+    "amax": ("x.amax(dim)", "x.max(axis=...)", "the values alone, as NumPy's"),
+    "amin": ("x.amin(dim)", "x.min(axis=...)", "the values alone, as NumPy's"),
+    "index_select": ("x.index_select(dim, index)", "x[index]", "along the first axis; x[:, index] along the second"),
+    "masked_select": ("x.masked_select(mask)", "x[mask]", ""),
+    "unbind": ("x.unbind()", "list(x)", "the rows, along the first axis; list(x.swapaxes(0, d)) along axis d"),
+    "clip": ("x.clip(min, max)", "x.clamp(min, max)", ""),
+    "where": (
+        "x.where(condition, y)",
+        "sg.where(condition, x, y)",
+        "the condition first; PyTorch's method puts it second",
+    ),
+    "equal": ("x.equal(y)", "(x == y).all()", "a Python bool; sg.equal(x, y) is element-wise"),
+    "eq": ("x.eq(y)", "x == y", ""),
+    "ne": ("x.ne(y)", "x != y", ""),
+    "lt": ("x.lt(y)", "x < y", ""),
+    "le": ("x.le(y)", "x <= y", ""),
+    "gt": ("x.gt(y)", "x > y", ""),
+    "ge": ("x.ge(y)", "x >= y", ""),
+    "new_zeros": ("x.new_zeros(sizes)", "sg.zeros(*sizes, dtype=x.backend_dtype_name(), backend=x.backend)", ""),
+    "new_ones": ("x.new_ones(sizes)", "sg.ones(*sizes, dtype=x.backend_dtype_name(), backend=x.backend)", ""),
+    "new_empty": ("x.new_empty(sizes)", "sg.zeros(*sizes, dtype=x.backend_dtype_name(), backend=x.backend)", ""),
+    "new_full": (
+        "x.new_full(sizes, value)",
+        "sg.full(sizes, value, dtype=x.backend_dtype_name(), backend=x.backend)",
+        "",
+    ),
+    "new_tensor": ("x.new_tensor(data)", "sg.tensor(data, backend=x.backend)", ""),
+}
+
+# PyTorch's module attribute: (PyTorch's use, shapegrad's spelling, a note or "").
+_DTYPE = "dtypes are strings here"
+MODULE_NAMES: dict[str, tuple[str, str, str]] = {
+    "cat": ("torch.cat(tensors, dim)", "sg.concat(tensors, axis=dim)", ""),
+    "unsqueeze": ("torch.unsqueeze(x, dim)", "sg.expand_dims(x, axis)", "or x[:, None]"),
+    "clip": ("torch.clip(x, min, max)", "sg.clamp(x, min, max)", ""),
+    "as_tensor": ("torch.as_tensor(data)", "sg.asarray(data)", "shares memory where it can; sg.tensor(data) copies"),
+    "manual_seed": ("torch.manual_seed(n)", "sg.seed(n)", "or generator=sg.Generator(n) per call"),
+    "mm": ("torch.mm(a, b)", "a @ b", "sg.matmul(a, b)"),
+    "bmm": ("torch.bmm(a, b)", "a @ b", "sg.matmul(a, b)"),
+    "transpose": (
+        "torch.transpose(x, d0, d1)",
+        "sg.swapaxes(x, d0, d1)",
+        "x.transpose() reverses every axis, as NumPy's",
+    ),
+    "movedim": ("torch.movedim(x, source, destination)", "sg.permute(x, axes)", "every axis in its new order"),
+    "amax": ("torch.amax(x, dim)", "sg.max(x, axis=...)", ""),
+    "amin": ("torch.amin(x, dim)", "sg.min(x, axis=...)", ""),
+    "empty": ("torch.empty(*sizes)", "sg.zeros(*sizes)", "no uninitialised memory"),
+    "empty_like": ("torch.empty_like(x)", "sg.zeros_like(x)", "no uninitialised memory"),
+    "numel": ("torch.numel(x)", "x.size", "a property, the number of elements"),
+    "is_tensor": ("torch.is_tensor(x)", "isinstance(x, sg.Tensor)", ""),
+    "index_select": (
+        "torch.index_select(x, dim, index)",
+        "x[index]",
+        "along the first axis; x[:, index] along the second",
+    ),
+    "unbind": ("torch.unbind(x)", "list(x)", "the rows, along the first axis"),
+    "inference_mode": ("torch.inference_mode()", "sg.no_grad()", ""),
+    "set_grad_enabled": (
+        "torch.set_grad_enabled(False)",
+        "sg.no_grad()",
+        "outside it ops on traced tensors record",
+    ),
+    "enable_grad": ("torch.enable_grad()", "leaving sg.no_grad()", "outside it ops on traced tensors record"),
+    "device": (
+        "torch.device(...)",
+        'a backend name ("numpy", "cupy")',
+        'backends stand for devices: x.to("cupy"), model.to("cupy"), sg.set_backend("cupy")',
+    ),
+    "cuda": (
+        "torch.cuda",
+        'the "cupy" backend',
+        'x.to("cupy"), model.to("cupy"), sg.set_backend("cupy"); sg.available_backends() lists the backends',
+    ),
+    **{
+        name: (f"torch.{name}", f'"{dtype}"', f'{_DTYPE}: x.astype("{dtype}"), sg.zeros(..., dtype="{dtype}")')
+        for name, dtype in (
+            ("float32", "float32"),
+            ("float", "float32"),
+            ("float64", "float64"),
+            ("double", "float64"),
+            ("float16", "float16"),
+            ("half", "float16"),
+            ("int64", "int64"),
+            ("long", "int64"),
+            ("int32", "int32"),
+            ("int", "int32"),
+            ("int16", "int16"),
+            ("int8", "int8"),
+            ("uint8", "uint8"),
+            ("bool", "bool"),
+        )
+    },
+}
+
+
+def _message(owner: str, name: str, entry: tuple[str, str, str]) -> str:
+    torch, ours, note = entry
+    return f"{owner} has no attribute {name!r}: PyTorch's {torch} is {ours} here" + (f"; {note}" if note else "")
+
+
+class _TorchName:
+    """A class attribute of ``Tensor`` that is none: reading it raises ``AttributeError``
+    naming shapegrad's spelling."""
+
+    __slots__ = ("_message", "_name")
+
+    def __init__(self, name: str, message: str) -> None:
+        self._name = name
+        self._message = message
+
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
+        raise AttributeError(self._message, name=self._name, obj=instance)
+
+
+def _in_place_entry(method: str) -> tuple[str, str, str]:
+    return (
+        f"x.{method}_(...)",
+        f"x[...] = x.{method}(...)",
+        f"a write into x's memory, a parameter's under sg.no_grad(); x = x.{method}(...) for a new tensor",
+    )
+
+
+def install_torch_names(cls: type) -> None:
+    """Give ``cls`` (``Tensor``) the names of ``TENSOR_NAMES``, and ``<method>_`` for each op
+    method of the op table (PyTorch's in-place forms, ``x.relu_()``, ``x.clamp_(0, 1)``), as
+    attributes that raise ``AttributeError`` with shapegrad's spelling. A name ``cls`` has is
+    left alone (a new op of that name wins; tests/test_torch_names.py reports the stale row)."""
+    methods = sorted(
+        name
+        for op in OPS
+        for name in (op.method, op.name if op.named else None)
+        if name is not None and not name.startswith("_")
+    )
+    entries = {f"{method}_": _in_place_entry(method) for method in methods} | TENSOR_NAMES
+    owner = f"'{cls.__name__}' object"
+    for name, entry in entries.items():
+        if not any(name in vars(klass) for klass in cls.__mro__):
+            setattr(cls, name, _TorchName(name, _message(owner, name, entry)))
+
+
+def missing_module_attribute(module: str, name: str) -> NoReturn:
+    """The ``AttributeError`` of ``module.name`` (``sg.cat``): naming shapegrad's spelling
+    where ``name`` is PyTorch's (``MODULE_NAMES``), else Python's own message."""
+    entry = MODULE_NAMES.get(name)
+    owner = f"module {module!r}"
+    message = _message(owner, name, entry) if entry else f"{owner} has no attribute {name!r}"
+    raise AttributeError(message, name=name)
+
+
+# PyTorch's dtype names (torch.float, torch.long, ...) and shapegrad's.
+_DTYPE_NAMES = {
+    **{name: name for name in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool")},
+    "half": "float16",
+    "float": "float32",
+    "double": "float64",
+    "short": "int16",
+    "int": "int32",
+    "long": "int64",
+}
+
+
+def backend_hint(value: Any) -> str:
+    """What a backend argument that names a PyTorch device or a dtype (``"cuda"``,
+    ``torch.float32``, ``"float64"``) should have been, as a sentence to append; ``""`` for
+    anything else."""
+    text = str(value)
+    text = text.removeprefix("torch.")
+    device = text.partition(":")[0]
+    if device == "cuda":
+        return '. PyTorch\'s "cuda" device is the "cupy" backend here: x.to("cupy"), model.to("cupy")'
+    if device == "cpu":
+        return '. PyTorch\'s "cpu" device is the "numpy" backend here: x.to("numpy"), model.to("numpy")'
+    dtype = _DTYPE_NAMES.get(text)
+    if dtype is not None:
+        return (
+            f". {value!s} is a dtype, and .to() takes a backend here: convert a tensor with "
+            f'x.astype("{dtype}"), a model with model.to(dtype="{dtype}")'
+        )
+    return ""
