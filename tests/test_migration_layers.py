@@ -308,6 +308,85 @@ def test_unbatched_layers_refuse_other_ranks_by_name(numpy_backend: str) -> None
         nn.Conv2d(3, in_channels=3, out_channels=4)(sg.ones(2, 5, 5))
 
 
+# --------------------------------------------------------------------------- pooling settings
+# (kernel, stride, padding) over heights and widths where ceil_mode adds a window that runs
+# off the end (5 by 2, 7 by 2, 6 by 3 with stride 2 and padding 1), and where PyTorch drops
+# the window it would add because it would start in the right padding (5 by 3, stride 3,
+# padding 1).
+POOL_GEOMETRIES = [(2, 2, 0), (3, 2, 1), (2, 1, 1), (3, 3, 1), ((3, 2), (2, 3), (1, 0))]
+AVG_SETTINGS = [
+    (ceil_mode, count_include_pad, divisor_override)
+    for ceil_mode in (False, True)
+    for count_include_pad in (True, False)
+    for divisor_override in (None, 3, -2)
+]
+
+
+@pytest.mark.parametrize("geometry", POOL_GEOMETRIES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (3, 6, 6)], ids=["batched", "unbatched"])
+def test_avg_pool_settings_are_torch_s(geometry: tuple[Any, ...], shape: tuple[int, ...], backend: str) -> None:
+    """``nn.AvgPool2d(..., ceil_mode=True)``, ``count_include_pad=False`` and
+    ``divisor_override`` were refused (when built, and by ``from_torch``). Each combination now
+    loads from PyTorch's layer (its settings compared) and gives its output and input
+    gradient: the divisor of a window clipped by ceil_mode counts up to the end of the right
+    padding with count_include_pad, the input's cells alone without."""
+    for settings in AVG_SETTINGS:
+        ours, theirs = nn.AvgPool2d(*geometry, *settings), tnn.AvgPool2d(*geometry, *settings)
+        sg.nn.from_torch(ours, theirs)
+        _matches_torch(ours, theirs, _input(*shape), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("geometry", POOL_GEOMETRIES, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 5, 7), (3, 6, 6)], ids=["batched", "unbatched"])
+def test_max_pool_ceil_mode_is_torch_s(geometry: tuple[Any, ...], shape: tuple[int, ...], backend: str) -> None:
+    """``nn.MaxPool2d(..., ceil_mode=True)`` was refused. Now PyTorch's size (rounded up, the
+    last window starting inside the input or its left padding) and values; the gradient
+    reaches each window's first maximum, none past the end. Ties included (small integers)."""
+    ints = np.random.default_rng(1).integers(-2, 3, shape).astype(np.float64)
+    for x in (_input(*shape), ints):
+        ours, theirs = nn.MaxPool2d(*geometry, ceil_mode=True), tnn.MaxPool2d(*geometry, ceil_mode=True)
+        sg.nn.from_torch(ours, theirs)
+        _matches_torch(ours, theirs, x, rtol=1e-12, atol=1e-12)
+
+
+def test_max_pool_ceil_mode_without_compiled_kernels_is_torch_s(numpy_backend: str) -> None:
+    """The reference passes (no numba) give PyTorch's numbers too."""
+    from shapegrad.ops import conv
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv, "fused_kernel", lambda *_: None)
+        for geometry in POOL_GEOMETRIES:
+            _matches_torch(
+                nn.MaxPool2d(*geometry, ceil_mode=True), tnn.MaxPool2d(*geometry, ceil_mode=True), _input(2, 3, 5, 7)
+            )
+
+
+@pytest.mark.parametrize("settings", [(2, 2, 0, True), (3, 2, 1, True, False), (3, 2, 1, False, False, 5)], ids=str)
+def test_pool_settings_gradients_match_finite_differences(settings: tuple[Any, ...], numpy_backend: str) -> None:
+    from support.gradcheck import assert_gradients_match
+
+    x = [_input(1, 2, 5, 6)]
+    assert_gradients_match(nn.AvgPool2d(*settings), x)
+    assert_gradients_match(nn.MaxPool2d(*settings[:3], ceil_mode=settings[3]), x)
+
+
+def test_pool_settings_types_and_refusals(numpy_backend: str) -> None:
+    """ceil_mode rounds up; MaxPool2d(2) and AvgPool2d(2) still halve (rounded down) without
+    it. Settings that are not PyTorch's kinds are refused by name, as PyTorch refuses them."""
+    x = sg.ones(1, 3, 7, 7)
+    assert nn.MaxPool2d(2)(x).shape == nn.AvgPool2d(2, count_include_pad=False)(x).shape == (1, 3, 3, 3)
+    assert nn.MaxPool2d(2, ceil_mode=True)(x).shape == nn.AvgPool2d(2, ceil_mode=True)(x).shape == (1, 3, 4, 4)
+    np.testing.assert_array_equal(nn.AvgPool2d(2, ceil_mode=True)(x).numpy(), np.ones((1, 3, 4, 4)))
+    with pytest.raises(sg.HyperparameterError, match="nonzero divisor_override, found 0"):
+        nn.AvgPool2d(2, divisor_override=0)
+    with pytest.raises(sg.HyperparameterError, match="ceil_mode True or False, found 1"):
+        nn.MaxPool2d(2, ceil_mode=1)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(sg.HyperparameterError, match="count_include_pad True or False"):
+        nn.AvgPool2d(2, count_include_pad="no")  # pyright: ignore[reportArgumentType]
+    with pytest.raises(sg.DTypeError, match="integer divisor_override"):
+        nn.AvgPool2d(2, divisor_override=2.5)  # pyright: ignore[reportArgumentType]
+
+
 # --------------------------------------------------------------------------- Dropout(p=1)
 def test_dropout_of_one_is_torch_s(numpy_backend: str) -> None:
     """PyTorch takes p=1: every value zeroed in training mode, the identity in eval mode. It

@@ -21,7 +21,14 @@ CELLS: dict[str, tuple[Any, Any, dict[str, Any]]] = {
 }
 
 
-def _pair(cell: str, layers: int, bidirectional: bool, bias: bool = True, sizes: tuple[int, int] = (3, 4)) -> Any:
+def _pair(
+    cell: str,
+    layers: int,
+    bidirectional: bool,
+    bias: bool = True,
+    sizes: tuple[int, int] = (3, 4),
+    batch_first: bool = True,
+) -> Any:
     """A torch layer and a shapegrad layer holding a copy of its parameters (float64)."""
     ours, theirs, extra = CELLS[cell]
     torch.manual_seed(layers * 2 + bidirectional)
@@ -30,12 +37,13 @@ def _pair(cell: str, layers: int, bidirectional: bool, bias: bool = True, sizes:
         num_layers=layers,
         bidirectional=bidirectional,
         bias=bias,
-        batch_first=True,
+        batch_first=batch_first,
         dtype=torch.float64,
         **extra,
     )
-    layer = ours(*sizes, layers, bidirectional=bidirectional, bias=bias, dtype="float64", **extra)
-    nn.from_torch(layer, reference.state_dict())  # PyTorch's names and layouts: a plain copy
+    options = {} if batch_first else {"batch_first": False}  # the default, True, left out
+    layer = ours(*sizes, layers, bidirectional=bidirectional, bias=bias, dtype="float64", **options, **extra)
+    nn.from_torch(layer, reference)  # the settings compared, then PyTorch's names and layouts: a plain copy
     return reference, layer
 
 
@@ -53,28 +61,35 @@ def _call(layer: Any, cell: str, x: Any, states: list[Any] | None) -> tuple[Any,
     return out, list(final) if cell == "lstm" else [final]
 
 
+@pytest.mark.parametrize("batch_first", [True, False], ids=["batch-first", "steps-first"])
 @pytest.mark.parametrize("given_states", [False, True], ids=["zero-state", "given-state"])
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["one-way", "bidirectional"])
 @pytest.mark.parametrize("layers", [1, 2])
 @pytest.mark.parametrize("cell", list(CELLS))
 def test_outputs_states_and_every_gradient_match_torch(
-    cell: str, layers: int, bidirectional: bool, given_states: bool, backend: str
+    cell: str, layers: int, bidirectional: bool, given_states: bool, batch_first: bool, backend: str
 ) -> None:
     """issue #25: the output, final states and the gradients of every parameter, the input and
-    the initial states equal PyTorch's autograd, from the same weights."""
-    reference, layer = _pair(cell, layers, bidirectional)
+    the initial states equal PyTorch's autograd, from the same weights. Also with
+    ``batch_first=False`` (PyTorch's default, once refused): ``(steps, batch, features)``
+    inputs and outputs, the states ``(layers · directions, batch, hidden)`` either way."""
+    reference, layer = _pair(cell, layers, bidirectional, batch_first=batch_first)
     count = layers * (2 if bidirectional else 1)
     states = _states(cell, count, 2, 4, 1) if given_states else None
-    out = _matches_torch(reference, layer, cell, states)
-    assert out.shape == (2, 5, 4 * (2 if bidirectional else 1))
+    out = _matches_torch(reference, layer, cell, states, batch_first)
+    width = 4 * (2 if bidirectional else 1)
+    assert out.shape == ((2, 5, width) if batch_first else (5, 2, width))
 
 
-def _matches_torch(reference: Any, layer: Any, cell: str, states: list[np.ndarray] | None) -> Any:
+def _matches_torch(
+    reference: Any, layer: Any, cell: str, states: list[np.ndarray] | None, batch_first: bool = True
+) -> Any:
     """The output, final states and the gradients of every parameter, the input and the
-    initial states of ``layer`` equal ``reference``'s autograd on a ``(2, 5, 3)`` input; the
+    initial states of ``layer`` equal ``reference``'s autograd on a batch of 2 sequences of 5
+    steps of 3 features (``(2, 5, 3)``, or ``(5, 2, 3)`` with ``batch_first=False``); the
     output is returned."""
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 5, 3))
+    x = rng.standard_normal((2, 5, 3) if batch_first else (5, 2, 3))
     tx = torch.tensor(x, requires_grad=True)
     tstates = None if states is None else [torch.tensor(s, requires_grad=True) for s in states]
     tout, tfinal = _call(reference, cell, tx, tstates)
@@ -164,12 +179,70 @@ def test_dropout_of_one_zeroes_the_inner_outputs_as_torchs(cell: str, numpy_back
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
-def test_gradients_match_finite_differences(cell: str, backend: str) -> None:
+def test_steps_first_layers_are_the_batch_first_ones_transposed(cell: str, numpy_backend: str) -> None:
+    """batch_first=False reads (steps, batch, features) and gives the batch-first layer's
+    output with its first two axes swapped and the same final states; in training mode its
+    dropout between layers is drawn in its own layout, as a Dropout on that layer's output."""
+    ours, _, extra = CELLS[cell]
+    first = ours(3, 4, 2, bidirectional=True, dtype="float64", **extra)
+    second = ours(3, 4, 2, bidirectional=True, dtype="float64", batch_first=False, **extra)
+    second.load_state_dict(first.state_dict())
+    assert (first.batch_first, second.batch_first) == (True, False)
+    x = np.random.default_rng(8).standard_normal((2, 6, 3))
+    states = [sg.tensor(s) for s in _states(cell, 4, 2, 4, 9)]
+    out, final = _call(first, cell, sg.tensor(x), states)
+    out_t, final_t = _call(second, cell, sg.tensor(x.transpose(1, 0, 2).copy()), states)
+    np.testing.assert_allclose(out_t.numpy(), out.numpy().transpose(1, 0, 2), rtol=1e-12, atol=1e-14)
+    for a, b in zip(final_t, final, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14)
+    dropped = ours(3, 4, 2, dropout=0.4, dtype="float64", batch_first=False, **extra)
+    one, two = (
+        ours(3, 4, dtype="float64", batch_first=False, **extra),
+        ours(4, 4, dtype="float64", batch_first=False, **extra),
+    )
+    state = dropped.state_dict()
+    one.load_state_dict({k: v for k, v in state.items() if k.endswith("l0")})
+    two.load_state_dict({k.replace("l1", "l0"): v for k, v in state.items() if k.endswith("l1")})
+    steps_first = sg.tensor(x.transpose(1, 0, 2).copy())
+    sg.seed(7)
+    found, _ = dropped(steps_first)
+    sg.seed(7)
+    expected, _ = two(nn.Dropout(0.4)(one(steps_first)[0]))
+    np.testing.assert_allclose(found.numpy(), expected.numpy(), rtol=1e-12)
+
+
+def test_batch_first_is_compared_by_from_torch_and_shapes_name_the_layout(numpy_backend: str) -> None:
+    """from_torch compares batch_first either way (PyTorch's default is False, ours True),
+    naming both layouts and the fix; a steps-first layer's shape errors name its layout."""
+    with pytest.raises(
+        sg.CheckpointError, match=r"batch_first=False in PyTorch, True here.*build it with batch_first=False"
+    ):
+        nn.from_torch(nn.LSTM(3, 4), torch.nn.LSTM(3, 4))
+    with pytest.raises(
+        sg.CheckpointError, match=r"batch_first=True in PyTorch, False here: its inputs are \(batch, steps"
+    ):
+        nn.from_torch(nn.GRU(3, 4, batch_first=False), torch.nn.GRU(3, 4, batch_first=True))
+    nn.from_torch(nn.RNN(3, 4, batch_first=False), torch.nn.RNN(3, 4))
+    lstm = nn.LSTM(3, 4, 2, batch_first=False)
+    with pytest.raises(sg.ShapeError, match=r"expected input \(steps, batch, 3\) \(batch_first=False\)"):
+        lstm(sg.ones(5, 2, 4))
+    with pytest.raises(sg.ShapeError, match=r"\(h_0, c_0\) of shape \(2, 2, 4\).*\(2, 5, 4\)"):
+        lstm(sg.ones(5, 2, 3), (sg.zeros(2, 5, 4), sg.zeros(2, 5, 4)))
+    with pytest.raises(sg.ShapeError, match=r"at least one step"):
+        lstm(sg.ones(0, 2, 3))
+    with pytest.raises(sg.HyperparameterError, match="batch_first True or False, found 0"):
+        nn.GRU(3, 4, batch_first=0)  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize("batch_first", [True, False], ids=["batch-first", "steps-first"])
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_gradients_match_finite_differences(cell: str, batch_first: bool, backend: str) -> None:
     """issue #25: input and initial-state gradients of a tiny 2-layer bidirectional layer
-    equal central differences in float64."""
-    _, layer = _pair(cell, 2, True, sizes=(2, 3))
+    equal central differences in float64 (a (2, 3, 2) input is 2 sequences of 3 steps, or 3
+    of 2 with batch_first=False: the states' batch is the input's)."""
+    _, layer = _pair(cell, 2, True, sizes=(2, 3), batch_first=batch_first)
     rng = np.random.default_rng(4)
-    arrays = [rng.standard_normal((2, 3, 2)), *_states(cell, 4, 2, 3, 5)]
+    arrays = [rng.standard_normal((2, 3, 2)), *_states(cell, 4, 2 if batch_first else 3, 3, 5)]
 
     def fn(x: Any, *states: Any) -> Any:
         out, final = _call(layer, cell, x, list(states))

@@ -12,11 +12,20 @@ from typing_extensions import TypeVar
 from .._autodiff import NoTape
 from .._dims import Half, Open, Prod, Twice
 from .._errors import HyperparameterError, ShapeError
-from .._tensor import AnyTensor, Tensor
+from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import B, T
 from ..ops._toolkit import integer
-from ..ops.conv import check_extents, check_pool_padding, conv2d as conv_op, fold, max_pool2d, unfold
+from ..ops.conv import (
+    avg_pool_cells,
+    check_extents,
+    conv2d as conv_op,
+    fold,
+    max_pool2d,
+    pool_geometry,
+    unfold,
+)
 from ..ops.creation import Generator
+from ..ops.shape import pad
 from ._linear import uniform_parameter
 from ._module import Chan, Layer
 from ._torch_config import (
@@ -512,29 +521,37 @@ class ConvTranspose2d(Layer[Chan[I], Chan[O], I, O], Generic[I, O, R], checked=F
         return out
 
 
+def _flag(op: str, what: str, value: Any) -> bool:
+    """A setting that is True or False (``ceil_mode``); ``HyperparameterError`` otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise HyperparameterError(f"{op} expects {what} True or False, found {value!r}")
+    return True if value else False
+
+
 class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
+    def __init__(
+        self, kernel_size: Size, stride: Size | None = None, padding: Size = 0, ceil_mode: bool = False
+    ) -> None:
         name = type(self).__name__.split("[")[0]
         self.kernel_size = _pair(kernel_size, name, "kernel_size")
         self.stride = _pair(stride, name, "stride") if stride is not None else self.kernel_size
         self.padding = _pair(padding, name, "padding")
+        self.ceil_mode = _flag(name, "ceil_mode", ceil_mode)
 
     def torch_check(self, torch_module: Any, path: str) -> None:
         """Refuse a PyTorch pooling of another kind (average for maximum), with another window,
-        stride or padding, or with a setting shapegrad's has not (``ceil_mode``, a dilation,
-        ``count_include_pad=False``, ``divisor_override``)."""
+        stride, padding, ``ceil_mode``, ``count_include_pad`` or ``divisor_override``, or with
+        a setting shapegrad's has not (a dilation, ``return_indices``)."""
         expect_kind(torch_module, path, self, type(self).__name__.split("[")[0])
         for setting in ("kernel_size", "stride", "padding"):
             same_pair(torch_module, path, setting, getattr(self, setting))
-        supported(torch_module, path, "ceil_mode", False, "it rounds the output's size up; pad the input instead")
+        same(torch_module, path, "ceil_mode", self.ceil_mode)
         if isinstance(self, MaxPool2d):
             same_pair(torch_module, path, "dilation", (1, 1))
             supported(torch_module, path, "return_indices", False, "it also returns the argmax indices")
-        else:
-            supported(
-                torch_module, path, "count_include_pad", True, "its mean leaves the padding out; shapegrad's counts it"
-            )
-            supported(torch_module, path, "divisor_override", None, "it divides by a fixed number")
+        elif isinstance(self, AvgPool2d):
+            same(torch_module, path, "count_include_pad", self.count_include_pad)
+            same(torch_module, path, "divisor_override", self.divisor_override)
 
 
 class MaxPool2d(_Pool2d[R], checked=False):
@@ -542,21 +559,37 @@ class MaxPool2d(_Pool2d[R], checked=False):
     ``(B, C, H, W)`` inputs, or of one unbatched ``(C, H, W)`` image as PyTorch's.
     Padding counts as ``-inf``, as PyTorch. Of tied maxima the first gets the gradient, as PyTorch.
 
-    ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
-    (rounded down, as PyTorch: 7 -> 3); other sizes give ``sg.Open``."""
+    ``ceil_mode=True`` rounds the output's size up, as PyTorch's: the last window may run off
+    the end (it must start inside the input or its left padding) and is clipped there.
 
-    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open.
+    ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
+    (rounded down, as PyTorch: 7 -> 3); other sizes, and ``ceil_mode=True``, give ``sg.Open``."""
+
+    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open, and
+    # so is ceil_mode=True (rounded up: Half[H] is rounded down).
     # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
     @overload
     def __init__(
-        self: MaxPool2d[Halves], kernel_size: Literal[2], stride: Literal[2] | None = None, padding: Literal[0] = 0
+        self: MaxPool2d[Halves],
+        kernel_size: Literal[2],
+        stride: Literal[2] | None = None,
+        padding: Literal[0] = 0,
+        *,
+        ceil_mode: Literal[False] = False,
     ) -> None: ...
     @overload
     def __init__(
-        self: MaxPool2d[SizeRule], kernel_size: Size, stride: Size | None = None, padding: Size = 0
+        self: MaxPool2d[SizeRule],
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        *,
+        ceil_mode: bool = False,
     ) -> None: ...
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
+    def __init__(
+        self, kernel_size: Size, stride: Size | None = None, padding: Size = 0, *, ceil_mode: bool = False
+    ) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode)
 
     @overload
     def __call__(self: MaxPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
@@ -570,27 +603,67 @@ class MaxPool2d(_Pool2d[R], checked=False):
         return _unbatched("MaxPool2d", x, _IMAGE, self._pool)
 
     def _pool(self, x: AnyTensor) -> Any:
-        return max_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return max_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
 
 
 class AvgPool2d(_Pool2d[R], checked=False):
     """Mean over each ``kernel_size`` window of ``(B, C, H, W)`` inputs, or of one unbatched
-    ``(C, H, W)`` image as PyTorch's; padding counts as zeros in the mean (PyTorch's
-    ``count_include_pad=True``). ``AvgPool2d(2)`` halves the typed height and width as
-    ``MaxPool2d(2)`` does."""
+    ``(C, H, W)`` image as PyTorch's. Arguments in PyTorch's order:
 
-    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open.
+    Args:
+        kernel_size: an int or a (height, width) pair.
+        stride: an int or a pair; the kernel size when None.
+        padding: zeros on each side, at most half the kernel.
+        ceil_mode: round the output's size up, as PyTorch's: the last window may run off the
+            end (it must start inside the input or its left padding) and is clipped there.
+        count_include_pad: whether the padding counts in each window's mean (PyTorch's
+            default, True); False divides by the window's cells inside the input alone.
+        divisor_override: a nonzero int each window's sum is divided by instead.
+
+    The divisor is PyTorch's: with ``count_include_pad`` the window's cells up to the end
+    of the right padding (a ``ceil_mode`` window running past it is clipped there), without
+    it the cells inside the input. ``AvgPool2d(2)`` halves the typed height and width as
+    ``MaxPool2d(2)`` does; ``ceil_mode=True`` gives ``sg.Open``."""
+
+    # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open, and
+    # so is ceil_mode=True (rounded up: Half[H] is rounded down).
     # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
     @overload
     def __init__(
-        self: AvgPool2d[Halves], kernel_size: Literal[2], stride: Literal[2] | None = None, padding: Literal[0] = 0
+        self: AvgPool2d[Halves],
+        kernel_size: Literal[2],
+        stride: Literal[2] | None = None,
+        padding: Literal[0] = 0,
+        ceil_mode: Literal[False] = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None: ...
     @overload
     def __init__(
-        self: AvgPool2d[SizeRule], kernel_size: Size, stride: Size | None = None, padding: Size = 0
+        self: AvgPool2d[SizeRule],
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None: ...
-    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
-        super().__init__(kernel_size, stride, padding)
+    def __init__(
+        self,
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> None:
+        super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.count_include_pad = _flag("AvgPool2d", "count_include_pad", count_include_pad)
+        if divisor_override is not None:
+            if isinstance(divisor_override, bool) or integer("AvgPool2d", "divisor_override", divisor_override) == 0:
+                raise HyperparameterError(f"AvgPool2d expects a nonzero divisor_override, found {divisor_override!r}")
+            divisor_override = integer("AvgPool2d", "divisor_override", divisor_override)
+        self.divisor_override = divisor_override
 
     @overload
     def __call__(self: AvgPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
@@ -604,10 +677,23 @@ class AvgPool2d(_Pool2d[R], checked=False):
         return _unbatched("AvgPool2d", x, _IMAGE, self._pool)
 
     def _pool(self, x: AnyTensor) -> Any:
-        check_extents("avg_pool2d", x.shape)  # as unfold would, but naming this op
-        check_pool_padding("avg_pool2d", self.kernel_size, self.padding)
+        out, extra = pool_geometry("avg_pool2d", x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
+        if extra != (0, 0):  # ceil_mode's windows past the end: zeros there, left out of the divisor below
+            x = pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1])))
         cols: AnyTensor = unfold(x, self.kernel_size, self.stride, self.padding)
-        return cols.mean(2)
+        if self.divisor_override is None and extra == (0, 0) and (self.count_include_pad or self.padding == (0, 0)):
+            return cols.mean(2)  # every window's divisor is kh·kw
+        size = (x.shape[2] - extra[0], x.shape[3] - extra[1])
+        if self.divisor_override is not None:
+            divisor: Any = float(self.divisor_override)
+        else:
+            rows, columns = (
+                avg_pool_cells(n, k, s, p, o, self.count_include_pad)
+                for n, k, s, p, o in zip(size, self.kernel_size, self.stride, self.padding, out, strict=True)
+            )
+            xp = x._backend.xp
+            divisor = wrap(xp.asarray([[r * c for c in columns] for r in rows], dtype=x._data.dtype), x._backend)
+        return cols.sum(2) / divisor
 
 
 class GlobalAvgPool2d(Layer[Chan[C], C, C], checked=False):

@@ -1,4 +1,6 @@
-"""Recurrent layers: ``RNN``, ``LSTM`` and ``GRU``, as PyTorch's with ``batch_first=True``.
+"""Recurrent layers: ``RNN``, ``LSTM`` and ``GRU``, as PyTorch's: ``(batch, steps, features)``
+inputs by default (PyTorch's ``batch_first=True``), ``(steps, batch, features)`` with
+``batch_first=False``.
 
 Each layer-direction is one input projection (one matrix product over every step) and one
 recurrence op (:func:`shapegrad.ops.recurrent.recurrence`), so a 2-layer LSTM over 64 steps
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, cast, overload
 from typing_extensions import TypeVar
 
 from .._dims import Open, Prod, literal_size
-from .._errors import ShapeError
+from .._errors import HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import T
 from ..ops._toolkit import integer
@@ -76,6 +78,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -89,6 +92,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -102,6 +106,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -115,6 +120,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -128,6 +134,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -141,6 +148,7 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -153,11 +161,12 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         *,
         bidirectional: bool = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
     ) -> None:
-        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout)
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout, batch_first)
 
     def _build(
         self,
@@ -169,8 +178,13 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         generator: Generator | None,
         dtype: str,
         dropout: float = 0.0,
+        batch_first: bool = True,
     ) -> None:
         name = type(self).__name__
+        if not isinstance(batch_first, bool):  # pyright: ignore[reportUnnecessaryIsInstance] -- checked for untyped callers
+            raise HyperparameterError(f"{name} expects batch_first True or False, found {batch_first!r}")
+        # PyTorch's layout: (batch, steps, features) with batch_first, else (steps, batch, features).
+        self.batch_first = batch_first
         # PyTorch's dropout: on each layer's output but the last, in training mode only.
         self.dropout = checked_dropout(name, "dropout", dropout)
         self._dropout_generator = generator
@@ -216,21 +230,22 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
 
     def torch_check(self, torch_module: Any, path: str) -> None:
         """Refuse a PyTorch recurrent layer of another kind (a ``GRU`` for an ``LSTM``), with
-        other sizes, ``bias``, ``bidirectional``, ``dropout`` or (``RNN``) ``nonlinearity``,
-        with ``batch_first=False``, or an ``LSTM`` with ``proj_size``."""
+        other sizes, ``bias``, ``bidirectional``, ``dropout``, ``batch_first`` or (``RNN``)
+        ``nonlinearity``, or an ``LSTM`` with ``proj_size``."""
         kind = {"gru": "GRU", "lstm": "LSTM"}.get(self._cell, "RNN")
         expect_kind(torch_module, path, self, kind)
         for setting in ("input_size", "hidden_size", "num_layers", "bias", "bidirectional", "dropout"):
             same(torch_module, path, setting, getattr(self, setting))
         if kind == "RNN":
             same(torch_module, path, "nonlinearity", self._cell.removeprefix("rnn_"))
-        if not getattr(torch_module, "batch_first", True):
+        if getattr(torch_module, "batch_first", self.batch_first) != self.batch_first:
             # Its weights would load, but inputs in its layout would be read with the axes swapped.
+            theirs, ours = ("(steps, batch, features)", "(batch, steps, features)")[:: 1 if self.batch_first else -1]
             refuse(
                 path,
-                "has batch_first=False in PyTorch: its inputs are (steps, batch, features), shapegrad's "
-                "recurrent layers take (batch, steps, features) only (build it with batch_first=True; or, to "
-                "load the weights anyway and feed batch-first inputs, pass torch_model.state_dict())",
+                f"has batch_first={torch_module.batch_first!r} in PyTorch, {self.batch_first!r} here: its inputs "
+                f"are {theirs}, this layer's {ours} (build it with batch_first={torch_module.batch_first!r}, as "
+                "PyTorch's; shapegrad's default is True)",
             )
         supported(
             torch_module,
@@ -243,12 +258,14 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
     def _states(self, x: AnyTensor, given: tuple[AnyTensor, ...] | None, count: int) -> tuple[AnyTensor, ...]:
         name = type(self).__name__
         if x.ndim != 3 or x.shape[-1] != self.input_size:
-            raise ShapeError(
-                f"{name}: expected input (batch, steps, {self.input_size}) (batch_first), found shape {x.shape}"
+            layout = (
+                "(batch, steps, {}) (batch_first)" if self.batch_first else "(steps, batch, {}) (batch_first=False)"
             )
-        if x.shape[1] == 0:
+            raise ShapeError(f"{name}: expected input {layout.format(self.input_size)}, found shape {x.shape}")
+        batch, steps = (x.shape[0], x.shape[1]) if self.batch_first else (x.shape[1], x.shape[0])
+        if steps == 0:
             raise ShapeError(f"{name}: expected a sequence of at least one step, found shape {x.shape}")
-        expected = (self.num_layers * (2 if self.bidirectional else 1), x.shape[0], self.hidden_size)
+        expected = (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
         if given is None:
             zeros = x._backend.xp.zeros(expected, dtype=x._data.dtype)
             return tuple(wrap(zeros, x._backend) for _ in range(count))
@@ -262,9 +279,10 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
         """The last layer's output and the final states, each stacked as PyTorch's ``h_n``."""
         initial = self._states(x, given, count)
         finals: list[list[Any]] = [[] for _ in range(count)]
-        # Time-major inside, so that each step's slice is contiguous: one copy of the input
-        # (in the first projection), one view back to batch-first at the end.
-        layer_input = cast(Any, swapaxes(x, 0, 1))
+        # Time-major inside, so that each step's slice is contiguous: one copy of a batch-first
+        # input (in the first projection), one view back to batch-first at the end.
+        layer_input = cast(Any, swapaxes(x, 0, 1) if self.batch_first else x)
+        steps = layer_input.shape[0]
         for layer in range(self.num_layers):
             outputs: list[Any] = []
             for direction, suffix in enumerate([f"l{layer}", f"l{layer}_reverse"][: 2 if self.bidirectional else 1]):
@@ -278,16 +296,20 @@ class _Recurrent(Layer[I, H, I, H], Generic[I, H, D, NL], checked=False):
                 )
                 xproj = linear(layer_input, w_ih.T, b_ih)
                 result = recurrence(self._cell, xproj, w_hh, b_hh, tuple(s[k] for s in initial), bool(direction))
-                last = 0 if direction else x.shape[1] - 1  # where the reverse direction ends
+                last = 0 if direction else steps - 1  # where the reverse direction ends
                 for j in range(count):
                     finals[j].append(result[j, last])
                 outputs.append(result[0])
             layer_input = outputs[0] if len(outputs) == 1 else concat(outputs, axis=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                # drawn batch-first, as a Dropout on this layer's output would draw it
+                # drawn in the layer's layout, as a Dropout on this layer's output would draw it
                 drop = Dropout[Any](self.dropout, generator=self._dropout_generator)
-                layer_input = swapaxes(drop(swapaxes(layer_input, 0, 1)), 0, 1)
-        return swapaxes(layer_input, 0, 1), [stack(f) for f in finals]
+                if self.batch_first:
+                    layer_input = swapaxes(drop(swapaxes(layer_input, 0, 1)), 0, 1)
+                else:
+                    layer_input = drop(layer_input)
+        output = swapaxes(layer_input, 0, 1) if self.batch_first else layer_input
+        return output, [stack(f) for f in finals]
 
 
 class _OneState(_Recurrent[I, H, D, NL], checked=False):
@@ -333,7 +355,7 @@ class _OneState(_Recurrent[I, H, D, NL], checked=False):
 class RNN(_OneState[I, H, D, NL], checked=False):
     """An Elman RNN, ``h_t = tanh(x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh)`` (``relu`` with
     ``nonlinearity="relu"``), over ``(batch, steps, I)`` inputs: PyTorch's
-    ``torch.nn.RNN(..., batch_first=True)``.
+    ``torch.nn.RNN(..., batch_first=True)`` (``batch_first=False``: ``(steps, batch, I)``).
 
     Args:
         input_size: the input size ``I``, only when it is not a ``Literal`` type argument.
@@ -344,13 +366,18 @@ class RNN(_OneState[I, H, D, NL], checked=False):
             has ``2·H`` features (the type's third argument, ``RNN[L[8], L[16], L[2]]``, says so; the output is
             ``Prod[L[2], L[16]]`` wide).
         bias: whether the layer has ``bias_ih_l*`` and ``bias_hh_l*``.
+        batch_first: inputs and outputs ``(batch, steps, features)``, the default here
+            (PyTorch's default is False); False takes and gives ``(steps, batch, features)``,
+            as PyTorch's. The states are ``(num_layers · directions, batch, H)`` either way.
+            The typed call overloads are batch-first: a layer built with ``batch_first=False``
+            (or a ``bool`` that is not a literal) is typed ``Any``, its sizes open.
         dropout: in training mode, dropout on each layer's output but the last's (PyTorch's
             ``dropout``, in ``[0, 1]``; drawn from ``generator``).
         generator: the source of the initial values (``U(±1/√H)``, as PyTorch).
         dtype: the parameters' dtype.
 
-    Returns ``(output, h_n)``: ``output``, ``(B, S, H)`` (bidirectional: ``(B, S, Prod[L[2], H])``),
-    is the last layer's state at every step, ``h_n`` ``(num_layers · directions, B, H)`` every layer-direction's final state.
+    Returns ``(output, h_n)``: ``output``, ``(B, S, H)`` (bidirectional: ``(B, S, Prod[L[2], H])``;
+    ``(S, B, ·)`` with ``batch_first=False``), is the last layer's state at every step, ``h_n`` ``(num_layers · directions, B, H)`` every layer-direction's final state.
 
     Examples:
         >>> from typing import Literal as L
@@ -375,6 +402,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> RNN[I, H, Literal[1], Literal[1]]: ...
@@ -385,6 +413,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: _NL = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> RNN[I, H, Literal[1], _NL]: ...
@@ -395,6 +424,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> RNN[I, H, Literal[2], Literal[2]]: ...
@@ -405,6 +435,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[2] = ...,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> RNN[I, H, Literal[2], Literal[4]]: ...
@@ -415,6 +446,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> RNN[I, H, Literal[2], Open]: ...
@@ -425,9 +457,17 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: bool = False,
         **options: Any,
     ) -> RNN[I, H, D, Open]: ...
+    # batch_first=False (or a bool that is not a literal): (steps, batch, features) inputs,
+    # which the overloads above, batch-first, would type with the axes swapped. Typed Any:
+    # its calls' sizes are open, and its other arguments are checked at run time only.
+    @overload
+    def __new__(
+        cls, input_size: Any = None, hidden_size: Any = None, num_layers: int = 1, *, batch_first: bool, **options: Any
+    ) -> Any: ...
     def __new__(cls, *args: Any, **options: Any) -> Any:
         return super().__new__(cls)
 
@@ -441,6 +481,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -455,6 +496,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -469,6 +511,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -483,6 +526,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -497,6 +541,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[False] = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -511,6 +556,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: Literal["tanh", "relu"] = "tanh",
         bidirectional: Literal[True],
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -524,6 +570,7 @@ class RNN(_OneState[I, H, D, NL], checked=False):
         nonlinearity: str = "tanh",
         bidirectional: bool = False,
         bias: bool = True,
+        batch_first: bool = True,
         dropout: float = 0.0,
         generator: Generator | None = None,
         dtype: str = "float32",
@@ -532,13 +579,13 @@ class RNN(_OneState[I, H, D, NL], checked=False):
             raise ShapeError(f"RNN: nonlinearity is 'tanh' or 'relu', found {nonlinearity!r}")
         self._cell = f"rnn_{nonlinearity}"
         self.nonlinearity = nonlinearity
-        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout)
+        self._build(input_size, hidden_size, num_layers, bidirectional, bias, generator, dtype, dropout, batch_first)
 
 
 class GRU(_OneState[I, H, D, NL], checked=False):
-    """A gated recurrent unit over ``(batch, steps, I)`` inputs, PyTorch's
-    ``torch.nn.GRU(..., batch_first=True)``: gates ``r, z, n`` (in that order in the weights),
-    ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = (1 - z) ⊙ n + z ⊙ h``.
+    """A gated recurrent unit over ``(batch, steps, I)`` inputs (``(steps, batch, I)`` with
+    ``batch_first=False``), PyTorch's ``torch.nn.GRU``: gates ``r, z, n`` (in that order in
+    the weights), ``n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))``, ``h' = (1 - z) ⊙ n + z ⊙ h``.
 
     Arguments and result as :class:`RNN` (without ``nonlinearity``): ``(output, h_n)``.
 
@@ -565,6 +612,7 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> GRU[I, H, Literal[1], Literal[1]]: ...
@@ -575,6 +623,7 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: _NL = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> GRU[I, H, Literal[1], _NL]: ...
@@ -585,6 +634,7 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> GRU[I, H, Literal[2], Literal[2]]: ...
@@ -595,6 +645,7 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[2] = ...,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> GRU[I, H, Literal[2], Literal[4]]: ...
@@ -605,6 +656,7 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> GRU[I, H, Literal[2], Open]: ...
@@ -615,17 +667,25 @@ class GRU(_OneState[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: bool = False,
         **options: Any,
     ) -> GRU[I, H, D, Open]: ...
+    # batch_first=False (or a bool that is not a literal): (steps, batch, features) inputs,
+    # which the overloads above, batch-first, would type with the axes swapped. Typed Any:
+    # its calls' sizes are open, and its other arguments are checked at run time only.
+    @overload
+    def __new__(
+        cls, input_size: Any = None, hidden_size: Any = None, num_layers: int = 1, *, batch_first: bool, **options: Any
+    ) -> Any: ...
     def __new__(cls, *args: Any, **options: Any) -> Any:
         return super().__new__(cls)
 
 
 class LSTM(_Recurrent[I, H, D, NL], checked=False):
-    """A long short-term memory layer over ``(batch, steps, I)`` inputs, PyTorch's
-    ``torch.nn.LSTM(..., batch_first=True)``: gates ``i, f, g, o`` (in that order in the
-    weights), ``c' = f ⊙ c + i ⊙ g``, ``h' = o ⊙ tanh(c')``.
+    """A long short-term memory layer over ``(batch, steps, I)`` inputs (``(steps, batch, I)``
+    with ``batch_first=False``), PyTorch's ``torch.nn.LSTM``: gates ``i, f, g, o`` (in that
+    order in the weights), ``c' = f ⊙ c + i ⊙ g``, ``h' = o ⊙ tanh(c')``.
 
     Arguments as :class:`RNN` (without ``nonlinearity``). ``lstm(x)`` starts from zero states,
     ``lstm(x, (h_0, c_0))`` from given ones; both return ``(output, (h_n, c_n))``.
@@ -653,6 +713,7 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> LSTM[I, H, Literal[1], Literal[1]]: ...
@@ -663,6 +724,7 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: _NL = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[False] = False,
         **options: Any,
     ) -> LSTM[I, H, Literal[1], _NL]: ...
@@ -673,6 +735,7 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[1] = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> LSTM[I, H, Literal[2], Literal[2]]: ...
@@ -683,6 +746,7 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: Literal[2] = ...,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> LSTM[I, H, Literal[2], Literal[4]]: ...
@@ -693,6 +757,7 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: Literal[True],
         **options: Any,
     ) -> LSTM[I, H, Literal[2], Open]: ...
@@ -703,9 +768,17 @@ class LSTM(_Recurrent[I, H, D, NL], checked=False):
         hidden_size: Any = None,
         num_layers: int = 1,
         *,
+        batch_first: Literal[True] = True,
         bidirectional: bool = False,
         **options: Any,
     ) -> LSTM[I, H, D, Open]: ...
+    # batch_first=False (or a bool that is not a literal): (steps, batch, features) inputs,
+    # which the overloads above, batch-first, would type with the axes swapped. Typed Any:
+    # its calls' sizes are open, and its other arguments are checked at run time only.
+    @overload
+    def __new__(
+        cls, input_size: Any = None, hidden_size: Any = None, num_layers: int = 1, *, batch_first: bool, **options: Any
+    ) -> Any: ...
     def __new__(cls, *args: Any, **options: Any) -> Any:
         return super().__new__(cls)
 

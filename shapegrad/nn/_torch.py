@@ -107,7 +107,7 @@ def from_torch(
     (a ``GRU`` for our ``LSTM``), or one whose settings would compute other numbers (a
     convolution's stride, padding, dilation, groups or ``padding_mode``; a norm's ``eps``,
     ``momentum``, ``affine``, ``num_groups``; an RNN's ``nonlinearity`` or
-    ``batch_first=False``; an embedding's ``padding_idx``, ``max_norm``; a dropout's ``p``;
+    ``batch_first``; an embedding's ``padding_idx``, ``max_norm``; a dropout's ``p``;
     a ``MultiheadAttention`` with ``add_zero_attn=True`` or another head count) is refused,
     naming the path, the setting, PyTorch's value and ours, before anything is written.
 

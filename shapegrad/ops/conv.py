@@ -22,7 +22,18 @@ from .._errors import ShapeError
 from .._tensor import AnyTensor, record
 from ._toolkit import check_same_float, keep_where
 
-__all__ = ["check_extents", "check_pool_padding", "conv2d", "conv_output_size", "fold", "max_pool2d", "unfold"]
+__all__ = [
+    "avg_pool_cells",
+    "check_extents",
+    "check_pool_padding",
+    "conv2d",
+    "conv_output_size",
+    "fold",
+    "max_pool2d",
+    "pool_geometry",
+    "pool_output_size",
+    "unfold",
+]
 
 Pair = tuple[int, int]
 
@@ -481,28 +492,67 @@ def check_pool_padding(op: str, kernel: Pair, padding: Pair) -> None:
         raise ShapeError(f"{op}: padding {padding} must be between 0 and half the kernel {kernel}, as in PyTorch")
 
 
-def _pool_geometry(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair) -> Pair:
-    if x.ndim != 4:
-        raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
-    check_extents("max_pool2d", x.shape)
-    _check_steps("max_pool2d", kernel, stride, (1, 1))
-    check_pool_padding("max_pool2d", kernel, padding)
-    out = (
-        conv_output_size(x.shape[2], kernel[0], stride[0], padding[0], 1),
-        conv_output_size(x.shape[3], kernel[1], stride[1], padding[1], 1),
-    )
-    if out[0] <= 0 or out[1] <= 0:
-        raise ShapeError(
-            f"pooling window {kernel} (padding {padding}) does not fit input of height×width {x.shape[2]}×{x.shape[3]}"
-        )
+def pool_output_size(size: int, kernel: int, stride: int, padding: int, ceil_mode: bool = False) -> int:
+    """Output length of a pooling along one axis, PyTorch's: rounded down, or with
+    ``ceil_mode`` up, where the last window must still start inside the input or its left
+    padding (one that would start in the right padding is dropped)."""
+    if not ceil_mode:
+        return conv_output_size(size, kernel, stride, padding, 1)
+    out = (size + 2 * padding - kernel + stride - 1) // stride + 1
+    if (out - 1) * stride >= size + padding:
+        out -= 1
     return out
 
 
-def _padded(xp: Any, x: Any, padding: Pair, fill: float) -> Any:
-    if padding == (0, 0):
+def pool_geometry(
+    op: str, x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair, ceil_mode: bool = False
+) -> tuple[Pair, Pair]:
+    """A pooling's windows per axis and the cells ``ceil_mode`` adds past the input and its
+    right padding (``(0, 0)`` without it, or where rounding up adds no window): the last
+    windows run off the end there, clipped as PyTorch clips them. ``ShapeError`` for an input
+    PyTorch refuses."""
+    if x.ndim != 4:
+        raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
+    check_extents(op, x.shape)
+    _check_steps(op, kernel, stride, (1, 1))
+    check_pool_padding(op, kernel, padding)
+    size = (x.shape[2], x.shape[3])
+    out = (
+        pool_output_size(size[0], kernel[0], stride[0], padding[0], ceil_mode),
+        pool_output_size(size[1], kernel[1], stride[1], padding[1], ceil_mode),
+    )
+    if out[0] <= 0 or out[1] <= 0:
+        raise ShapeError(
+            f"pooling window {kernel} (padding {padding}) does not fit input of height×width {size[0]}×{size[1]}"
+        )
+    extra = (
+        builtins.max(0, (out[0] - 1) * stride[0] + kernel[0] - size[0] - 2 * padding[0]),
+        builtins.max(0, (out[1] - 1) * stride[1] + kernel[1] - size[1] - 2 * padding[1]),
+    )
+    return out, extra
+
+
+def avg_pool_cells(size: int, kernel: int, stride: int, padding: int, out: int, count_include_pad: bool) -> list[int]:
+    """What PyTorch's average pooling divides each of ``out`` windows along one axis by (the
+    divisor is the product of the two axes'): the window's cells up to the end of the right
+    padding (a ``ceil_mode`` window running past it is clipped there) with
+    ``count_include_pad``, else its cells inside the input alone."""
+    cells: list[int] = []
+    for o in range(out):
+        start = o * stride - padding
+        end = builtins.min(start + kernel, size + padding)
+        if not count_include_pad:
+            start, end = builtins.max(start, 0), builtins.min(end, size)
+        cells.append(end - start)
+    return cells
+
+
+def _padded(xp: Any, x: Any, padding: Pair, fill: float, extra: Pair = (0, 0)) -> Any:
+    # ``padding`` on each side of the height and width, and ``extra`` more at their ends.
+    if padding == (0, 0) and extra == (0, 0):
         return x
     b, c, h, w = x.shape
-    full = xp.full((b, c, h + 2 * padding[0], w + 2 * padding[1]), fill, dtype=x.dtype)
+    full = xp.full((b, c, h + 2 * padding[0] + extra[0], w + 2 * padding[1] + extra[1]), fill, dtype=x.dtype)
     full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w] = x
     return full
 
@@ -510,7 +560,10 @@ def _padded(xp: Any, x: Any, padding: Pair, fill: float) -> Any:
 def max_pool2d_backward(
     xp: Any, g: Any, index: Any, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
 ) -> tuple[Any, ...]:
-    full = xp.zeros(shape, dtype=g.dtype)
+    # `shape` is the input's with its padding; ceil_mode's last windows may reach past its
+    # end (max_pool2d_clipped_backward), where no maximum lies (-inf, never the first maximum).
+    reach = ((out[0] - 1) * stride[0] + kernel[0], (out[1] - 1) * stride[1] + kernel[1])
+    full = xp.zeros((*shape[:2], builtins.max(shape[2], reach[0]), builtins.max(shape[3], reach[1])), dtype=g.dtype)
     k = 0
     for i in range(kernel[0]):
         for j in range(kernel[1]):
@@ -520,39 +573,54 @@ def max_pool2d_backward(
     return (full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w],)
 
 
-def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0)) -> Any:
+def max_pool2d_clipped_backward(
+    xp: Any, g: Any, index: Any, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair, out: Pair
+) -> tuple[Any, ...]:
+    """``max_pool2d_backward`` where ceil_mode's last windows run past the padded input: a rule
+    of its own name, so that no backend's fused kernel for the other (whose 2×2 loops test no
+    bounds) is put in its place."""
+    return max_pool2d_backward(xp, g, index, shape, kernel, stride, padding, out)
+
+
+def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0), ceil_mode: bool = False) -> Any:
     """Maximum over each window of a ``(B, C, H, W)`` tensor; padding counts as ``-inf``.
+    With ``ceil_mode`` the size is rounded up, as PyTorch's: the last windows may run off the
+    input's end, and are clipped there (the cells past it also count as ``-inf``).
 
     A running maximum over the ``kh·kw`` strided slices (no window copy) that also records
     which slice won, so that the gradient goes to the first maximum of each window, as
     PyTorch's ``F.max_pool2d``.
     """
-    out = _pool_geometry(x, kernel, stride, padding)
+    out, extra = pool_geometry("max_pool2d", x, kernel, stride, padding, ceil_mode)
     data = x._data
+    xp = x._backend.xp
+    b, c, h, w = data.shape
+    # The input's shape with its padding, as the backward rules (and numba's) take it: they
+    # drop what ceil_mode's windows reach past it.
+    padded_shape = (b, c, h + 2 * padding[0], w + 2 * padding[1])
+    windows_padding = padding
+    if extra != (0, 0):  # ceil_mode's windows past the end: the input padded there too, once
+        data, windows_padding = _padded(xp, data, padding, -math.inf, extra), (0, 0)
     compiled = fused_kernel(x._backend, "max_pool2d", data.dtype)
     if compiled is not None:  # one pass over the windows; the same index as below
-        result, index = compiled(data, kernel, stride, padding, out)
-        index = _first_inside_at_minus_inf(x._backend.xp, result, index, kernel, stride, padding, out)
-        b, c, h, w = data.shape
-        padded_shape = (b, c, h + 2 * padding[0], w + 2 * padding[1])
-        saved = (index, padded_shape, kernel, stride, padding, out)
-        return record(result, max_pool2d_backward, (x,), saved, x._backend)
-    xp = x._backend.xp
-    padded = _padded(xp, x._data, padding, -float("inf"))
-    result = xp.asarray(padded[_window_slices(0, 0, stride, (1, 1), out)], copy=True)
-    index = xp.zeros(result.shape, dtype=xp.int8 if kernel[0] * kernel[1] < 128 else xp.int32)
-    k = 0
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            if k:
-                window = padded[_window_slices(i, j, stride, (1, 1), out)]
-                larger = window > result
-                index = index + xp.astype(larger, index.dtype) * (k - index)
-                result = xp.maximum(result, window)
-            k += 1
+        result, index = compiled(data, kernel, stride, windows_padding, out)
+    else:
+        padded = _padded(xp, data, windows_padding, -math.inf)
+        result = xp.asarray(padded[_window_slices(0, 0, stride, (1, 1), out)], copy=True)
+        index = xp.zeros(result.shape, dtype=xp.int8 if kernel[0] * kernel[1] < 128 else xp.int32)
+        k = 0
+        for i in range(kernel[0]):
+            for j in range(kernel[1]):
+                if k:
+                    window = padded[_window_slices(i, j, stride, (1, 1), out)]
+                    larger = window > result
+                    index = index + xp.astype(larger, index.dtype) * (k - index)
+                    result = xp.maximum(result, window)
+                k += 1
     index = _first_inside_at_minus_inf(xp, result, index, kernel, stride, padding, out)
-    saved = (index, tuple(padded.shape), kernel, stride, padding, out)
-    return record(result, max_pool2d_backward, (x,), saved, x._backend)
+    saved = (index, padded_shape, kernel, stride, padding, out)
+    rule = max_pool2d_backward if extra == (0, 0) else max_pool2d_clipped_backward
+    return record(result, rule, (x,), saved, x._backend)
 
 
 def _first_inside_at_minus_inf(
