@@ -70,7 +70,7 @@ def test_a_pytorch_tensor_spelling_names_shapegrad_s(name: str, spelling: str) -
     assert not hasattr(sg.Tensor, name)
 
 
-def test_the_suggested_tensor_spellings_run() -> None:
+def test_the_suggested_tensor_spellings_run(numpy_backend: str) -> None:
     x = _x()
     assert x.reshape(3, 2).shape == (3, 2) and x.expand_dims(0).shape == (1, 2, 3)
     assert x.ndim == 2 and x.size == 6
@@ -177,7 +177,7 @@ def test_the_take_along_axis_gather_names_is_pytorch_s_gather() -> None:
     assert sg.gather(sg.tensor(values), sg.tensor(np.array([1]))).tolist() == [[3.0, 4.0, 5.0]]  # rows, as before
 
 
-def test_to_with_a_pytorch_device_or_dtype_names_the_backend_or_astype() -> None:
+def test_to_with_a_pytorch_device_or_dtype_names_the_backend_or_astype(numpy_backend: str) -> None:
     torch = pytest.importorskip("torch")
     x, model = _x(), sg.nn.Linear(2, 2)
     with pytest.raises(sg.BackendError, match=r"PyTorch's \"cuda\" device is the \"cupy\" backend"):
