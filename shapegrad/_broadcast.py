@@ -13,46 +13,43 @@ parameter is a bare type variable: every level is evaluated with the same few ex
 so the time grows linearly with the depth, the nested operand on either side
 (``tests/test_typing_speed.py``). The patterns:
 
-- ``RightOfSame``: the same shape, or a Python number, on the left;
-- ``RightOfBroadcast``: a vector, a keepdims reduction or a rank-0 tensor on the left;
+- ``RightOf``: the same shape, a vector, a keepdims reduction, a rank-0 tensor or a number on
+  the left (each failed overload costs the nested operand one more evaluation per level, so the
+  right operand's patterns are one protocol, not two);
 - ``LeftOfBroadcast``: the same shape, a bias, a keepdims reduction, a rank-0 tensor or a
   number on the right.
 
-The receiver's tape is the result's; the other operand may be untraced (``NoTape`` is the
+Each matches a rank-0 receiver too (losses combined in function forms): without that, a rank-0
+operand nested 8 deep took 19 minutes. The result is one type variable, the method's whole
+return type: a protocol generic over the result's tape and dims (``Tensor[_Tape, *_Dims]``)
+never matched in pyright 1.1.414, and then every nested level ran all the later overloads
+(``sg.sub(y, sg.sub(y, ...))`` on ``Tensor[T, Batch, L[64]]``: 148 s at depth 5; on type-variable
+dims those overloads fail fast, which hid it). The receiver's tape is the result's; the other operand may be untraced (``NoTape`` is the
 bottom tape). Everything else (a rank broadcast, two tapes, an outer product, the
 ``(N, 1) op (N,)`` guard, an open rank) falls through to the table's overloads after these.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from typing_extensions import TypeVar, TypeVarTuple
+from typing_extensions import TypeVar
 
-if TYPE_CHECKING:
-    from ._tensor import Tensor
-
-__all__ = ["LeftOfBroadcast", "RightOfBroadcast", "RightOfSame"]
+__all__ = ["LeftOfBroadcast", "RightOf"]
 
 _Other = TypeVar("_Other", contravariant=True)
-_Tape = TypeVar("_Tape", covariant=True)
-_Dims = TypeVarTuple("_Dims")
+_Result = TypeVar("_Result", covariant=True)
 
 
-class RightOfSame(Protocol[_Other, _Tape, *_Dims]):
-    """A right operand that a left operand ``_Other`` of its own shape (or a number) meets."""
+class RightOf(Protocol[_Other, _Result]):
+    """A right operand that a left operand ``_Other`` of its own shape, a vector, a keepdims
+    reduction, a rank-0 tensor or a number meets."""
 
-    def _sg_right_of_same(self, left: _Other, /) -> Tensor[_Tape, *_Dims]: ...
-
-
-class RightOfBroadcast(Protocol[_Other, _Tape, *_Dims]):
-    """A right operand that a vector, keepdims or rank-0 left operand ``_Other`` meets."""
-
-    def _sg_right_of_broadcast(self, left: _Other, /) -> Tensor[_Tape, *_Dims]: ...
+    def _sg_right_of(self, left: _Other, /) -> _Result: ...
 
 
-class LeftOfBroadcast(Protocol[_Other, _Tape, *_Dims]):
+class LeftOfBroadcast(Protocol[_Other, _Result]):
     """A left operand that a same-shape, bias, keepdims, rank-0 or number right operand
     ``_Other`` meets."""
 
-    def _sg_left_of_broadcast(self, right: _Other, /) -> Tensor[_Tape, *_Dims]: ...
+    def _sg_left_of_broadcast(self, right: _Other, /) -> _Result: ...

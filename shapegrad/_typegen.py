@@ -159,9 +159,8 @@ def _common(other: str) -> Iterator[Sig]:
     """The protocol overloads (``shapegrad/_broadcast.py``: the right operand's first, then
     the left's), then the union overloads (see ``COMMON_RIGHT``), the same shape (or a
     number) on the right second, and a number on the left."""
-    yield "Operand", [f"{other}: RightOfSame[Operand, T, *S]"], "Tensor[T, *S]"
-    yield "Operand", [f"{other}: RightOfBroadcast[Operand, T, *S]"], "Tensor[T, *S]"
-    yield "LeftOfBroadcast[Operand, T, *S]", [f"{other}: Operand"], "Tensor[T, *S]"
+    yield "Operand", [f"{other}: RightOf[Operand, Result]"], "Result"
+    yield "LeftOfBroadcast[Operand, Result]", [f"{other}: Operand"], "Result"
     right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
     yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
     yield "Tensor[T, *S]", [f"{other}: Tensor[T, *S] | float"], "Tensor[T, *S]"
@@ -179,17 +178,22 @@ def broadcast_protocol_methods() -> list[str]:
     right = " | ".join(tensor("U", dims) for dims in ("*S, N", *COMMON_RIGHT, ""))
     left = " | ".join(tensor("U", dims) for dims in COMMON_LEFT)
     signatures = (
-        ("_sg_right_of_same", "Tensor[U, *S]", "left", "Tensor[U, *S] | float", "Tensor[U, *S]"),
-        ("_sg_right_of_broadcast", "Tensor[U, *S, N]", "left", left, "Tensor[U, *S, N]"),
+        ("_sg_right_of", "Tensor[U, *S, N]", "left", f"Tensor[U, *S, N] | {left} | float", "Tensor[U, *S, N]"),
+        ("_sg_right_of", "Tensor[U]", "left", "Tensor[U] | float", "Tensor[U]"),
         ("_sg_left_of_broadcast", "Tensor[U, *S, N]", "right", f"{right} | float", "Tensor[U, *S, N]"),
+        ("_sg_left_of_broadcast", "Tensor[U]", "right", "Tensor[U] | float", "Tensor[U]"),
     )
     lines = [
         "    # The broadcasting patterns of a binary function form's first overloads, seen by the",
         "    # type checker only (``shapegrad/_broadcast.py`` says why).",
         "    if TYPE_CHECKING:",
     ]
-    for name, receiver, side, other, result in signatures:
-        lines.append(f"        def {name}(self: {receiver}, {side}: {other}, /) -> {result}: ...")
+    for name, group in itertools.groupby(signatures, key=lambda signature: signature[0]):
+        side = ""
+        for _, receiver, side, other, result in group:
+            lines.append("        @overload")
+            lines.append(f"        def {name}(self: {receiver}, {side}: {other}, /) -> {result}: ...")
+        lines.append(f"        def {name}(self, {side}: Any, /) -> Any: ...")
     return lines
 
 
@@ -819,10 +823,10 @@ from typing import Any, Literal as L, overload
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
-from ._broadcast import LeftOfBroadcast, RightOfBroadcast, RightOfSame
+from ._broadcast import LeftOfBroadcast, RightOf
 {creation}from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
-from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, S, T
+from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, Result, S, T
 '''
 
 _CREATION_HEADER = '''"""The creation ops that take sizes (``sg.zeros``, ``sg.ones``, ``sg.rand``, ``sg.randn``,

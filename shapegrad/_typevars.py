@@ -20,6 +20,10 @@ T = TypeVar("T")  # whatever tape the operand carries
 U = TypeVar("U")
 # A binary function form's other operand, whole, in its protocol overloads (``_broadcast``).
 Operand = TypeVar("Operand")
+# Its result, whole: a protocol's method returns it, so pyright solves it as one type and keeps
+# the literal sizes inside (a ``*S`` solved through a protocol loses ``Literal[64]`` and then
+# fails the match, which made every later overload run, at a cost exponential in the nesting).
+Result = TypeVar("Result")
 M = TypeVar("M")  # the model a tape records gradients for
 # The model of the tape a backward pass starts from (``backward``'s ``M``). ty solves ``M`` in
 # ``Tensor[OwnedTape[M]]`` from a join of two models' tapes (``OwnedTape[A] | OwnedTape[B]``,
