@@ -1,0 +1,165 @@
+"""What PyTorch ports met as gaps: ``MaxPool2d``'s ``dilation`` and ``return_indices`` (and
+``MaxUnpool2d``), nearest up-sampling to any size, ``layer_norm`` with a weight or a bias
+alone, and PyTorch's ``dim=`` keyword. Each against PyTorch in float64 (outputs and
+gradients) and against finite differences, and its refusals by name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from support.gradcheck import assert_gradients_match
+
+import shapegrad as sg
+from shapegrad import nn
+
+torch = pytest.importorskip("torch", reason="PyTorch is the oracle here: pip install -e '.[dev,torch]' (torch==2.13.0)")
+tnn = torch.nn
+F = torch.nn.functional
+
+
+def _input(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape) * 2.0 + 0.5
+
+
+def _grad_of_weighted_sum(out: Any, tout: Any, seed: int = 5) -> None:
+    w = np.random.default_rng(seed).standard_normal(out.shape)
+    (out * sg.tensor(w)).sum().backward()
+    (tout * torch.tensor(w)).sum().backward()
+
+
+# --------------------------------------------------------------------------- MaxPool2d
+# (kernel, stride, padding, dilation, ceil_mode): dilated windows with padding, pairs of
+# each, and ceil_mode's last windows running past the end.
+DILATED = [
+    (2, None, 0, 1, False),
+    (3, 2, 1, 2, False),
+    (3, 1, 1, 3, False),
+    ((3, 2), (2, 1), (1, 1), (2, 3), True),
+    (2, 2, 0, 2, True),
+    (3, 2, 1, 2, True),
+]
+
+
+@pytest.mark.parametrize("settings", DILATED, ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 9, 8), (3, 7, 7)], ids=["batched", "unbatched"])
+def test_max_pool_dilation_and_indices_are_torch_s(
+    settings: tuple[Any, ...], shape: tuple[int, ...], backend: str
+) -> None:
+    """``nn.MaxPool2d(dilation=...)`` and ``return_indices=True`` were refused (no such
+    arguments). Now PyTorch's values, int64 indices into each H·W plane and gradient, the
+    layer loaded from PyTorch's (both settings compared). Ties included (small integers)."""
+    kernel, stride, padding, dilation, ceil_mode = settings
+    ints = np.random.default_rng(1).integers(-2, 3, shape).astype(np.float64)
+    for x in (_input(*shape), ints):
+        ours = nn.MaxPool2d(kernel, stride, padding, dilation, return_indices=True, ceil_mode=ceil_mode)
+        theirs = tnn.MaxPool2d(kernel, stride, padding, dilation, return_indices=True, ceil_mode=ceil_mode)
+        sg.nn.from_torch(ours, theirs)
+        grads = sg.Gradients()
+        xt = sg.tensor(x).trace(grads, keep_grad=True)
+        values, indices = ours(xt)
+        tx = torch.tensor(x, requires_grad=True)
+        tvalues, tindices = theirs(tx)
+        np.testing.assert_array_equal(values.numpy(), tvalues.detach().numpy())
+        assert indices.backend_dtype_name() == "int64" and not indices.traced
+        np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+        _grad_of_weighted_sum(values, tvalues)
+        np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+        plain = nn.MaxPool2d(kernel, stride, padding, dilation, ceil_mode=ceil_mode)(sg.tensor(x))
+        np.testing.assert_array_equal(plain.numpy(), values.numpy())
+
+
+def test_max_pool_function_form_is_torch_s(numpy_backend: str) -> None:
+    """``sg.nn.max_pool2d`` takes ``F.max_pool2d``'s arguments in its order (``ceil_mode``
+    before ``return_indices``)."""
+    x = _input(2, 3, 9, 8)
+    values, indices = nn.max_pool2d(sg.tensor(x), 3, 2, 1, 2, True, return_indices=True)
+    tvalues, tindices = F.max_pool2d(torch.tensor(x), 3, 2, 1, 2, True, True)
+    np.testing.assert_array_equal(values.numpy(), tvalues.numpy())
+    np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+    alone = nn.max_pool2d(sg.tensor(x[0]), (2, 3), dilation=(2, 1))
+    np.testing.assert_array_equal(alone.numpy(), F.max_pool2d(torch.tensor(x[0]), (2, 3), dilation=(2, 1)).numpy())
+
+
+def test_max_pool_dilation_without_compiled_kernels_and_by_finite_differences(numpy_backend: str) -> None:
+    """The reference passes (no numba) give PyTorch's numbers too, and the dilated rule's
+    gradient is the finite differences'."""
+    from shapegrad.ops import conv
+
+    x = _input(2, 3, 9, 8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(conv, "fused_kernel", lambda *_: None)
+        for kernel, stride, padding, dilation, ceil_mode in DILATED:
+            ours = nn.max_pool2d(sg.tensor(x), kernel, stride, padding, dilation, ceil_mode)
+            theirs = F.max_pool2d(torch.tensor(x), kernel, stride, padding, dilation, ceil_mode)
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for kernel, stride, padding, dilation, ceil_mode in DILATED[1:]:
+        pool = nn.MaxPool2d(kernel, stride, padding, dilation, ceil_mode=ceil_mode)
+        assert_gradients_match(pool, [_input(1, 2, 7, 8)])
+
+
+@pytest.mark.parametrize("settings", [(2, None, 0), (3, 2, 1), ((2, 3), (2, 1), (1, 1))], ids=str)
+@pytest.mark.parametrize("shape", [(2, 3, 8, 7), (3, 6, 6)], ids=["batched", "unbatched"])
+def test_max_unpool_is_torch_s(settings: tuple[Any, ...], shape: tuple[int, ...], backend: str) -> None:
+    """``nn.MaxUnpool2d`` (and ``sg.nn.max_unpool2d``) did not exist. Now PyTorch's: each
+    value at its index in a plane of zeros, of the default size or an ``output_size``;
+    the values' gradient is the output's at their indices."""
+    x = _input(*shape)
+    pooled, indices = nn.MaxPool2d(*settings, return_indices=True)(sg.tensor(x))
+    tpooled, tindices = tnn.MaxPool2d(*settings, return_indices=True)(torch.tensor(x))
+    checked = 0
+    for output_size in (None, shape[-2:]):
+        try:
+            expected_shape = tnn.MaxUnpool2d(*settings)(tpooled, tindices, output_size=output_size).shape
+        except (ValueError, RuntimeError) as error:  # a size outside PyTorch's bounds, or too small for an index
+            match = "output_size .* strictly between" if isinstance(error, ValueError) else "outside the output's"
+            with pytest.raises(sg.ShapeError, match=match):
+                nn.MaxUnpool2d(*settings)(pooled, indices, output_size=output_size).numpy()  # a device checks lazily
+            continue
+        unpool = nn.MaxUnpool2d(*settings)
+        sg.nn.from_torch(unpool, tnn.MaxUnpool2d(*settings))
+        grads = sg.Gradients()
+        values = pooled.detach().trace(grads, keep_grad=True)
+        out = unpool(values, indices, output_size)
+        tvalues = tpooled.detach().requires_grad_()
+        tout = F.max_unpool2d(tvalues, tindices, *settings, output_size=output_size)
+        assert out.shape == tuple(tout.shape) == tuple(expected_shape)
+        np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+        _grad_of_weighted_sum(out, tout)
+        np.testing.assert_array_equal(grads[values].numpy(), tvalues.grad.numpy())
+        checked += 1
+        flat = indices.numpy().reshape(-1, indices.shape[-2] * indices.shape[-1])
+        if any(len(set(plane)) < len(plane) for plane in flat.tolist()):
+            continue  # overlapping windows' shared maximum: one value is kept, the gradient reaches each (as PyTorch)
+        assert_gradients_match(
+            lambda v, size=output_size: nn.max_unpool2d(v, indices, *settings, output_size=size), [pooled.numpy()]
+        )
+    assert checked
+
+
+def test_max_pool_indices_refusals_and_types(numpy_backend: str) -> None:
+    """Settings that are not PyTorch's kinds are refused by name; an unpooling's indices
+    must be the input's shape, integers, and inside the output's plane."""
+    x = sg.ones(1, 2, 4, 4)
+    pair = nn.MaxPool2d(2, return_indices=True)(x)
+    assert isinstance(pair, tuple) and pair[0].shape == pair[1].shape == (1, 2, 2, 2)
+    with pytest.raises(sg.HyperparameterError, match="return_indices True or False, found 1"):
+        nn.MaxPool2d(2, return_indices=1)  # pyright: ignore[reportArgumentType]
+    with pytest.raises(sg.HyperparameterError, match=r"positive dilation, found dilation=0"):
+        nn.MaxPool2d(2, dilation=0)
+    with pytest.raises(sg.ShapeError, match=r"padding \(1, 1\), dilation \(3, 3\)\) does not fit .* 3×3"):
+        nn.MaxPool2d(3, padding=1, dilation=3)(sg.ones(1, 1, 3, 3))
+    with pytest.raises(sg.CheckpointError, match="dilation=2 in PyTorch, \\(1, 1\\) here"):
+        sg.nn.from_torch(nn.MaxPool2d(2), tnn.MaxPool2d(2, dilation=2))
+    with pytest.raises(sg.CheckpointError, match="return_indices=True in PyTorch, False here"):
+        sg.nn.from_torch(nn.MaxPool2d(2), tnn.MaxPool2d(2, return_indices=True))
+    values, indices = pair
+    with pytest.raises(sg.ShapeError, match=r"indices of the input's shape \(1, 2, 2, 2\), found shape \(2, 2, 2\)"):
+        nn.max_unpool2d(values, indices[0], 2)
+    with pytest.raises(sg.DTypeError, match="integer indices .* found float32"):
+        nn.max_unpool2d(values, values, 2)
+    with pytest.raises(sg.ShapeError, match=r"outside the output's 4×4 plane \(0 to 15\)"):
+        nn.max_unpool2d(values, indices + 16, 2)
+    with pytest.raises(sg.ShapeError, match=r"unbatched \(channels, height, width\), found shape \(2, 4\)"):
+        nn.MaxPool2d(2, return_indices=True)(sg.ones(2, 4))
