@@ -23,6 +23,15 @@ def _input(*shape: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(shape) * 2.0 + 0.5
 
 
+def _both(ours: Any, theirs: Any, x: np.ndarray) -> tuple[Any, Any, Any, Any, Any]:
+    """``ours`` on a traced ``x`` and ``theirs`` on a torch ``x`` that wants a gradient:
+    ``(grads, traced x, our output, torch's x, torch's output)``."""
+    grads = sg.Gradients()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    return grads, xt, ours(xt), tx, theirs(tx)
+
+
 def _grad_of_weighted_sum(out: Any, tout: Any, seed: int = 5) -> None:
     w = np.random.default_rng(seed).standard_normal(out.shape)
     (out * sg.tensor(w)).sum().backward()
@@ -56,11 +65,7 @@ def test_max_pool_dilation_and_indices_are_torch_s(
         ours = nn.MaxPool2d(kernel, stride, padding, dilation, return_indices=True, ceil_mode=ceil_mode)
         theirs = tnn.MaxPool2d(kernel, stride, padding, dilation, return_indices=True, ceil_mode=ceil_mode)
         sg.nn.from_torch(ours, theirs)
-        grads = sg.Gradients()
-        xt = sg.tensor(x).trace(grads, keep_grad=True)
-        values, indices = ours(xt)
-        tx = torch.tensor(x, requires_grad=True)
-        tvalues, tindices = theirs(tx)
+        grads, xt, (values, indices), tx, (tvalues, tindices) = _both(ours, theirs, x)
         np.testing.assert_array_equal(values.numpy(), tvalues.detach().numpy())
         assert indices.backend_dtype_name() == "int64" and not indices.traced
         np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
@@ -163,3 +168,49 @@ def test_max_pool_indices_refusals_and_types(numpy_backend: str) -> None:
         nn.max_unpool2d(values, indices + 16, 2)
     with pytest.raises(sg.ShapeError, match=r"unbatched \(channels, height, width\), found shape \(2, 4\)"):
         nn.MaxPool2d(2, return_indices=True)(sg.ones(2, 4))
+
+
+# --------------------------------------------------------------------------- nearest Upsample
+NEAREST_SIZES = [
+    ("nearest", (7, 5), (2, 3, 3, 4)),  # up, neither a multiple
+    ("nearest", (3, 2), (1, 2, 5, 7)),  # down
+    ("nearest", (6, 46), (1, 1, 4, 14)),  # 14 -> 46: float64 would pick another pixel than PyTorch's float32
+    ("nearest", (6, 9), (1, 2, 3, 3)),  # a whole multiple: the blocks
+    ("nearest-exact", (7, 5), (2, 3, 3, 4)),
+    ("nearest-exact", (4, 11), (1, 2, 6, 4)),
+    ("nearest-exact", (6, 8), (1, 2, 3, 4)),
+]
+
+
+@pytest.mark.parametrize(("mode", "size", "shape"), NEAREST_SIZES, ids=str)
+def test_nearest_upsample_to_any_size_is_torch_s(
+    mode: str, size: tuple[int, int], shape: tuple[int, ...], backend: str
+) -> None:
+    """``nn.Upsample(size=..., mode="nearest")`` to a size that is not a multiple of the
+    input was refused (a ``ShapeError``), and ``"nearest-exact"`` when built. Now PyTorch's
+    pixels and gradient (each output pixel's added into its source), and the layer loads
+    from PyTorch's (mode and size compared)."""
+    x = _input(*shape)
+    ours, theirs = nn.Upsample(size=size, mode=mode), tnn.Upsample(size=size, mode=mode)
+    sg.nn.from_torch(ours, theirs)
+    grads, xt, out, tx, tout = _both(ours, theirs, x)
+    assert out.shape == tuple(tout.shape)
+    np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+    _grad_of_weighted_sum(out, tout)
+    np.testing.assert_allclose(grads[xt].numpy(), tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_nearest_upsample_gradient_and_factors(numpy_backend: str) -> None:
+    """The gathered gradient is the finite differences'; by whole factors "nearest-exact" is
+    PyTorch's too; align_corners stays refused with either nearest mode."""
+    assert_gradients_match(nn.Upsample(size=(5, 3), mode="nearest"), [_input(1, 2, 3, 4)])
+    assert_gradients_match(nn.Upsample(size=(2, 7), mode="nearest-exact"), [_input(1, 2, 3, 4)])
+    x = _input(1, 2, 3, 5)
+    for factor in (2, (3, 2)):
+        ours = nn.Upsample(scale_factor=factor, mode="nearest-exact")(sg.tensor(x))
+        theirs = tnn.Upsample(scale_factor=factor, mode="nearest-exact")(torch.tensor(x))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(sg.HyperparameterError, match="align_corners=None with mode='nearest-exact'"):
+        nn.Upsample(size=3, mode="nearest-exact", align_corners=False)
+    with pytest.raises(sg.HyperparameterError, match="'nearest', 'nearest-exact' or 'bilinear', found mode='area'"):
+        nn.Upsample(size=3, mode="area")
