@@ -214,3 +214,40 @@ def test_nearest_upsample_gradient_and_factors(numpy_backend: str) -> None:
         nn.Upsample(size=3, mode="nearest-exact", align_corners=False)
     with pytest.raises(sg.HyperparameterError, match="'nearest', 'nearest-exact' or 'bilinear', found mode='area'"):
         nn.Upsample(size=3, mode="area")
+
+
+# --------------------------------------------------------------------------- layer_norm
+@pytest.mark.parametrize("affine", ["weight", "bias", "both", "neither"])
+def test_layer_norm_function_with_a_weight_or_a_bias_alone_is_torch_s(affine: str, backend: str) -> None:
+    """``sg.layer_norm(x, weight)`` and ``sg.layer_norm(x, None, bias)`` (PyTorch's
+    ``F.layer_norm(x, shape, weight=None, bias=...)``) were a ``ShapeError`` ("both weight and
+    bias, or neither"). Now PyTorch's output and gradients for the input and each given
+    parameter."""
+    rng = np.random.default_rng(2)
+    x, w, b = _input(2, 3, 5), rng.standard_normal(5), rng.standard_normal(5)
+    grads = sg.Gradients()
+    xt = sg.tensor(x).trace(grads, keep_grad=True)
+    wt = sg.tensor(w).trace(grads, keep_grad=True) if affine in ("weight", "both") else None
+    bt = sg.tensor(b).trace(grads, keep_grad=True) if affine in ("bias", "both") else None
+    out = sg.layer_norm(xt, wt, bt, 1e-3)
+    tx = torch.tensor(x, requires_grad=True)
+    tw = None if wt is None else torch.tensor(w, requires_grad=True)
+    tb = None if bt is None else torch.tensor(b, requires_grad=True)
+    tout = F.layer_norm(tx, (5,), weight=tw, bias=tb, eps=1e-3)
+    np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
+    _grad_of_weighted_sum(out, tout)
+    for ours, theirs in ((xt, tx), (wt, tw), (bt, tb)):
+        if ours is not None:
+            np.testing.assert_allclose(grads[ours].numpy(), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_layer_norm_function_one_parameter_by_finite_differences_and_refusals(numpy_backend: str) -> None:
+    rng = np.random.default_rng(3)
+    x, w = _input(3, 4), rng.standard_normal(4)
+    assert_gradients_match(lambda a, p: sg.layer_norm(a, p), [x, w])
+    assert_gradients_match(lambda a, p: sg.layer_norm(a, None, p), [x, w])
+    with pytest.raises(sg.ShapeError, match=r"layer_norm: bias of shape \(3,\) for input \(3, 4\); expected \(4,\)"):
+        sg.layer_norm(sg.tensor(x), None, sg.ones(3, dtype="float64"))
+    # LayerNorm(bias=False) is the weight alone, as the function is
+    norm = nn.LayerNorm(4, bias=False)
+    np.testing.assert_allclose(norm(sg.tensor(x)).numpy(), sg.layer_norm(sg.tensor(x), norm.weight).numpy())
