@@ -251,3 +251,63 @@ def test_layer_norm_function_one_parameter_by_finite_differences_and_refusals(nu
     # LayerNorm(bias=False) is the weight alone, as the function is
     norm = nn.LayerNorm(4, bias=False)
     np.testing.assert_allclose(norm(sg.tensor(x)).numpy(), sg.layer_norm(sg.tensor(x), norm.weight).numpy())
+
+
+# --------------------------------------------------------------------------- dim=
+def _axis_ops() -> list[str]:
+    """Every op of the table whose function form takes ``axis`` with a default (a required
+    ``axis`` is Python's "missing 1 required positional argument: 'axis'" first)."""
+    import inspect
+
+    from shapegrad._opspec import OPS
+
+    names = []
+    for op in OPS:
+        function = getattr(sg, op.name, None)
+        if function is None or op.module is None:
+            continue
+        axis = inspect.signature(function).parameters.get("axis")
+        if axis is not None and axis.default is not inspect.Parameter.empty:
+            names.append(op.name)
+    return names
+
+
+def _call(name: str, method: bool, **keywords: Any) -> Any:
+    x = sg.tensor(np.arange(1.0, 7.0).reshape(2, 3))
+    args: dict[str, tuple[Any, ...]] = {"concat": ([x, x],), "stack": ([x, x],), "split": (x, 1), "chunk": (x, 2)}
+    args |= {"topk": (x, 1), "take_along_axis": (x, sg.tensor(np.zeros((2, 1), dtype=np.int64)))}
+    if name in ("squeeze", "expand_dims"):
+        x = sg.ones(2, 1, 3)
+    first, *rest = args.get(name, (x,))
+    if method:
+        return getattr(first, name)(*rest, **keywords)
+    return getattr(sg, name)(first, *rest, **keywords)
+
+
+@pytest.mark.parametrize("method", [False, True], ids=["function", "method"])
+@pytest.mark.parametrize("name", _axis_ops())
+def test_torch_dim_keyword_names_axis(name: str, method: bool, numpy_backend: str) -> None:
+    """``x.sum(dim=1)``, ``sg.softmax(x, dim=-1)``, ``sg.concat(xs, dim=0)``: Python's bare
+    "unexpected keyword argument 'dim'". Now a ``KeywordError`` (a ``TypeError``) that names
+    ``axis=``, for every op that takes an ``axis`` with a default, in both forms;
+    ``keepdim=`` names ``keepdims=``; any other unknown keyword stays Python's message."""
+    if method and not hasattr(sg.Tensor, name):
+        pytest.skip(f"{name} has no method form")
+    with pytest.raises(
+        sg.KeywordError,
+        match=rf"{name}\(\) got an unexpected keyword argument 'dim': shapegrad spells "
+        r"PyTorch's dim= as axis= \(write axis=0\)",
+    ):
+        _call(name, method, dim=0)
+    with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'dims'") as caught:
+        _call(name, method, dims=0)
+    assert not isinstance(caught.value, sg.KeywordError)
+
+
+def test_torch_keepdim_keyword_names_keepdims(numpy_backend: str) -> None:
+    x = sg.ones(2, 3)
+    assert {"sum", "mean", "max", "softmax", "concat", "topk"} <= set(_axis_ops())
+    with pytest.raises(sg.KeywordError, match="PyTorch's keepdim= as keepdims= \\(write keepdims=True\\)"):
+        x.mean(1, keepdim=True)
+    with pytest.raises(sg.KeywordError, match="keepdim= as keepdims="):
+        sg.max(x, axis=1, keepdim=False)
