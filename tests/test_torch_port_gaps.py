@@ -311,3 +311,43 @@ def test_torch_keepdim_keyword_names_keepdims(numpy_backend: str) -> None:
         x.mean(1, keepdim=True)
     with pytest.raises(sg.KeywordError, match="keepdim= as keepdims="):
         sg.max(x, axis=1, keepdim=False)
+
+
+# --------------------------------------------------------------------------- compiled
+class _PoolUnpool(nn.Module):
+    def __init__(self) -> None:
+        self.conv = nn.Conv2d(3, in_channels=2, out_channels=2, padding=1, dtype="float64")
+        self.pool = nn.MaxPool2d(2, return_indices=True)
+        self.unpool = nn.MaxUnpool2d(2)
+        self.up = nn.Upsample(size=(7, 5))
+
+    def __call__(self, x: Any) -> Any:
+        values, indices = self.pool(self.conv(x))
+        return sg.layer_norm(self.up(self.unpool(values, indices)), None, sg.ones(5, dtype="float64"))
+
+
+def test_a_compiled_step_recomputes_indices_and_sources(numpy_backend: str) -> None:
+    """A compiled training step through the pooling's indices, the unpooling, nearest to a
+    size and a bias-only layer_norm replays (no fallback to eager), new inputs each call, and
+    gives the eager run's losses bit for bit: the indices are recomputed at each replay."""
+    target = sg.tensor(np.random.default_rng(9).standard_normal((2, 2, 7, 5)))
+    runs: list[list[float]] = []
+    for compiled in (False, True):
+        sg.seed(0)
+        model = _PoolUnpool()
+        opt = sg.optim.Adam(model, lr=1e-2)
+        grads = model.alloc_grads()
+
+        def step(x: Any, model: Any = model, opt: Any = opt, grads: Any = grads) -> Any:
+            grads.zero()
+            loss = ((model(x.trace(grads)) - target) ** 2).mean()
+            loss.backward()
+            opt.update(model, grads)
+            return loss
+
+        run = sg.compile(step) if compiled else step
+        runs.append([float(run(sg.tensor(_input(2, 2, 4, 4, seed=k))).item()) for k in range(5)])
+        if compiled:
+            assert run.eager_reason is None
+            assert [recording.replays for recording in run.recordings] == [4]
+    assert runs[0] == runs[1]
