@@ -72,6 +72,12 @@ class ParameterError(ShapegradError, TypeError):
     (which would silently stop training it); PyTorch raises a ``TypeError`` here too."""
 
 
+class KeywordError(ShapegradError, TypeError):
+    """A keyword argument in PyTorch's spelling that shapegrad spells otherwise (``dim=`` for
+    ``axis=``, ``keepdim=`` for ``keepdims=``); the message names ours. A ``TypeError``, as
+    Python's own error for an unknown keyword."""
+
+
 class HyperparameterError(ShapegradError, ValueError):
     """A setting out of its range: an optimizer's (``lr < 0``, ``betas`` outside [0, 1),
     ``eps <= 0``, ...), a batch norm's ``momentum``, a loss's ``reduction``, an optimizer

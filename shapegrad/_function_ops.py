@@ -23,6 +23,7 @@ from ._creation_ops import (
 )
 from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
+from ._torch_names import refuse_torch_keywords
 from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, Result, S, T
 from .ops import (
     elementwise as _ew,
@@ -2565,8 +2566,10 @@ def sum(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = Fa
 def sum(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def sum(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-def sum(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False) -> Any:
+def sum(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, **torch_keywords: Any) -> Any:
     """Sum over ``axis`` (all axes when None). d/dx = 1. PyTorch: ``torch.sum``."""
+    if torch_keywords:
+        refuse_torch_keywords("sum", torch_keywords)
     return _red.sum(x, axis, keepdims)
 
 
@@ -2614,8 +2617,10 @@ def mean(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = F
 def mean(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def mean(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-def mean(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False) -> Any:
+def mean(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, **torch_keywords: Any) -> Any:
     """Mean over ``axis``. d/dx = 1/n. PyTorch: ``torch.mean``."""
+    if torch_keywords:
+        refuse_torch_keywords("mean", torch_keywords)
     return _red.mean(x, axis, keepdims)
 
 
@@ -2663,8 +2668,10 @@ def max(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = Fa
 def max(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def max(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-def max(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False) -> Any:
+def max(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, **torch_keywords: Any) -> Any:
     """Maximum over ``axis``; tied maxima share the gradient equally. PyTorch: ``torch.amax``."""
+    if torch_keywords:
+        refuse_torch_keywords("max", torch_keywords)
     return _red.max(x, axis, keepdims)
 
 
@@ -2712,8 +2719,10 @@ def min(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = Fa
 def min(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def min(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-def min(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False) -> Any:
+def min(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, **torch_keywords: Any) -> Any:
     """Minimum over ``axis``; tied minima share the gradient equally. PyTorch: ``torch.amin``."""
+    if torch_keywords:
+        refuse_torch_keywords("min", torch_keywords)
     return _red.min(x, axis, keepdims)
 
 
@@ -2761,8 +2770,10 @@ def logsumexp(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False
 def logsumexp(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def logsumexp(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-def logsumexp(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False) -> Any:
+def logsumexp(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, **torch_keywords: Any) -> Any:
     """``log(sum(exp(x)))`` over ``axis``, stable for any logits. d/dx = softmax(x). PyTorch: ``torch.logsumexp``."""
+    if torch_keywords:
+        refuse_torch_keywords("logsumexp", torch_keywords)
     return _red.logsumexp(x, axis, keepdims)
 
 
@@ -2810,8 +2821,10 @@ def var(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = Fa
 def var(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def var(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
-def var(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, correction: float=0.0) -> Any:
+def var(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, correction: float=0.0, **torch_keywords: Any) -> Any:
     """Variance over ``axis``: ``mean((x - mean(x))²) · n / (n - correction)``. PyTorch: ``torch.var(x, correction=...)`` (whose default correction is 1; here it is 0, as NumPy)."""
+    if torch_keywords:
+        refuse_torch_keywords("var", torch_keywords)
     return _red.var(x, axis, keepdims, correction)
 
 
@@ -2859,10 +2872,12 @@ def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[False] = Fa
 def std(x: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
 @overload
 def std(x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
-def std(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, correction: float=0.0) -> Any:
+def std(x: Any, axis: int | tuple[int, ...] | None=None, keepdims: bool=False, correction: float=0.0, **torch_keywords: Any) -> Any:
     """Standard deviation: ``sqrt(var(x, axis, correction))`` (``correction=1``: unbiased,
     PyTorch's default). d/dx_i = ``(x_i - mean) / ((n - correction) · std)``, and 0 where
     the std is 0 (a constant slice), as PyTorch. PyTorch: ``torch.std``."""
+    if torch_keywords:
+        refuse_torch_keywords("std", torch_keywords)
     return _red.std(x, axis, keepdims, correction)
 
 
@@ -2880,10 +2895,12 @@ def squeeze(x: Tensor[T, *S, L[1], N], axis: L[-2]) -> Tensor[T, *S, N]: ...
 def squeeze(x: Tensor[T, *S], axis: None = None) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def squeeze(x: Tensor[T, *S], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-def squeeze(x: Any, axis: int | None=None, *, any_axis: int | None=None) -> Any:
+def squeeze(x: Any, axis: int | None=None, *, any_axis: int | None=None, **torch_keywords: Any) -> Any:
     """Size-1 axes removed (only ``axis`` when given). A literal axis is typed (and one that
     is not size 1 in the type is an error); a computed axis goes by keyword, ``any_axis=i``.
     PyTorch: ``torch.squeeze``."""
+    if torch_keywords:
+        refuse_torch_keywords("squeeze", torch_keywords)
     return _shape.squeeze(x, axis, any_axis=any_axis)
 
 
@@ -2899,8 +2916,10 @@ def expand_dims(x: Tensor[T, *S], axis: L[-1]) -> Tensor[T, *S, L[1]]: ...
 def expand_dims(x: Tensor[T, *S, N], axis: L[-2]) -> Tensor[T, *S, L[1], N]: ...
 @overload
 def expand_dims(x: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-def expand_dims(x: Any, axis: int) -> Any:
+def expand_dims(x: Any, axis: int, **torch_keywords: Any) -> Any:
     """A new size-1 axis at ``axis``. PyTorch: ``torch.unsqueeze``."""
+    if torch_keywords:
+        refuse_torch_keywords("expand_dims", torch_keywords)
     return _shape.expand_dims(x, axis)
 
 
@@ -3033,10 +3052,12 @@ def concat(tensors: Sequence[Tensor[T, *S, Any]], axis: L[-1]) -> Tensor[T, *S, 
 def concat(tensors: Sequence[Tensor[T, *tuple[Open, ...]] | Tensor[T, *S]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def concat(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-def concat(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None) -> Any:
+def concat(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None, **torch_keywords: Any) -> Any:
     """Tensors joined along an existing ``axis``: the other dims must agree (in the type, at a
     literal axis 0, 1 or -1), the joined size is ``sg.Open`` (state it with ``sg.cast``). A
     computed axis goes by keyword, ``any_axis=i``. PyTorch: ``torch.cat``."""
+    if torch_keywords:
+        refuse_torch_keywords("concat", torch_keywords)
     return _shape.concat(tensors, axis, any_axis=any_axis)
 
 
@@ -3066,8 +3087,10 @@ def stack(tensors: Sequence[Tensor[T, *S]], axis: L[-1]) -> Tensor[T, *S, Open]:
 def stack(tensors: Sequence[Tensor[T, *tuple[Open, ...]] | Tensor[T, *S]], axis: int = 0) -> Tensor[T, *tuple[Open, ...]]: ...
 @overload
 def stack(tensors: Sequence[Tensor[T, *S]], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-def stack(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None) -> Any:
+def stack(tensors: Sequence[Any], axis: int=0, *, any_axis: int | None=None, **torch_keywords: Any) -> Any:
     """Tensors of one shape joined along a new ``axis`` (typed at a literal 0, 1 or -1, where
     the new axis is ``sg.Open``; a computed axis goes by keyword, ``any_axis=i``).
     PyTorch: ``torch.stack``."""
+    if torch_keywords:
+        refuse_torch_keywords("stack", torch_keywords)
     return _shape.stack(tensors, axis, any_axis=any_axis)

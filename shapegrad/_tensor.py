@@ -8,7 +8,7 @@ as its bottom, then the dims, invariant); at run time the same subscription buil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeAlias, TypeVar, TypeVarTuple, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeAlias, TypeVar, TypeVarTuple, cast, overload
 
 import numpy as np
 from typing_extensions import deprecated
@@ -40,7 +40,7 @@ from ._inplace import install_in_place_operators
 from ._no_grad import inside_no_grad
 from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
-from ._torch_names import install_torch_names
+from ._torch_names import install_torch_names, refuse_torch_keywords
 from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S
 
 if TYPE_CHECKING:
@@ -486,9 +486,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def any(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
     @overload
     def any(self, axis: int, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-    def any(self, axis: int | None = None, keepdims: bool = False) -> Any:
+    def any(self, axis: int | None = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Whether any element is true (non-zero): a Python bool; along ``axis`` (PyTorch's
         ``x.any(dim=...)``), untraced booleans (``sg.any``)."""
+        if torch_keywords:
+            refuse_torch_keywords("any", torch_keywords)
         if axis is None and not keepdims:
             return bool(self._backend.xp.any(self._data))
         return _red.any(self, axis, keepdims)
@@ -499,9 +501,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def all(self: Tensor[Any, *S, N], axis: L[-1], keepdims: L[False] = False) -> Tensor[NoTape, *S]: ...
     @overload
     def all(self, axis: int, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-    def all(self, axis: int | None = None, keepdims: bool = False) -> Any:
+    def all(self, axis: int | None = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Whether every element is true (non-zero): a Python bool; along ``axis`` (PyTorch's
         ``x.all(dim=...)``), untraced booleans (``sg.all``)."""
+        if torch_keywords:
+            refuse_torch_keywords("all", torch_keywords)
         if axis is None and not keepdims:
             return bool(self._backend.xp.all(self._data))
         return _red.all(self, axis, keepdims)
@@ -541,9 +545,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
         return _shape.broadcast_to(self, shape)
 
     def take_along_axis(
-        self: Tensor[Tape_, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1
+        self: Tensor[Tape_, *S, N], indices: Tensor[Any, *S, K], axis: L[-1] = -1, **torch_keywords: Never
     ) -> Tensor[Tape_, *S, K]:
         """Values picked along the last axis: ``out[..., j] = x[..., indices[..., j]]``."""
+        if torch_keywords:
+            refuse_torch_keywords("take_along_axis", torch_keywords)
         return _index.take_along_axis(self, indices, axis)
 
 

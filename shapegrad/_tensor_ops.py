@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeVar, TypeVarTuple, overload
 
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
+from ._torch_names import refuse_torch_keywords
 from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T, U
 
 if TYPE_CHECKING:
@@ -4069,8 +4070,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def sum(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def sum(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def sum(self, axis: Any = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Sum over ``axis`` (all axes when None) (``sg.sum``)."""
+        if torch_keywords:
+            refuse_torch_keywords("sum", torch_keywords)
         return _red_any.sum(self, axis, keepdims)
 
     @overload
@@ -4117,8 +4120,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def mean(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def mean(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def mean(self, axis: Any = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Mean over ``axis`` (all axes when None) (``sg.mean``)."""
+        if torch_keywords:
+            refuse_torch_keywords("mean", torch_keywords)
         return _red_any.mean(self, axis, keepdims)
 
     @overload
@@ -4165,8 +4170,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def max(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def max(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def max(self, axis: Any = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Maximum over ``axis``; ties share the gradient (``sg.max``)."""
+        if torch_keywords:
+            refuse_torch_keywords("max", torch_keywords)
         return _red_any.max(self, axis, keepdims)
 
     @overload
@@ -4213,8 +4220,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def min(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def min(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def min(self, axis: Any = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """Minimum over ``axis``; ties share the gradient (``sg.min``)."""
+        if torch_keywords:
+            refuse_torch_keywords("min", torch_keywords)
         return _red_any.min(self, axis, keepdims)
 
     @overload
@@ -4261,8 +4270,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def logsumexp(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True]) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def logsumexp(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Any:
+    def logsumexp(self, axis: Any = None, keepdims: bool = False, **torch_keywords: Any) -> Any:
         """``log(sum(exp(x)))``, stably (``sg.logsumexp``)."""
+        if torch_keywords:
+            refuse_torch_keywords("logsumexp", torch_keywords)
         return _red_any.logsumexp(self, axis, keepdims)
 
     @overload
@@ -4309,8 +4320,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def var(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def var(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
-    def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Any:
+    def var(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0, **torch_keywords: Any) -> Any:
         """Variance over ``axis`` (``sg.var``)."""
+        if torch_keywords:
+            refuse_torch_keywords("var", torch_keywords)
         return _red_any.var(self, axis, keepdims, correction)
 
     @overload
@@ -4357,8 +4370,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def std(self: Tensor[T, N, K, *S], axis: tuple[L[0], L[1]], keepdims: L[True], correction: float = 0.0) -> Tensor[T, L[1], L[1], *S]: ...
     @overload
     def std(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, correction: float = 0.0) -> Tensor[T, *tuple[Open, ...]]: ...
-    def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0) -> Any:
+    def std(self, axis: Any = None, keepdims: bool = False, correction: float = 0.0, **torch_keywords: Any) -> Any:
         """Standard deviation over ``axis`` (``sg.std``)."""
+        if torch_keywords:
+            refuse_torch_keywords("std", torch_keywords)
         return _red_any.std(self, axis, keepdims, correction)
 
     @overload
@@ -4375,8 +4390,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def squeeze(self: Tensor[T, *S], axis: None = None) -> Tensor[T, *tuple[Open, ...]]: ...
     @overload
     def squeeze(self: Tensor[T, *S], *, any_axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def squeeze(self, axis: Any = None, *, any_axis: int | None = None) -> Any:
+    def squeeze(self, axis: Any = None, *, any_axis: int | None = None, **torch_keywords: Any) -> Any:
         """A size-1 axis removed (``sg.squeeze``)."""
+        if torch_keywords:
+            refuse_torch_keywords("squeeze", torch_keywords)
         return _shape_any.squeeze(self, axis, any_axis=any_axis)
 
     @overload
@@ -4391,8 +4408,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def expand_dims(self: Tensor[T, *S, N], axis: L[-2]) -> Tensor[T, *S, L[1], N]: ...
     @overload
     def expand_dims(self: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def expand_dims(self, axis: int) -> Any:
+    def expand_dims(self, axis: int, **torch_keywords: Any) -> Any:
         """A new size-1 axis (``sg.expand_dims``)."""
+        if torch_keywords:
+            refuse_torch_keywords("expand_dims", torch_keywords)
         return _shape_any.expand_dims(self, axis)
 
     @overload
@@ -4858,12 +4877,16 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
         return _red_any.cumsum(self, axis)
 
-    def log_softmax(self: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+    def log_softmax(self: Tensor[T, *S], axis: int = -1, **torch_keywords: Never) -> Tensor[T, *S]:
         """``x - logsumexp(x)`` along ``axis``, finite at any logits. d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``; the method form of ``sg.log_softmax``."""
+        if torch_keywords:
+            refuse_torch_keywords("log_softmax", torch_keywords)
         return _red_any.log_softmax(self, axis)
 
-    def softmax(self: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None) -> Tensor[T, *S]:
+    def softmax(self: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
         """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted first; where ``mask`` (boolean, broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in float16, its most negative value), so a row masked throughout is uniform. ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op. d/dx: ``scale · y · (g - sum(g · y))``, zero where masked. PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``; the method form of ``sg.softmax``."""
+        if torch_keywords:
+            refuse_torch_keywords("softmax", torch_keywords)
         return _red_any.softmax(self, axis, scale=scale, mask=mask)
 
     @overload
@@ -4878,16 +4901,22 @@ class TensorOps(Generic[Tape_, *Dims]):
     def norm(self: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S, L[1]]: ...
     @overload
     def norm(self: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]: ...
-    def norm(self: Any, ord: Any = 2, axis: Any = None, keepdims: Any = False) -> Any:
+    def norm(self: Any, ord: Any = 2, axis: Any = None, keepdims: Any = False, **torch_keywords: Any) -> Any:
         """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|, ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``; the method form of ``sg.norm``."""
+        if torch_keywords:
+            refuse_torch_keywords("norm", torch_keywords)
         return _red_any.norm(self, ord, axis, keepdims)
 
-    def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Tensor[T, *tuple[Open, ...]]:
+    def prod(self: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, **torch_keywords: Never) -> Tensor[T, *tuple[Open, ...]]:
         """The product over ``axis`` (all values when None), with exact gradients where values are 0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``; the method form of ``sg.prod``."""
+        if torch_keywords:
+            refuse_torch_keywords("prod", torch_keywords)
         return _red_any.prod(self, axis, keepdims)
 
-    def count_nonzero(self: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
+    def count_nonzero(self: Tensor[Any, *S], axis: int | None = None, **torch_keywords: Never) -> Tensor[NoTape, *tuple[Open, ...]]:
         """How many values along ``axis`` are non-zero (untraced integers); the method form of ``sg.count_nonzero``."""
+        if torch_keywords:
+            refuse_torch_keywords("count_nonzero", torch_keywords)
         return _red_any.count_nonzero(self, axis)
 
     @overload
@@ -4902,8 +4931,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def argmax(self: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
     @overload
     def argmax(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-    def argmax(self: Any, axis: Any = None, keepdims: Any = False) -> Any:
+    def argmax(self: Any, axis: Any = None, keepdims: Any = False, **torch_keywords: Any) -> Any:
         """Where the largest value is along ``axis`` (over all values, flattened, when None): an untraced integer tensor, typed at a literal axis. PyTorch: ``torch.argmax``; the method form of ``sg.argmax``."""
+        if torch_keywords:
+            refuse_torch_keywords("argmax", torch_keywords)
         return _order_any.argmax(self, axis, keepdims)
 
     @overload
@@ -4918,16 +4949,22 @@ class TensorOps(Generic[Tape_, *Dims]):
     def argmin(self: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> Tensor[NoTape, N, *S]: ...
     @overload
     def argmin(self: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-    def argmin(self: Any, axis: Any = None, keepdims: Any = False) -> Any:
+    def argmin(self: Any, axis: Any = None, keepdims: Any = False, **torch_keywords: Any) -> Any:
         """Where the smallest value is along ``axis`` (untraced integers), typed at a literal axis. PyTorch: ``torch.argmin``; the method form of ``sg.argmin``."""
+        if torch_keywords:
+            refuse_torch_keywords("argmin", torch_keywords)
         return _order_any.argmin(self, axis, keepdims)
 
-    def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
+    def argsort(self: Tensor[Any, *S], axis: int = -1, descending: bool = False, **torch_keywords: Never) -> Tensor[NoTape, *S]:
         """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order; descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``; the method form of ``sg.argsort``."""
+        if torch_keywords:
+            refuse_torch_keywords("argsort", torch_keywords)
         return _order_any.argsort(self, axis, descending)
 
-    def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
+    def sort(self: Tensor[T, *S], axis: int = -1, descending: bool = False, **torch_keywords: Never) -> Tensor[T, *S]:
         """The values sorted along ``axis``; differentiable (each value's gradient goes back to where it came from). PyTorch: ``torch.sort(x, axis).values``; the method form of ``sg.sort``."""
+        if torch_keywords:
+            refuse_torch_keywords("sort", torch_keywords)
         return _order_any.sort(self, axis, descending)
 
     @overload
@@ -4936,8 +4973,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def topk(self: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, Open], Tensor[NoTape, *S, Open]]: ...
     @overload
     def topk(self: Tensor[T, *S], k: int, axis: int = -1) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
-    def topk(self: Any, k: Any, axis: Any = -1) -> Any:
+    def topk(self: Any, k: Any, axis: Any = -1, **torch_keywords: Any) -> Any:
         """The ``k`` largest values along ``axis``, largest first, and their indices; the values are differentiable. Along the last axis the other dims are kept, and the ``k`` axis is ``k``'s size where the type says it (a literal or a ``sg.Dim``), else open. PyTorch: ``torch.topk(x, k, axis)``; the method form of ``sg.topk``."""
+        if torch_keywords:
+            refuse_torch_keywords("topk", torch_keywords)
         return _order_any.topk(self, k, axis)
 
     @overload
@@ -4952,8 +4991,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def chunk(self: Tensor[T, *S, K, N], chunks: int, axis: L[-2]) -> tuple[Tensor[T, *S, Open, N], ...]: ...
     @overload
     def chunk(self: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Open, ...]], ...]: ...
-    def chunk(self: Any, chunks: Any, axis: Any = 0) -> Any:
+    def chunk(self: Any, chunks: Any, axis: Any = 0, **torch_keywords: Any) -> Any:
         """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the axis is short); at a literal axis the other dims are kept. PyTorch: ``torch.chunk``; the method form of ``sg.chunk``."""
+        if torch_keywords:
+            refuse_torch_keywords("chunk", torch_keywords)
         return _shape_any.chunk(self, chunks, axis)
 
     def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
@@ -4984,8 +5025,10 @@ class TensorOps(Generic[Tape_, *Dims]):
     def split(self: Tensor[T, *S, K, N], size_or_sizes: int | list[int], axis: L[-2]) -> tuple[Tensor[T, *S, Open, N], ...]: ...
     @overload
     def split(self: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0) -> tuple[Tensor[T, *tuple[Open, ...]], ...]: ...
-    def split(self: Any, size_or_sizes: Any, axis: Any = 0) -> Any:
+    def split(self: Any, size_or_sizes: Any, axis: Any = 0, **torch_keywords: Any) -> Any:
         """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given sizes (which must add up to the axis). Each piece is differentiable; at a literal axis the other dims are kept (the split axis is open). PyTorch: ``torch.split``; the method form of ``sg.split``."""
+        if torch_keywords:
+            refuse_torch_keywords("split", torch_keywords)
         return _shape_any.split(self, size_or_sizes, axis)
 
     @overload

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
+from ._errors import KeywordError
 from ._opspec import OPS
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "backend_hint",
     "install_torch_names",
     "missing_module_attribute",
+    "refuse_torch_keywords",
 ]
 
 # PyTorch's Tensor attribute: (PyTorch's use, shapegrad's spelling, a note or "").
@@ -239,6 +241,25 @@ def missing_module_attribute(module: str, name: str) -> NoReturn:
     owner = f"module {module!r}"
     message = _message(owner, name, entry) if entry else f"{owner} has no attribute {name!r}"
     raise AttributeError(message, name=name)
+
+
+# PyTorch's keyword arguments that shapegrad spells otherwise: (PyTorch's, ours).
+TORCH_KEYWORDS: dict[str, str] = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def refuse_torch_keywords(op: str, keywords: dict[str, Any]) -> NoReturn:
+    """The error of ``op`` called with keywords it does not take (an op with an ``axis``
+    gathers them in ``**torch_keywords``, the one cost being that dict): ``KeywordError``
+    naming shapegrad's spelling of PyTorch's ``dim=`` and ``keepdim=``, else Python's own
+    ``TypeError``."""
+    for name, value in keywords.items():
+        ours = TORCH_KEYWORDS.get(name)
+        if ours is not None:
+            raise KeywordError(
+                f"{op}() got an unexpected keyword argument {name!r}: shapegrad spells PyTorch's {name}= as "
+                f"{ours}= (write {ours}={value!r})"
+            )
+    raise TypeError(f"{op}() got an unexpected keyword argument {next(iter(keywords))!r}")
 
 
 # PyTorch's dtype names (torch.float, torch.long, ...) and shapegrad's.

@@ -565,6 +565,20 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
 }
 
 
+# An op that takes ``axis`` gathers unknown keywords in ``**torch_keywords`` and refuses them
+# first, so that PyTorch's ``dim=`` raises a KeywordError naming ``axis=`` (see _torch_names);
+# its overloads do not have it, so pyright still reports the keyword.
+_TORCH_KEYWORDS = "torch_keywords"
+
+
+def _refusal(name: str, indent: str) -> str:
+    return f'{indent}    if {_TORCH_KEYWORDS}:\n{indent}        refuse_torch_keywords("{name}", {_TORCH_KEYWORDS})'
+
+
+def _takes_axis(args: ast.arguments) -> bool:
+    return any(a.arg == "axis" for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+
 def _narrowed_slices() -> set[int]:
     """The GETITEM rows with a literal slice (``:k`` kept as k, ``-1:`` as 1) that a later
     row with the general slice (``:b``, ``a:``) covers: pyright calls each an overlap."""
@@ -674,10 +688,15 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     # Called through the untyped module handles (`_ew_any`, ..., bound by _tensor.py):
     # the overloads above are the types, and a cast() here would cost a call per operator.
     function = f"{ALIASES[op.module]}_any.{op.name}" if op.module else ""
+    refuses = "axis" in impl_params
+    if refuses:
+        impl_params += f", **{_TORCH_KEYWORDS}: Any"
     params = "self" + (f", {impl_params}" if impl_params else "")
     lines.append(f"{indent}def {name}({params}) -> Any:")
     see = f" (``sg.{op.name}``)" if op.module else ""
     lines.append(f'{indent}    """{op.doc}{see}."""')
+    if refuses:
+        lines.append(_refusal(name, indent))
     lines.append(f"{indent}    return {call.format(f=function, extra=extra_args)}")
     if op.reflected and name == op.method:
         # An untraced op's (``True & mask``) is untraced whatever the receiver's tape.
@@ -736,7 +755,13 @@ def signature_method_block(module: str, name: str, indent: str = "    ") -> list
         lines.append(f"{indent}def {name}({', '.join(_method_params(implementation.args, annotate=False))}) -> Any:")
     doc = (ast.get_docstring(implementation) or "").split("\n\n")[0].replace("\n", " ")
     lines.append(f'{indent}    """{doc.rstrip(".")}; the method form of ``sg.{name}``."""')
-    lines.append(f"{indent}    return {ALIASES[module]}_any.{name}({_call_args(implementation.args)})")
+    args = implementation.args
+    if _takes_axis(args) and args.kwarg is not None and args.kwarg.arg == _TORCH_KEYWORDS:
+        lines.append(_refusal(name, indent))  # refused here: a call passing **{} costs ~140 ns
+        args = ast.arguments(
+            args.posonlyargs, args.args, args.vararg, args.kwonlyargs, args.kw_defaults, None, args.defaults
+        )
+    lines.append(f"{indent}    return {ALIASES[module]}_any.{name}({_call_args(args)})")
     return lines
 
 
@@ -800,10 +825,15 @@ def function_form(op: OpSpec) -> list[str]:
     assert op.module is not None
     _, implementation = _definitions(_path(op.module).read_text(), op.module, op.name, "OPS")
     params = ast.unparse(implementation.args)
+    refuses = _takes_axis(implementation.args) and implementation.args.kwarg is None
+    if refuses:
+        params += f", **{_TORCH_KEYWORDS}: Any"
     ret = ast.unparse(implementation.returns) if implementation.returns else "Any"
     doc = ast.get_docstring(implementation, clean=False) or ""
     lines = [*function_block(op), f"def {op.name}({params}) -> {ret}:"]
     lines.append(f'    """{doc}"""')
+    if refuses:
+        lines.append(_refusal(op.name, ""))
     lines.append(f"    return {ALIASES[op.module]}.{op.name}({_call_args(implementation.args, first=None)})")
     return lines
 
@@ -826,6 +856,7 @@ from ._autodiff import NoTape
 from ._broadcast import LeftOfBroadcast, RightOf
 {creation}from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
+from ._torch_names import refuse_torch_keywords
 from ._typevars import Z0, Z1, Z2, Z3, A, C, K, N, Operand, Result, S, T
 '''
 
@@ -911,12 +942,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, TypeVar, TypeVarTuple, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeVar, TypeVarTuple, overload
 
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
 from ._dims import Open, Prod
+from ._torch_names import refuse_torch_keywords
 from ._typevars import Z0, Z1, Z2, Z3, A, B, C, K, N, S, T, U
 
 if TYPE_CHECKING:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Generic, Literal, overload
+from typing import Any, Generic, Literal, cast, overload
 
 import numpy as np
 from typing_extensions import TypeVar
 
 from .._autodiff import NoTape
+from .._device_checks import require_in_range
 from .._dims import Half, Open, Prod, Twice
-from .._errors import HyperparameterError, ShapeError
+from .._errors import DTypeError, HyperparameterError, ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
 from .._typevars import B, T
 from ..ops._toolkit import integer
@@ -20,7 +21,7 @@ from ..ops.conv import (
     check_extents,
     conv2d as conv_op,
     fold,
-    max_pool2d,
+    max_pool2d as max_pool_op,
     pool_geometry,
     unfold,
 )
@@ -49,10 +50,15 @@ __all__ = [
     "GlobalAvgPool2d",
     "GlobalMaxPool2d",
     "Halves",
+    "HalvesIndices",
+    "Indices",
     "MaxPool2d",
+    "MaxUnpool2d",
     "SameConv2d",
     "SizeRule",
     "conv2d",
+    "max_pool2d",
+    "max_unpool2d",
 ]
 
 # Channels given as plain ints (in_channels=c) leave these unsolved: Open, never int.
@@ -540,33 +546,56 @@ class _Pool2d(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
 
     def torch_check(self, torch_module: Any, path: str) -> None:
         """Refuse a PyTorch pooling of another kind (average for maximum), with another window,
-        stride, padding, ``ceil_mode``, ``count_include_pad`` or ``divisor_override``, or with
-        a setting shapegrad's has not (a dilation, ``return_indices``)."""
+        stride, padding, ``ceil_mode``, ``count_include_pad`` or ``divisor_override``, or a
+        maximum's other ``dilation`` or ``return_indices``."""
         expect_kind(torch_module, path, self, type(self).__name__.split("[")[0])
         for setting in ("kernel_size", "stride", "padding"):
             same_pair(torch_module, path, setting, getattr(self, setting))
         same(torch_module, path, "ceil_mode", self.ceil_mode)
         if isinstance(self, MaxPool2d):
-            same_pair(torch_module, path, "dilation", (1, 1))
-            supported(torch_module, path, "return_indices", False, "it also returns the argmax indices")
+            same_pair(torch_module, path, "dilation", self.dilation)
+            same(torch_module, path, "return_indices", self.return_indices)
         elif isinstance(self, AvgPool2d):
             same(torch_module, path, "count_include_pad", self.count_include_pad)
             same(torch_module, path, "divisor_override", self.divisor_override)
+
+
+class Indices:
+    """The rule of a ``MaxPool2d(..., return_indices=True)``: its call returns ``(values,
+    indices)``, the height and width typed ``sg.Open``. No ``SizeRule``: a layer that returns
+    a pair is no layer that returns a tensor. Never instantiated."""
+
+
+class HalvesIndices(Indices):
+    """``Indices`` of a ``MaxPool2d(2, return_indices=True)``: both halves typed ``Half[H]``,
+    ``Half[W]``."""
 
 
 class MaxPool2d(_Pool2d[R], checked=False):
     """Maximum over each ``kernel_size`` window (stride defaults to the kernel size) of
     ``(B, C, H, W)`` inputs, or of one unbatched ``(C, H, W)`` image as PyTorch's.
     Padding counts as ``-inf``, as PyTorch. Of tied maxima the first gets the gradient, as PyTorch.
+    Arguments in PyTorch's order:
 
-    ``ceil_mode=True`` rounds the output's size up, as PyTorch's: the last window may run off
-    the end (it must start inside the input or its left padding) and is clipped there.
+    Args:
+        kernel_size: an int or a (height, width) pair.
+        stride: an int or a pair; the kernel size when None.
+        padding: ``-inf`` on each side, at most half the kernel.
+        dilation: the distance between a window's taps (an int or a pair), as PyTorch's.
+        return_indices: also return where each maximum is, as PyTorch's: ``(values,
+            indices)``, the indices an untraced int64 tensor of the values' shape holding
+            ``row·W + column`` in the input's ``(H, W)`` plane (what ``MaxUnpool2d`` takes).
+        ceil_mode: round the output's size up, as PyTorch's: the last window may run off the
+            end (it must start inside the input or its left padding) and is clipped there.
 
     ``MaxPool2d(2)`` types the result's height and width as ``Half[H]``, ``Half[W]``
-    (rounded down, as PyTorch: 7 -> 3); other sizes, and ``ceil_mode=True``, give ``sg.Open``."""
+    (rounded down, as PyTorch: 7 -> 3); other sizes, a dilation, and ``ceil_mode=True`` give
+    ``sg.Open``. A literal ``return_indices=True`` types the call as a pair of tensors (a
+    ``MaxPool2d[Indices]``)."""
 
     # A literal 2 (PyTorch's usual pooling) gives the Halves rule; any other size is Open, and
-    # so is ceil_mode=True (rounded up: Half[H] is rounded down).
+    # so is ceil_mode=True (rounded up: Half[H] is rounded down). return_indices=True gives
+    # the Indices rules, whose call returns a pair.
     # (The overloads sit on each class: a base's self annotation does not bind the subclass.)
     @overload
     def __init__(
@@ -574,7 +603,19 @@ class MaxPool2d(_Pool2d[R], checked=False):
         kernel_size: Literal[2],
         stride: Literal[2] | None = None,
         padding: Literal[0] = 0,
+        dilation: Literal[1] = 1,
+        return_indices: Literal[False] = False,
+        ceil_mode: Literal[False] = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: MaxPool2d[HalvesIndices],
+        kernel_size: Literal[2],
+        stride: Literal[2] | None = None,
+        padding: Literal[0] = 0,
+        dilation: Literal[1] = 1,
         *,
+        return_indices: Literal[True],
         ceil_mode: Literal[False] = False,
     ) -> None: ...
     @overload
@@ -583,27 +624,284 @@ class MaxPool2d(_Pool2d[R], checked=False):
         kernel_size: Size,
         stride: Size | None = None,
         padding: Size = 0,
+        dilation: Size = 1,
+        return_indices: Literal[False] = False,
+        ceil_mode: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: MaxPool2d[Indices],
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        dilation: Size = 1,
         *,
+        return_indices: Literal[True],
+        ceil_mode: bool = False,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: MaxPool2d[Any],
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        dilation: Size = 1,
+        return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None: ...
     def __init__(
-        self, kernel_size: Size, stride: Size | None = None, padding: Size = 0, *, ceil_mode: bool = False
+        self,
+        kernel_size: Size,
+        stride: Size | None = None,
+        padding: Size = 0,
+        dilation: Size = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
     ) -> None:
         super().__init__(kernel_size, stride, padding, ceil_mode)
+        self.dilation = _pair(dilation, "MaxPool2d", "dilation")
+        if min(self.dilation) < 1:
+            raise HyperparameterError(f"MaxPool2d expects a positive dilation, found dilation={dilation!r}")
+        self.return_indices = _flag("MaxPool2d", "return_indices", return_indices)
 
     @overload
     def __call__(self: MaxPool2d[Halves], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
     @overload
     def __call__(self: MaxPool2d[Halves], x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Half[H], Half[W]]: ...
     @overload
+    def __call__(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, Indices' Open ones next
+        self: MaxPool2d[HalvesIndices], x: Tensor[T, B, Ch, H, W]
+    ) -> tuple[Tensor[T, B, Ch, Half[H], Half[W]], Tensor[NoTape, B, Ch, Half[H], Half[W]]]: ...
+    @overload
+    def __call__(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, Indices' Open ones next
+        self: MaxPool2d[HalvesIndices], x: Tensor[T, Ch, H, W]
+    ) -> tuple[Tensor[T, Ch, Half[H], Half[W]], Tensor[NoTape, Ch, Half[H], Half[W]]]: ...
+    @overload
+    def __call__(
+        self: MaxPool2d[Indices], x: Tensor[T, B, Ch, H, W]
+    ) -> tuple[Tensor[T, B, Ch, Open, Open], Tensor[NoTape, B, Ch, Open, Open]]: ...
+    @overload
+    def __call__(
+        self: MaxPool2d[Indices], x: Tensor[T, Ch, H, W]
+    ) -> tuple[Tensor[T, Ch, Open, Open], Tensor[NoTape, Ch, Open, Open]]: ...
+    @overload
     def __call__(self, x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Open, Open]: ...
     @overload
     def __call__(self, x: Tensor[T, Ch, H, W]) -> Tensor[T, Ch, Open, Open]: ...
     def __call__(self, x: Any) -> Any:
-        return _unbatched("MaxPool2d", x, _IMAGE, self._pool)
+        return _pooled("MaxPool2d", x, self._pool, self.return_indices)
 
     def _pool(self, x: AnyTensor) -> Any:
-        return max_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode)
+        return max_pool_op(
+            x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.dilation, self.return_indices
+        )
+
+
+def _pooled(layer: str, x: AnyTensor, run: Callable[[AnyTensor], Any], pair: bool) -> Any:
+    """``_unbatched`` for a pooling that may return ``(values, indices)`` (``pair``): an
+    unbatched image's batch axis is removed from both."""
+    if pair and x.ndim == len(_IMAGE) - 1:
+        values, indices = run(x.reshape(1, *x.shape))
+        return values.reshape(*values.shape[1:]), indices.reshape(*indices.shape[1:])
+    return _unbatched(layer, x, _IMAGE, run)
+
+
+@overload
+def max_pool2d(
+    x: Tensor[T, B, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: Literal[False] = False,
+) -> Tensor[T, B, Ch, Open, Open]: ...
+@overload
+def max_pool2d(
+    x: Tensor[T, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: Literal[False] = False,
+) -> Tensor[T, Ch, Open, Open]: ...
+@overload
+def max_pool2d(
+    x: Tensor[T, B, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    *,
+    return_indices: Literal[True],
+) -> tuple[Tensor[T, B, Ch, Open, Open], Tensor[NoTape, B, Ch, Open, Open]]: ...
+@overload
+def max_pool2d(
+    x: Tensor[T, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    *,
+    return_indices: Literal[True],
+) -> tuple[Tensor[T, Ch, Open, Open], Tensor[NoTape, Ch, Open, Open]]: ...
+def max_pool2d(
+    x: Any,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    dilation: Size = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Any:
+    """Maximum over each window of ``(B, C, H, W)`` or one ``(C, H, W)`` image, as PyTorch's
+    ``F.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, return_indices)``
+    (arguments in its order, which puts ``ceil_mode`` before ``return_indices`` where
+    ``nn.MaxPool2d`` puts it after): ``MaxPool2d``'s op as a function, see there. With
+    ``return_indices=True``, ``(values, indices)``.
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> x = sg.tensor([[[[1.0, 5.0], [7.0, 2.0]]]])
+        >>> values, indices = sg.nn.max_pool2d(x, 2, return_indices=True)
+        >>> values.numpy().tolist(), indices.numpy().tolist()
+        ([[[[7.0]]]], [[[[2]]]])
+    """
+    layer: MaxPool2d[Any] = MaxPool2d(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
+    return _pooled("max_pool2d", x, layer._pool, layer.return_indices)
+
+
+class MaxUnpool2d(Layer[Chan[Any], Chan[Any]], checked=False):
+    """``MaxPool2d``'s partial inverse, as PyTorch's ``nn.MaxUnpool2d``: each value of a
+    ``(B, C, h, w)`` (or unbatched ``(C, h, w)``) input put at its index (``row·W + column``,
+    what ``MaxPool2d(..., return_indices=True)`` returns) in a plane of zeros of height×width
+    ``((h - 1)·stride - 2·padding + kernel, ...)``, or ``output_size`` at the call. Gradient:
+    each value gets the output's gradient at its index. An index outside the plane is a
+    ``ShapeError`` (PyTorch's "invalid max index"); of repeated indices one value is kept.
+    It has no parameters.
+
+    Args:
+        kernel_size: the pooling's window, an int or a (height, width) pair.
+        stride: the pooling's stride; the kernel size when None.
+        padding: the pooling's padding.
+    """
+
+    def __init__(self, kernel_size: Size, stride: Size | None = None, padding: Size = 0) -> None:
+        self.kernel_size = _pair(kernel_size, "MaxUnpool2d", "kernel_size")
+        self.stride = _pair(stride, "MaxUnpool2d", "stride") if stride is not None else self.kernel_size
+        self.padding = _pair(padding, "MaxUnpool2d", "padding")
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``MaxUnpool2d``, or another window, stride or padding."""
+        expect_kind(torch_module, path, self, "MaxUnpool2d")
+        for setting in ("kernel_size", "stride", "padding"):
+            same_pair(torch_module, path, setting, getattr(self, setting))
+
+    @overload
+    def __call__(
+        self, x: Tensor[T, B, Ch, H, W], indices: Tensor[Any, B, Ch, H, W], output_size: Size | None = None
+    ) -> Tensor[T, B, Ch, Open, Open]: ...
+    @overload
+    def __call__(
+        self, x: Tensor[T, Ch, H, W], indices: Tensor[Any, Ch, H, W], output_size: Size | None = None
+    ) -> Tensor[T, Ch, Open, Open]: ...
+    def __call__(self, x: Any, indices: Any, output_size: Any = None) -> Any:
+        return _max_unpool2d(x, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+@overload
+def max_unpool2d(
+    x: Tensor[T, B, Ch, H, W],
+    indices: Tensor[Any, B, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    output_size: Size | None = None,
+) -> Tensor[T, B, Ch, Open, Open]: ...
+@overload
+def max_unpool2d(
+    x: Tensor[T, Ch, H, W],
+    indices: Tensor[Any, Ch, H, W],
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    output_size: Size | None = None,
+) -> Tensor[T, Ch, Open, Open]: ...
+def max_unpool2d(
+    x: Any,
+    indices: Any,
+    kernel_size: Size,
+    stride: Size | None = None,
+    padding: Size = 0,
+    output_size: Size | None = None,
+) -> Any:
+    """``MaxUnpool2d``'s op as a function, PyTorch's ``F.max_unpool2d(x, indices,
+    kernel_size, stride, padding, output_size)``: see ``MaxUnpool2d``. ``output_size`` is
+    ``(H, W)``, or a size with the batch and channels first (its last two are taken), as
+    PyTorch's."""
+    return _max_unpool2d(x, indices, kernel_size, stride, padding, output_size)
+
+
+def _max_unpool2d(
+    x: Any, indices: Any, kernel_size: Size, stride: Size | None, padding: Size, output_size: Size | None
+) -> Any:
+    kernel = _pair(kernel_size, "max_unpool2d", "kernel_size")
+    steps = _pair(stride, "max_unpool2d", "stride") if stride is not None else kernel
+    pads = _pair(padding, "max_unpool2d", "padding")
+    if x.ndim not in (3, 4):
+        raise ShapeError(
+            f"max_unpool2d expects input (batch, channels, height, width) or (channels, height, width), "
+            f"found shape {x.shape}"
+        )
+    if not isinstance(indices, Tensor):
+        raise DTypeError(f"max_unpool2d expects indices as a Tensor (MaxPool2d's), found {type(indices).__name__}")
+    index = cast(AnyTensor, indices)
+    if index.shape != x.shape:
+        raise ShapeError(f"max_unpool2d expects indices of the input's shape {x.shape}, found shape {index.shape}")
+    dtype = index.backend_dtype_name()
+    if not dtype.startswith(("int", "uint")):
+        raise DTypeError(f"max_unpool2d expects integer indices (MaxPool2d's int64), found {dtype}")
+    h, w = x.shape[-2], x.shape[-1]
+    size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip((h, w), steps, pads, kernel, strict=True))
+    if output_size is not None:
+        given: tuple[Any, ...] = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * 2
+        if len(given) not in (2, x.ndim):
+            raise ShapeError(
+                f"max_unpool2d expects output_size (height, width) or of {x.ndim} sizes, found {output_size!r}"
+            )
+        wanted = tuple(integer("max_unpool2d", "output_size", n) for n in given[-2:])
+        for axis, (n, default, s) in enumerate(zip(wanted, size, steps, strict=True)):
+            if not default - s < n < default + s:  # PyTorch's bounds: sizes a pooling could have come from
+                raise ShapeError(
+                    f"max_unpool2d expects output_size {axis} ({'height' if axis == 0 else 'width'}) strictly "
+                    f"between {default - s} and {default + s}, as PyTorch, found {n}"
+                )
+        size = wanted
+    if min(size) < 1:
+        raise ShapeError(f"max_unpool2d: the output's height×width {size[0]}×{size[1]} is empty")
+    batched: AnyTensor = x if x.ndim == 4 else x.reshape(1, *x.shape)
+    index = index if index.ndim == 4 else index.reshape(1, *index.shape)
+    b, c = batched.shape[0], batched.shape[1]
+    backend = batched._backend
+    xp = backend.xp
+    plane = size[0] * size[1]
+    flat_index = index.reshape(b, c, h * w)
+    require_in_range(
+        backend,
+        flat_index._data,
+        0,
+        plane,
+        f"max_unpool2d: an index is outside the output's {size[0]}×{size[1]} plane (0 to {plane - 1})",
+    )
+    rows = wrap(xp.reshape(xp.arange(b, dtype=xp.int64), (b, 1, 1)), backend)
+    channels = wrap(xp.reshape(xp.arange(c, dtype=xp.int64), (1, c, 1)), backend)
+    zeros = wrap(xp.zeros((b, c, plane), dtype=batched._data.dtype), backend)
+    out: AnyTensor = zeros.at[rows, channels, flat_index].set(batched.reshape(b, c, h * w))
+    out = out.reshape(b, c, size[0], size[1])
+    return out if x.ndim == 4 else out.reshape(c, size[0], size[1])
 
 
 class AvgPool2d(_Pool2d[R], checked=False):

@@ -124,7 +124,7 @@ class LayerNorm(Layer[N, N, N], checked=False):
     def __call__(self, x: Any) -> Any:
         shape = self.normalized_shape
         if len(shape) == 1 and self.bias is not None:
-            return layer_norm(x, self.weight, self.bias, self.eps)  # one op, which checks the last axis
+            return layer_norm(x, self.weight, self.bias, self.eps)  # which checks the last axis
         count = len(shape)
         if x.ndim < count or tuple(x.shape[x.ndim - count :]) != shape:
             raise ShapeError(
@@ -136,12 +136,7 @@ class LayerNorm(Layer[N, N, N], checked=False):
         rows: AnyTensor = x.reshape(*x.shape[: x.ndim - count], size) if count > 1 else x
         weight: Any = None if self.weight is None else self.weight.reshape(size)
         bias: Any = None if self.bias is None else self.bias.reshape(size)
-        plain = bias is None  # bias=False or no affine: the op normalizes, the weight scales after
-        y: Any = cast(
-            AnyTensor, layer_norm(rows, None, None, self.eps) if plain else layer_norm(rows, weight, bias, self.eps)
-        )
-        if weight is not None and bias is None:
-            y = y * weight  # bias=False: the scale alone
+        y: AnyTensor = cast(AnyTensor, layer_norm(rows, weight, bias, self.eps))  # bias=False: the scale alone
         return y.reshape(*x.shape) if count > 1 else y
 
     def torch_check(self, torch_module: Any, path: str) -> None:

@@ -28,7 +28,8 @@ W = TypeVar("W", default=Any)
 # A layer's size rule; covariant, so that a layer with a precise rule is also the plain one.
 R = TypeVar("R", covariant=True, default=SizeRule)
 
-_MODES = ("nearest", "bilinear")
+_MODES = ("nearest", "nearest-exact", "bilinear")
+_NEAREST = ("nearest", "nearest-exact")
 
 
 def _scale_pair(value: object) -> tuple[int, int]:
@@ -50,6 +51,16 @@ def _whole(value: object) -> bool:
         return False
     number = float(cast(float, value))
     return number.is_integer() and number >= 1
+
+
+def _nearest_sources(n_in: int, n_out: int, exact: bool) -> np.ndarray[Any, Any]:
+    """The input pixel each of ``n_out`` pixels copies along one axis, as PyTorch computes it:
+    ``floor(o · n_in/n_out)`` for ``"nearest"``, ``floor((o + 0.5) · n_in/n_out)`` for
+    ``"nearest-exact"``, at most ``n_in - 1``, in float32 arithmetic as PyTorch's (in
+    float64, 11 of the sizes up to 39 → 59 would pick another pixel somewhere)."""
+    scale = np.float32(n_in) / np.float32(n_out)
+    out = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0.0))
+    return np.minimum(np.floor(out * scale).astype(np.int64), n_in - 1)
 
 
 def _interpolation_matrix(n_in: int, n_out: int, scale: float | None, align_corners: bool) -> np.ndarray[Any, Any]:
@@ -78,11 +89,15 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     ``scale_factor`` (an int or a (height, width) pair) or to a ``size``.
 
     ``mode="nearest"`` (the default) repeats each pixel ``scale_factor`` times along each axis
-    (a reshape and a broadcast); it takes a ``size`` that is a whole multiple of the input.
-    ``mode="bilinear"`` interpolates as PyTorch's (``align_corners=False`` by default, or
-    ``True``), by one interpolation matrix per axis (two matmuls), to any ``size``. Other
-    modes (``"bicubic"``, ``"nearest-exact"``, ...), a fractional ``scale_factor``, and
-    ``align_corners`` with ``"nearest"`` are refused when built (``HyperparameterError``);
+    (a reshape and a broadcast), and so for a ``size`` that is a whole multiple of the input.
+    To any other ``size`` each output pixel copies input pixel ``floor(o · in/out)``, as
+    PyTorch's (in its float32 arithmetic); ``mode="nearest-exact"`` picks
+    ``floor((o + 0.5) · in/out)``, PyTorch's too (by whole factors the two agree). The
+    gradient adds each output pixel's into the pixel it copies. ``mode="bilinear"``
+    interpolates as PyTorch's (``align_corners=False`` by default, or ``True``), by one
+    interpolation matrix per axis (two matmuls), to any ``size``. Other modes
+    (``"bicubic"``, ...), a fractional ``scale_factor``, and ``align_corners`` with a nearest
+    mode are refused when built (``HyperparameterError``);
     an input that is not ``(B, C, H, W)`` raises ``ShapeError``. ``recompute_scale_factor``
     is taken, as PyTorch's signature has it; with whole factors it changes nothing.
 
@@ -94,7 +109,7 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
         size: the output's height and width (an int for both, or a pair), instead of
             ``scale_factor``.
         scale_factor: a whole number (``2`` or ``2.0``) or a (height, width) pair of them.
-        mode: ``"nearest"`` or ``"bilinear"``.
+        mode: ``"nearest"``, ``"nearest-exact"`` or ``"bilinear"``.
         align_corners: bilinear only: ``False`` (``None``, the default) maps pixel centres,
             ``True`` the corner pixels, as PyTorch.
         recompute_scale_factor: taken for PyTorch's signature; no effect with whole factors.
@@ -139,17 +154,17 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     ) -> None:
         if mode not in _MODES:
             raise HyperparameterError(
-                f"Upsample expects mode 'nearest' or 'bilinear', found mode={mode!r}; shapegrad has no other "
-                "interpolation"
+                f"Upsample expects mode 'nearest', 'nearest-exact' or 'bilinear', found mode={mode!r}; shapegrad "
+                "has no other interpolation"
             )
         if (size is None) == (scale_factor is None):
             raise HyperparameterError(
                 f"Upsample expects exactly one of size and scale_factor, found size={size!r}, "
                 f"scale_factor={scale_factor!r}"
             )
-        if align_corners is not None and mode == "nearest":
+        if align_corners is not None and mode in _NEAREST:
             raise HyperparameterError(
-                f"Upsample expects align_corners=None with mode='nearest' (as PyTorch: it only applies to "
+                f"Upsample expects align_corners=None with mode={mode!r} (as PyTorch: it only applies to "
                 f"interpolating modes), found align_corners={align_corners!r}"
             )
         self.mode = mode
@@ -189,17 +204,29 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
                 f"scale_factor={self.scale_factor!r} here",
             )
 
-    def _factors(self, h: int, w: int) -> tuple[int, int]:
-        """The whole factors of ``h`` and ``w`` for nearest: the scale factor, or the size's."""
+    def _nearest(self, x: AnyTensor) -> Any:
+        """``"nearest"`` and ``"nearest-exact"``: by a whole factor (a scale factor, or a size
+        that is a multiple of the input) each pixel a block, which both modes agree on;
+        else each output pixel a copy of its source pixel (``_nearest_sources``)."""
+        b, c, h, w = x.shape
         if self.scale_factor is not None:
-            return self.scale_factor
-        assert self.size is not None, "built with a size or a scale factor"
-        if self.size[0] % h or self.size[1] % w:
-            raise ShapeError(
-                f"Upsample(size={self.size}, mode='nearest') expects an input whose height and width divide "
-                f"{self.size}, found height and width {(h, w)}; shapegrad's nearest up-samples by whole factors"
-            )
-        return self.size[0] // h, self.size[1] // w
+            sh, sw = self.scale_factor
+        else:
+            assert self.size is not None, "built with a size or a scale factor"
+            if self.size[0] % h or self.size[1] % w:
+                exact = self.mode == "nearest-exact"
+                backend = x._backend
+                rows, cols = (
+                    wrap(backend.asarray(_nearest_sources(n, m, exact).reshape(shape), "int64"), backend)
+                    for n, m, shape in ((h, self.size[0], (-1, 1)), (w, self.size[1], (1, -1)))
+                )
+                # one gather; its gradient adds each output pixel's into its source (a scatter-add)
+                return x[:, :, rows, cols]
+            sh, sw = self.size[0] // h, self.size[1] // w
+        # each pixel a (sh, sw) block: a broadcast along two new axes, then merged, so
+        # the gradient sums each block (the engine sums a broadcast axis)
+        blocks = broadcast_to(x.reshape(b, c, h, 1, w, 1), (b, c, h, sh, w, sw))
+        return blocks.reshape(b, c, h * sh, w * sw)
 
     @overload
     def __call__(self: Upsample[Doubles], x: Tensor[T, B, Ch, H, W]) -> Tensor[T, B, Ch, Twice[H], Twice[W]]: ...
@@ -208,13 +235,9 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     def __call__(self, x: Any) -> Any:
         if x.ndim != 4 or min(x.shape[2:]) < 1:
             raise ShapeError(f"Upsample expects input (batch, channels, height, width), found shape {x.shape}")
-        b, c, h, w = x.shape
-        if self.mode == "nearest":
-            sh, sw = self._factors(h, w)
-            # each pixel a (sh, sw) block: a broadcast along two new axes, then merged, so
-            # the gradient sums each block (the engine sums a broadcast axis)
-            blocks = broadcast_to(x.reshape(b, c, h, 1, w, 1), (b, c, h, sh, w, sw))
-            return blocks.reshape(b, c, h * sh, w * sw)
+        if self.mode in _NEAREST:
+            return self._nearest(x)
+        h, w = x.shape[2], x.shape[3]
         if self.size is not None:
             (out_h, out_w), scales = self.size, (None, None)
         else:

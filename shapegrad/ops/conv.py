@@ -19,7 +19,7 @@ from typing import Any
 from .._autodiff import column_sums, wants_grad
 from .._backend import fused_kernel, same_backend
 from .._errors import ShapeError
-from .._tensor import AnyTensor, record
+from .._tensor import AnyTensor, record, wrap
 from ._toolkit import check_same_float, keep_where
 
 __all__ = [
@@ -492,20 +492,29 @@ def check_pool_padding(op: str, kernel: Pair, padding: Pair) -> None:
         raise ShapeError(f"{op}: padding {padding} must be between 0 and half the kernel {kernel}, as in PyTorch")
 
 
-def pool_output_size(size: int, kernel: int, stride: int, padding: int, ceil_mode: bool = False) -> int:
+def pool_output_size(
+    size: int, kernel: int, stride: int, padding: int, ceil_mode: bool = False, dilation: int = 1
+) -> int:
     """Output length of a pooling along one axis, PyTorch's: rounded down, or with
     ``ceil_mode`` up, where the last window must still start inside the input or its left
-    padding (one that would start in the right padding is dropped)."""
+    padding (one that would start in the right padding is dropped). A window spans
+    ``dilation·(kernel - 1) + 1`` cells."""
     if not ceil_mode:
-        return conv_output_size(size, kernel, stride, padding, 1)
-    out = (size + 2 * padding - kernel + stride - 1) // stride + 1
+        return conv_output_size(size, kernel, stride, padding, dilation)
+    out = (size + 2 * padding - dilation * (kernel - 1) - 1 + stride - 1) // stride + 1
     if (out - 1) * stride >= size + padding:
         out -= 1
     return out
 
 
 def pool_geometry(
-    op: str, x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair, ceil_mode: bool = False
+    op: str,
+    x: AnyTensor,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair,
+    ceil_mode: bool = False,
+    dilation: Pair = (1, 1),
 ) -> tuple[Pair, Pair]:
     """A pooling's windows per axis and the cells ``ceil_mode`` adds past the input and its
     right padding (``(0, 0)`` without it, or where rounding up adds no window): the last
@@ -514,20 +523,23 @@ def pool_geometry(
     if x.ndim != 4:
         raise ShapeError(f"pooling expects a (batch, channels, height, width) tensor, found shape {x.shape}")
     check_extents(op, x.shape)
-    _check_steps(op, kernel, stride, (1, 1))
+    _check_steps(op, kernel, stride, dilation)
     check_pool_padding(op, kernel, padding)
     size = (x.shape[2], x.shape[3])
     out = (
-        pool_output_size(size[0], kernel[0], stride[0], padding[0], ceil_mode),
-        pool_output_size(size[1], kernel[1], stride[1], padding[1], ceil_mode),
+        pool_output_size(size[0], kernel[0], stride[0], padding[0], ceil_mode, dilation[0]),
+        pool_output_size(size[1], kernel[1], stride[1], padding[1], ceil_mode, dilation[1]),
     )
     if out[0] <= 0 or out[1] <= 0:
+        dilated = "" if dilation == (1, 1) else f", dilation {dilation}"
         raise ShapeError(
-            f"pooling window {kernel} (padding {padding}) does not fit input of height×width {size[0]}×{size[1]}"
+            f"pooling window {kernel} (padding {padding}{dilated}) does not fit input of height×width "
+            f"{size[0]}×{size[1]}"
         )
+    span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
     extra = (
-        builtins.max(0, (out[0] - 1) * stride[0] + kernel[0] - size[0] - 2 * padding[0]),
-        builtins.max(0, (out[1] - 1) * stride[1] + kernel[1] - size[1] - 2 * padding[1]),
+        builtins.max(0, (out[0] - 1) * stride[0] + span[0] - size[0] - 2 * padding[0]),
+        builtins.max(0, (out[1] - 1) * stride[1] + span[1] - size[1] - 2 * padding[1]),
     )
     return out, extra
 
@@ -562,15 +574,7 @@ def max_pool2d_backward(
 ) -> tuple[Any, ...]:
     # `shape` is the input's with its padding; ceil_mode's last windows may reach past its
     # end (max_pool2d_clipped_backward), where no maximum lies (-inf, never the first maximum).
-    reach = ((out[0] - 1) * stride[0] + kernel[0], (out[1] - 1) * stride[1] + kernel[1])
-    full = xp.zeros((*shape[:2], builtins.max(shape[2], reach[0]), builtins.max(shape[3], reach[1])), dtype=g.dtype)
-    k = 0
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            full[_window_slices(i, j, stride, (1, 1), out)] += keep_where(xp, index == k, g)
-            k += 1
-    h, w = shape[2] - 2 * padding[0], shape[3] - 2 * padding[1]
-    return (full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w],)
+    return max_pool2d_dilated_backward(xp, g, index, shape, kernel, stride, padding, out, (1, 1))
 
 
 def max_pool2d_clipped_backward(
@@ -579,19 +583,56 @@ def max_pool2d_clipped_backward(
     """``max_pool2d_backward`` where ceil_mode's last windows run past the padded input: a rule
     of its own name, so that no backend's fused kernel for the other (whose 2×2 loops test no
     bounds) is put in its place."""
-    return max_pool2d_backward(xp, g, index, shape, kernel, stride, padding, out)
+    return max_pool2d_dilated_backward(xp, g, index, shape, kernel, stride, padding, out, (1, 1))
 
 
-def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0), ceil_mode: bool = False) -> Any:
+def max_pool2d_dilated_backward(
+    xp: Any,
+    g: Any,
+    index: Any,
+    shape: tuple[int, ...],
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair,
+    out: Pair,
+    dilation: Pair,
+) -> tuple[Any, ...]:
+    """Each window's gradient added to the tap that won it (``index``, the tap's number in the
+    window, row-major): the rule of a dilated pooling (no fused kernel takes a dilation), and
+    the reference of the two above."""
+    span = (dilation[0] * (kernel[0] - 1) + 1, dilation[1] * (kernel[1] - 1) + 1)
+    reach = ((out[0] - 1) * stride[0] + span[0], (out[1] - 1) * stride[1] + span[1])
+    full = xp.zeros((*shape[:2], builtins.max(shape[2], reach[0]), builtins.max(shape[3], reach[1])), dtype=g.dtype)
+    k = 0
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            full[_window_slices(i, j, stride, dilation, out)] += keep_where(xp, index == k, g)
+            k += 1
+    h, w = shape[2] - 2 * padding[0], shape[3] - 2 * padding[1]
+    return (full[:, :, padding[0] : padding[0] + h, padding[1] : padding[1] + w],)
+
+
+def max_pool2d(
+    x: AnyTensor,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pair = (0, 0),
+    ceil_mode: bool = False,
+    dilation: Pair = (1, 1),
+    return_indices: bool = False,
+) -> Any:
     """Maximum over each window of a ``(B, C, H, W)`` tensor; padding counts as ``-inf``.
     With ``ceil_mode`` the size is rounded up, as PyTorch's: the last windows may run off the
-    input's end, and are clipped there (the cells past it also count as ``-inf``).
+    input's end, and are clipped there (the cells past it also count as ``-inf``). A window's
+    taps are ``dilation`` apart.
 
     A running maximum over the ``kh·kw`` strided slices (no window copy) that also records
     which slice won, so that the gradient goes to the first maximum of each window, as
-    PyTorch's ``F.max_pool2d``.
+    PyTorch's ``F.max_pool2d``. With ``return_indices`` also where each maximum is, as
+    PyTorch's: an untraced int64 tensor of the result's shape holding ``row·W + column`` in
+    the input's ``(H, W)`` plane (what ``MaxUnpool2d`` takes).
     """
-    out, extra = pool_geometry("max_pool2d", x, kernel, stride, padding, ceil_mode)
+    out, extra = pool_geometry("max_pool2d", x, kernel, stride, padding, ceil_mode, dilation)
     data = x._data
     xp = x._backend.xp
     b, c, h, w = data.shape
@@ -601,37 +642,59 @@ def max_pool2d(x: AnyTensor, kernel: Pair, stride: Pair, padding: Pair = (0, 0),
     windows_padding = padding
     if extra != (0, 0):  # ceil_mode's windows past the end: the input padded there too, once
         data, windows_padding = _padded(xp, data, padding, -math.inf, extra), (0, 0)
-    compiled = fused_kernel(x._backend, "max_pool2d", data.dtype)
+    # the compiled kernel's windows are contiguous: a dilated pooling takes the passes below
+    compiled = fused_kernel(x._backend, "max_pool2d", data.dtype) if dilation == (1, 1) else None
     if compiled is not None:  # one pass over the windows; the same index as below
         result, index = compiled(data, kernel, stride, windows_padding, out)
     else:
         padded = _padded(xp, data, windows_padding, -math.inf)
-        result = xp.asarray(padded[_window_slices(0, 0, stride, (1, 1), out)], copy=True)
+        result = xp.asarray(padded[_window_slices(0, 0, stride, dilation, out)], copy=True)
         index = xp.zeros(result.shape, dtype=xp.int8 if kernel[0] * kernel[1] < 128 else xp.int32)
         k = 0
         for i in range(kernel[0]):
             for j in range(kernel[1]):
                 if k:
-                    window = padded[_window_slices(i, j, stride, (1, 1), out)]
+                    window = padded[_window_slices(i, j, stride, dilation, out)]
                     larger = window > result
                     index = index + xp.astype(larger, index.dtype) * (k - index)
                     result = xp.maximum(result, window)
                 k += 1
-    index = _first_inside_at_minus_inf(xp, result, index, kernel, stride, padding, out)
-    saved = (index, padded_shape, kernel, stride, padding, out)
-    rule = max_pool2d_backward if extra == (0, 0) else max_pool2d_clipped_backward
-    return record(result, rule, (x,), saved, x._backend)
+    index = _first_inside_at_minus_inf(xp, result, index, kernel, stride, padding, out, dilation)
+    if dilation != (1, 1):
+        saved: tuple[Any, ...] = (index, padded_shape, kernel, stride, padding, out, dilation)
+        rule: Any = max_pool2d_dilated_backward
+    else:
+        saved = (index, padded_shape, kernel, stride, padding, out)
+        rule = max_pool2d_backward if extra == (0, 0) else max_pool2d_clipped_backward
+    values = record(result, rule, (x,), saved, x._backend)
+    if not return_indices:
+        return values
+    return values, wrap(_plane_indices(xp, index, kernel, stride, padding, dilation, out, w), x._backend)
+
+
+def _plane_indices(
+    xp: Any, index: Any, kernel: Pair, stride: Pair, padding: Pair, dilation: Pair, out: Pair, width: int
+) -> Any:
+    """Each window's winning tap (its number in the window, row-major) as PyTorch's index:
+    ``row·width + column`` of the input without its padding, int64."""
+    taps = xp.astype(index, xp.int64)
+    top = xp.reshape(xp.arange(out[0], dtype=xp.int64) * stride[0] - padding[0], (out[0], 1))
+    left = xp.reshape(xp.arange(out[1], dtype=xp.int64) * stride[1] - padding[1], (1, out[1]))
+    rows = top + (taps // kernel[1]) * dilation[0]
+    cols = left + (taps % kernel[1]) * dilation[1]
+    return rows * width + cols
 
 
 def _first_inside_at_minus_inf(
-    xp: Any, result: Any, index: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair
+    xp: Any, result: Any, index: Any, kernel: Pair, stride: Pair, padding: Pair, out: Pair, dilation: Pair = (1, 1)
 ) -> Any:
     """A window whose maximum is -inf sends its gradient to its first element inside the
     image, as PyTorch; the running maximum kept the first tap, which may be padding (also
     -inf), and the gradient was lost. Only windows at -inf can have picked padding."""
     if padding == (0, 0):
         return index
-    rows = [builtins.max(0, padding[0] - o * stride[0]) for o in range(out[0])]
-    cols = [builtins.max(0, padding[1] - o * stride[1]) for o in range(out[1])]
+    # the first tap at or past the image's start: ceil((padding - start) / dilation)
+    rows = [builtins.max(0, -(-(padding[0] - o * stride[0]) // dilation[0])) for o in range(out[0])]
+    cols = [builtins.max(0, -(-(padding[1] - o * stride[1]) // dilation[1])) for o in range(out[1])]
     first = xp.asarray([[r * kernel[1] + c for c in cols] for r in rows], dtype=index.dtype)
     return xp.where(result == -math.inf, first, index)

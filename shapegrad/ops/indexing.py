@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, cast, overload
+from typing import Any, Never, cast, overload
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from .._device_checks import require_in_range
 from .._dims import Open
 from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
+from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, K, N, S, T
 from . import elementwise as ew, shape as shp
 from ._toolkit import checked_axis, integer, keep_where, number_out_of_range
@@ -331,9 +332,13 @@ def take_along_axis_backward(
     return full, None
 
 
-def take_along_axis(x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int = -1) -> Tensor[T, *S, K]:
+def take_along_axis(
+    x: Tensor[T, *S, N], indices: Tensor[Any, *S, K], axis: int = -1, **torch_keywords: Never
+) -> Tensor[T, *S, K]:
     """``out[..., j] = x[..., indices[..., j]]`` along ``axis`` (the last by default).
     PyTorch: ``torch.take_along_dim`` / ``torch.gather``."""
+    if torch_keywords:
+        refuse_torch_keywords("take_along_axis", torch_keywords)
     backend = same_backend(x, indices)
     _check_indices(indices, "take_along_axis")
     data, idx = x._data, indices._data

@@ -44,6 +44,9 @@ def layer_norm(
 ) -> Tensor[T, *S, N]:
     """``(x - mean) / √(var + eps) · weight + bias`` over the last axis, as one op (the
     variance is the biased one, as PyTorch). PyTorch: ``F.layer_norm(x, (N,), weight, bias, eps)``.
+    Either may be None, as PyTorch's: without a weight the scale is 1, without a bias the
+    shift 0 (``LayerNorm(n, bias=False)``); one alone is the normalization, then ``· weight``
+    or ``+ bias``.
 
     Examples:
         >>> import shapegrad as sg
@@ -52,8 +55,6 @@ def layer_norm(
         [-1.2247, 0.0, 1.2247]
     """
     require_float(x, "layer_norm")
-    if (weight is None) != (bias is None):
-        raise ShapeError("layer_norm expects both weight and bias, or neither")
     data = x._data
     size = data.shape[-1] if data.ndim else 0
     for name, t in (("weight", weight), ("bias", bias)):
@@ -63,6 +64,10 @@ def layer_norm(
                 raise ShapeError(f"layer_norm: {name} of shape {t.shape} for input {x.shape}; expected ({size},)")
     if data.ndim == 0:
         raise ShapeError("layer_norm expects a tensor of rank >= 1, found rank 0")
+    if weight is None and bias is not None:  # the shift alone: PyTorch's weight=None
+        return layer_norm(x, None, None, eps) + bias
+    if bias is None and weight is not None:  # the scale alone: PyTorch's bias=None
+        return layer_norm(x, None, None, eps) * weight
     w = None if weight is None else weight._data
     b = None if bias is None else bias._data
     kernel = fused_kernel(x._backend, "layer_norm", data.dtype)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal as L, overload
+from typing import Any, Literal as L, Never, overload
 
 from .._autodiff import NoTape
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, wrap
+from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, K, N, S, T
 from . import shape as shp
 from ._toolkit import checked_axis, integer
@@ -46,9 +47,11 @@ def argmax(x: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> 
 def argmax(
     x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
 ) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-def argmax(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmax(x: Any, axis: int | None = None, keepdims: bool = False, **torch_keywords: Never) -> Any:
     """Where the largest value is along ``axis`` (over all values, flattened, when None):
     an untraced integer tensor, typed at a literal axis. PyTorch: ``torch.argmax``."""
+    if torch_keywords:
+        refuse_torch_keywords("argmax", torch_keywords)
     return _index_result(x, "argmax", axis, keepdims)
 
 
@@ -67,15 +70,21 @@ def argmin(x: Tensor[Any, N, K, *S], axis: L[1], keepdims: L[False] = False) -> 
 def argmin(
     x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False
 ) -> Tensor[NoTape, *tuple[Open, ...]]: ...
-def argmin(x: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+def argmin(x: Any, axis: int | None = None, keepdims: bool = False, **torch_keywords: Never) -> Any:
     """Where the smallest value is along ``axis`` (untraced integers), typed at a literal
     axis. PyTorch: ``torch.argmin``."""
+    if torch_keywords:
+        refuse_torch_keywords("argmin", torch_keywords)
     return _index_result(x, "argmin", axis, keepdims)
 
 
-def argsort(x: Tensor[Any, *S], axis: int = -1, descending: bool = False) -> Tensor[NoTape, *S]:
+def argsort(
+    x: Tensor[Any, *S], axis: int = -1, descending: bool = False, **torch_keywords: Never
+) -> Tensor[NoTape, *S]:
     """The indices that sort ``x`` along ``axis`` (stable: equal values keep their order;
     descending, NaN first; untraced). PyTorch: ``torch.argsort(x, axis, descending, stable=True)``."""
+    if torch_keywords:
+        refuse_torch_keywords("argsort", torch_keywords)
     xp = x._backend.xp
     a = checked_axis(x, axis, "argsort")
     data = x._data
@@ -104,9 +113,11 @@ def _from_last(y: Any, a: int) -> Any:
     return y if a == last else shp.swapaxes(y, a, last)
 
 
-def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False) -> Tensor[T, *S]:
+def sort(x: Tensor[T, *S], axis: int = -1, descending: bool = False, **torch_keywords: Never) -> Tensor[T, *S]:
     """The values sorted along ``axis``; differentiable (each value's gradient goes back to
     where it came from). PyTorch: ``torch.sort(x, axis).values``."""
+    if torch_keywords:
+        refuse_torch_keywords("sort", torch_keywords)
     moved, a = _to_last(x, axis, "sort")
     return _from_last(take_along_axis(moved, argsort(moved, -1, descending)), a)
 
@@ -120,10 +131,12 @@ def topk(x: Tensor[T, *S, N], k: int, axis: L[-1] = -1) -> tuple[Tensor[T, *S, O
 def topk(
     x: Tensor[T, *S], k: int, axis: int = -1
 ) -> tuple[Tensor[T, *tuple[Any, ...]], Tensor[NoTape, *tuple[Any, ...]]]: ...
-def topk(x: Any, k: int, axis: int = -1) -> Any:
+def topk(x: Any, k: int, axis: int = -1, **torch_keywords: Never) -> Any:
     """The ``k`` largest values along ``axis``, largest first, and their indices; the
     values are differentiable. Along the last axis the other dims are kept, and the ``k``
     axis is ``k``'s size where the type says it (a literal or a ``sg.Dim``), else open. PyTorch: ``torch.topk(x, k, axis)``."""
+    if torch_keywords:
+        refuse_torch_keywords("topk", torch_keywords)
     k = integer("topk", "k", k)
     moved, a = _to_last(x, axis, "topk")
     if not 0 <= k <= moved.shape[-1]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Literal as L, overload
+from typing import Any, Literal as L, Never, overload
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from .._backend import fused_kernel, same_backend
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import NUMPY_FLOAT_RESULTS, AnyTensor, Tensor, record, wrap
+from .._torch_names import refuse_torch_keywords
 from .._typevars import N, S, T
 from . import elementwise as ew
 from ._toolkit import checked_axis, integer, integers, keep_where, require_bool_mask, require_float, shape_clash
@@ -257,7 +258,12 @@ def softmax_backward(xp: Any, g: Any, y: Any, axis: int, scale: float = 1.0, mas
 
 
 def softmax(
-    x: Tensor[T, *S], axis: int = -1, *, scale: float = 1.0, mask: Tensor[Any, *tuple[Any, ...]] | None = None
+    x: Tensor[T, *S],
+    axis: int = -1,
+    *,
+    scale: float = 1.0,
+    mask: Tensor[Any, *tuple[Any, ...]] | None = None,
+    **torch_keywords: Never,
 ) -> Tensor[T, *S]:
     """``e^z / sum(e^z)`` along ``axis`` for ``z = scale · x``, with the maximum subtracted
     first; where ``mask`` (boolean, broadcast against ``x``) is false, ``z`` is -1e9 (weight 0; in
@@ -265,6 +271,8 @@ def softmax(
     ``softmax(scores, scale=1/√d, mask=causal)`` is attention's weights as one op.
     d/dx: ``scale · y · (g - sum(g · y))``, zero where masked.
     PyTorch: ``torch.softmax(torch.where(mask, scale * x, -1e9), axis)``."""
+    if torch_keywords:
+        refuse_torch_keywords("softmax", torch_keywords)
     require_float(x, "softmax")
     if type(axis) is not int:  # saved for the backward pass and handed to the backend as given
         axis = integer("softmax", "axis", axis)
@@ -301,9 +309,11 @@ def log_softmax_backward(xp: Any, g: Any, y: Any, axis: int) -> tuple[Any, ...]:
     return (g - xp.exp(y) * xp.sum(g, axis=axis, keepdims=True),)
 
 
-def log_softmax(x: Tensor[T, *S], axis: int = -1) -> Tensor[T, *S]:
+def log_softmax(x: Tensor[T, *S], axis: int = -1, **torch_keywords: Never) -> Tensor[T, *S]:
     """``x - logsumexp(x)`` along ``axis``, finite at any logits.
     d/dx: ``g - softmax(x) · sum(g)``. PyTorch: ``torch.log_softmax``."""
+    if torch_keywords:
+        refuse_torch_keywords("log_softmax", torch_keywords)
     require_float(x, "log_softmax")
     if type(axis) is not int:  # handed to the backend as given
         axis = integer("log_softmax", "axis", axis)
@@ -343,24 +353,36 @@ def _as_vector(op: Any, x: Any, axis: int) -> Any:
     return reshape(op(reshape(x, (1,)), axis), ())
 
 
-def any(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+def any(
+    x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False, **torch_keywords: Never
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether any value along ``axis`` is true (non-zero); untraced booleans."""
+    if torch_keywords:
+        refuse_torch_keywords("any", torch_keywords)
     xp = x._backend.xp
     return wrap(
         xp.any(x._data, axis=None if axis is None else checked_axis(x, axis, "any"), keepdims=keepdims), x._backend
     )
 
 
-def all(x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False) -> Tensor[NoTape, *tuple[Open, ...]]:
+def all(
+    x: Tensor[Any, *S], axis: int | None = None, keepdims: bool = False, **torch_keywords: Never
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """Whether every value along ``axis`` is true (non-zero); untraced booleans."""
+    if torch_keywords:
+        refuse_torch_keywords("all", torch_keywords)
     xp = x._backend.xp
     return wrap(
         xp.all(x._data, axis=None if axis is None else checked_axis(x, axis, "all"), keepdims=keepdims), x._backend
     )
 
 
-def count_nonzero(x: Tensor[Any, *S], axis: int | None = None) -> Tensor[NoTape, *tuple[Open, ...]]:
+def count_nonzero(
+    x: Tensor[Any, *S], axis: int | None = None, **torch_keywords: Never
+) -> Tensor[NoTape, *tuple[Open, ...]]:
     """How many values along ``axis`` are non-zero (untraced integers)."""
+    if torch_keywords:
+        refuse_torch_keywords("count_nonzero", torch_keywords)
     xp = x._backend.xp
     nonzero = xp.astype(xp.astype(x._data, xp.bool), xp.int64)  # true where non-zero, any dtype
     return wrap(xp.sum(nonzero, axis=None if axis is None else checked_axis(x, axis, "count_nonzero")), x._backend)
@@ -424,10 +446,14 @@ def norm(x: Tensor[T, *S, N], *, axis: L[-1], keepdims: L[True]) -> Tensor[T, *S
 def norm(
     x: Tensor[T, *S], ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
 ) -> Tensor[T, *tuple[Open, ...]]: ...
-def norm(x: Any, ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Any:
+def norm(
+    x: Any, ord: float = 2, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, **torch_keywords: Never
+) -> Any:
     """The vector norm over ``axis`` (all values when None): ``ord=2`` √Σx², ``ord=1`` Σ|x|,
     ``ord=inf`` max |x|. For ``ord=2`` d/dx = ``x / norm``, and 0 where the norm is 0 (a zero
     vector), as PyTorch. PyTorch: ``torch.linalg.vector_norm``."""
+    if torch_keywords:
+        refuse_torch_keywords("norm", torch_keywords)
     if ord == 2:
         xp = x._backend.xp
         data = x._data
@@ -459,10 +485,12 @@ def prod_backward(
 
 
 def prod(
-    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+    x: Tensor[T, *S], axis: int | tuple[int, ...] | None = None, keepdims: bool = False, **torch_keywords: Never
 ) -> Tensor[T, *tuple[Open, ...]]:
     """The product over ``axis`` (all values when None), with exact gradients where values are
     0. d/dx_i = Π_{j≠i} x_j. PyTorch: ``torch.prod``."""
+    if torch_keywords:
+        refuse_torch_keywords("prod", torch_keywords)
     xp = x._backend.xp
     data = x._data
     axes = normalize_axes(axis, data.ndim, "prod")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal as L, cast, overload
+from typing import Any, Literal as L, Never, cast, overload
 
 import numpy as np
 
@@ -13,6 +13,7 @@ from .._bounded import remember
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import Tensor, record, wrap
+from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, Z1, Z2, Z3, A, B, C, D, K, N, S, T
 from . import indexing as ix
 from ._toolkit import checked_axis, integer, integers
@@ -379,10 +380,12 @@ def split(
 def split(
     x: Tensor[T, *S], size_or_sizes: int | list[int], axis: int = 0
 ) -> tuple[Tensor[T, *tuple[Open, ...]], ...]: ...
-def split(x: Any, size_or_sizes: int | list[int], axis: int = 0) -> Any:
+def split(x: Any, size_or_sizes: int | list[int], axis: int = 0, **torch_keywords: Never) -> Any:
     """Pieces along ``axis``: of ``size`` each (the last may be smaller), or of the given
     sizes (which must add up to the axis). Each piece is differentiable; at a literal axis
     the other dims are kept (the split axis is open). PyTorch: ``torch.split``."""
+    if torch_keywords:
+        refuse_torch_keywords("split", torch_keywords)
     a = checked_axis(x, axis, "split")
     n = x.shape[a]
     if not isinstance(size_or_sizes, (list, tuple)):
@@ -414,9 +417,11 @@ def chunk(x: Tensor[T, N, K, A, *S], chunks: int, axis: L[2]) -> tuple[Tensor[T,
 def chunk(x: Tensor[T, *S, K, N], chunks: int, axis: L[-2]) -> tuple[Tensor[T, *S, Open, N], ...]: ...
 @overload
 def chunk(x: Tensor[T, *S], chunks: int, axis: int = 0) -> tuple[Tensor[T, *tuple[Open, ...]], ...]: ...
-def chunk(x: Any, chunks: int, axis: int = 0) -> Any:
+def chunk(x: Any, chunks: int, axis: int = 0, **torch_keywords: Never) -> Any:
     """``chunks`` pieces along ``axis`` of ``ceil(n / chunks)`` values (fewer pieces when the
     axis is short); at a literal axis the other dims are kept. PyTorch: ``torch.chunk``."""
+    if torch_keywords:
+        refuse_torch_keywords("chunk", torch_keywords)
     chunks = integer("chunk", "number of chunks", chunks)
     if chunks < 1:
         raise ShapeError(f"chunk expects a number of chunks >= 1, found {chunks!r}")
