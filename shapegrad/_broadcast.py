@@ -21,6 +21,10 @@ so the time grows linearly with the depth, the nested operand on either side
 The receiver's tape is the result's; the other operand may be untraced (``NoTape`` is the
 bottom tape). Everything else (a rank broadcast, two tapes, an outer product, the
 ``(N, 1) op (N,)`` guard, an open rank) falls through to the table's overloads after these.
+
+``MaskedBy`` types ``sg.where``'s mask (``Tensor._sg_masked_by``, generated from
+``_typegen.WHERE_MASKS``): the mask is a bare type variable, the branch the receiver, so each
+mask pattern is written once, not once per pair of branches.
 """
 
 from __future__ import annotations
@@ -32,11 +36,13 @@ from typing_extensions import TypeVar, TypeVarTuple
 if TYPE_CHECKING:
     from ._tensor import Tensor
 
-__all__ = ["LeftOfBroadcast", "RightOfBroadcast", "RightOfSame"]
+__all__ = ["LeftOfBroadcast", "MaskedBy", "RightOfBroadcast", "RightOfSame"]
 
 _Other = TypeVar("_Other", contravariant=True)
 _Tape = TypeVar("_Tape", covariant=True)
 _Dims = TypeVarTuple("_Dims")
+_Given = TypeVar("_Given", contravariant=True)
+_Result = TypeVar("_Result", covariant=True)
 
 
 class RightOfSame(Protocol[_Other, _Tape, *_Dims]):
@@ -56,3 +62,17 @@ class LeftOfBroadcast(Protocol[_Other, _Tape, *_Dims]):
     ``_Other`` meets."""
 
     def _sg_left_of_broadcast(self, right: _Other, /) -> Tensor[_Tape, *_Dims]: ...
+
+
+class MaskedBy(Protocol[_Given, _Result]):
+    """A branch of ``sg.where`` (``_Result``: its type) that the mask ``_Given`` broadcasts
+    over: the mask of its shape, a keepdims column, a suffix (a causal ``(S, S)`` mask over
+    ``(B, H, S, S)`` scores), a per-item mask, or an open rank on either side (an open-rank
+    result).
+
+    A protocol whose type parameters are whole types, not a ``TypeVarTuple``: pyright solves
+    a protocol's parameters from the first overload whose ``self`` fits, then compares them
+    with the expected ones, so the branch (which fixes every dim of the result) is the
+    receiver and the mask, already known from the first argument, the checked parameter."""
+
+    def _sg_masked_by(self, mask: _Given, /) -> _Result: ...
