@@ -283,9 +283,12 @@ def _untraced_first(patterns: Iterable[tuple[str, str, str]], other: str) -> Ite
 
 
 def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    for _, left, right, result in _broadcast(form):
+    patterns = _patterns(_broadcast(form))
+    if form == "method":  # as binary's (``_open_left_first``): ``o < g`` of an open-rank ``o``
+        patterns = _open_left_first(patterns)
+    for left, right, result in patterns:
         a, b = tensor("Any", left), tensor("Any", right)
-        if left == right == "*S":
+        if left == right == "*S" or left == OPEN_DIMS:
             b += " | float"
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
@@ -296,7 +299,8 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
     # ``!=`` fell back to ``object.__eq__`` there (``bool``), and pyright refused an open rank
     # against a typed one. A typed rank never reaches these (a typed dim is no Open).
-    yield tensor("Any", OPEN_DIMS), [f"{other}: Tensor[Any, *tuple[Any, ...]] | float"], tensor("NoTape", OPEN_DIMS)
+    if form != "method":  # (the method's open rank on the left came first)
+        yield tensor("Any", OPEN_DIMS), [f"{other}: Tensor[Any, *tuple[Any, ...]] | float"], tensor("NoTape", OPEN_DIMS)
     yield "Tensor[Any, *S]", [f"{other}: {tensor('Any', OPEN_DIMS)}"], tensor("NoTape", OPEN_DIMS)
 
 
@@ -601,8 +605,10 @@ def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield from where_patterns(op, other, form)
     yield "Operand", [f"a: {_masked('*S')}", "b: Tensor[T, *S] | float"], "Tensor[T, *S]"
     yield "Operand", ["a: float", f"b: {_masked('*S')}"], "Tensor[T, *S]"
-    # A typed branch with an open-rank one: an open rank.
+    # A typed branch with an open-rank one, either way round: an open rank.
     yield "Operand", [f"a: {_masked('*S')}", f"b: {tensor('T', OPEN_DIMS)}"], tensor("T", OPEN_DIMS)
+    for tape in (UNTRACED_FIRST, "T"):
+        yield "Operand", [f"a: {_masked(OPEN_DIMS, tape)}", f"b: {tensor('T', '*S')}"], tensor("T", OPEN_DIMS)
     yield "Operand", [f"a: {tensor('T', '*S')}", f"b: {_masked(OPEN_DIMS)}"], tensor("T", OPEN_DIMS)
     for full, smaller in WHERE_BRANCHES:
         union = " | ".join(tensor("T", dims) for dims in smaller)
@@ -732,7 +738,7 @@ def _dims_of(annotation: str) -> str:
 
 
 def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> str:
-    if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
+    if op.kind == "compare" and first == tensor("Any", OPEN_DIMS) and form != "method":
         return _OPEN_RANK_OVERLAP
     # A binary function form puts each untraced-first copy before its typed pattern
     # (``_function_binary``): pyright flags neither there, except the open last axis's copy
@@ -743,7 +749,7 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
     if op.kind in ("binary", "compare") and rest:
         pair = (_dims_of(first), _dims_of(rest[0].partition(": ")[2]))
         # (a binary method's open rank on the left comes before both: ``_open_left_first``)
-        open_left_first = op.kind == "binary" and form == "method" and pair[0] == "*S, Open"
+        open_left_first = op.kind in ("binary", "compare") and form == "method" and pair[0] == "*S, Open"
         if pair in _OPEN_LAST and (untraced or not copies_first) and not open_left_first:
             return _OPEN_LAST_OVERLAP
         if pair in _LAST_TWO:

@@ -20,7 +20,8 @@ def reparameterize(mu: Tensor[T, B, L[8]], logvar: Tensor[T, B, L[8]]) -> Tensor
 
 
 def flat(x: Tensor[NoTape, B, L[8]]) -> Tensor[NoTape, *tuple[Open, ...]]:
-    return x.reshape(-1, 8) * x - x / x.reshape(-1, 8)
+    above: Tensor[NoTape, *tuple[Open, ...]] = x.reshape(-1, 8) > x  # a comparison too
+    return x.reshape(-1, 8) * x - x / x.reshape(-1, 8) + above
 
 
 def main() -> None:

@@ -25,7 +25,9 @@ class Src(sg.Dim): ...
 lin = nn.Linear[L[16], L[16]]()
 
 
-def message_pass(h: Tensor[T, Nodes, L[16]], src: Tensor[NoTape, Edges], dst: Tensor[NoTape, Edges]) -> Tensor[T, Nodes, L[16]]:
+def message_pass(
+    h: Tensor[T, Nodes, L[16]], src: Tensor[NoTape, Edges], dst: Tensor[NoTape, Edges]
+) -> Tensor[T, Nodes, L[16]]:
     n, d = h.shape
     messages = lin(h[src])  # (Edges, 16), as lin(h.gather(src))
     gathered: Tensor[T, Edges, L[16]] = h[src] + h.gather(src)

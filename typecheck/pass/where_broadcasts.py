@@ -41,7 +41,8 @@ def causal(
 
 
 def open_mask(x: Tensor[T, Batch, L[8]], mask: Tensor[NoTape, *tuple[Open, ...]]) -> Tensor[T, *tuple[Open, ...]]:
-    return sg.where(mask, x, 0.0)
+    flat = x.reshape(-1, 8)  # an open-rank branch beside a typed one: an open rank, traced
+    return sg.where(mask, x, 0.0) + sg.where(x > 0, flat, x) + sg.where(x > 0, x, flat)
 
 
 def traced(x: Tensor[OwnedTape[None], L[3]], y: Tensor[NoTape, L[3]]) -> None:
