@@ -599,10 +599,13 @@ def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     to it (``WHERE_BRANCHES``); an open rank on either side gives an open rank, as the
     operators do. An untraced full branch with a traced other one comes first in its group:
     pyright solves ``T`` from the protocol's result and keeps it ``Never`` (untraced)."""
-    # (the untraced first branch before the patterns too: pyright matches their ``T`` with
-    # ``Never`` there, an untraced result of a traced branch; the other checkers skip it)
-    yield "Operand", [f"a: {_masked('*S', UNTRACED_FIRST)}", "b: Tensor[T, *S]"], "Tensor[T, *S]"
+    # An untraced first branch before a traced second one, first (pyright matches the plain
+    # patterns' ``T`` with ``Never`` there: an untraced result of a traced branch), a plain
+    # overload (a protocol one first made nested ``where`` 3x slower at depth 8); its
+    # broadcasting twin opens the protocol group.
+    yield "Tensor[Any, *S]", [f"a: {tensor(UNTRACED_FIRST, '*S')}", "b: Tensor[T, *S]"], "Tensor[T, *S]"
     yield from where_patterns(op, other, form)
+    yield "Operand", [f"a: {_masked('*S', UNTRACED_FIRST)}", "b: Tensor[T, *S]"], "Tensor[T, *S]"
     yield "Operand", [f"a: {_masked('*S')}", "b: Tensor[T, *S] | float"], "Tensor[T, *S]"
     yield "Operand", ["a: float", f"b: {_masked('*S')}"], "Tensor[T, *S]"
     # A typed branch with an open-rank one, either way round: an open rank.
@@ -757,6 +760,8 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
         if copies_first:
             return _UNTRACED_OVERLAP if untraced and pair == ("*S", "*S") else ""
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
+    if op.kind == "where" and index == 0:
+        return ""  # where's untraced-first overload is its first (see ``where``): nothing before it
     # (a union of untraced patterns comes before its traced twin, which pyright does not flag)
     if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join" and " | " not in operand:
         # A method's typed patterns have the receiver's own tape (``_joined_tape``), which
