@@ -24,9 +24,13 @@ operand nested 8 deep took 19 minutes. The result is one type variable, the meth
 return type: a protocol generic over the result's tape and dims (``Tensor[_Tape, *_Dims]``)
 never matched in pyright 1.1.414, and then every nested level ran all the later overloads
 (``sg.sub(y, sg.sub(y, ...))`` on ``Tensor[T, Batch, L[64]]``: 148 s at depth 5; on type-variable
-dims those overloads fail fast, which hid it). The receiver's tape is the result's; the other operand may be untraced (``NoTape`` is the
-bottom tape). Everything else (a rank broadcast, two tapes, an outer product, the
+dims those overloads fail fast, which hid it). The receiver's tape is the result's; the other
+operand may be untraced (``NoTape`` is the bottom tape). Everything else (a rank broadcast, two tapes, an outer product, the
 ``(N, 1) op (N,)`` guard, an open rank) falls through to the table's overloads after these.
+
+``MaskedBy`` types ``sg.where``'s mask (``Tensor._sg_masked_by``, generated from
+``_typegen.WHERE_MASKS``): the mask is a bare type variable, the branch the receiver, so each
+mask pattern is written once, not once per pair of branches.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from typing import Protocol
 
 from typing_extensions import TypeVar
 
-__all__ = ["LeftOfBroadcast", "RightOf"]
+__all__ = ["LeftOfBroadcast", "MaskedBy", "RightOf"]
 
 _Other = TypeVar("_Other", contravariant=True)
+_Given = TypeVar("_Given", contravariant=True)
 _Result = TypeVar("_Result", covariant=True)
 
 
@@ -53,3 +58,17 @@ class LeftOfBroadcast(Protocol[_Other, _Result]):
     ``_Other`` meets."""
 
     def _sg_left_of_broadcast(self, right: _Other, /) -> _Result: ...
+
+
+class MaskedBy(Protocol[_Given, _Result]):
+    """A branch of ``sg.where`` (``_Result``: its type) that the mask ``_Given`` broadcasts
+    over: the mask of its shape, a keepdims column, a suffix (a causal ``(S, S)`` mask over
+    ``(B, H, S, S)`` scores), a per-item mask, or an open rank on either side (an open-rank
+    result).
+
+    A protocol whose type parameters are whole types, not a ``TypeVarTuple``: pyright solves
+    a protocol's parameters from the first overload whose ``self`` fits, then compares them
+    with the expected ones, so the branch (which fixes every dim of the result) is the
+    receiver and the mask, already known from the first argument, the checked parameter."""
+
+    def _sg_masked_by(self, mask: _Given, /) -> _Result: ...

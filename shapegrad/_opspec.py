@@ -220,6 +220,9 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (_ALL, "N, *S", "N, *S"),
     (_TO_SIZE, "N, *S", "Z0, *S"),
     ("list[int]", "N, *S", "Open, *S"),
+    # a vector of indices into axis 0 (``h[src]``, as ``h.gather(src)``): its length, then the
+    # trailing dims (a boolean mask has a count of its own, which the run time checks)
+    ("Tensor[Any, K]", "N, *S", "K, *S"),
     (_LAST, "N, *S", "L[1], *S"),
     (_FROM, "N, *S", "Open, *S"),
     (_TO, "N, *S", "Open, *S"),

@@ -129,7 +129,9 @@ def _table(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     """The pyright table's patterns for ``op``, translated; the copies with an untraced first
     operand are left out (a pyright solver workaround: Pyrefly joins ``NoTape`` with a
     caller's tape variable in one overload)."""
-    for first, rest, ret in _typegen.RENDERERS[op.kind](op, other, form):
+    # where's pyright overloads check the mask through a protocol: the plain patterns here
+    render = _typegen.where_patterns if op.kind == "where" else _typegen.RENDERERS[op.kind]
+    for first, rest, ret in render(op, other, form):
         operand = rest[0].partition(": ")[2] if op.kind == "where" else first
         if operand.startswith(f"Tensor[{_typegen.UNTRACED_FIRST}") and op.tape == "join":
             continue

@@ -41,7 +41,7 @@ from ._no_grad import inside_no_grad
 from ._shape import ShapeOf
 from ._tensor_ops import TensorOps
 from ._torch_names import install_torch_names, refuse_torch_keywords
-from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S
+from ._typevars import BM, Z0, Z1, Z2, Z3, K, M, N, S, T
 
 if TYPE_CHECKING:
     from ._gradients import Gradients
@@ -432,6 +432,9 @@ class Tensor(TensorOps[Tape_, *Dims]):
     def backward(self: Tensor[NoTape, *S], seed: Any = None, *, retain: bool = False) -> Gradients[Any]: ...
     @overload
     def backward(self: Tensor[OwnedTape[BM]], *, retain: bool = False) -> Gradients[BM]: ...
+    # An open rank may be rank 0 (``sg.einsum("bh,bh->", q, k)``): the run time checks it.
+    @overload
+    def backward(self: Tensor[OwnedTape[BM], *tuple[Open, ...]], *, retain: bool = False) -> Gradients[BM]: ...
     @overload
     def backward(
         self: Tensor[OwnedTape[BM], *tuple[Any, ...]], seed: Any, *, retain: bool = False
@@ -570,26 +573,81 @@ class _At(Generic[Tape_, *Dims]):
     def __init__(self, tensor: Tensor[Tape_, *Dims]) -> None:
         self._tensor = tensor
 
-    def __getitem__(self, index: Any) -> _AtIndex[Tape_, *Dims]:
-        return _AtIndex(self._tensor, index)
+    @overload
+    def __getitem__(self: _At[T, N, K, *S], index: int | Tensor[Any, Any]) -> _AtRows[T, N, K, *S]: ...
+    @overload
+    def __getitem__(self, index: Any) -> _AtIndex[Tape_, *Dims]: ...
+    def __getitem__(self, index: Any) -> Any:
+        return _AtIndex[Any, *tuple[Any, ...]](self._tensor, index)  # _AtRows: its type only
 
 
 class _AtIndex(Generic[Tape_, *Dims]):
-    """``x.at[index]``: ``.set(v)`` / ``.add(v)`` give updated copies of ``x``."""
+    """``x.at[index]``: ``.set(v)`` / ``.add(v)`` give updated copies of ``x``, traced when
+    ``x`` or ``v`` is (an untraced ``x``, a traced ``v``: the GNN's scatter-add
+    ``sg.zeros(n, d).at[dst].add(messages)``)."""
 
     __slots__ = ("_tensor", "_index")
 
-    def __init__(self, tensor: Tensor[Tape_, *Dims], index: Any) -> None:
+    def __init__(self, tensor: AnyTensor, index: Any) -> None:
         self._tensor, self._index = tensor, index
 
-    def set(self, value: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *Dims]:
+    # The overloads: a number keeps ``x``'s tape; an untraced ``x`` takes ``v``'s tape (first:
+    # pyright solves a tape variable from an untraced receiver to ``Never`` and does not widen
+    # it to a caller's tape variable, see ``_typegen.UNTRACED_FIRST``); else the join of both.
+    @overload
+    def set(self, value: float) -> Tensor[Tape_, *Dims]: ...
+    @overload
+    def set(self: _AtIndex[NoTape, *S], value: Tensor[T, *tuple[Any, ...]]) -> Tensor[T, *S]: ...
+    @overload
+    def set(self: _AtIndex[T, *S], value: Tensor[T, *tuple[Any, ...]]) -> Tensor[T, *S]: ...
+    def set(self, value: Any) -> Any:
         """A copy of ``x`` with ``value`` at ``index``; the gradient of ``x`` is 0 there."""
         return _index.update_at(self._tensor, self._index, value, add=False)
 
-    def add(self, value: Tensor[Any, *tuple[Any, ...]] | float) -> Tensor[Any, *Dims]:
+    @overload
+    def add(self, value: float) -> Tensor[Tape_, *Dims]: ...
+    @overload
+    def add(self: _AtIndex[NoTape, *S], value: Tensor[T, *tuple[Any, ...]]) -> Tensor[T, *S]: ...
+    @overload
+    def add(self: _AtIndex[T, *S], value: Tensor[T, *tuple[Any, ...]]) -> Tensor[T, *S]: ...
+    def add(self, value: Any) -> Any:
         """A copy of ``x`` with ``value`` added at ``index`` (repeated indices add once
         each, as in JAX)."""
         return _index.update_at(self._tensor, self._index, value, add=True)
+
+
+if TYPE_CHECKING:
+    # What x.at[rows] takes (see _AtRows).
+    _RowValue: TypeAlias = (
+        Tensor[T, *tuple[Any, ...], N]
+        | Tensor[T, *tuple[Any, ...], L[1]]
+        | Tensor[T, *tuple[Any, ...], Open]
+        | Tensor[T]
+        | Tensor[T, *tuple[Open, ...]]
+    )
+
+    class _AtRows(Generic[Tape_, *Dims]):
+        """``x.at[rows]`` (an int or a vector of indices into axis 0 of a tensor of rank 2 or
+        more), seen by the type checker only (the run time's is an :class:`_AtIndex`):
+        ``set``/``add`` with the value's last axis checked against ``x``'s
+        (``sg.zeros(n, 16).at[dst].add(m[:, :3])`` is an error). It takes a value whose last
+        axis is ``x``'s, 1 or ``Open``, a rank-0 tensor, an open rank or a number; the rest is
+        checked at run time."""
+
+        @overload
+        def set(self, value: float) -> Tensor[Tape_, *Dims]: ...
+        @overload
+        def set(self: _AtRows[NoTape, *S, N], value: _RowValue[T, N]) -> Tensor[T, *S, N]: ...
+        @overload
+        def set(self: _AtRows[T, *S, N], value: _RowValue[T, N]) -> Tensor[T, *S, N]: ...
+        def set(self, value: Any) -> Any: ...
+        @overload
+        def add(self, value: float) -> Tensor[Tape_, *Dims]: ...
+        @overload
+        def add(self: _AtRows[NoTape, *S, N], value: _RowValue[T, N]) -> Tensor[T, *S, N]: ...
+        @overload
+        def add(self: _AtRows[T, *S, N], value: _RowValue[T, N]) -> Tensor[T, *S, N]: ...
+        def add(self, value: Any) -> Any: ...
 
 
 AnyTensor: TypeAlias = Tensor[Any, *tuple[Any, ...]]

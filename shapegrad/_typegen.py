@@ -213,7 +213,7 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield from _function_binary(other)
         return
     tape = _joined_tape(form)
-    for _, left, right, result in _broadcast(form):
+    for left, right, result in _open_left_first(_patterns(_broadcast(form))):
         b = tensor(tape, right)
         if left == right == "*S":  # a Python number on either side, as NumPy
             b += " | float"
@@ -223,8 +223,8 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # ``_untraced_first``).
     patterns = _patterns(BROADCAST)
     same = [p for p in patterns if p[0] == p[1] == "*S"]
-    yield from _untraced_first([p for p in patterns if p not in same], other)
-    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_RANK]
+    yield from _untraced_first(_open_left_first([p for p in patterns if p not in same]), other)
+    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_RANK[1:]]  # the open left came first
     for left, right, result in rest:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
     yield from _untraced_first([*rest, *same], other)
@@ -246,6 +246,18 @@ def _function_binary(other: str) -> Iterator[Sig]:
         for left, right, result in group:
             yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
     yield from _untraced_first(same, other)
+
+
+def _open_left_first(patterns: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``patterns`` with the open rank on the left (``OPEN_RANK``'s first) moved before the
+    first lower-rank suffix on the left: an operator's receiver of open rank
+    (``*tuple[Open, ...]``) binds ``*S`` there, and pyright matches the other operand's
+    ``A, *S`` with ``*S`` empty, giving ``A`` and then an open tail, a rank no tensor has
+    (``o * g`` was ``Tensor[T, B, L[8], *tuple[Open, ...]]``, where ``g * o`` was open). A
+    receiver that is a typed rank of ``Open`` dims meets that guard too, after every pattern
+    of its own rank."""
+    at = next(i for i, (left, right, _) in enumerate(patterns) if left == "*S" and right.endswith(", *S"))
+    return [*patterns[:at], OPEN_RANK[0], *patterns[at:]]
 
 
 def _patterns(rows: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str, str]]:
@@ -275,9 +287,12 @@ def _untraced_first(patterns: Iterable[tuple[str, str, str]], other: str) -> Ite
 
 
 def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    for _, left, right, result in _broadcast(form):
+    patterns = _patterns(_broadcast(form))
+    if form == "method":  # as binary's (``_open_left_first``): ``o < g`` of an open-rank ``o``
+        patterns = _open_left_first(patterns)
+    for left, right, result in patterns:
         a, b = tensor("Any", left), tensor("Any", right)
-        if left == right == "*S":
+        if left == right == "*S" or left == OPEN_DIMS:
             b += " | float"
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
@@ -288,7 +303,8 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
     # ``!=`` fell back to ``object.__eq__`` there (``bool``), and pyright refused an open rank
     # against a typed one. A typed rank never reaches these (a typed dim is no Open).
-    yield tensor("Any", OPEN_DIMS), [f"{other}: Tensor[Any, *tuple[Any, ...]] | float"], tensor("NoTape", OPEN_DIMS)
+    if form != "method":  # (the method's open rank on the left came first)
+        yield tensor("Any", OPEN_DIMS), [f"{other}: Tensor[Any, *tuple[Any, ...]] | float"], tensor("NoTape", OPEN_DIMS)
     yield "Tensor[Any, *S]", [f"{other}: {tensor('Any', OPEN_DIMS)}"], tensor("NoTape", OPEN_DIMS)
 
 
@@ -367,13 +383,31 @@ _IDENTITY_SWAP = (
 )
 
 
+# x.transpose(1, 2) of a tensor of rank 3 or more is PyTorch's swap of two axes, and raises in
+# shapegrad (two axes are no ordering of three or more): the same message at both times.
+_TWO_AXES = (
+    "x.transpose(a, b) with two axes is PyTorch's swap; shapegrad's transpose, as NumPy's, takes "
+    "every axis in its new order: write x.swapaxes(a, b)"
+)
+_AXIS = "L[0, 1, 2, 3, 4, 5, -1, -2, -3, -4, -5]"
+
+
 def transpose(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     yield "Tensor[T, N, K]", [], "Tensor[T, K, N]"
     yield "Tensor[T, N, K, A]", [], "Tensor[T, A, K, N]"
     yield "Tensor[T, N, K, A, C]", [], "Tensor[T, C, A, K, N]"
-    for first, params, result in permute(op, other, form):
+    *orders, fallback = permute(op, other, form)
+    for first, params, result in orders:
         identity = form == "method" and params == ["a0: L[0]", "a1: L[1]", "/"]
         yield first, params, Deprecated(result, _IDENTITY_SWAP) if identity else result
+    if form == "method":
+        # Two literal axes of a rank of 3 or more, or of an open rank (``k.view(b, t, h,
+        # d).transpose(1, 2)``) other than a matrix's ``(1, 0)``/``(0, 1)``.
+        two = [f"a0: {_AXIS}", f"a1: {_AXIS}", "/"]
+        yield "Tensor[T, N, K, A, *S]", two, Deprecated(tensor("T", OPEN_DIMS), _TWO_AXES)
+        yield tensor("T", OPEN_DIMS), ["a0: L[0, 1]", "a1: L[0, 1]", "/"], tensor("T", OPEN_DIMS)
+        yield tensor("T", OPEN_DIMS), two, Deprecated(tensor("T", OPEN_DIMS), _TWO_AXES)
+    yield fallback
 
 
 # A creation call's size variables: a Dim keeps its class, a literal in sg.LiteralSize its
@@ -508,27 +542,103 @@ def stack(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     return _joined(_STACK_PAIRS, _STACK)
 
 
+# sg.where's masks: (the branch's dims, the mask's dims that broadcast over them). A mask of
+# the branch's shape first, then a keepdims column (a padding mask ``keep[:, :, None]``), a
+# suffix (a causal ``(S, S)`` mask over ``(B, S, S)`` or ``(B, H, S, S)`` scores) and a
+# per-item mask; the mask's tape is never the result's. Typed through the branch's protocol
+# (``_broadcast.MaskedBy``), so the branch's broadcasting against the other branch is written
+# once, not once per mask.
+WHERE_MASKS: tuple[tuple[str, str], ...] = (
+    ("*S", "*S"),
+    ("*S, N", "*S, L[1]"),
+    ("A, *S", "*S"),
+    ("A, K, *S", "*S"),
+    ("A, N, *S", "A, L[1], *S"),
+    ("A, K, N, *S", "A, L[1], L[1], *S"),
+)
+# The other branch against the full one: (the full branch's dims, the shapes that broadcast to
+# them) — a keepdims reduction (``x.mean(axis=1, keepdims=True)``), a bias, a rank-0 tensor, a
+# suffix, as the binary operators take them.
+WHERE_BRANCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("*S, N", ("*S, L[1]", "N", "")),
+    ("A, N, *S", ("A, L[1], *S", "L[1], N, *S", "N, *S", "*S")),
+)
+
+
+_OPEN_BRANCH_OVERLAP = (
+    "  # pyright: ignore[reportOverlappingOverload] -- an open-rank branch with a typed mask reaches it"
+)
+
+
+def masked_by_methods() -> list[str]:
+    """``Tensor._sg_masked_by``'s overloads (``_broadcast.MaskedBy``), checker only: the
+    receiver is a branch of ``sg.where``, the argument its mask, the result the branch; an
+    open-rank mask or branch gives an open rank."""
+    lines = [
+        "    # sg.where's masks (``_broadcast.MaskedBy``), seen by the type checker only.",
+        "    if TYPE_CHECKING:",
+    ]
+    signatures = [(tensor("U", full), tensor("Any", mask), tensor("U", full)) for full, mask in WHERE_MASKS]
+    signatures.append(("Tensor[U, *S]", tensor("Any", OPEN_DIMS), tensor("U", OPEN_DIMS)))
+    signatures.append((tensor("U", OPEN_DIMS), "Tensor[Any, *tuple[Any, ...]]", tensor("U", OPEN_DIMS)))
+    for receiver, mask, result in signatures:
+        # (pyright reads the open-rank branch as covered by the first overload, which it is not:
+        # an open rank there is no typed mask's shape)
+        suffix = _OPEN_BRANCH_OVERLAP if receiver == tensor("U", OPEN_DIMS) else ""
+        lines += _def("_sg_masked_by", [f"self: {receiver}", f"mask: {mask}", "/"], result, "        ", suffix)
+    lines.append("        def _sg_masked_by(self, mask: Any, /) -> Any: ...")
+    return lines
+
+
+def _masked(dims: str, tape: str = "T") -> str:
+    return f"MaskedBy[Operand, {tensor(tape, dims)}]"
+
+
 def where(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    # (mask dims, branch dims): a mask of the branches' shape first (the common case, and a
-    # nested branch is evaluated once per overload tried), or one that broadcasts over their
-    # leading dims (a causal (S, S) mask against (B, S, S) or (B, H, S, S) scores).
-    masks = (
-        ("*S", "*S"),
-        ("*S", "A, *S"),
-        ("*S", "A, K, *S"),
-        ("A, L[1], *S", "A, N, *S"),
-        ("A, L[1], L[1], *S", "A, K, N, *S"),
-    )
-    for mask, dims in masks:
-        # Two tensor branches, or a number for either.
-        branch = tensor("T", dims)
+    """``sg.where(cond, a, b)``. First the plain patterns (``where_patterns``: a mask of
+    ``WHERE_MASKS`` under two branches of one shape or a number), which mypy, Pyrefly and ty
+    match too (ty and mypy do not solve ``MaskedBy`` below). Then, for pyright, the mask as a
+    bare type variable (``Operand``) that the full branch's protocol checks
+    (``masked_by_methods``): the other branch of its shape, a number, or one that broadcasts
+    to it (``WHERE_BRANCHES``); an open rank on either side gives an open rank, as the
+    operators do. An untraced full branch with a traced other one comes first in its group:
+    pyright solves ``T`` from the protocol's result and keeps it ``Never`` (untraced)."""
+    # An untraced first branch before a traced second one, first (pyright matches the plain
+    # patterns' ``T`` with ``Never`` there: an untraced result of a traced branch), a plain
+    # overload (a protocol one first made nested ``where`` 3x slower at depth 8); its
+    # broadcasting twin opens the protocol group.
+    yield "Tensor[Any, *S]", [f"a: {tensor(UNTRACED_FIRST, '*S')}", "b: Tensor[T, *S]"], "Tensor[T, *S]"
+    yield from where_patterns(op, other, form)
+    yield "Operand", [f"a: {_masked('*S', UNTRACED_FIRST)}", "b: Tensor[T, *S]"], "Tensor[T, *S]"
+    yield "Operand", [f"a: {_masked('*S')}", "b: Tensor[T, *S] | float"], "Tensor[T, *S]"
+    yield "Operand", ["a: float", f"b: {_masked('*S')}"], "Tensor[T, *S]"
+    # A typed branch with an open-rank one, either way round: an open rank.
+    yield "Operand", [f"a: {_masked('*S')}", f"b: {tensor('T', OPEN_DIMS)}"], tensor("T", OPEN_DIMS)
+    for tape in (UNTRACED_FIRST, "T"):
+        yield "Operand", [f"a: {_masked(OPEN_DIMS, tape)}", f"b: {tensor('T', '*S')}"], tensor("T", OPEN_DIMS)
+    yield "Operand", [f"a: {tensor('T', '*S')}", f"b: {_masked(OPEN_DIMS)}"], tensor("T", OPEN_DIMS)
+    for full, smaller in WHERE_BRANCHES:
+        union = " | ".join(tensor("T", dims) for dims in smaller)
+        yield "Operand", [f"a: {_masked(full)}", f"b: {union}"], tensor("T", full)
+    for full, smaller in WHERE_BRANCHES:
+        for tape in (UNTRACED_FIRST, "T"):
+            union = " | ".join(tensor(tape, dims) for dims in smaller)
+            yield "Operand", [f"a: {union}", f"b: {_masked(full)}"], tensor("T", full)
+    # Last, for its message only (every call it takes, the protocol's same-shape overload took): when nothing
+    # matches, pyright describes an overload that failed at the last argument, and this one
+    # names the mask and the branch, ``MaskedBy[<mask>, <branch>]``.
+    yield "Operand", ["a: Tensor[T, *S]", f"b: {_masked('*S')}"], "Tensor[T, *S]"
+
+
+def where_patterns(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
+    """``sg.where`` as plain patterns, ``where``'s first overloads and the Pyrefly stubs' rule
+    (``_pyrefly_stubs``): each of ``WHERE_MASKS`` with two branches of the full shape, or a
+    number for either, and a mask under two numbers."""
+    for full, mask in WHERE_MASKS:
+        branch = tensor("T", full)
         for a, b in ((branch, branch), (branch, "float"), ("float", branch)):
             yield tensor("Any", mask), [f"a: {a}", f"b: {b}"], branch
     yield "Tensor[Any, *S]", ["a: float", "b: float"], "Tensor[NoTape, *S]"
-    # Last, the same-shape mask last of all: its mismatch is the one pyright describes.
-    for mask, dims in (*masks[1:], masks[0]):
-        untraced = tensor(UNTRACED_FIRST, dims)
-        yield tensor("Any", mask), [f"a: {untraced}", f"b: {tensor('T', dims)}"], tensor("T", dims)
 
 
 RENDERERS: dict[str, Callable[[OpSpec, str, str], Iterator[Sig]]] = {
@@ -649,7 +759,7 @@ def _dims_of(annotation: str) -> str:
 
 
 def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> str:
-    if op.kind == "compare" and first == tensor("Any", OPEN_DIMS):
+    if op.kind == "compare" and first == tensor("Any", OPEN_DIMS) and form != "method":
         return _OPEN_RANK_OVERLAP
     # A binary function form puts each untraced-first copy before its typed pattern
     # (``_function_binary``): pyright flags neither there, except the open last axis's copy
@@ -659,13 +769,17 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
     untraced = first.startswith(f"Tensor[{UNTRACED_FIRST}")
     if op.kind in ("binary", "compare") and rest:
         pair = (_dims_of(first), _dims_of(rest[0].partition(": ")[2]))
-        if pair in _OPEN_LAST and (untraced or not copies_first):
+        # (a binary method's open rank on the left comes before both: ``_open_left_first``)
+        open_left_first = op.kind in ("binary", "compare") and form == "method" and pair[0] == "*S, Open"
+        if pair in _OPEN_LAST and (untraced or not copies_first) and not open_left_first:
             return _OPEN_LAST_OVERLAP
         if pair in _LAST_TWO:
             return _LAST_TWO_OVERLAP
         if copies_first:
             return _UNTRACED_OVERLAP if untraced and pair == ("*S", "*S") else ""
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
+    if op.kind == "where" and index == 0:
+        return ""  # where's untraced-first overload is its first (see ``where``): nothing before it
     # (a union of untraced patterns comes before its traced twin, which pyright does not flag)
     if operand.startswith(f"Tensor[{UNTRACED_FIRST}") and op.tape == "join" and " | " not in operand:
         # A method's typed patterns have the receiver's own tape (``_joined_tape``), which
@@ -853,7 +967,7 @@ from typing import Any, Literal as L, overload
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
-from ._broadcast import LeftOfBroadcast, RightOf
+from ._broadcast import LeftOfBroadcast, MaskedBy, RightOf
 {creation}from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._torch_names import refuse_torch_keywords
@@ -988,7 +1102,7 @@ def methods_module() -> str:
     for module, name in SIGNATURE_METHODS:
         methods += [*signature_method_block(module, name), ""]
     handles = "".join(f"{alias}_any: Any = None\n" for alias in ALIASES.values())
-    methods = [*broadcast_protocol_methods(), "", *methods]
+    methods = [*broadcast_protocol_methods(), "", *masked_by_methods(), "", *methods]
     return _METHODS_HEADER.replace("{handles}\n", handles) + "\n".join(methods[:-1]) + "\n"
 
 

@@ -440,11 +440,13 @@ def where_backward(xp: Any, g: Any, cond: Any, n_tensors: int, left_is_tensor: b
     return (left,) if left_is_tensor else (right,)
 
 
-def where(cond: AnyTensor, a: AnyTensor | float, b: AnyTensor | float) -> Any:
+def where(cond: Any, a: Any, b: Any) -> Any:
     """``a`` where ``cond`` is true, else ``b``; each side gets the gradient where chosen.
     PyTorch: ``torch.where``."""
+    # Any: the typed overloads (``_function_ops``) take the mask as a bare type variable and the
+    # branches through a protocol (``_broadcast.MaskedBy``); a tensor mask, tensors or numbers.
     backend = cond._backend
-    tensors = tuple(t for t in (a, b) if isinstance(t, Tensor))
+    tensors: tuple[AnyTensor, ...] = tuple(cast(AnyTensor, t) for t in (a, b) if isinstance(t, Tensor))
     for t in tensors:
         same_backend(cond, t)
     raw = [t._data if isinstance(t, Tensor) else t for t in (a, b)]

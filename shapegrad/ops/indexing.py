@@ -528,6 +528,14 @@ def update_at(x: AnyTensor, index: Any, value: Any, *, add: bool) -> Any:
         if type(v) is not int:
             raise
         raise number_out_of_range("at[...].add" if add else "at[...].set", x, v, error) from None
+    except ValueError as error:  # NumPy's bare "could not be broadcast": name the shapes
+        if "broadcast" not in str(error):
+            raise
+        target = tuple(pick(backend, x._data, raw).shape)
+        raise ShapeError(
+            f"at[...].{'add' if add else 'set'}: a value of shape {tuple(getattr(v, 'shape', ()))} does not "
+            f"broadcast to the indexed shape {target} of x {x.shape}"
+        ) from None
     need = (wants_grad(x), is_tensor and wants_grad(other))
     inputs: Any = (x, other if is_tensor else NUMBER)
     saved = (raw, basic, add, need, backend, axes)

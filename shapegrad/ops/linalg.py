@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, overload
 
-from .._autodiff import column_sums, wants_grad
+from .._autodiff import NoTape, column_sums, wants_grad
 from .._backend import same_backend
 from .._dims import Open
 from .._errors import ShapeError
 from .._tensor import AnyTensor, Tensor, record
+from .._typevars import T
 from ._toolkit import check_same_float
 
 __all__ = [
@@ -210,7 +211,16 @@ def _contract(backend: Any, spec: str, arrays: list[Any]) -> Any:
     return backend.asarray(host, None)
 
 
-def einsum(spec: str, *operands: Tensor[Any, *tuple[Any, ...]]) -> Tensor[Any, *tuple[Open, ...]]:
+# The result is traced when an operand is. An untraced first operand before a caller's tape
+# variable first (pyright solves ``T`` from it to ``Never`` and does not widen it after: see
+# ``_typegen.UNTRACED_FIRST``).
+@overload
+def einsum(
+    spec: str, first: Tensor[NoTape, *tuple[Any, ...]], /, *operands: Tensor[T, *tuple[Any, ...]]
+) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def einsum(spec: str, /, *operands: Tensor[T, *tuple[Any, ...]]) -> Tensor[T, *tuple[Open, ...]]: ...
+def einsum(spec: str, /, *operands: AnyTensor) -> Any:
     """Einstein summation, ``einsum("bij,bjk->bik", a, b)``, differentiable in every operand.
     Each letter must bind one size (else ``ShapeError`` naming the letter); the contraction
     order is chosen by NumPy's/CuPy's optimizer (opt_einsum's greedy path). A letter repeated

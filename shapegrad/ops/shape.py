@@ -117,7 +117,13 @@ def _permutation(x: Any, axes: Sequence[int] | None, ndim: int) -> tuple[int, ..
     given = integers("permute", "axis", axes) if axes else ()
     order = tuple(reversed(range(ndim))) if not given else tuple(a % ndim if ndim else a for a in given)
     if sorted(order) != list(range(ndim)) or any(not -ndim <= a < ndim for a in given):
-        raise ShapeError(f"permute: {tuple(axes or ())} is not an ordering of the {ndim} axes of shape {x.shape}")
+        hint = ""
+        if len(given) == 2 and ndim > 2:  # PyTorch's transpose(1, 2): the message pyright gives too
+            hint = (
+                f"; x.transpose(a, b) with two axes is PyTorch's swap, shapegrad's transpose, as NumPy's, takes "
+                f"every axis in its new order: write x.swapaxes{tuple(given)}"
+            )
+        raise ShapeError(f"permute: {tuple(axes or ())} is not an ordering of the {ndim} axes of shape {x.shape}{hint}")
     return order
 
 
