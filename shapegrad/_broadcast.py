@@ -39,7 +39,7 @@ from typing import Protocol
 
 from typing_extensions import TypeVar
 
-__all__ = ["LeftOfBroadcast", "MaskedBy", "RightOf"]
+__all__ = ["LeftOfBroadcast", "MaskedBy", "OpenRightOf", "RightOf"]
 
 _Other = TypeVar("_Other", contravariant=True)
 _Given = TypeVar("_Given", contravariant=True)
@@ -58,6 +58,20 @@ class LeftOfBroadcast(Protocol[_Other, _Result]):
     ``_Other`` meets."""
 
     def _sg_left_of_broadcast(self, right: _Other, /) -> _Result: ...
+
+
+class OpenRightOf(Protocol[_Other, _Result]):
+    """A right operand that a left operand ``_Other`` of its rank meets with ``Open`` against
+    a typed dim at some of the last four axes, on either side, the other axes the same
+    (``conv(x) + x`` of a conv built from plain ints): the result has the typed dims and the
+    receiver's tape. In the binary function forms after every other pattern, before the same
+    patterns as plain overloads, for an untraced left operand with a traced right one (the
+    plain patterns solve the tape as ``Never`` from the left; this protocol, in pyright
+    1.1.414, does not match two operands of a caller's tape variable, which the plain ones
+    do). A protocol of its own so that the common patterns' ``RightOf`` stays short (pyright
+    binds the receiver of each of a protocol method's overloads)."""
+
+    def _sg_open_right_of(self, left: _Other, /) -> _Result: ...
 
 
 class MaskedBy(Protocol[_Given, _Result]):

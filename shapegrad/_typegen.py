@@ -170,6 +170,29 @@ def _common(other: str) -> Iterator[Sig]:
     yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"  # a Python number on the left, as NumPy
 
 
+def _open_right_of() -> Iterator[tuple[str, str, str, str, str]]:
+    """``_sg_open_right_of``'s overloads (``_broadcast.OpenRightOf``): ``Open`` against a
+    typed dim (``OPEN_AXES``). A receiver typed at the
+    last ``k`` axes takes a union of the left operands open at some of them, one overload per
+    ``k``; then each receiver open at some axes, the left operand typed there. The result's
+    tape is the receiver's: it serves an untraced left operand with a traced right one (the
+    plain patterns after it take the rest, see ``_function_binary``). A protocol of its own,
+    not ``RightOf``'s overloads: pyright binds the receiver of every overload of a protocol's
+    method, and with these in ``_sg_right_of`` the nested function forms of
+    ``tests/test_typing_speed.py`` took half as long again."""
+    rows = OPEN_AXES  # (OPEN_DIM's rows are a function form's own overloads)
+    typed: dict[str, list[str]] = {}
+    for left, right, result in rows:
+        if right == result:
+            typed.setdefault(right, []).append(left)
+    name = "_sg_open_right_of"
+    for left, right, result in rows:
+        if left == result:
+            yield name, tensor("U", right), "left", tensor("U", left), tensor("U", result)
+    for receiver, lefts in typed.items():
+        yield name, tensor("U", receiver), "left", " | ".join(tensor("U", a) for a in lefts), tensor("U", receiver)
+
+
 def broadcast_protocol_methods() -> list[str]:
     """The methods of ``Tensor`` that the protocols of ``_broadcast.py`` match, seen by the
     type checker only, from the same patterns as the union overloads above (a pattern added
@@ -182,6 +205,7 @@ def broadcast_protocol_methods() -> list[str]:
         ("_sg_right_of", "Tensor[U]", "left", "Tensor[U] | float", "Tensor[U]"),
         ("_sg_left_of_broadcast", "Tensor[U, *S, N]", "right", f"{right} | float", "Tensor[U, *S, N]"),
         ("_sg_left_of_broadcast", "Tensor[U]", "right", "Tensor[U] | float", "Tensor[U]"),
+        *_open_right_of(),
     )
     lines = [
         "    # The broadcasting patterns of a binary function form's first overloads, seen by the",
@@ -224,7 +248,7 @@ def binary(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
     patterns = _patterns(BROADCAST)
     same = [p for p in patterns if p[0] == p[1] == "*S"]
     yield from _untraced_first(_open_left_first([p for p in patterns if p not in same]), other)
-    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_RANK[1:]]  # the open left came first
+    rest = [*_outer(), *_patterns(OPEN_DIM), *OPEN_AXES, *OPEN_RANK[1:]]  # the open left came first
     for left, right, result in rest:
         yield tensor(tape, left), [f"{other}: {tensor(tape, right)}"], _typed(tensor(tape, result), result)
     yield from _untraced_first([*rest, *same], other)
@@ -245,6 +269,16 @@ def _function_binary(other: str) -> Iterator[Sig]:
         yield from _untraced_first(group, other)
         for left, right, result in group:
             yield tensor("T", left), [f"{other}: {tensor('T', right)}"], _typed(tensor("T", result), result)
+    # ``Open`` against a typed dim at any of the last four axes (``_open_axes``): first a
+    # protocol (``OpenRightOf``, the right operand's tape the result's), which takes an
+    # untraced first operand with a traced second (the plain patterns after it would solve
+    # ``T`` as ``Never`` from the first) but, in pyright 1.1.414, not two operands of a
+    # caller's tape variable; then the plain patterns, one tape or an untraced second
+    # operand. (No untraced-first copies: 26 overloads less for every call to try.) The
+    # same-shape copy stays last, for the message (``_untraced_first``).
+    yield "Operand", [f"{other}: OpenRightOf[Operand, Result]"], "Result"
+    for left, right, result in OPEN_AXES:
+        yield tensor("T", left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
     yield from _untraced_first(same, other)
 
 
@@ -260,6 +294,33 @@ def _open_left_first(patterns: list[tuple[str, str, str]]) -> list[tuple[str, st
     return [*patterns[:at], OPEN_RANK[0], *patterns[at:]]
 
 
+def _open_axes() -> list[tuple[str, str, str]]:
+    """``Open`` against a typed dim at any of the last four axes (any axis of ranks 1-4), on
+    either side, the other axes the same: (left, right, result), the result the typed
+    operand's dims. An open dim is never a proven mismatch (the run time checks it), so
+    ``conv(x) + x`` of a conv built from plain ints, ``(B, Open, Open, Open) + (B, L[16],
+    L[32], L[32])``, and ``h[:, 1:] + typed`` type-check; two typed dims that differ still
+    match nothing. Each subset of the last four axes that holds an ``Open`` is one pattern
+    (the outermost open axis ends the ``*S`` prefix), less OPEN_DIM's rows of the same
+    patterns. The operators carry them after every other pattern (with their untraced-first
+    copies); a binary function form after every other pattern too, as a protocol for an
+    untraced first operand and the plain patterns without copies (``_function_binary``:
+    every overload a function form has costs each nested call some time, matched or not); a
+    comparison's function form does not (``sg.less(open, typed)``: use the operator)."""
+    names = ("C", "K", "A", "N")  # the last four axes' dims, outermost first
+    known = _patterns(OPEN_DIM)
+    rows: list[tuple[str, str, str]] = []
+    for span in range(1, len(names) + 1):
+        typed = names[len(names) - span :]
+        for inner in itertools.product((True, False), repeat=span - 1):
+            opened = ", ".join("Open" if is_open else dim for is_open, dim in zip((True, *inner), typed, strict=True))
+            dims = "*S, " + ", ".join(typed)
+            for pair in ((f"*S, {opened}", dims), (dims, f"*S, {opened}")):
+                if (*pair, dims) not in known:
+                    rows.append((*pair, dims))
+    return rows
+
+
 def _patterns(rows: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str, str]]:
     """A table's named rows (BROADCAST, OPEN_DIM) as (left, right, result)."""
     return [(left, right, result) for _, left, right, result in rows]
@@ -269,6 +330,8 @@ def _patterns(rows: Iterable[tuple[str, str, str, str]]) -> list[tuple[str, str,
 # result is open (run time checks the sizes). Last, so no typed pattern is shadowed and a
 # nested expression never tries them before its match.
 OPEN_RANK: tuple[tuple[str, str, str], ...] = ((OPEN_DIMS, "*S", OPEN_DIMS), ("*S", OPEN_DIMS, OPEN_DIMS))
+
+OPEN_AXES = _open_axes()
 
 
 def _typed(rendered: str, result: str) -> str:
@@ -297,7 +360,8 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    for left, right, result in [*_outer(), *_patterns(OPEN_DIM)]:
+    opened = OPEN_AXES if form == "method" else []  # (the operators only: see ``_open_axes``)
+    for left, right, result in [*_outer(), *_patterns(OPEN_DIM), *opened]:
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
     # Last, an open rank on either side (``Tensor[T, *tuple[Open, ...]]``, no pattern above
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
@@ -771,7 +835,10 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
         pair = (_dims_of(first), _dims_of(rest[0].partition(": ")[2]))
         # (a binary method's open rank on the left comes before both: ``_open_left_first``)
         open_left_first = op.kind in ("binary", "compare") and form == "method" and pair[0] == "*S, Open"
-        if pair in _OPEN_LAST and (untraced or not copies_first) and not open_left_first:
+        # (a method's untraced copy is not flagged: the open axes' patterns (``OPEN_AXES``)
+        # come between it and the open rank)
+        flagged = not untraced if form == "method" and op.kind == "binary" else untraced or not copies_first
+        if pair in _OPEN_LAST and flagged and not open_left_first:
             return _OPEN_LAST_OVERLAP
         if pair in _LAST_TWO:
             return _LAST_TWO_OVERLAP
@@ -967,7 +1034,7 @@ from typing import Any, Literal as L, overload
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
-from ._broadcast import LeftOfBroadcast, MaskedBy, RightOf
+from ._broadcast import LeftOfBroadcast, MaskedBy, OpenRightOf, RightOf
 {creation}from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._torch_names import refuse_torch_keywords
