@@ -15,7 +15,7 @@ from .._tensor import AnyTensor, Tensor, record, wrap
 from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, K, N, S, T
 from . import elementwise as ew, shape as shp
-from ._toolkit import checked_axis, integer, keep_where, number_out_of_range
+from ._toolkit import checked_axis, integer, keep_where, number_out_of_range, unary
 
 __all__ = [
     "diag",
@@ -204,8 +204,9 @@ def getitem(x: Tensor[T, *S], index: Any) -> Tensor[T, *tuple[Open, ...]]:
         except IndexError as exc:
             raise ShapeError(f"index {index!r} does not fit shape {x.shape}: {exc}") from None
         # No scatter saved: a basic index is written back by assignment (and a bound method
-        # per op would be one more object for the garbage collector to trace per node).
-        return record(out, getitem_backward, (x,), (tuple(data.shape), data.dtype, key, True, None), x._backend)
+        # per op would be one more object for the garbage collector to trace per node). The
+        # rule reads no tensor's memory (the shape, the key): ``unary``'s path records it.
+        return unary(x, out, getitem_backward, (data.shape, data.dtype, key, True, None))
     if isinstance(index, Tensor) and cast(AnyTensor, index).backend_dtype_name().startswith(("int", "uint")):
         rows: Any = x
         # x[ids] picks rows, as take(x, ids, axis=0); negative ids count from the end.
