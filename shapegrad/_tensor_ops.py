@@ -7205,7 +7205,7 @@ class TensorOps(Generic[Tape_, *Dims]):
     def expand_dims(self: Tensor[T, *S, N], axis: L[-2]) -> Tensor[T, *S, L[1], N]: ...
     @overload
     def expand_dims(self: Tensor[T, *S], axis: int) -> Tensor[T, *tuple[Open, ...]]: ...
-    def expand_dims(self, axis: int, **torch_keywords: Any) -> Any:
+    def expand_dims(self, axis: Any = None, **torch_keywords: Any) -> Any:
         """A new size-1 axis (``sg.expand_dims``)."""
         if torch_keywords:
             refuse_torch_keywords("expand_dims", torch_keywords)
@@ -7676,12 +7676,24 @@ class TensorOps(Generic[Tape_, *Dims]):
         """Hyperbolic tangent. d/dx = 1 - tanh²(x). PyTorch: ``torch.tanh``; the method form of ``sg.tanh``."""
         return _act_any.tanh(self)
 
-    def cumprod(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
-        """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod``; the method form of ``sg.cumprod``."""
+    @overload
+    def cumprod(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+    @overload
+    def cumprod(self: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+    def cumprod(self: Any, axis: Any = None, **torch_keywords: Any) -> Any:
+        """Running products along ``axis``, with exact gradients where values are 0. PyTorch: ``torch.cumprod`` (the axis required, as cumsum's); the method form of ``sg.cumprod``."""
+        if torch_keywords:
+            refuse_torch_keywords("cumprod", torch_keywords)
         return _red_any.cumprod(self, axis)
 
-    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    @overload
+    def cumsum(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+    @overload
+    def cumsum(self: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+    def cumsum(self: Any, axis: Any = None, **torch_keywords: Any) -> Any:
         """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``; the method form of ``sg.cumsum``."""
+        if torch_keywords:
+            refuse_torch_keywords("cumsum", torch_keywords)
         return _red_any.cumsum(self, axis)
 
     def log_softmax(self: Tensor[T, *S], axis: int = -1, **torch_keywords: Never) -> Tensor[T, *S]:
@@ -7804,20 +7816,38 @@ class TensorOps(Generic[Tape_, *Dims]):
             refuse_torch_keywords("chunk", torch_keywords)
         return _shape_any.chunk(self, chunks, axis)
 
-    def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+    @overload
+    def flip(self: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+    @overload
+    def flip(self: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+    def flip(self: Any, axis: Any = None, **torch_keywords: Any) -> Any:
         """The values in reverse order along ``axis``. d/dx: the gradient flipped back. PyTorch: ``torch.flip(x, (axis,))``; the method form of ``sg.flip``."""
+        if torch_keywords:
+            refuse_torch_keywords("flip", torch_keywords)
         return _shape_any.flip(self, axis)
 
-    def narrow(self: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
+    @overload
+    def narrow(self: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def narrow(self: Tensor[T, *S], axis: int, start: int, length: int, **torch_keywords: Never) -> Tensor[T, *tuple[Open, ...]]: ...
+    def narrow(self: Any, axis: Any = None, start: Any = None, length: Any = None, **torch_keywords: Any) -> Any:
         """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``; the method form of ``sg.narrow``."""
+        if torch_keywords:
+            refuse_torch_keywords("narrow", torch_keywords)
         return _shape_any.narrow(self, axis, start, length)
 
     def repeat(self: Tensor[T, *S], *reps: int | Sequence[int]) -> Tensor[T, *tuple[Open, ...]]:
         """``x`` repeated ``reps[i]`` times along each axis; extra leading ``reps`` add new axes in front. Fewer ``reps`` than axes or a negative one is a ``ShapeError``, as in PyTorch (``sg.tile`` pads short ``reps`` with ones instead). The gradient sums the copies. PyTorch: ``Tensor.repeat`` (``x.repeat(2, 3)`` and ``sg.repeat(x, (2, 3))`` alike); the method form of ``sg.repeat``."""
         return _shape_any.repeat(self, *reps)
 
-    def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
-        """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll``; the method form of ``sg.roll``."""
+    @overload
+    def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]: ...
+    @overload
+    def roll(self: Tensor[T, *S], shift: int, axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+    def roll(self: Any, shift: Any, axis: Any = None, **torch_keywords: Any) -> Any:
+        """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll`` (with ``axis`` required: PyTorch's default flattens); the method form of ``sg.roll``."""
+        if torch_keywords:
+            refuse_torch_keywords("roll", torch_keywords)
         return _shape_any.roll(self, shift, axis)
 
     @overload
@@ -7860,8 +7890,14 @@ class TensorOps(Generic[Tape_, *Dims]):
         """``x`` repeated ``reps[i]`` times along each axis (NumPy's ``tile``: fewer ``reps`` than axes repeat the last axes, ``sg.repeat`` refuses that as PyTorch does); the gradient sums the copies; the method form of ``sg.tile``."""
         return _shape_any.tile(self, reps)
 
-    def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
+    @overload
+    def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]: ...
+    @overload
+    def unflatten(self: Tensor[T, *S], axis: int, sizes: tuple[int, ...], **torch_keywords: Never) -> Tensor[T, *tuple[Open, ...]]: ...
+    def unflatten(self: Any, axis: Any = None, sizes: Any = None, **torch_keywords: Any) -> Any:
         """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``; the method form of ``sg.unflatten``."""
+        if torch_keywords:
+            refuse_torch_keywords("unflatten", torch_keywords)
         return _shape_any.unflatten(self, axis, sizes)
 
     def tril(self: Tensor[T, *S], k: int = 0) -> Tensor[T, *S]:

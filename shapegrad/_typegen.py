@@ -739,7 +739,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "matmul": ("other: Any", "{f}(self, other)"),
     "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims{extra})"),
     "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
-    "expand_dims": ("axis: int", "{f}(self, axis)"),
+    "expand_dims": ("axis: Any = None", "{f}(self, axis)"),  # None: see ops.shape.expand_dims
     "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
     "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
     "reshape": ("*shape: Any", "{f}(self, shape)"),  # reshape((2, 3)) is unwrapped by the function
