@@ -220,9 +220,11 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (_ALL, "N, *S", "N, *S"),
     (_TO_SIZE, "N, *S", "Z0, *S"),
     ("list[int]", "N, *S", "Open, *S"),
-    # a vector of indices into axis 0 (``h[src]``, as ``h.gather(src)``): its length, then the
-    # trailing dims (a boolean mask has a count of its own, which the run time checks)
-    ("Tensor[Any, K]", "N, *S", "K, *S"),
+    # a vector into axis 0 (``h[src]``, ``h[mask]``): an open count, then the trailing dims. The
+    # type holds no dtype, so an index vector and a boolean mask look alike: ``h[src]`` has
+    # ``len(src)`` rows, ``h[mask]`` as many as the mask has True values (the length would be
+    # a wrong size, a false error downstream). ``h.gather(src)`` keeps ``len(src)``.
+    ("Tensor[Any, K]", "N, *S", "Open, *S"),
     (_LAST, "N, *S", "L[1], *S"),
     (_FROM, "N, *S", "Open, *S"),
     (_TO, "N, *S", "Open, *S"),

@@ -247,11 +247,16 @@ def missing_module_attribute(module: str, name: str) -> NoReturn:
 TORCH_KEYWORDS: dict[str, str] = {"dim": "axis", "keepdim": "keepdims"}
 
 
-def refuse_torch_keywords(op: str, keywords: dict[str, Any]) -> NoReturn:
+def refuse_torch_keywords(op: str, keywords: dict[str, Any], required: str = "axis") -> NoReturn:
     """The error of ``op`` called with keywords it does not take (an op with an ``axis``
     gathers them in ``**torch_keywords``, the one cost being that dict): ``KeywordError``
     naming shapegrad's spelling of PyTorch's ``dim=`` and ``keepdim=``, else Python's own
-    ``TypeError``."""
+    ``TypeError``. With no keywords, the ``TypeError`` of a missing ``required`` argument: an
+    op whose axis has no default takes ``None`` for it in its implementation, so that
+    ``cumsum(x, dim=1)`` reaches this refusal instead of Python's missing-argument error
+    (its overloads keep the axis required, ``**torch_keywords: Never``)."""
+    if not keywords:
+        raise TypeError(f"{op}() missing 1 required argument: {required!r}")
     for name, value in keywords.items():
         ours = TORCH_KEYWORDS.get(name)
         if ours is not None:

@@ -306,7 +306,7 @@ def _open_axes() -> list[tuple[str, str, str]]:
     copies); a binary function form after every other pattern too, as a protocol for an
     untraced first operand and the plain patterns without copies (``_function_binary``:
     every overload a function form has costs each nested call some time, matched or not); a
-    comparison's function form does not (``sg.less(open, typed)``: use the operator)."""
+    comparison's function form after every other pattern too (``compare``)."""
     names = ("C", "K", "A", "N")  # the last four axes' dims, outermost first
     known = _patterns(OPEN_DIM)
     rows: list[tuple[str, str, str]] = []
@@ -318,6 +318,13 @@ def _open_axes() -> list[tuple[str, str, str]]:
             for pair in ((f"*S, {opened}", dims), (dims, f"*S, {opened}")):
                 if (*pair, dims) not in known:
                     rows.append((*pair, dims))
+    # ``Open`` on both sides at different axes of the last two, each axis typed on one side
+    # (``(B, Open, L[32]) + (B, L[16], Open)``): the result takes each axis's typed dim. Only
+    # the last two axes: every mix over the last three or four would be 48 patterns more in
+    # every binary op and comparison, each costing every call that reaches them (README,
+    # "Open dims on both sides").
+    rows.append(("*S, Open, N", "*S, A, Open", "*S, A, N"))
+    rows.append(("*S, A, Open", "*S, Open, N", "*S, A, N"))
     return rows
 
 
@@ -360,8 +367,10 @@ def compare(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
         yield a, [f"{other}: {b}"], tensor("NoTape", result)
     if form == "function":
         yield "float", [f"{other}: Tensor[Any, *S]"], "Tensor[NoTape, *S]"
-    opened = OPEN_AXES if form == "method" else []  # (the operators only: see ``_open_axes``)
-    for left, right, result in [*_outer(), *_patterns(OPEN_DIM), *opened]:
+    # ``Open`` against a typed dim at any of the last four axes, operators and function forms
+    # alike (``sg.less(conv_out, typed)``): a comparison's operands are ``Any``-taped, so no
+    # untraced-first copies or protocol are needed, and comparisons are rarely nested.
+    for left, right, result in [*_outer(), *_patterns(OPEN_DIM), *OPEN_AXES]:
         yield tensor("Any", left), [f"{other}: {tensor('Any', right)}"], _typed(tensor("NoTape", result), result)
     # Last, an open rank on either side (``Tensor[T, *tuple[Open, ...]]``, no pattern above
     # splits it for mypy, Pyrefly or ty) gives an open-rank mask; without these, ``==`` and
@@ -730,7 +739,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "matmul": ("other: Any", "{f}(self, other)"),
     "reduce": ("axis: Any = None, keepdims: bool = False", "{f}(self, axis, keepdims{extra})"),
     "squeeze": ("axis: Any = None, *, any_axis: int | None = None", "{f}(self, axis, any_axis=any_axis)"),
-    "expand_dims": ("axis: int", "{f}(self, axis)"),
+    "expand_dims": ("axis: Any = None", "{f}(self, axis)"),  # None: see ops.shape.expand_dims
     "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
     "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
     "reshape": ("*shape: Any", "{f}(self, shape)"),  # reshape((2, 3)) is unwrapped by the function
@@ -827,8 +836,7 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
         return _OPEN_RANK_OVERLAP
     # A binary function form puts each untraced-first copy before its typed pattern
     # (``_function_binary``): pyright flags neither there, except the open last axis's copy
-    # (before the typed one and the open rank) and the same-shape copy (last, after the
-    # union overload of the same shape).
+    # (before the typed one and the open rank).
     copies_first = form == "function" and op.kind == "binary"
     untraced = first.startswith(f"Tensor[{UNTRACED_FIRST}")
     if op.kind in ("binary", "compare") and rest:
@@ -843,7 +851,9 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
         if pair in _LAST_TWO:
             return _LAST_TWO_OVERLAP
         if copies_first:
-            return _UNTRACED_OVERLAP if untraced and pair == ("*S", "*S") else ""
+            # (the same-shape copy, last, is not flagged either since the mixed open patterns
+            # of ``_open_axes`` sit between it and the union overload of the same shape)
+            return ""
     operand = rest[0].partition(": ")[2] if op.kind == "where" else first  # where: the mask comes first
     if op.kind == "where" and index == 0:
         return ""  # where's untraced-first overload is its first (see ``where``): nothing before it

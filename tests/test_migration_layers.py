@@ -161,6 +161,16 @@ UPSAMPLES: list[tuple[str, dict[str, Any], tuple[int, ...]]] = [
     ("bilinear_3_corners", {"scale_factor": 3, "mode": "bilinear", "align_corners": True}, (1, 2, 3, 4)),
     ("bilinear_size", {"size": (7, 9), "mode": "bilinear"}, (1, 2, 4, 5)),
     ("bilinear_size_corners", {"size": (7, 3), "mode": "bilinear", "align_corners": True}, (1, 2, 4, 5)),
+    # fractional factors (refused before): floor(in · factor) pixels, sources from 1/factor
+    ("nearest_1.5", {"scale_factor": 1.5}, (2, 3, 5, 7)),
+    ("nearest_3.1_whole_size", {"scale_factor": 3.1}, (1, 2, 5, 4)),  # 15 rows from 5, not blocks of 3
+    ("nearest_exact_pair", {"scale_factor": (1.7, 0.8), "mode": "nearest-exact"}, (1, 2, 9, 6)),
+    ("nearest_recompute", {"scale_factor": 1.3, "recompute_scale_factor": True}, (1, 2, 13, 7)),
+    ("nearest_down", {"scale_factor": 0.75}, (1, 2, 8, 9)),
+    ("bilinear_1.5", {"scale_factor": 1.5, "mode": "bilinear"}, (2, 3, 5, 7)),
+    ("bilinear_1.3_same_height", {"scale_factor": 1.3, "mode": "bilinear"}, (1, 2, 3, 5)),  # 3 -> 3 copies
+    ("bilinear_corners_2.5", {"scale_factor": 2.5, "mode": "bilinear", "align_corners": True}, (1, 2, 3, 4)),
+    ("bilinear_recompute", {"scale_factor": 1.999, "mode": "bilinear", "recompute_scale_factor": True}, (1, 1, 13, 9)),
 ]
 
 
@@ -172,14 +182,21 @@ def test_upsample_is_torch_s(kwargs: dict[str, Any], shape: tuple[int, ...], num
 def test_upsample_keeps_float32_and_refusals(numpy_backend: str) -> None:
     x = np.random.default_rng(0).standard_normal((1, 2, 3, 3)).astype(np.float32)
     for mode in ("nearest", "bilinear"):
-        out = nn.Upsample(scale_factor=2, mode=mode)(sg.tensor(x))
-        assert out.dtype == "float32"
-        expected = tnn.Upsample(scale_factor=2, mode=mode)(torch.tensor(x)).numpy()
-        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-6)
+        for factor in (2, 1.5):
+            out = nn.Upsample(scale_factor=factor, mode=mode)(sg.tensor(x))
+            assert out.dtype == "float32"
+            expected = tnn.Upsample(scale_factor=factor, mode=mode)(torch.tensor(x)).numpy()
+            np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-6)
     with pytest.raises(sg.HyperparameterError, match=r"found mode='bicubic'"):
         nn.Upsample(scale_factor=2, mode="bicubic")
-    with pytest.raises(sg.HyperparameterError, match=r"whole number >= 1 .* found 1.5"):
-        nn.Upsample(scale_factor=1.5)
+    refused: tuple[Any, ...] = (0, -1.5, float("inf"), True, "2", (2, 2, 2))
+    for factor in refused:
+        with pytest.raises(sg.HyperparameterError, match=r"scale_factor to be a positive number or a pair"):
+            nn.Upsample(scale_factor=factor)
+    assert nn.Upsample(scale_factor=1.5).scale_factor == (1.5, 1.5)
+    assert nn.Upsample(scale_factor=(2.0, 1.5)).scale_factor == (2, 1.5)
+    with pytest.raises(sg.ShapeError, match=r"scale_factor=\(0.5, 0.5\) leaves no pixel"):
+        nn.Upsample(scale_factor=0.5)(sg.ones(1, 1, 1, 4))
     with pytest.raises(sg.HyperparameterError, match="exactly one of size and scale_factor"):
         nn.Upsample()
     with pytest.raises(sg.HyperparameterError, match="align_corners=None with mode='nearest'"):

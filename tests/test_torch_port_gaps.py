@@ -255,8 +255,10 @@ def test_layer_norm_function_one_parameter_by_finite_differences_and_refusals(nu
 
 # --------------------------------------------------------------------------- dim=
 def _axis_ops() -> list[str]:
-    """Every op of the table whose function form takes ``axis`` with a default (a required
-    ``axis`` is Python's "missing 1 required positional argument: 'axis'" first)."""
+    """Every op of the table whose function form takes ``axis`` with a default, at run time:
+    those whose axis is required (``cumsum``, ``flip``, ``roll``, ``narrow``, ``unflatten``,
+    ``expand_dims``, ...) take None there, so that ``dim=`` reaches the refusal instead of
+    Python's "missing 1 required positional argument: 'axis'"."""
     import inspect
 
     from shapegrad._opspec import OPS
@@ -276,6 +278,7 @@ def _call(name: str, method: bool, **keywords: Any) -> Any:
     x = sg.tensor(np.arange(1.0, 7.0).reshape(2, 3))
     args: dict[str, tuple[Any, ...]] = {"concat": ([x, x],), "stack": ([x, x],), "split": (x, 1), "chunk": (x, 2)}
     args |= {"topk": (x, 1), "take_along_axis": (x, sg.tensor(np.zeros((2, 1), dtype=np.int64)))}
+    args |= {"roll": (x, 1)}
     if name in ("squeeze", "expand_dims"):
         x = sg.ones(2, 1, 3)
     first, *rest = args.get(name, (x,))
@@ -302,6 +305,27 @@ def test_torch_dim_keyword_names_axis(name: str, method: bool, numpy_backend: st
     with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'dims'") as caught:
         _call(name, method, dims=0)
     assert not isinstance(caught.value, sg.KeywordError)
+
+
+def test_ops_whose_axis_is_required_name_axis_and_still_require_it(numpy_backend: str) -> None:
+    """``cumsum``, ``cumprod``, ``flip``, ``roll``, ``narrow``, ``unflatten`` and
+    ``expand_dims`` have no default axis (as PyTorch's ``dim``): ``dim=`` was Python's bare
+    "missing 1 required positional argument: 'axis'"; now a ``KeywordError`` naming ``axis=``
+    (``test_torch_dim_keyword_names_axis``), and a call without an axis is still a
+    ``TypeError`` naming the missing argument."""
+    required = {"cumsum", "cumprod", "flip", "roll", "narrow", "unflatten", "expand_dims"}
+    assert required <= set(_axis_ops())
+    x = sg.ones(2, 3)
+    with pytest.raises(sg.KeywordError, match=r"narrow\(\) .* dim= as axis= \(write axis=1\)"):
+        x.narrow(dim=1, start=0, length=2)
+    for call in (lambda: sg.cumsum(x), lambda: x.flip(), lambda: sg.roll(x, 1), lambda: x.expand_dims()):
+        with pytest.raises(TypeError, match=r"missing 1 required argument: 'axis'") as caught:
+            call()
+        assert not isinstance(caught.value, sg.KeywordError)
+    with pytest.raises(TypeError, match=r"narrow\(\) missing 1 required argument: 'length'"):
+        sg.narrow(x, 1, 0)
+    assert sg.cumsum(x, 1).shape == x.flip(0).shape == sg.roll(x, 1, axis=1).shape == (2, 3)
+    assert sg.narrow(x, 1, 0, 2).shape == (2, 2) and x.unflatten(1, (3, 1)).shape == (2, 3, 1)
 
 
 def test_torch_keepdim_keyword_names_keepdims(numpy_backend: str) -> None:

@@ -706,6 +706,50 @@ def _pooled(layer: str, x: AnyTensor, run: Callable[[AnyTensor], Any], pair: boo
     return _unbatched(layer, x, _IMAGE, run)
 
 
+# As MaxPool2d's: a literal 2 (no padding, dilation or ceil_mode) halves the height and width
+# (Half[H], rounded down), the rest is Open.
+@overload
+def max_pool2d(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, the Open ones next
+    x: Tensor[T, B, Ch, H, W],
+    kernel_size: Literal[2],
+    stride: Literal[2] | None = None,
+    padding: Literal[0] = 0,
+    dilation: Literal[1] = 1,
+    ceil_mode: Literal[False] = False,
+    return_indices: Literal[False] = False,
+) -> Tensor[T, B, Ch, Half[H], Half[W]]: ...
+@overload
+def max_pool2d(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, the Open ones next
+    x: Tensor[T, Ch, H, W],
+    kernel_size: Literal[2],
+    stride: Literal[2] | None = None,
+    padding: Literal[0] = 0,
+    dilation: Literal[1] = 1,
+    ceil_mode: Literal[False] = False,
+    return_indices: Literal[False] = False,
+) -> Tensor[T, Ch, Half[H], Half[W]]: ...
+@overload
+def max_pool2d(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, the Open ones next
+    x: Tensor[T, B, Ch, H, W],
+    kernel_size: Literal[2],
+    stride: Literal[2] | None = None,
+    padding: Literal[0] = 0,
+    dilation: Literal[1] = 1,
+    ceil_mode: Literal[False] = False,
+    *,
+    return_indices: Literal[True],
+) -> tuple[Tensor[T, B, Ch, Half[H], Half[W]], Tensor[NoTape, B, Ch, Half[H], Half[W]]]: ...
+@overload
+def max_pool2d(  # pyright: ignore[reportOverlappingOverload] -- the halved sizes first, the Open ones next
+    x: Tensor[T, Ch, H, W],
+    kernel_size: Literal[2],
+    stride: Literal[2] | None = None,
+    padding: Literal[0] = 0,
+    dilation: Literal[1] = 1,
+    ceil_mode: Literal[False] = False,
+    *,
+    return_indices: Literal[True],
+) -> tuple[Tensor[T, Ch, Half[H], Half[W]], Tensor[NoTape, Ch, Half[H], Half[W]]]: ...
 @overload
 def max_pool2d(
     x: Tensor[T, B, Ch, H, W],

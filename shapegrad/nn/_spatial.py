@@ -3,6 +3,7 @@ broadcasts, matmuls and ``pad`` (no gradient rule of their own)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Generic, Literal, cast, overload
 
 import numpy as np
@@ -32,33 +33,43 @@ _MODES = ("nearest", "nearest-exact", "bilinear")
 _NEAREST = ("nearest", "nearest-exact")
 
 
-def _scale_pair(value: object) -> tuple[int, int]:
-    """``scale_factor`` as two positive ints; an integral float (``2.0``) is taken, any other
-    number refused (``HyperparameterError``): shapegrad up-samples by whole factors."""
+def _scale_pair(value: object) -> tuple[float, float]:
+    """``scale_factor`` as two positive numbers: a whole one (``2``, ``2.0``) as an int, any
+    other as a float (``1.5``, as PyTorch takes it); anything else is refused
+    (``HyperparameterError``)."""
     values: list[Any] = list(value) if isinstance(value, (tuple, list)) else [value, value]  # pyright: ignore[reportUnknownArgumentType] -- any sequence, checked below
-    pair = [int(v) for v in values if _whole(v)]
-    if len(values) == 2 and len(pair) == 2:
-        return pair[0], pair[1]
+    pair = [_positive(v) for v in values]
+    if len(values) == 2 and None not in pair:
+        return cast(float, pair[0]), cast(float, pair[1])
     raise HyperparameterError(
-        f"Upsample expects scale_factor to be a whole number >= 1 or a pair of them (height, width), found "
-        f"{value!r}; shapegrad up-samples by integer factors (give size= for bilinear to other sizes)"
+        f"Upsample expects scale_factor to be a positive number or a pair of them (height, width), found {value!r}"
     )
 
 
-def _whole(value: object) -> bool:
-    """Whether ``value`` is a number (not a bool) that is a whole number >= 1."""
+def _positive(value: object) -> float | None:
+    """``value`` as a scale factor: an int when it is a whole number, else a float; None
+    when it is no number (a bool is none) or not positive and finite."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return False
+        return None
     number = float(cast(float, value))
-    return number.is_integer() and number >= 1
+    if not (math.isfinite(number) and number > 0):
+        return None
+    return int(number) if number.is_integer() else number
 
 
-def _nearest_sources(n_in: int, n_out: int, exact: bool) -> np.ndarray[Any, Any]:
+def _nearest_sources(n_in: int, n_out: int, exact: bool, factor: float | None = None) -> np.ndarray[Any, Any]:
     """The input pixel each of ``n_out`` pixels copies along one axis, as PyTorch computes it:
-    ``floor(o · n_in/n_out)`` for ``"nearest"``, ``floor((o + 0.5) · n_in/n_out)`` for
+    ``floor(o · scale)`` for ``"nearest"``, ``floor((o + 0.5) · scale)`` for
     ``"nearest-exact"``, at most ``n_in - 1``, in float32 arithmetic as PyTorch's (in
-    float64, 11 of the sizes up to 39 → 59 would pick another pixel somewhere)."""
-    scale = np.float32(n_in) / np.float32(n_out)
+    float64, 11 of the sizes up to 39 → 59 would pick another pixel somewhere). ``scale`` is
+    ``1/factor`` for a scale factor (PyTorch's ``compute_scales_value``: the reciprocal in
+    float64, then float32), else ``n_in/n_out``; ``"nearest"`` copies through where the sizes
+    are equal or double (its ``nearest_idx``)."""
+    if not exact and n_out == n_in:
+        return np.arange(n_out, dtype=np.int64)
+    if not exact and n_out == 2 * n_in:
+        return np.arange(n_out, dtype=np.int64) >> 1
+    scale = np.float32(1.0 / factor) if factor is not None else np.float32(n_in) / np.float32(n_out)
     out = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0.0))
     return np.minimum(np.floor(out * scale).astype(np.int64), n_in - 1)
 
@@ -67,7 +78,11 @@ def _interpolation_matrix(n_in: int, n_out: int, scale: float | None, align_corn
     """The ``(n_out, n_in)`` matrix of linear interpolation weights along one axis, as PyTorch
     computes its source positions: ``align_corners=False``: ``(o + 0.5)·scale - 0.5`` clamped
     at 0, with ``scale = 1/scale_factor`` (or ``n_in/n_out`` for a size); ``True``:
-    ``o·(n_in - 1)/(n_out - 1)``."""
+    ``o·(n_in - 1)/(n_out - 1)``. Equal sizes copy (PyTorch's
+    ``compute_source_index_and_lambda``), whatever the scale: ``floor(3 · 1.3)`` is 3 pixels
+    from 3, not interpolated by ``1/1.3``."""
+    if n_in == n_out:
+        return np.eye(n_in)
     out = np.arange(n_out, dtype=np.float64)
     if align_corners:
         source = out * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
@@ -85,8 +100,8 @@ def _interpolation_matrix(n_in: int, n_out: int, scale: float | None, align_corn
 
 
 class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
-    """Up-sampling of ``(B, C, H, W)`` images, as PyTorch's ``nn.Upsample``: by a whole
-    ``scale_factor`` (an int or a (height, width) pair) or to a ``size``.
+    """Up-sampling of ``(B, C, H, W)`` images, as PyTorch's ``nn.Upsample``: by a
+    ``scale_factor`` (a number or a (height, width) pair) or to a ``size``.
 
     ``mode="nearest"`` (the default) repeats each pixel ``scale_factor`` times along each axis
     (a reshape and a broadcast), and so for a ``size`` that is a whole multiple of the input.
@@ -95,11 +110,13 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     ``floor((o + 0.5) · in/out)``, PyTorch's too (by whole factors the two agree). The
     gradient adds each output pixel's into the pixel it copies. ``mode="bilinear"``
     interpolates as PyTorch's (``align_corners=False`` by default, or ``True``), by one
-    interpolation matrix per axis (two matmuls), to any ``size``. Other modes
-    (``"bicubic"``, ...), a fractional ``scale_factor``, and ``align_corners`` with a nearest
-    mode are refused when built (``HyperparameterError``);
-    an input that is not ``(B, C, H, W)`` raises ``ShapeError``. ``recompute_scale_factor``
-    is taken, as PyTorch's signature has it; with whole factors it changes nothing.
+    interpolation matrix per axis (two matmuls), to any ``size``. A fractional
+    ``scale_factor`` (``1.5``) gives ``floor(in · scale_factor)`` pixels, each from the source
+    PyTorch computes with ``1/scale_factor`` (or ``in/out`` with
+    ``recompute_scale_factor=True``), in every mode. Other modes (``"bicubic"``, ...) and
+    ``align_corners`` with a nearest mode are refused when built (``HyperparameterError``);
+    an input that is not ``(B, C, H, W)``, or one that a factor below 1 leaves no pixel,
+    raises ``ShapeError``.
 
     ``Upsample(scale_factor=2)`` (a literal 2) is an ``Upsample[Doubles]``: its call types
     the height and width as ``Twice[H]``, ``Twice[W]``, as ``ConvTranspose2d[I, O, Doubles]``
@@ -108,11 +125,12 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
     Args:
         size: the output's height and width (an int for both, or a pair), instead of
             ``scale_factor``.
-        scale_factor: a whole number (``2`` or ``2.0``) or a (height, width) pair of them.
+        scale_factor: a positive number (``2``, ``2.0``, ``1.5``) or a (height, width) pair.
         mode: ``"nearest"``, ``"nearest-exact"`` or ``"bilinear"``.
         align_corners: bilinear only: ``False`` (``None``, the default) maps pixel centres,
             ``True`` the corner pixels, as PyTorch.
-        recompute_scale_factor: taken for PyTorch's signature; no effect with whole factors.
+        recompute_scale_factor: ``True``: a fractional factor's source pixels from the sizes
+            (``in/out``) instead of ``1/scale_factor``, as PyTorch; no effect with whole factors.
 
     Examples:
         >>> import shapegrad as sg
@@ -171,7 +189,8 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
         self.align_corners = bool(align_corners)
         self.recompute_scale_factor = recompute_scale_factor
         self.size: tuple[int, int] | None = None
-        self.scale_factor: tuple[int, int] | None = None
+        # (ints for whole factors, floats for fractional ones)
+        self.scale_factor: tuple[float, float] | None = None
         if size is not None:
             sizes = size if isinstance(size, (tuple, list)) else (size, size)
             self.size = (integer("Upsample", "size", sizes[0]), integer("Upsample", "size", sizes[1]))
@@ -204,25 +223,41 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
                 f"scale_factor={self.scale_factor!r} here",
             )
 
+    def _out_sizes(self, h: int, w: int) -> tuple[tuple[int, int], tuple[float | None, float | None]]:
+        """The output's height and width, and the scale factors PyTorch computes the source
+        pixels with (None: from the sizes): ``floor(in · scale_factor)`` in float64 for a
+        scale factor, as PyTorch's ``interpolate``."""
+        if self.size is not None:
+            return self.size, (None, None)
+        assert self.scale_factor is not None, "built with a size or a scale factor"
+        sh, sw = self.scale_factor
+        out_h, out_w = math.floor(h * sh), math.floor(w * sw)
+        if min(out_h, out_w) < 1:
+            raise ShapeError(
+                f"Upsample: scale_factor={self.scale_factor} leaves no pixel of an input of height {h} and width {w}"
+            )
+        factors = (None, None) if self.recompute_scale_factor else (sh, sw)
+        return (out_h, out_w), factors
+
     def _nearest(self, x: AnyTensor) -> Any:
-        """``"nearest"`` and ``"nearest-exact"``: by a whole factor (a scale factor, or a size
-        that is a multiple of the input) each pixel a block, which both modes agree on;
+        """``"nearest"`` and ``"nearest-exact"``: by a whole factor (a whole scale factor, or a
+        size that is a multiple of the input) each pixel a block, which both modes agree on;
         else each output pixel a copy of its source pixel (``_nearest_sources``)."""
         b, c, h, w = x.shape
-        if self.scale_factor is not None:
-            sh, sw = self.scale_factor
-        else:
-            assert self.size is not None, "built with a size or a scale factor"
-            if self.size[0] % h or self.size[1] % w:
-                exact = self.mode == "nearest-exact"
-                backend = x._backend
-                rows, cols = (
-                    wrap(backend.asarray(_nearest_sources(n, m, exact).reshape(shape), "int64"), backend)
-                    for n, m, shape in ((h, self.size[0], (-1, 1)), (w, self.size[1], (1, -1)))
-                )
-                # one gather; its gradient adds each output pixel's into its source (a scatter-add)
-                return x[:, :, rows, cols]
-            sh, sw = self.size[0] // h, self.size[1] // w
+        (out_h, out_w), factors = self._out_sizes(h, w)
+        # blocks where each axis is a whole multiple of the input, by that factor (3.1 from 5
+        # pixels is 15, each from floor(o / 3.1), not blocks of 3)
+        whole = all(m % n == 0 and f in (None, m // n) for n, m, f in ((h, out_h, factors[0]), (w, out_w, factors[1])))
+        if not whole:
+            exact = self.mode == "nearest-exact"
+            backend = x._backend
+            rows, cols = (
+                wrap(backend.asarray(_nearest_sources(n, m, exact, f).reshape(shape), "int64"), backend)
+                for n, m, f, shape in ((h, out_h, factors[0], (-1, 1)), (w, out_w, factors[1], (1, -1)))
+            )
+            # one gather; its gradient adds each output pixel's into its source (a scatter-add)
+            return x[:, :, rows, cols]
+        sh, sw = out_h // h, out_w // w
         # each pixel a (sh, sw) block: a broadcast along two new axes, then merged, so
         # the gradient sums each block (the engine sums a broadcast axis)
         blocks = broadcast_to(x.reshape(b, c, h, 1, w, 1), (b, c, h, sh, w, sw))
@@ -238,12 +273,8 @@ class Upsample(Layer[Chan[Any], Chan[Any]], Generic[R], checked=False):
         if self.mode in _NEAREST:
             return self._nearest(x)
         h, w = x.shape[2], x.shape[3]
-        if self.size is not None:
-            (out_h, out_w), scales = self.size, (None, None)
-        else:
-            assert self.scale_factor is not None, "built with a size or a scale factor"
-            sh, sw = self.scale_factor
-            (out_h, out_w), scales = (h * sh, w * sw), (1.0 / sh, 1.0 / sw)
+        (out_h, out_w), factors = self._out_sizes(h, w)
+        scales = tuple(None if f is None else 1.0 / f for f in factors)
         rows = self._matrix(x, h, out_h, scales[0])  # (out_h, h)
         cols = self._matrix(x, w, out_w, scales[1]).swapaxes(0, 1)  # (w, out_w)
         return rows @ x @ cols

@@ -337,8 +337,19 @@ def cumsum_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
     return (_reverse_cumsum(xp, g, axis),)
 
 
-def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+# An axis with no default (PyTorch's ``dim``, required there too): the first overload is the
+# op, the second the same with PyTorch's keywords gathered and typed ``Never`` (so pyright
+# reports ``dim=``, as for the ops whose axis has a default); the implementation takes None for
+# the axis so that ``dim=`` reaches ``refuse_torch_keywords`` (a KeywordError naming ``axis=``)
+# instead of Python's missing-argument error.
+@overload
+def cumsum(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+@overload
+def cumsum(x: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+def cumsum(x: Tensor[T, *S], axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
     """Running sums along ``axis``. d/dx_i = Σ_{j>=i} g_j. PyTorch: ``torch.cumsum``."""
+    if torch_keywords or axis is None:
+        refuse_torch_keywords("cumsum", torch_keywords)
     a = checked_axis(x, axis, "cumsum")
     if x.ndim == 0:  # NumPy's cumulative sum of a rank-0 array has shape (1,); PyTorch's is rank 0
         return _as_vector(cumsum, x, a)
@@ -516,9 +527,15 @@ def cumprod_backward(xp: Any, g: Any, x: Any, out: Any, axis: int) -> tuple[Any,
     return (xp.where(before, simple, xp.where(first_zero, at_zero, xp.zeros_like(x))),)
 
 
-def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+@overload
+def cumprod(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+@overload
+def cumprod(x: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+def cumprod(x: Tensor[T, *S], axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
     """Running products along ``axis``, with exact gradients where values are 0.
-    PyTorch: ``torch.cumprod``."""
+    PyTorch: ``torch.cumprod`` (the axis required, as cumsum's)."""
+    if torch_keywords or axis is None:
+        refuse_torch_keywords("cumprod", torch_keywords)
     a = checked_axis(x, axis, "cumprod")
     if x.ndim == 0:
         return _as_vector(cumprod, x, a)

@@ -181,8 +181,10 @@ def swap_last(x: Tensor[T, *S, N, Any]) -> Any:
     return swapaxes(x, -1, -2)
 
 
-def expand_dims(x: Any, axis: int) -> Any:
+def expand_dims(x: Any, axis: int | None = None) -> Any:
     """A new size-1 axis at ``axis``. PyTorch: ``torch.unsqueeze``."""
+    if axis is None:  # (None: no axis given, so that PyTorch's dim= reaches the function form's refusal)
+        refuse_torch_keywords("expand_dims", {})
     axis = integer("expand_dims", "axis", axis)
     shape = list(x.shape)
     position = axis if axis >= 0 else len(shape) + 1 + axis
@@ -337,9 +339,20 @@ def flip_backward(xp: Any, g: Any, axis: int) -> tuple[Any, ...]:
     return (xp.flip(g, axis=axis),)
 
 
-def flip(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]:
+# An axis with no default (PyTorch's ``dim``, required there too): the first overload is the
+# op, the second the same with PyTorch's keywords gathered and typed ``Never`` (so pyright
+# reports ``dim=``, as for the ops whose axis has a default); the implementation takes None for
+# the axis so that ``dim=`` reaches ``refuse_torch_keywords`` (a KeywordError naming ``axis=``)
+# instead of Python's missing-argument error.
+@overload
+def flip(x: Tensor[T, *S], axis: int) -> Tensor[T, *S]: ...
+@overload
+def flip(x: Tensor[T, *S], axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+def flip(x: Tensor[T, *S], axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
     """The values in reverse order along ``axis``. d/dx: the gradient flipped back.
     PyTorch: ``torch.flip(x, (axis,))``."""
+    if torch_keywords or axis is None:
+        refuse_torch_keywords("flip", torch_keywords)
     a = checked_axis(x, axis, "flip")
     return record(x._backend.xp.flip(x._data, axis=a), flip_backward, (x,), (a,), x._backend)
 
@@ -348,9 +361,15 @@ def roll_backward(xp: Any, g: Any, shift: int, axis: int) -> tuple[Any, ...]:
     return (xp.roll(g, -shift, axis=axis),)
 
 
-def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
+@overload
+def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]: ...
+@overload
+def roll(x: Tensor[T, *S], shift: int, axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
+def roll(x: Tensor[T, *S], shift: int, axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
     """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back.
-    PyTorch: ``torch.roll``."""
+    PyTorch: ``torch.roll`` (with ``axis`` required: PyTorch's default flattens)."""
+    if torch_keywords or axis is None:
+        refuse_torch_keywords("roll", torch_keywords)
     a = checked_axis(x, axis, "roll")
     shift = integer("roll", "shift", shift)
     return record(x._backend.xp.roll(x._data, shift, axis=a), roll_backward, (x,), (shift, a), x._backend)
@@ -359,8 +378,23 @@ def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]:
 # --------------------------------------------------------------------------- pieces (composite)
 
 
-def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]:
+@overload
+def narrow(x: Tensor[T, *S], axis: int, start: int, length: int) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def narrow(
+    x: Tensor[T, *S], axis: int, start: int, length: int, **torch_keywords: Never
+) -> Tensor[T, *tuple[Open, ...]]: ...
+def narrow(
+    x: Tensor[T, *S],
+    axis: int | None = None,
+    start: int | None = None,
+    length: int | None = None,
+    **torch_keywords: Never,
+) -> Tensor[T, *tuple[Open, ...]]:
     """``length`` values from ``start`` along ``axis``. PyTorch: ``torch.narrow``."""
+    if torch_keywords or axis is None or start is None or length is None:
+        missing = "axis" if axis is None else "start" if start is None else "length"
+        refuse_torch_keywords("narrow", torch_keywords, missing)
     a = checked_axis(x, axis, "narrow")
     start, length = integer("narrow", "start", start), integer("narrow", "length", length)
     if start < 0 or length < 0 or start + length > x.shape[a]:
@@ -435,8 +469,18 @@ def chunk(x: Any, chunks: int, axis: int = 0, **torch_keywords: Never) -> Any:
     return split(x, max(1, -(-n // chunks)), axis)
 
 
-def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]:
+@overload
+def unflatten(x: Tensor[T, *S], axis: int, sizes: tuple[int, ...]) -> Tensor[T, *tuple[Open, ...]]: ...
+@overload
+def unflatten(
+    x: Tensor[T, *S], axis: int, sizes: tuple[int, ...], **torch_keywords: Never
+) -> Tensor[T, *tuple[Open, ...]]: ...
+def unflatten(
+    x: Tensor[T, *S], axis: int | None = None, sizes: tuple[int, ...] | None = None, **torch_keywords: Never
+) -> Tensor[T, *tuple[Open, ...]]:
     """Axis ``axis`` split into ``sizes`` (one may be -1). PyTorch: ``torch.unflatten``."""
+    if torch_keywords or axis is None or sizes is None:
+        refuse_torch_keywords("unflatten", torch_keywords, "axis" if axis is None else "sizes")
     a = checked_axis(x, axis, "unflatten")
     shape = x.shape
     return reshape(x, (*shape[:a], *integers("unflatten", "size", sizes), *shape[a + 1 :]))

@@ -26,9 +26,9 @@ def main() -> None:
     assert_type(pair, tuple[Tensor[NoTape, L[2], L[3], Open, Open], Tensor[NoTape, L[2], L[3], Open, Open]])
     assert_type(nn.MaxPool2d(3, dilation=2)(image), Tensor[NoTape, L[3], Open, Open])
     assert_type(nn.MaxPool2d(2)(images), Tensor[NoTape, L[2], L[3], Half[L[9]], Half[L[9]]])
-    values, indices = nn.max_pool2d(image, 2, return_indices=True)
-    assert_type(values, Tensor[NoTape, L[3], Open, Open])
-    assert_type(indices, Tensor[NoTape, L[3], Open, Open])
+    values, indices = nn.max_pool2d(image, 2, return_indices=True)  # as MaxPool2d(2, ...): halved
+    assert_type(values, Tensor[NoTape, L[3], Half[L[9]], Half[L[9]]])
+    assert_type(indices, Tensor[NoTape, L[3], Half[L[9]], Half[L[9]]])
     assert_type(nn.max_pool2d(images, 3, 1, 1, 2), Tensor[NoTape, L[2], L[3], Open, Open])
     assert_type(nn.max_unpool2d(values, indices, 2, output_size=(9, 9)), Tensor[NoTape, L[3], Open, Open])
 

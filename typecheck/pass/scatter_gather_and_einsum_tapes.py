@@ -1,6 +1,7 @@
 """A GNN's gather and scatter-add, and einsum, keep the tape of their traced operand (attack 15,
 F3 and F7): ``backward()`` of a loss through them is accepted (it was reported as untraced), and
-``h[src]`` with a vector of indices is typed as ``h.gather(src)``, which a typed layer takes."""
+``h[src]`` with a vector of indices is ``(Open, 16)``, which a typed layer takes (``h.gather(src)``
+keeps ``Edges``; ``typecheck/pass/boolean_mask_index.py`` says why)."""
 
 from typing import Literal as L, TypeVar
 
@@ -29,7 +30,7 @@ def message_pass(
     h: Tensor[T, Nodes, L[16]], src: Tensor[NoTape, Edges], dst: Tensor[NoTape, Edges]
 ) -> Tensor[T, Nodes, L[16]]:
     n, d = h.shape
-    messages = lin(h[src])  # (Edges, 16), as lin(h.gather(src))
+    messages = lin(h[src])  # (Open, 16); lin(h.gather(src)) is (Edges, 16)
     gathered: Tensor[T, Edges, L[16]] = h[src] + h.gather(src)
     print(gathered)
     return sg.zeros(n, d).at[dst].add(messages) + h.at[dst].set(0.0)
