@@ -47,9 +47,21 @@ def run(x: Tensor[NoTape, Batch, L[16], L[32], L[32]], blocks: list[Block]) -> T
     return out
 
 
+def loop_from_the_input(x: Tensor[NoTape, Batch, L[16], L[32], L[32]], blocks: list[Block]) -> None:
+    """The PyTorch loop as written (``out = x``, then each block): left alone, ``out`` is the
+    union of ``x``'s type and the blocks' result, from which pyright cannot solve the block's
+    TypeVars (attack 15, F5); declared with ``Any`` at the dims the blocks change, it chains."""
+    out: Tensor[NoTape, Batch, Any, Any, Any] = x
+    for block in blocks:
+        out = block(out)
+    pooled = nn.GlobalAvgPool2d()(out)
+    assert_type(pooled, Tensor[NoTape, Batch, Any])
+
+
 def main() -> None:
     x: Tensor[NoTape, Batch, L[16], L[32], L[32]] = sg.randn(Batch(2), 16, 32, 32)
     assert run(x, [Block(16, 8), Block(8, 8)]).shape == (2, 8, 32, 32)
+    loop_from_the_input(x, [Block(16, 8), Block(8, 8)])
 
 
 if __name__ == "__main__":
