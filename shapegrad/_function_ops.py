@@ -340,6 +340,10 @@ def add(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, 
 @overload
 def add(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def add(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def add(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def add(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def add(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -367,6 +371,10 @@ def add(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T,
 def add(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def add(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def add(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def add(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def add(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -498,7 +506,7 @@ def add(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Tensor
 @overload
 def add(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def add(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def add(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def add(a: Any, b: Any) -> Any:
     """``a + b`` with broadcasting. d/da = 1, d/db = 1. PyTorch: ``torch.add``."""
     return _ew.add(a, b)
@@ -547,6 +555,10 @@ def sub(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, 
 @overload
 def sub(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def sub(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def sub(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def sub(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def sub(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -574,6 +586,10 @@ def sub(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T,
 def sub(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def sub(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def sub(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def sub(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def sub(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -705,7 +721,7 @@ def sub(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Tensor
 @overload
 def sub(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def sub(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def sub(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def sub(a: Any, b: Any) -> Any:
     """``a - b`` with broadcasting. d/da = 1, d/db = -1. PyTorch: ``torch.sub``."""
     return _ew.sub(a, b)
@@ -754,6 +770,10 @@ def mul(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, 
 @overload
 def mul(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def mul(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def mul(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def mul(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def mul(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -781,6 +801,10 @@ def mul(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T,
 def mul(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def mul(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def mul(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def mul(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def mul(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -912,7 +936,7 @@ def mul(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Tensor
 @overload
 def mul(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def mul(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def mul(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def mul(a: Any, b: Any) -> Any:
     """``a * b`` with broadcasting. d/da = b, d/db = a. PyTorch: ``torch.mul``."""
     return _ew.mul(a, b)
@@ -961,6 +985,10 @@ def div(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, 
 @overload
 def div(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def div(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def div(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def div(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def div(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -988,6 +1016,10 @@ def div(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tensor[T,
 def div(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def div(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def div(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def div(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def div(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -1119,7 +1151,7 @@ def div(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Tensor
 @overload
 def div(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def div(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def div(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def div(a: Any, b: Any) -> Any:
     """``a / b`` with broadcasting. d/da = 1/b, d/db = -a/b². PyTorch: ``torch.div``."""
     return _ew.div(a, b)
@@ -1168,6 +1200,10 @@ def pow(x: Tensor[NoTape, *S, A, N], exponent: Tensor[T, *S, L[1], L[1]]) -> Ten
 @overload
 def pow(x: Tensor[NoTape, *S, L[1], L[1]], exponent: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def pow(x: Tensor[NoTape, A, K, N, C, *S], exponent: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def pow(x: Tensor[NoTape, A, L[1], L[1], L[1], *S], exponent: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def pow(x: Tensor[T, *S], exponent: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def pow(x: Tensor[T], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -1195,6 +1231,10 @@ def pow(x: Tensor[T, A, L[1], L[1], *S], exponent: Tensor[T, A, K, N, *S]) -> Te
 def pow(x: Tensor[T, *S, A, N], exponent: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def pow(x: Tensor[T, *S, L[1], L[1]], exponent: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def pow(x: Tensor[T, A, K, N, C, *S], exponent: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def pow(x: Tensor[T, A, L[1], L[1], L[1], *S], exponent: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def pow(x: Tensor[NoTape, *S, A, L[1]], exponent: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -1326,7 +1366,7 @@ def pow(x: Tensor[T, *S, Open, K, A, N], exponent: Tensor[T, *S, C, K, A, N]) ->
 @overload
 def pow(x: Tensor[T, *S, C, K, A, N], exponent: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def pow(x: Tensor[NoTape, *S], exponent: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def pow(x: Any, exponent: Any) -> Any:
     """``x ** exponent`` with broadcasting. d/dx = exponent · x^(exponent-1) (0 where the
     exponent is 0), d/dexponent = x^exponent · log x, taken as 0 where x ≤ 0, whose log is not
@@ -1378,6 +1418,10 @@ def floor_divide(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> T
 @overload
 def floor_divide(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def floor_divide(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def floor_divide(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def floor_divide(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def floor_divide(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -1405,6 +1449,10 @@ def floor_divide(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> 
 def floor_divide(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def floor_divide(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def floor_divide(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def floor_divide(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def floor_divide(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -1536,7 +1584,7 @@ def floor_divide(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) 
 @overload
 def floor_divide(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def floor_divide(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def floor_divide(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def floor_divide(a: Any, b: Any) -> Any:
     """``a // b`` with broadcasting: ``floor(a / b)``, on integers and floats. d/da = 0,
     d/db = 0 (a step function; PyTorch's ``torch.div(a, b, rounding_mode="floor")`` gives 0,
@@ -1588,6 +1636,10 @@ def remainder(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tens
 @overload
 def remainder(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def remainder(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def remainder(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def remainder(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def remainder(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -1615,6 +1667,10 @@ def remainder(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Ten
 def remainder(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def remainder(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def remainder(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def remainder(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def remainder(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -1746,7 +1802,7 @@ def remainder(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> 
 @overload
 def remainder(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def remainder(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def remainder(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def remainder(a: Any, b: Any) -> Any:
     """``a % b`` with broadcasting: ``a - b · floor(a / b)``, with the divisor's sign (Python's),
     on integers and floats. d/da = 1, d/db = -floor(a / b). Two booleans, and an integer
@@ -1797,6 +1853,10 @@ def maximum(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor
 @overload
 def maximum(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def maximum(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def maximum(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def maximum(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def maximum(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -1824,6 +1884,10 @@ def maximum(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tenso
 def maximum(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def maximum(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def maximum(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def maximum(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def maximum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -1955,7 +2019,7 @@ def maximum(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Te
 @overload
 def maximum(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def maximum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def maximum(a: Any, b: Any) -> Any:
     """Element-wise larger of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.maximum``."""
     return _ew.maximum(a, b)
@@ -2004,6 +2068,10 @@ def minimum(a: Tensor[NoTape, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor
 @overload
 def minimum(a: Tensor[NoTape, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def minimum(a: Tensor[NoTape, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def minimum(a: Tensor[NoTape, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
 def minimum(a: Tensor[T, *S], b: Tensor[T]) -> Tensor[T, *S]: ...
 @overload
 def minimum(a: Tensor[T], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
@@ -2031,6 +2099,10 @@ def minimum(a: Tensor[T, A, L[1], L[1], *S], b: Tensor[T, A, K, N, *S]) -> Tenso
 def minimum(a: Tensor[T, *S, A, N], b: Tensor[T, *S, L[1], L[1]]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def minimum(a: Tensor[T, *S, L[1], L[1]], b: Tensor[T, *S, A, N]) -> Tensor[T, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def minimum(a: Tensor[T, A, K, N, C, *S], b: Tensor[T, A, L[1], L[1], L[1], *S]) -> Tensor[T, A, K, N, C, *S]: ...
+@overload
+def minimum(a: Tensor[T, A, L[1], L[1], L[1], *S], b: Tensor[T, A, K, N, C, *S]) -> Tensor[T, A, K, N, C, *S]: ...
 @overload
 def minimum(a: Tensor[NoTape, *S, A, L[1]], b: Tensor[T, *S, L[1], N]) -> Tensor[T, *S, A, N]: ...
 @overload
@@ -2162,7 +2234,7 @@ def minimum(a: Tensor[T, *S, Open, K, A, N], b: Tensor[T, *S, C, K, A, N]) -> Te
 @overload
 def minimum(a: Tensor[T, *S, C, K, A, N], b: Tensor[T, *S, Open, K, A, N]) -> Tensor[T, *S, C, K, A, N]: ...
 @overload
-def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- reached when the second operand has a caller's tape variable
+def minimum(a: Tensor[NoTape, *S], b: Tensor[T, *S]) -> Tensor[T, *S]: ...
 def minimum(a: Any, b: Any) -> Any:
     """Element-wise smaller of ``a`` and ``b``; ties split the gradient. PyTorch: ``torch.minimum``."""
     return _ew.minimum(a, b)
@@ -2206,6 +2278,10 @@ def less(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Tens
 def less(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def less(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def less(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def less(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
 @overload
 def less(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
@@ -2290,6 +2366,10 @@ def less_equal(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tens
 @overload
 def less_equal(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def less_equal(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def less_equal(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
 def less_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
 def less_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
@@ -2372,6 +2452,10 @@ def greater(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> T
 def greater(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def greater(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def greater(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def greater(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
 @overload
 def greater(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
@@ -2456,6 +2540,10 @@ def greater_equal(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> T
 @overload
 def greater_equal(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def greater_equal(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def greater_equal(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
 def greater_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
 def greater_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
@@ -2538,6 +2626,10 @@ def equal(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) -> Ten
 def equal(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def equal(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def equal(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def equal(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
 @overload
 def equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
@@ -2622,6 +2714,10 @@ def not_equal(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tenso
 @overload
 def not_equal(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def not_equal(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def not_equal(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
 def not_equal(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
 def not_equal(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
@@ -2704,6 +2800,10 @@ def bitwise_and(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) 
 def bitwise_and(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def bitwise_and(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def bitwise_and(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def bitwise_and(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
 @overload
 def bitwise_and(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
@@ -2789,6 +2889,10 @@ def bitwise_or(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tens
 @overload
 def bitwise_or(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
+def bitwise_or(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def bitwise_or(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
 def bitwise_or(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
 def bitwise_or(a: Tensor[Any, *S, A, L[1]], b: Tensor[Any, *S, L[1], N]) -> Tensor[NoTape, *S, A, N]: ...
@@ -2872,6 +2976,10 @@ def bitwise_xor(a: Tensor[Any, A, L[1], L[1], *S], b: Tensor[Any, A, K, N, *S]) 
 def bitwise_xor(a: Tensor[Any, *S, A, N], b: Tensor[Any, *S, L[1], L[1]]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
 @overload
 def bitwise_xor(a: Tensor[Any, *S, L[1], L[1]], b: Tensor[Any, *S, A, N]) -> Tensor[NoTape, *S, A, N]: ...  # pyright: ignore[reportOverlappingOverload] -- the per-item mask covers it at rank 3 only
+@overload
+def bitwise_xor(a: Tensor[Any, A, K, N, C, *S], b: Tensor[Any, A, L[1], L[1], L[1], *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
+@overload
+def bitwise_xor(a: Tensor[Any, A, L[1], L[1], L[1], *S], b: Tensor[Any, A, K, N, C, *S]) -> Tensor[NoTape, A, K, N, C, *S]: ...
 @overload
 def bitwise_xor(a: float, b: Tensor[Any, *S]) -> Tensor[NoTape, *S]: ...
 @overload
