@@ -137,6 +137,9 @@ BROADCAST: tuple[tuple[str, str, str, str], ...] = (
         "*S, A, N",
     ),
     ("keepdims on the last two axes, left", "*S, L[1], L[1]", "*S, A, N", "*S, A, N"),
+    # a per-sample (B, 1, 1, 1) over (B, C, H, W): a noise schedule's a[:, None, None, None]
+    ("per-item scale over images, right", "A, K, N, C, *S", "A, L[1], L[1], L[1], *S", "A, K, N, C, *S"),
+    ("per-item scale over images, left", "A, L[1], L[1], L[1], *S", "A, K, N, C, *S", "A, K, N, C, *S"),
 )
 
 # Outer products, the way sinusoidal embeddings, causal masks and scalings are built:
@@ -251,6 +254,15 @@ GETITEM: tuple[tuple[str, str, str], ...] = (
     (f"tuple[None, {_ALL}, {_ALL}]", "N, K, *S", "L[1], N, K, *S"),
     (f"tuple[{_ALL}, None, {_ALL}]", "N, K, *S", "N, L[1], K, *S"),
     (f"tuple[{_ALL}, {_ALL}, None]", "N, K, *S", "N, K, L[1], *S"),
+    # size-1 axes for images: a per-channel (B, C) term over (B, C, H, W) (DDPM's time
+    # embedding, emb[:, :, None, None]; emb[..., None, None]), a per-sample (B,) scale over
+    # (B, C, H, W) (a noise schedule's a[:, None, None, None]) or over (B, S, D) (a[:, None, None])
+    (f"tuple[{_ALL}, {_ALL}, None, None]", "N, K, *S", "N, K, L[1], L[1], *S"),
+    ("tuple[EllipsisType, None, None]", "*S", "*S, L[1], L[1]"),
+    (f"tuple[{_ALL}, None, None]", "N, *S", "N, L[1], L[1], *S"),
+    (f"tuple[{_ALL}, None, None, None]", "N, *S", "N, L[1], L[1], L[1], *S"),
+    # channels last (B, 1, 1, C), so that one meeting (B, C, H, W) is an error, not an open rank
+    (f"tuple[{_ALL}, None, None, {_ALL}]", "N, K, *S", "N, L[1], L[1], K, *S"),
     (f"tuple[{_ALL}, list[int]]", "N, K, *S", "N, Open, *S"),
     (f"tuple[{_ALL}, list[int], {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),
     (f"tuple[{_ALL}, {_FROM}, {_ALL}]", "N, K, A, *S", "N, Open, A, *S"),

@@ -23,6 +23,7 @@ from ._opspec import OPS
 
 __all__ = [
     "MODULE_NAMES",
+    "NN_NAMES",
     "TENSOR_NAMES",
     "backend_hint",
     "install_torch_names",
@@ -151,6 +152,7 @@ MODULE_NAMES: dict[str, tuple[str, str, str]] = {
     ),
     "unbind": ("torch.unbind(x)", "list(x)", "the rows, along the first axis"),
     "inference_mode": ("torch.inference_mode()", "sg.no_grad()", ""),
+    "relu6": ("F.relu6(x)", "sg.clamp(x, 0.0, 6.0)", "or sg.hardtanh(x, 0.0, 6.0)"),
     "set_grad_enabled": (
         "torch.set_grad_enabled(False)",
         "sg.no_grad()",
@@ -186,6 +188,26 @@ MODULE_NAMES: dict[str, tuple[str, str, str]] = {
             ("bool", "bool"),
         )
     },
+}
+
+
+# PyTorch's torch.nn names that shapegrad spells otherwise (sg.nn.<name>).
+NN_NAMES: dict[str, tuple[str, str, str]] = {
+    "ReLU6": (
+        "nn.ReLU6()",
+        "sg.nn.Hardtanh(0.0, 6.0)",
+        "PyTorch's ReLU6 is that Hardtanh; from_torch loads one for it",
+    ),
+    "AdaptiveAvgPool2d": (
+        "nn.AdaptiveAvgPool2d(1)",
+        "sg.nn.GlobalAvgPool2d()",
+        "(B, C, H, W) -> (B, C), the flatten included; other output sizes are not provided",
+    ),
+    "AdaptiveMaxPool2d": (
+        "nn.AdaptiveMaxPool2d(1)",
+        "sg.nn.GlobalMaxPool2d()",
+        "(B, C, H, W) -> (B, C), the flatten included; other output sizes are not provided",
+    ),
 }
 
 
@@ -236,8 +258,9 @@ def install_torch_names(cls: type) -> None:
 
 def missing_module_attribute(module: str, name: str) -> NoReturn:
     """The ``AttributeError`` of ``module.name`` (``sg.cat``): naming shapegrad's spelling
-    where ``name`` is PyTorch's (``MODULE_NAMES``), else Python's own message."""
-    entry = MODULE_NAMES.get(name)
+    where ``name`` is PyTorch's (``MODULE_NAMES``; ``NN_NAMES`` for ``shapegrad.nn``), else
+    Python's own message."""
+    entry = (NN_NAMES if module == "shapegrad.nn" else MODULE_NAMES).get(name)
     owner = f"module {module!r}"
     message = _message(owner, name, entry) if entry else f"{owner} has no attribute {name!r}"
     raise AttributeError(message, name=name)

@@ -865,6 +865,17 @@ def _suffix(op: OpSpec, index: int, first: str, rest: list[str], form: str) -> s
     return _OVERLAP if index in _OVERLAPPING.get(op.kind, set()) else ""
 
 
+# pyright 1.1.414 checks an overload against the ones before it only while it is one of the
+# first 99 (``overloads.length < 100`` in its checker): an overlap suppression on a later one
+# would be reported as unnecessary (the binary function forms have about 104 overloads).
+_PYRIGHT_OVERLAP_CHECKED = 99
+
+
+def _checked_suffix(suffix: str, index: int) -> str:
+    """``suffix``, unless pyright does not check the overload at ``index`` for overlaps."""
+    return suffix if index < _PYRIGHT_OVERLAP_CHECKED or "reportOverlappingOverload" not in suffix else ""
+
+
 def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> list[str]:
     """The method form of ``op`` (named ``name``, its operator by default): its overloads and
     an implementation that calls the function."""
@@ -872,7 +883,8 @@ def method_block(op: OpSpec, indent: str = "    ", name: str | None = None) -> l
     name = name or op.method
     lines: list[str] = []
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, "other", "method")):
-        lines += _def(name, [f"self: {first}", *rest], ret, indent, _suffix(op, i, first, rest, "method"))
+        suffix = _checked_suffix(_suffix(op, i, first, rest, "method"), i)
+        lines += _def(name, [f"self: {first}", *rest], ret, indent, suffix)
     impl_params, call = _METHOD_IMPL[op.kind]
     impl_params += "".join(f", {p}" for p in op.extra)
     extra_args = "".join(f", {p.split(':')[0]}" for p in op.extra)
@@ -1006,7 +1018,8 @@ def function_block(op: OpSpec) -> list[str]:
     first_name, *others = op.params
     other = others[0] if others else "other"
     for i, (first, rest, ret) in enumerate(RENDERERS[op.kind](op, other, "function")):
-        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", _suffix(op, i, first, rest, "function"))
+        suffix = _checked_suffix(_suffix(op, i, first, rest, "function"), i)
+        lines += _def(op.name, [f"{first_name}: {first}", *rest], ret, "", suffix)
     return lines
 
 

@@ -342,3 +342,36 @@ def test_multihead_attention_refusals_name_the_key_and_change_nothing(numpy_back
     missing, unexpected = sg.nn.from_torch(no_bias, TorchAttentionNet().double().state_dict(), strict=False)
     assert missing == []
     assert "layers.0.attn.in_proj_bias" in unexpected and "layers.0.attn.q_proj.bias" not in unexpected
+
+
+def test_load_state_dict_refuses_torch_tensors_in_another_layout(numpy_backend: str) -> None:
+    """``model.load_state_dict(torch_model.state_dict())``, PyTorch's own idiom, copied a
+    square ``nn.Linear`` weight as it is: ``(out, in)`` into our ``(in, out)``, transposed with
+    no error (a non-square one was a shape error that did not name ``from_torch``). Refused
+    now, naming the key and ``from_torch``, the model unchanged; torch tensors in our own
+    layout (a convolution's, a bias, a norm's) still load."""
+    del numpy_backend
+    from typing import Literal as L
+
+    torch.manual_seed(0)
+    twin = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 3))
+    model = nn.Sequential(nn.Linear[L[4], L[4]](), nn.ReLU(), nn.Linear[L[4], L[3]]())
+    before = {k: v.copy() for k, v in model.state_dict().items()}
+    for key in ("0.weight", "2.weight"):
+        state = {k: v for k, v in twin.state_dict().items() if k.split(".")[0] == key[0]}
+        with pytest.raises(sg.CheckpointError, match=rf"'{key}' is a torch tensor .*Linear.*sg\.nn\.from_torch"):
+            model.load_state_dict(state, strict=False)
+    for key, value in model.state_dict().items():
+        np.testing.assert_array_equal(value, before[key])
+    sg.nn.from_torch(model, twin.state_dict())
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        expected = twin(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(model(sg.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+    conv, torch_conv = nn.Conv2d[L[2], L[3]](3), torch.nn.Conv2d(2, 3, 3)
+    conv.load_state_dict(torch_conv.state_dict())  # the same layout: loads as it is
+    np.testing.assert_array_equal(conv.weight.numpy(), torch_conv.weight.detach().numpy())
+    bias_only = {"2.bias": twin.state_dict()["2.bias"]}
+    model.load_state_dict(bias_only, strict=False)
+    np.testing.assert_array_equal(model.state_dict()["2.bias"], twin.state_dict()["2.bias"].numpy())

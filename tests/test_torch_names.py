@@ -193,3 +193,21 @@ def test_to_with_a_pytorch_device_or_dtype_names_the_backend_or_astype(numpy_bac
     with pytest.raises(sg.BackendError, match=r"x.astype\(\"float32\"\)"):
         x.to("float32")
     assert x.to("numpy") is x and model.to(dtype="float64").weight.backend_dtype_name() == "float64"
+
+
+def test_pytorch_layer_names_missing_from_sg_nn_name_ours() -> None:
+    """``sg.nn.ReLU6()`` (MobileNetV2), ``sg.nn.AdaptiveAvgPool2d(1)`` and ``sg.relu6`` were a
+    bare ``AttributeError``; each names shapegrad's layer now, and the rows name no layer
+    ``sg.nn`` has."""
+    with pytest.raises(AttributeError, match=r"'ReLU6': PyTorch's nn\.ReLU6\(\) is sg\.nn\.Hardtanh\(0\.0, 6\.0\)"):
+        _ = sg.nn.ReLU6
+    with pytest.raises(AttributeError, match=r"AdaptiveAvgPool2d\(1\) is sg\.nn\.GlobalAvgPool2d\(\)"):
+        _ = sg.nn.AdaptiveAvgPool2d
+    with pytest.raises(AttributeError, match=r"F\.relu6\(x\) is sg\.clamp\(x, 0\.0, 6\.0\)"):
+        _ = sg.relu6
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchLayer'$"):
+        _ = sg.nn.NoSuchLayer
+    assert not hasattr(sg.nn, "ReLU6") and hasattr(sg.nn, "GlobalAvgPool2d")
+    assert [name for name in _torch_names.NN_NAMES if name in vars(sg.nn)] == []
+    x = sg.tensor([-1.0, 3.0, 8.0])
+    assert sg.clamp(x, 0.0, 6.0).tolist() == sg.nn.Hardtanh(0.0, 6.0)(x).tolist() == [0.0, 3.0, 6.0]

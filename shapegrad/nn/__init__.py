@@ -4,6 +4,9 @@ Layers carry their sizes in their type (``Linear[L[784], L[128]]()``); ``Sequent
 chains them and pyright rejects a chain whose sizes disagree.
 """
 
+from typing import TYPE_CHECKING, NoReturn
+
+from .._torch_names import missing_module_attribute
 from .._typevars import T
 from . import init
 from ._activations import (
@@ -120,3 +123,10 @@ __all__ = [
     "parameter",
     "scaled_dot_product_attention",
 ]
+
+if not TYPE_CHECKING:  # hidden from the checkers: sg.nn.ReLU6 stays an unknown attribute to them
+
+    def __getattr__(name: str) -> NoReturn:
+        """``sg.nn.ReLU6`` and PyTorch's other layer names: an ``AttributeError`` naming
+        shapegrad's spelling (``sg.nn.Hardtanh(0.0, 6.0)``); called only for a name the module lacks."""
+        missing_module_attribute(__name__, name)

@@ -352,9 +352,14 @@ class Module(Generic[Own0, Own1]):
         before the first copy; a ``CheckpointError`` names the first that does not fit and
         leaves the model unchanged. With ``strict=False`` names on one side only are skipped
         and returned, as PyTorch's ``(missing_keys, unexpected_keys)``.
+
+        A PyTorch model's ``state_dict()`` goes to ``sg.nn.from_torch``: a torch tensor whose
+        layout differs from ours (``Linear.weight``, transposed here) is refused, naming it.
         """
         from ._state import load_state_dict
+        from ._torch import refuse_torch_layouts
 
+        refuse_torch_layouts(self, state)
         return load_state_dict(self, state, strict, "load_state_dict")
 
     def torch_layout(self, name: str, array: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:

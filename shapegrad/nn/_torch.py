@@ -66,6 +66,44 @@ def _from_torch_tensor(name: str, value: Any) -> np.ndarray[Any, Any]:
         ) from None
 
 
+def _is_torch_tensor(value: object) -> bool:
+    """A PyTorch tensor (or parameter), told without importing torch."""
+    return type(value).__module__.partition(".")[0] == "torch" and callable(getattr(value, "detach", None))
+
+
+def refuse_torch_layouts(model: Module, state: Mapping[str, Any]) -> None:
+    """``CheckpointError`` if ``state``, given to ``load_state_dict``, holds a torch tensor
+    that ``from_torch`` would convert (``Linear.weight``, PyTorch's ``(out, in)``, is ``(in,
+    out)`` here; a packed ``in_proj_weight``): copied as it is, a square one loads transposed
+    with no error. Torch tensors whose layout is ours (convolutions, norms, embeddings,
+    biases) load as they are."""
+    torch_keys = [str(key) for key, value in state.items() if _is_torch_tensor(value)]
+    if not torch_keys:
+        return
+    owners = _owners(model)
+    modules = dict(model.named_modules())
+    for name in torch_keys:
+        array = _from_torch_tensor(name, state[name])
+        owner = owners.get(name)
+        if owner is None:
+            if _unpack(modules, name, array) is None:
+                continue  # not ours: strict names it, as any unknown key
+            ours = "holds several of this model's tensors"
+        else:
+            converted = owner[0].torch_layout(owner[1], array)
+            if converted is array or (converted.shape == array.shape and np.array_equal(converted, array)):
+                continue
+            kind = type(owner[0]).__name__.split("[")[0]
+            stored = "in another layout of that shape" if converted.shape == array.shape else f"as {converted.shape}"
+            ours = f"{kind} stores {stored}"
+        raise CheckpointError(
+            f"load_state_dict: {name!r} is a torch tensor of shape {tuple(array.shape)} in PyTorch's layout, "
+            f"which {ours}: load a PyTorch state dict with sg.nn.from_torch(model, state_dict), which "
+            "converts each tensor to its layer's layout (copied as it is, a square Linear weight would load "
+            "transposed)"
+        )
+
+
 def _read_file(path: str | os.PathLike[str]) -> dict[str, np.ndarray[Any, Any]]:
     import safetensors.numpy
     from safetensors import SafetensorError
