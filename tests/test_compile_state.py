@@ -139,6 +139,59 @@ def test_attributes_read_by_names_built_at_run_time() -> None:
     _same_as_eager(as_dict, change, x)
 
 
+@dataclasses.dataclass
+class Loss:
+    kind: str = "sum"
+    weight: float = 1.0
+
+
+def test_a_class_pattern_with_positional_sub_patterns() -> None:
+    """``case Loss(kind, weight)`` reads the attributes ``Loss.__match_args__`` names, in C:
+    the names are in no bytecode or constant of the step. Replayed the first weight before."""
+    x = sg.tensor(X)
+    config = Loss()
+
+    def step(x: Any) -> Any:
+        match config:
+            case Loss(kind, weight):
+                return (x * weight).sum() if kind == "sum" else (x * weight).mean()
+        raise AssertionError
+
+    def weight_of(config: Loss) -> float:
+        match config:
+            case Loss(_, weight):
+                return weight
+        raise AssertionError
+
+    def through_a_helper(x: Any) -> Any:
+        return (x * weight_of(config)).sum()
+
+    for fn in (step, through_a_helper):
+        compiled = _same_as_eager(fn, lambda i: setattr(config, "weight", float(i + 1)), x)
+        assert len(compiled.recordings) == 5
+
+
+def test_every_attribute_handed_over_by_getstate_or_reduce() -> None:
+    """``cfg.__getstate__()`` and ``cfg.__reduce_ex__(2)[2]`` hand over the instance's dict,
+    read by keys no code names (``sum(....values())``). Replayed the first sum before."""
+    x = sg.tensor(X)
+    config = Loss()
+
+    def by_getstate(x: Any) -> Any:
+        held: Any = config  # object.__getstate__: Python 3.11+
+        state: dict[str, Any] = held.__getstate__()
+        return (x * sum(v for v in state.values() if isinstance(v, float))).sum()
+
+    def by_reduce(x: Any) -> Any:
+        reduced: Any = config.__reduce_ex__(2)
+        state: dict[str, Any] = reduced[2]  # copyreg's state: the instance's dict
+        return (x * sum(v for v in state.values() if isinstance(v, float))).sum()
+
+    for fn in (by_getstate, by_reduce):
+        compiled = _same_as_eager(fn, lambda i: setattr(config, "weight", float(i + 1)), x)
+        assert len(compiled.recordings) == 5
+
+
 def test_an_attribute_of_an_object_two_levels_down() -> None:
     x = sg.tensor(X)
     trainer = types.SimpleNamespace(schedule=types.SimpleNamespace(factor=1.0))
