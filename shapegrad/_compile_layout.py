@@ -183,6 +183,16 @@ def global_names(code: types.CodeType) -> tuple[str, ...]:
     return found[1]
 
 
+def _numeric_keys(container: Any) -> collections.Counter[tuple[type, Any]] | None:
+    """A dict's numeric keys or a set's numeric items by type and bits (``exact``), or None
+    where it holds none: ``==`` calls ``{1: v}``, ``{True: v}`` and ``{1.0: v}`` equal, and
+    ``{0.0}`` and ``{-0.0}``, though the step's Python may tell them apart."""
+    if not _isa(container, (dict, set)):
+        return None
+    numbers = [k for k in container if isinstance(k, (bool, int, float, complex))]
+    return collections.Counter((k.__class__, exact(k)) for k in numbers) if numbers else None
+
+
 def cell_contents(cell: Any, missing: Any = None) -> Any:
     """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
     deleted)."""
@@ -347,8 +357,12 @@ class Layout:
         self.classes: list[tuple[Any, type]] = []
         # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
         # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
-        # (container, copy, item types or None where held by identity, the zeros' keys and bits)
-        self.containers: list[tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]]]] = []
+        # (container, copy, item types or None where held by identity, the zeros' keys and bits,
+        # a dict's numeric keys or a set's numeric items by type and bits, else None: {1: v} ==
+        # {True: v} == {1.0: v} and {0.0} == {-0.0}, though the step may branch on either)
+        self.containers: list[
+            tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]], collections.Counter[tuple[type, Any]] | None]
+        ] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
         # a tensor, its array's shape, dtype and strides, what makes it a parameter (None: it is
@@ -544,7 +558,7 @@ class Layout:
         kinds: list[type] = list(map(type, items)) if numeric and not _isa(value, set) else []
         # ``==`` calls 0.0 and -0.0 equal: the zeros' signs are compared apart
         zeros = signed_zeros(self._keyed(value)) if by_value and numeric else []
-        self.containers.append((value, copy, kinds if by_value else None, zeros))
+        self.containers.append((value, copy, kinds if by_value else None, zeros, _numeric_keys(value)))
         if not by_value:
             for item in items:
                 self._add(item, seen)
@@ -723,10 +737,13 @@ class Layout:
 
     def _values_changed(self) -> str | None:
         """What differs of what is compared by value: the containers' items, small arrays."""
-        for container, copy, kinds, zeros in self.containers:
+        for container, copy, kinds, zeros, keys in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
+            if keys is not None and _numeric_keys(container) != keys:
+                what = "a key" if _isa(container, dict) else "an item"
+                return f"{what} of a {kind} it reads changed its type or sign (1 to 1.0 or True, 0.0 to -0.0, say)"
             if kinds is not None:
                 try:
                     same = bool(container == copy)

@@ -2117,6 +2117,33 @@ def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
     assert compiled.eager_reason is None
 
 
+def test_a_dict_key_or_set_item_changing_type_or_zero_sign_records_again() -> None:
+    """``==`` calls ``{1: w}``, ``{True: w}`` and ``{1.0: w}`` equal, and ``{0.0}`` and ``{-0.0}``:
+    a step reading a dict's keys or a set's items (a mapping from a layer's index, a set of
+    scales) replayed the first recording's branch when they changed type or a zero its sign,
+    silently. Their types and bits are compared apart."""
+    x = sg.ones(2)
+    table: dict[Any, float] = {1: 2.0}
+    scales: set[Any] = {1}
+
+    def read(key: Any) -> float:
+        return 3.0 if key is True else 5.0 if isinstance(key, float) else 7.0
+
+    def step(x: Any) -> Any:
+        (key,), (item,) = table, scales
+        return x * read(key) + x * read(item) + x / sg.tensor([item])
+
+    compiled = sg.compile(step)
+    with np.errstate(divide="ignore"):
+        for i, number in enumerate([1, True, 1.0, 1, 0.0, -0.0, 0.0, True]):
+            table.clear()
+            table[number] = 2.0
+            scales.clear()
+            scales.add(number)
+            assert compiled(x).tolist() == step(x).tolist(), f"call {i}"
+    assert compiled.eager_reason is None
+
+
 def test_an_argument_in_another_memory_order_records_again() -> None:
     """A C-ordered argument, then a transposed view of the same shape: the replay of the
     C-ordered recording summed in its buffers' order and gave other roundings than eager's
