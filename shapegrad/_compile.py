@@ -2754,14 +2754,15 @@ def _signature_change(before: Any, now: Any) -> str:
 
 
 class _Exact:
-    """A float or complex argument in a signature: equal to another where their bits are (``==``
-    calls 0.0 and -0.0 equal, which ``1 / s`` tells apart, and a NaN unequal to itself, which
-    recorded again at every call); shown as the number."""
+    """A float or complex argument in a signature, or a number keying a dict argument: equal to
+    another where their types and bits are (``==`` calls 0.0 and -0.0 equal, which ``1 / s``
+    tells apart, a NaN unequal to itself, which recorded again at every call, and 1, 1.0 and
+    True equal); shown as the number."""
 
     __slots__ = ("bits", "value")
 
     def __init__(self, value: float | complex) -> None:
-        self.value, self.bits = value, exact(value)
+        self.value, self.bits = value, (value.__class__, exact(value))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Exact) and self.bits == other.bits
@@ -2840,9 +2841,16 @@ def _describe(value: Any, pins: list[Any]) -> Any:
         return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))
     if isinstance(value, dict):
         entries = cast("dict[Any, Any]", value)
-        return ("dict", tuple((k, _describe(v, pins)) for k, v in entries.items()))
+        return ("dict", tuple((_describe_key(k), _describe(v, pins)) for k, v in entries.items()))
     pins.append(value)
     return ("object", id(value))
+
+
+def _describe_key(key: Any) -> Any:
+    """A dict argument's key in the signature: a number by type and bits (``{1: w}``,
+    ``{True: w}`` and ``{1.0: w}`` are equal dicts, and ``{0.0: w}`` and ``{-0.0: w}``, which the
+    step's Python may tell apart), any other key itself."""
+    return _Exact(key) if isinstance(key, (int, float, complex)) else key
 
 
 class _State:

@@ -2098,6 +2098,24 @@ def test_an_argument_of_minus_zero_is_another_signature(make: Callable[[float], 
     assert len(compiled.recordings) == 3
 
 
+def test_a_dict_arguments_number_keys_are_part_of_the_signature_by_type_and_bits() -> None:
+    """``{1: w}``, ``{True: w}`` and ``{1.0: w}`` are equal dicts (and ``{0.0: w}`` and
+    ``{-0.0: w}``): a dict argument keyed by them was one signature, and a step branching on
+    the key's type, or dividing by it, replayed the first recording silently."""
+    x = sg.ones(2)
+
+    def step(x: Any, table: dict[Any, float]) -> Any:
+        (key,) = table
+        return x * (3.0 if key is True else 5.0 if isinstance(key, float) else 7.0) + x / sg.tensor([key])
+
+    compiled = sg.compile(step)
+    keys: list[Any] = [1, True, 1.0, 1, 0.0, -0.0, 0.0, True]
+    with np.errstate(divide="ignore"):
+        for i, key in enumerate(keys):
+            assert compiled(x, {key: 2.0}).tolist() == step(x, {key: 2.0}).tolist(), f"call {i}"
+    assert compiled.eager_reason is None
+
+
 def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
     """A list of numbers is compared in one ``==``, which calls 0.0 and -0.0 equal: the zeros'
     signs are compared apart."""
