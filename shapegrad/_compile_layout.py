@@ -193,6 +193,35 @@ def _numeric_keys(container: Any) -> collections.Counter[tuple[type, Any]] | Non
     return collections.Counter((k.__class__, exact(k)) for k in numbers) if numbers else None
 
 
+# The instructions that read an attribute of what the one before left on the stack.
+_ATTRIBUTE_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+
+
+def library_module_attributes(code: types.CodeType, scope: dict[str, Any]) -> list[tuple[dict[str, Any], str, Any]]:
+    """``(namespace, name, value)`` of each attribute of another package's module (the
+    standard library's, NumPy's, shapegrad's) that ``code`` and the code nested in it read by a
+    chain from one of its globals (``sys.argv``, ``np.tanh``, ``sg.losses.mse``): a replay
+    runs none of those reads, so a monkeypatched function or ``sys.argv`` changed between
+    calls is compared before each replay, as the user's own modules' attributes are."""
+    found: list[tuple[dict[str, Any], str, Any]] = []
+    module: Any = None  # the other package's module the previous instruction left, if any
+    for instruction in dis.get_instructions(code):
+        op, name = instruction.opname, instruction.argval
+        value: Any = _MISSING
+        if op == "LOAD_GLOBAL" and isinstance(name, str):
+            value = scope.get(name, _MISSING)
+        elif op in _ATTRIBUTE_READS and module is not None and isinstance(name, str):
+            namespace = cast("dict[str, Any]", vars(module))
+            value = namespace.get(name, _MISSING)
+            if value is not _MISSING:
+                found.append((namespace, name, value))
+        module = value if _isa(value, types.ModuleType) and not user_module(value) else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += library_module_attributes(const, scope)
+    return found
+
+
 def cell_contents(cell: Any, missing: Any = None) -> Any:
     """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
     deleted)."""
@@ -652,6 +681,10 @@ class Layout:
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
             self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)
+        for namespace, name, value in library_module_attributes(code, scope):
+            self.values.append((namespace, name, value))
+            if _isa(value, (list, dict, set, collections.deque)):  # sys.argv: its items by value
+                self._add(value, seen)
         self._add(fn.__defaults__, seen)
         self._add(fn.__kwdefaults__, seen)
 

@@ -448,6 +448,37 @@ def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, mon
         sys.modules.pop("run_config.optim", None)
 
 
+def test_an_attribute_of_another_packages_module_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sys.argv`` changed, a library function monkeypatched (``sg.losses.mse``,
+    ``np.tanh``) between calls: read through a module that is not the user's, they were not
+    compared, and the replay ran the first recording's branch or function, silently. What the
+    step's code reads by a chain from a global module is compared before each replay."""
+    x = sg.tensor(X + 1.0)
+    target = sg.zeros(4)
+    mse = sg.losses.mse
+
+    def flag(x: Any) -> Any:
+        return (x * (2.0 if "--double" in sys.argv else 1.0)).sum()
+
+    def loss(x: Any) -> Any:
+        return sg.losses.mse(x, target)
+
+    def numpy_function(x: Any) -> Any:
+        return sg.tensor(np.tanh(x.data)).sum()
+
+    def change(i: int) -> None:
+        if i == 2:
+            sys.argv.append("--double")
+            monkeypatch.setattr(sg.losses, "mse", lambda a, b: mse(a, b) * 3.0)
+            monkeypatch.setattr(np, "tanh", np.sin)
+
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    for step in (flag, loss, numpy_function):
+        _same_as_eager(step, change, x)
+        monkeypatch.undo()
+        monkeypatch.setattr(sys, "argv", ["train.py"])
+
+
 def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     # A debug flag or a scale read from the environment, by os.environ, os.getenv or names
     # imported from os: set between calls, the next call records again.
