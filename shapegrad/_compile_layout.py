@@ -330,6 +330,7 @@ class Layout:
         "classes",
         "containers",
         "values",
+        "class_sizes",
         "tensors",
         "arrays",
         "large",
@@ -394,6 +395,9 @@ class Layout:
         ] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
+        # (shapegrad's own class's dict, how many attributes it held): a method added to it
+        # between calls (nn.Linear.__call__ patched on a class that inherited it) changes it
+        self.class_sizes: list[tuple[Any, int]] = []
         # a tensor, its array's shape, dtype and strides, what makes it a parameter (None: it is
         # not) and whether it trains (model.freeze(...) changes which gradients the step computes).
         # The strides: NumPy sums and iterates in memory order, and a replay's buffers keep the
@@ -425,7 +429,8 @@ class Layout:
         self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
         self._names: set[str] = set()  # the names the user's functions it reaches use
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
-        seen: set[int] = set()
+        seen: set[int] = {id(Tensor)}
+        self._add_library_methods(Tensor.__dict__, named=True)  # x.relu() patched between calls records again
         for root in roots:
             self._add(root, seen)
         # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):
@@ -628,7 +633,10 @@ class Layout:
             seen.add(id(klass))
             namespace = klass.__dict__
             module = sys.modules.get(klass.__module__)
-            if module is None or not user_module(module):  # builtins, typing, shapegrad's own: not followed
+            if module is not None and module.__name__.partition(".")[0] == "shapegrad":
+                self._add_library_methods(namespace)
+                continue
+            if module is None or not user_module(module):  # builtins, typing: not followed
                 continue
             self._note()
             for name, attribute in namespace.items():
@@ -645,6 +653,19 @@ class Layout:
                             self._add(accessor, seen)
                 else:
                     self._add(inner, seen)
+
+    def _add_library_methods(self, namespace: Any, named: bool = False) -> None:
+        """The methods of one of shapegrad's classes a module is (``nn.Linear``), by identity,
+        and how many attributes the class holds: a replay runs none of them, so one patched
+        between calls (``nn.Linear.__call__ = lora_call``) records again. ``named``: only those
+        the step's code names (``Tensor``'s: ``x.relu()``; its operators are not followed)."""
+        self._note()
+        self.class_sizes.append((namespace, len(namespace)))
+        for name, attribute in namespace.items():
+            if named and (name.startswith("__") or not self._read(name)):
+                continue
+            if _isa(attribute, (types.FunctionType, staticmethod, classmethod, property)):
+                self.values.append((namespace, name, attribute))
 
     def _add_function(self, fn: types.FunctionType, seen: set[int]) -> None:
         """A user function's closure, the globals it names (and, in the user's own modules it
@@ -770,6 +791,9 @@ class Layout:
 
     def _values_changed(self) -> str | None:
         """What differs of what is compared by value: the containers' items, small arrays."""
+        for namespace, size in self.class_sizes:
+            if len(namespace) != size:
+                return "a method was added to or removed from a class of shapegrad's it reads (a monkeypatch)"
         for container, copy, kinds, zeros, keys in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pytest
@@ -477,6 +477,27 @@ def test_an_attribute_of_another_packages_module_it_reads(monkeypatch: pytest.Mo
         _same_as_eager(step, change, x)
         monkeypatch.undo()
         monkeypatch.setattr(sys, "argv", ["train.py"])
+
+
+def test_a_method_of_shapegrads_classes_patched_between_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nn.Linear.__call__`` patched (a LoRA-style wrapper), a ``__call__`` added to the
+    ``Linear[4, 2]`` class a layer is, ``Tensor.relu`` patched: a replay runs none of them and
+    gave the first recording's result, silently. Each records again."""
+    layer = sg.nn.Linear[Literal[4], Literal[2]](generator=sg.Generator(0))
+    x = sg.tensor(X[None])
+    call, relu = sg.nn.Linear.__call__, sg.Tensor.relu
+
+    def step(x: Any) -> Any:
+        return layer(x).relu().sum()
+
+    patches: list[Callable[[], None]] = [
+        lambda: monkeypatch.setattr(sg.nn.Linear, "__call__", lambda self, x: call(self, x) * 2.0),
+        lambda: monkeypatch.setattr(type(layer), "__call__", lambda self, x: call(self, x) * 3.0, raising=False),
+        lambda: monkeypatch.setattr(sg.Tensor, "relu", lambda self: relu(self) + 1.0),
+    ]
+    for patch in patches:
+        _same_as_eager(step, lambda i, patch=patch: patch() if i == 2 else None, x)
+        monkeypatch.undo()
 
 
 def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
