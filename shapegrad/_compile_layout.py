@@ -586,10 +586,13 @@ class Layout:
             copy = collections.deque(cast("collections.deque[Any]", value))  # a deque == a list is False
         else:
             copy = list(cast("list[Any]", value))
-        # Types are compared where equal values may differ in type: numbers (1 == 1.0 == True).
-        # Not for a set (its order may change with no item changed) nor for strings alone.
+        # Types are compared where equal values may differ in type: numbers (1 == 1.0 == True),
+        # strings of a short container ("a" == StrEnum.A, which ``is`` tells apart). Not for a
+        # set (its order may change with no item changed) nor for a long list of strings alone
+        # (a vocabulary: a pass over it at every call).
         numeric = any(isinstance(v, (bool, int, float, complex)) for v in items)
-        kinds: list[type] = list(map(type, items)) if numeric and not _isa(value, set) else []
+        typed = numeric or (len(items) <= SMALL_ARRAY and any(isinstance(v, str) for v in items))
+        kinds: list[type] = list(map(type, items)) if typed and not _isa(value, set) else []
         # ``==`` calls 0.0 and -0.0 equal: the zeros' signs are compared apart
         zeros = signed_zeros(self._keyed(value)) if by_value and numeric else []
         self.containers.append((value, copy, kinds if by_value else None, zeros, _numeric_keys(value)))

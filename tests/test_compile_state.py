@@ -11,6 +11,7 @@ import argparse
 import collections
 import copy
 import dataclasses
+import enum
 import json
 import math
 import os
@@ -24,7 +25,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pytest
@@ -2166,6 +2167,51 @@ def test_a_dict_arguments_number_keys_are_part_of_the_signature_by_type_and_bits
         for i, key in enumerate(keys):
             assert compiled(x, {key: 2.0}).tolist() == step(x, {key: 2.0}).tolist(), f"call {i}"
     assert compiled.eager_reason is None
+
+
+class _Scaled(NamedTuple):
+    scale: float
+
+
+class _Doubled(NamedTuple):
+    scale: float
+
+
+def test_an_argument_of_another_tuple_list_or_dict_class_is_another_signature() -> None:
+    """Two named tuples of equal items are equal tuples, as are a list and a list subclass's,
+    a dict and an ``OrderedDict``: the signature held the items alone, and a step telling the
+    classes apart replayed the first one's recording, silently. The class is part of it."""
+    x = sg.ones(2)
+
+    class Batch(list[Any]):
+        pass
+
+    def step(x: Any, hp: Any) -> Any:
+        return x * (2.0 if isinstance(hp, (_Doubled, Batch, collections.OrderedDict)) else 1.0)
+
+    compiled = sg.compile(step)
+    pairs: list[tuple[Any, Any]] = [(_Scaled(1.0), _Doubled(1.0)), ((1.0,), _Doubled(1.0)), ([1.0], Batch([1.0]))]
+    pairs.append(({"a": 1.0}, collections.OrderedDict(a=1.0)))
+    for plain, other in pairs:
+        for hp in (plain, other, plain, other):
+            assert compiled(x, hp).tolist() == step(x, hp).tolist(), (plain, other)
+    assert compiled.eager_reason is None
+
+
+def test_a_string_changed_to_an_equal_str_enum_records_again() -> None:
+    """``"a" == Mode.A`` for a ``str`` enum: a short list or dict of strings was compared by
+    ``==`` alone, and a step asking ``is Mode.A`` replayed the first recording, silently."""
+
+    class Mode(enum.StrEnum):
+        A = "a"
+
+    x = sg.ones(2)
+    config: dict[str, Any] = {"mode": "a"}
+
+    def step(x: Any) -> Any:
+        return (x * (2.0 if config["mode"] is Mode.A else 1.0)).sum()
+
+    _same_as_eager(step, lambda i: config.__setitem__("mode", Mode.A if i % 2 else "a"), x)
 
 
 def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
