@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import collections
 import dataclasses
 import dis
 import functools
@@ -2727,7 +2728,8 @@ def _signature_change(before: Any, now: Any) -> str:
         if kind in ("int", "float", "complex", "bool", "str", "bytes", "NoneType"):
             return repr(description[1])
         if kind in ("tuple", "list", "dict"):
-            return f"a {kind} of {len(description[1])}"
+            of = f" ({description[2][0]})" if len(description) > 2 else ""
+            return f"a {kind}{of} of {len(description[1])}"
         return kind if kind != "object" else "another object"
 
     def first_change(name: str, b: Any, n: Any) -> str | None:
@@ -2754,14 +2756,15 @@ def _signature_change(before: Any, now: Any) -> str:
 
 
 class _Exact:
-    """A float or complex argument in a signature: equal to another where their bits are (``==``
-    calls 0.0 and -0.0 equal, which ``1 / s`` tells apart, and a NaN unequal to itself, which
-    recorded again at every call); shown as the number."""
+    """A float or complex argument in a signature, or a number keying a dict argument: equal to
+    another where their types and bits are (``==`` calls 0.0 and -0.0 equal, which ``1 / s``
+    tells apart, a NaN unequal to itself, which recorded again at every call, and 1, 1.0 and
+    True equal); shown as the number."""
 
     __slots__ = ("bits", "value")
 
     def __init__(self, value: float | complex) -> None:
-        self.value, self.bits = value, exact(value)
+        self.value, self.bits = value, (value.__class__, exact(value))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Exact) and self.bits == other.bits
@@ -2837,12 +2840,35 @@ def _describe(value: Any, pins: list[Any]) -> Any:
         return ("scalar", scalar.dtype.str, scalar.tobytes())
     if isinstance(value, (tuple, list)):
         kind = "tuple" if isinstance(value, tuple) else "list"
-        return (kind, tuple(_describe(v, pins) for v in cast("tuple[Any, ...]", value)))
+        items = cast("tuple[Any, ...]", value)
+        described = (kind, tuple(_describe(v, pins) for v in items))
+        return described if type(items) in (tuple, list) else (*described, _describe_class(items, pins))
     if isinstance(value, dict):
         entries = cast("dict[Any, Any]", value)
-        return ("dict", tuple((k, _describe(v, pins)) for k, v in entries.items()))
+        described = ("dict", tuple((_describe_key(k), _describe(v, pins)) for k, v in entries.items()))
+        return described if type(entries) is dict else (*described, _describe_class(entries, pins))
     pins.append(value)
     return ("object", id(value))
+
+
+def _describe_class(value: Any, pins: list[Any]) -> Any:
+    """The class of a tuple, list or dict argument of a subclass (a named tuple, an
+    ``OrderedDict``, a ``defaultdict`` and what it makes for a missing key), by identity: two
+    named tuples of equal items are equal tuples, which the step's Python may tell apart
+    (``hp.scale`` of another class, ``isinstance``)."""
+    kind: type = value.__class__
+    pins.append(kind)
+    factory = attribute(value, "default_factory") if isinstance(value, collections.defaultdict) else None
+    if factory is not None:
+        pins.append(factory)
+    return (kind.__qualname__, id(kind), id(factory))
+
+
+def _describe_key(key: Any) -> Any:
+    """A dict argument's key in the signature: a number by type and bits (``{1: w}``,
+    ``{True: w}`` and ``{1.0: w}`` are equal dicts, and ``{0.0: w}`` and ``{-0.0: w}``, which the
+    step's Python may tell apart), any other key itself."""
+    return _Exact(key) if isinstance(key, (int, float, complex)) else key
 
 
 class _State:

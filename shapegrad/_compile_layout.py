@@ -183,6 +183,45 @@ def global_names(code: types.CodeType) -> tuple[str, ...]:
     return found[1]
 
 
+def _numeric_keys(container: Any) -> collections.Counter[tuple[type, Any]] | None:
+    """A dict's numeric keys or a set's numeric items by type and bits (``exact``), or None
+    where it holds none: ``==`` calls ``{1: v}``, ``{True: v}`` and ``{1.0: v}`` equal, and
+    ``{0.0}`` and ``{-0.0}``, though the step's Python may tell them apart."""
+    if not _isa(container, (dict, set)):
+        return None
+    numbers = [k for k in container if isinstance(k, (bool, int, float, complex))]
+    return collections.Counter((k.__class__, exact(k)) for k in numbers) if numbers else None
+
+
+# The instructions that read an attribute of what the one before left on the stack.
+_ATTRIBUTE_READS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+
+
+def library_module_attributes(code: types.CodeType, scope: dict[str, Any]) -> list[tuple[dict[str, Any], str, Any]]:
+    """``(namespace, name, value)`` of each attribute of another package's module (the
+    standard library's, NumPy's, shapegrad's) that ``code`` and the code nested in it read by a
+    chain from one of its globals (``sys.argv``, ``np.tanh``, ``sg.losses.mse``): a replay
+    runs none of those reads, so a monkeypatched function or ``sys.argv`` changed between
+    calls is compared before each replay, as the user's own modules' attributes are."""
+    found: list[tuple[dict[str, Any], str, Any]] = []
+    module: Any = None  # the other package's module the previous instruction left, if any
+    for instruction in dis.get_instructions(code):
+        op, name = instruction.opname, instruction.argval
+        value: Any = _MISSING
+        if op == "LOAD_GLOBAL" and isinstance(name, str):
+            value = scope.get(name, _MISSING)
+        elif op in _ATTRIBUTE_READS and module is not None and isinstance(name, str):
+            namespace = cast("dict[str, Any]", vars(module))
+            value = namespace.get(name, _MISSING)
+            if value is not _MISSING:
+                found.append((namespace, name, value))
+        module = value if _isa(value, types.ModuleType) and not user_module(value) else None
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += library_module_attributes(const, scope)
+    return found
+
+
 def cell_contents(cell: Any, missing: Any = None) -> Any:
     """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
     deleted)."""
@@ -291,6 +330,7 @@ class Layout:
         "classes",
         "containers",
         "values",
+        "class_sizes",
         "tensors",
         "arrays",
         "large",
@@ -347,10 +387,17 @@ class Layout:
         self.classes: list[tuple[Any, type]] = []
         # (a list, dict, set or deque, a copy of it, its items' types where they are compared by
         # value: 1 == 1.0 == True, yet sg.tensor of each has another dtype; else None)
-        # (container, copy, item types or None where held by identity, the zeros' keys and bits)
-        self.containers: list[tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]]]] = []
+        # (container, copy, item types or None where held by identity, the zeros' keys and bits,
+        # a dict's numeric keys or a set's numeric items by type and bits, else None: {1: v} ==
+        # {True: v} == {1.0: v} and {0.0} == {-0.0}, though the step may branch on either)
+        self.containers: list[
+            tuple[Any, Any, list[type] | None, list[tuple[Any, bytes]], collections.Counter[tuple[type, Any]] | None]
+        ] = []
         # (a namespace: globals, a class's or a module's dict; a name; the value it held)
         self.values: list[tuple[Any, str, Any]] = []
+        # (shapegrad's own class's dict, how many attributes it held): a method added to it
+        # between calls (nn.Linear.__call__ patched on a class that inherited it) changes it
+        self.class_sizes: list[tuple[Any, int]] = []
         # a tensor, its array's shape, dtype and strides, what makes it a parameter (None: it is
         # not) and whether it trains (model.freeze(...) changes which gradients the step computes).
         # The strides: NumPy sums and iterates in memory order, and a replay's buffers keep the
@@ -382,7 +429,8 @@ class Layout:
         self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
         self._names: set[str] = set()  # the names the user's functions it reaches use
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
-        seen: set[int] = set()
+        seen: set[int] = {id(Tensor)}
+        self._add_library_methods(Tensor.__dict__, named=True)  # x.relu() patched between calls records again
         for root in roots:
             self._add(root, seen)
         # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):
@@ -538,13 +586,16 @@ class Layout:
             copy = collections.deque(cast("collections.deque[Any]", value))  # a deque == a list is False
         else:
             copy = list(cast("list[Any]", value))
-        # Types are compared where equal values may differ in type: numbers (1 == 1.0 == True).
-        # Not for a set (its order may change with no item changed) nor for strings alone.
+        # Types are compared where equal values may differ in type: numbers (1 == 1.0 == True),
+        # strings of a short container ("a" == StrEnum.A, which ``is`` tells apart). Not for a
+        # set (its order may change with no item changed) nor for a long list of strings alone
+        # (a vocabulary: a pass over it at every call).
         numeric = any(isinstance(v, (bool, int, float, complex)) for v in items)
-        kinds: list[type] = list(map(type, items)) if numeric and not _isa(value, set) else []
+        typed = numeric or (len(items) <= SMALL_ARRAY and any(isinstance(v, str) for v in items))
+        kinds: list[type] = list(map(type, items)) if typed and not _isa(value, set) else []
         # ``==`` calls 0.0 and -0.0 equal: the zeros' signs are compared apart
         zeros = signed_zeros(self._keyed(value)) if by_value and numeric else []
-        self.containers.append((value, copy, kinds if by_value else None, zeros))
+        self.containers.append((value, copy, kinds if by_value else None, zeros, _numeric_keys(value)))
         if not by_value:
             for item in items:
                 self._add(item, seen)
@@ -585,7 +636,10 @@ class Layout:
             seen.add(id(klass))
             namespace = klass.__dict__
             module = sys.modules.get(klass.__module__)
-            if module is None or not user_module(module):  # builtins, typing, shapegrad's own: not followed
+            if module is not None and module.__name__.partition(".")[0] == "shapegrad":
+                self._add_library_methods(namespace)
+                continue
+            if module is None or not user_module(module):  # builtins, typing: not followed
                 continue
             self._note()
             for name, attribute in namespace.items():
@@ -602,6 +656,19 @@ class Layout:
                             self._add(accessor, seen)
                 else:
                     self._add(inner, seen)
+
+    def _add_library_methods(self, namespace: Any, named: bool = False) -> None:
+        """The methods of one of shapegrad's classes a module is (``nn.Linear``), by identity,
+        and how many attributes the class holds: a replay runs none of them, so one patched
+        between calls (``nn.Linear.__call__ = lora_call``) records again. ``named``: only those
+        the step's code names (``Tensor``'s: ``x.relu()``; its operators are not followed)."""
+        self._note()
+        self.class_sizes.append((namespace, len(namespace)))
+        for name, attribute in namespace.items():
+            if named and (name.startswith("__") or not self._read(name)):
+                continue
+            if _isa(attribute, (types.FunctionType, staticmethod, classmethod, property)):
+                self.values.append((namespace, name, attribute))
 
     def _add_function(self, fn: types.FunctionType, seen: set[int]) -> None:
         """A user function's closure, the globals it names (and, in the user's own modules it
@@ -638,6 +705,10 @@ class Layout:
             if _isa(value, types.ModuleType):
                 self._add_module_names(value, names, seen)
             self._add(value, seen)  # a module too: another function may read it (a helper's cfg.LR)
+        for namespace, name, value in library_module_attributes(code, scope):
+            self.values.append((namespace, name, value))
+            if _isa(value, (list, dict, set, collections.deque)):  # sys.argv: its items by value
+                self._add(value, seen)
         self._add(fn.__defaults__, seen)
         self._add(fn.__kwdefaults__, seen)
 
@@ -723,10 +794,16 @@ class Layout:
 
     def _values_changed(self) -> str | None:
         """What differs of what is compared by value: the containers' items, small arrays."""
-        for container, copy, kinds, zeros in self.containers:
+        for namespace, size in self.class_sizes:
+            if len(namespace) != size:
+                return "a method was added to or removed from a class of shapegrad's it reads (a monkeypatch)"
+        for container, copy, kinds, zeros, keys in self.containers:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
+            if keys is not None and _numeric_keys(container) != keys:
+                what = "a key" if _isa(container, dict) else "an item"
+                return f"{what} of a {kind} it reads changed its type or sign (1 to 1.0 or True, 0.0 to -0.0, say)"
             if kinds is not None:
                 try:
                     same = bool(container == copy)

@@ -290,6 +290,33 @@ _DYNAMIC_BUILTINS = frozenset({id(builtins.getattr), id(builtins.hasattr), id(bu
 _DYNAMIC_CODES = frozenset({dataclasses.asdict.__code__, dataclasses.astuple.__code__})
 
 
+# Names by which code reads every attribute of an object at once: ``cfg.__dict__``,
+# ``cfg.__getstate__()`` (``object.__getstate__`` hands over the instance's dict),
+# ``__reduce__``/``__reduce_ex__`` (their third item), ``__match_args__``.
+_EVERY_ATTRIBUTE = frozenset({"__dict__", "__getstate__", "__reduce__", "__reduce_ex__", "__match_args__"})
+
+# id(code) -> (the code, whether it reads every attribute): asked once per code object.
+_EVERY_ATTRIBUTE_CODES: dict[int, tuple[types.CodeType, bool]] = {}
+
+
+def _reads_every_attribute(code: types.CodeType) -> bool:
+    """Whether ``code`` (not the code objects nested in it: they run as their own) may read
+    an object's attributes by names its bytecode and constants do not hold: it names one of
+    :data:`_EVERY_ATTRIBUTE`, or matches a class pattern with positional sub-patterns
+    (``MATCH_CLASS`` with a count: ``case Cfg(mode, scale)`` reads ``Cfg.__match_args__``'s
+    attributes in C)."""
+    known = _EVERY_ATTRIBUTE_CODES.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    found = not _EVERY_ATTRIBUTE.isdisjoint(code.co_names) or any(
+        i.opname == "MATCH_CLASS" and i.arg for i in dis.get_instructions(code)
+    )
+    if len(_EVERY_ATTRIBUTE_CODES) >= 4096:
+        _EVERY_ATTRIBUTE_CODES.clear()
+    _EVERY_ATTRIBUTE_CODES[id(code)] = (code, found)
+    return found
+
+
 class Watch:
     """What :func:`watching` saw: the code objects that ran (None where a profiler held the
     hook and nothing was watched), and whether the user's code read attributes by names it
@@ -305,10 +332,13 @@ class Watch:
     def _names_unknown(self) -> bool:
         """Whether the names attributes were read by are not known: nothing was watched, or
         the user's code called getattr, hasattr or vars (a name built at run time:
-        getattr(cfg, f"{task}_weight")), dataclasses.asdict, or named ``__dict__``."""
+        getattr(cfg, f"{task}_weight")), dataclasses.asdict, named ``__dict__`` or another
+        name that hands over every attribute (``cfg.__getstate__()``, ``__reduce_ex__``), or
+        matched a class pattern with positional sub-patterns (``case Cfg(mode, scale)`` reads
+        the attributes ``Cfg.__match_args__`` names, in C)."""
         if self.codes is None or self.dynamic:
             return True
-        return any("__dict__" in code.co_names and user_file(code.co_filename) for code in self.codes)
+        return any(user_file(code.co_filename) and _reads_every_attribute(code) for code in self.codes)
 
     def read_names(self) -> frozenset[str] | None:
         """Every name the code that ran could have read an attribute by: the names its

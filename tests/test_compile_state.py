@@ -11,6 +11,7 @@ import argparse
 import collections
 import copy
 import dataclasses
+import enum
 import json
 import math
 import os
@@ -24,7 +25,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pytest
@@ -137,6 +138,59 @@ def test_attributes_read_by_names_built_at_run_time() -> None:
     _same_as_eager(by_key, change, x, "cls_weight")
     _same_as_eager(spread, change, x)
     _same_as_eager(as_dict, change, x)
+
+
+@dataclasses.dataclass
+class Loss:
+    kind: str = "sum"
+    weight: float = 1.0
+
+
+def test_a_class_pattern_with_positional_sub_patterns() -> None:
+    """``case Loss(kind, weight)`` reads the attributes ``Loss.__match_args__`` names, in C:
+    the names are in no bytecode or constant of the step. Replayed the first weight before."""
+    x = sg.tensor(X)
+    config = Loss()
+
+    def step(x: Any) -> Any:
+        match config:
+            case Loss(kind, weight):
+                return (x * weight).sum() if kind == "sum" else (x * weight).mean()
+        raise AssertionError
+
+    def weight_of(config: Loss) -> float:
+        match config:
+            case Loss(_, weight):
+                return weight
+        raise AssertionError
+
+    def through_a_helper(x: Any) -> Any:
+        return (x * weight_of(config)).sum()
+
+    for fn in (step, through_a_helper):
+        compiled = _same_as_eager(fn, lambda i: setattr(config, "weight", float(i + 1)), x)
+        assert len(compiled.recordings) == 5
+
+
+def test_every_attribute_handed_over_by_getstate_or_reduce() -> None:
+    """``cfg.__getstate__()`` and ``cfg.__reduce_ex__(2)[2]`` hand over the instance's dict,
+    read by keys no code names (``sum(....values())``). Replayed the first sum before."""
+    x = sg.tensor(X)
+    config = Loss()
+
+    def by_getstate(x: Any) -> Any:
+        held: Any = config  # object.__getstate__: Python 3.11+
+        state: dict[str, Any] = held.__getstate__()
+        return (x * sum(v for v in state.values() if isinstance(v, float))).sum()
+
+    def by_reduce(x: Any) -> Any:
+        reduced: Any = config.__reduce_ex__(2)
+        state: dict[str, Any] = reduced[2]  # copyreg's state: the instance's dict
+        return (x * sum(v for v in state.values() if isinstance(v, float))).sum()
+
+    for fn in (by_getstate, by_reduce):
+        compiled = _same_as_eager(fn, lambda i: setattr(config, "weight", float(i + 1)), x)
+        assert len(compiled.recordings) == 5
 
 
 def test_an_attribute_of_an_object_two_levels_down() -> None:
@@ -393,6 +447,58 @@ def test_the_users_config_module_held_passed_or_in_a_package(tmp_path: Path, mon
     finally:
         sys.modules.pop("run_config", None)
         sys.modules.pop("run_config.optim", None)
+
+
+def test_an_attribute_of_another_packages_module_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sys.argv`` changed, a library function monkeypatched (``sg.losses.mse``,
+    ``np.tanh``) between calls: read through a module that is not the user's, they were not
+    compared, and the replay ran the first recording's branch or function, silently. What the
+    step's code reads by a chain from a global module is compared before each replay."""
+    x = sg.tensor(X + 1.0)
+    target = sg.zeros(4)
+    mse = sg.losses.mse
+
+    def flag(x: Any) -> Any:
+        return (x * (2.0 if "--double" in sys.argv else 1.0)).sum()
+
+    def loss(x: Any) -> Any:
+        return sg.losses.mse(x, target)
+
+    def numpy_function(x: Any) -> Any:
+        return sg.tensor(np.tanh(x.data)).sum()
+
+    def change(i: int) -> None:
+        if i == 2:
+            sys.argv.append("--double")
+            monkeypatch.setattr(sg.losses, "mse", lambda a, b: mse(a, b) * 3.0)
+            monkeypatch.setattr(np, "tanh", np.sin)
+
+    monkeypatch.setattr(sys, "argv", ["train.py"])
+    for step in (flag, loss, numpy_function):
+        _same_as_eager(step, change, x)
+        monkeypatch.undo()
+        monkeypatch.setattr(sys, "argv", ["train.py"])
+
+
+def test_a_method_of_shapegrads_classes_patched_between_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``nn.Linear.__call__`` patched (a LoRA-style wrapper), a ``__call__`` added to the
+    ``Linear[4, 2]`` class a layer is, ``Tensor.relu`` patched: a replay runs none of them and
+    gave the first recording's result, silently. Each records again."""
+    layer = sg.nn.Linear[Literal[4], Literal[2]](generator=sg.Generator(0))
+    x = sg.tensor(X[None])
+    call, relu = sg.nn.Linear.__call__, sg.Tensor.relu
+
+    def step(x: Any) -> Any:
+        return layer(x).relu().sum()
+
+    patches: list[Callable[[], None]] = [
+        lambda: monkeypatch.setattr(sg.nn.Linear, "__call__", lambda self, x: call(self, x) * 2.0),
+        lambda: monkeypatch.setattr(type(layer), "__call__", lambda self, x: call(self, x) * 3.0, raising=False),
+        lambda: monkeypatch.setattr(sg.Tensor, "relu", lambda self: relu(self) + 1.0),
+    ]
+    for patch in patches:
+        _same_as_eager(step, lambda i, patch=patch: patch() if i == 2 else None, x)
+        monkeypatch.undo()
 
 
 def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -2045,6 +2151,69 @@ def test_an_argument_of_minus_zero_is_another_signature(make: Callable[[float], 
     assert len(compiled.recordings) == 3
 
 
+def test_a_dict_arguments_number_keys_are_part_of_the_signature_by_type_and_bits() -> None:
+    """``{1: w}``, ``{True: w}`` and ``{1.0: w}`` are equal dicts (and ``{0.0: w}`` and
+    ``{-0.0: w}``): a dict argument keyed by them was one signature, and a step branching on
+    the key's type, or dividing by it, replayed the first recording silently."""
+    x = sg.ones(2)
+
+    def step(x: Any, table: dict[Any, float]) -> Any:
+        (key,) = table
+        return x * (3.0 if key is True else 5.0 if isinstance(key, float) else 7.0) + x / sg.tensor([key])
+
+    compiled = sg.compile(step)
+    keys: list[Any] = [1, True, 1.0, 1, 0.0, -0.0, 0.0, True]
+    with np.errstate(divide="ignore"):
+        for i, key in enumerate(keys):
+            assert compiled(x, {key: 2.0}).tolist() == step(x, {key: 2.0}).tolist(), f"call {i}"
+    assert compiled.eager_reason is None
+
+
+class _Scaled(NamedTuple):
+    scale: float
+
+
+class _Doubled(NamedTuple):
+    scale: float
+
+
+def test_an_argument_of_another_tuple_list_or_dict_class_is_another_signature() -> None:
+    """Two named tuples of equal items are equal tuples, as are a list and a list subclass's,
+    a dict and an ``OrderedDict``: the signature held the items alone, and a step telling the
+    classes apart replayed the first one's recording, silently. The class is part of it."""
+    x = sg.ones(2)
+
+    class Batch(list[Any]):
+        pass
+
+    def step(x: Any, hp: Any) -> Any:
+        return x * (2.0 if isinstance(hp, (_Doubled, Batch, collections.OrderedDict)) else 1.0)
+
+    compiled = sg.compile(step)
+    pairs: list[tuple[Any, Any]] = [(_Scaled(1.0), _Doubled(1.0)), ((1.0,), _Doubled(1.0)), ([1.0], Batch([1.0]))]
+    pairs.append(({"a": 1.0}, collections.OrderedDict(a=1.0)))
+    for plain, other in pairs:
+        for hp in (plain, other, plain, other):
+            assert compiled(x, hp).tolist() == step(x, hp).tolist(), (plain, other)
+    assert compiled.eager_reason is None
+
+
+def test_a_string_changed_to_an_equal_str_enum_records_again() -> None:
+    """``"a" == Mode.A`` for a ``str`` enum: a short list or dict of strings was compared by
+    ``==`` alone, and a step asking ``is Mode.A`` replayed the first recording, silently."""
+
+    class Mode(enum.StrEnum):
+        A = "a"
+
+    x = sg.ones(2)
+    config: dict[str, Any] = {"mode": "a"}
+
+    def step(x: Any) -> Any:
+        return (x * (2.0 if config["mode"] is Mode.A else 1.0)).sum()
+
+    _same_as_eager(step, lambda i: config.__setitem__("mode", Mode.A if i % 2 else "a"), x)
+
+
 def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
     """A list of numbers is compared in one ``==``, which calls 0.0 and -0.0 equal: the zeros'
     signs are compared apart."""
@@ -2061,6 +2230,33 @@ def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
             table["w"] = -0.0 if i % 3 == 1 else 0.0
             got, expected = compiled(x), step(x)
             assert [t.tolist() for t in got] == [t.tolist() for t in expected], f"call {i}"
+    assert compiled.eager_reason is None
+
+
+def test_a_dict_key_or_set_item_changing_type_or_zero_sign_records_again() -> None:
+    """``==`` calls ``{1: w}``, ``{True: w}`` and ``{1.0: w}`` equal, and ``{0.0}`` and ``{-0.0}``:
+    a step reading a dict's keys or a set's items (a mapping from a layer's index, a set of
+    scales) replayed the first recording's branch when they changed type or a zero its sign,
+    silently. Their types and bits are compared apart."""
+    x = sg.ones(2)
+    table: dict[Any, float] = {1: 2.0}
+    scales: set[Any] = {1}
+
+    def read(key: Any) -> float:
+        return 3.0 if key is True else 5.0 if isinstance(key, float) else 7.0
+
+    def step(x: Any) -> Any:
+        (key,), (item,) = table, scales
+        return x * read(key) + x * read(item) + x / sg.tensor([item])
+
+    compiled = sg.compile(step)
+    with np.errstate(divide="ignore"):
+        for i, number in enumerate([1, True, 1.0, 1, 0.0, -0.0, 0.0, True]):
+            table.clear()
+            table[number] = 2.0
+            scales.clear()
+            scales.add(number)
+            assert compiled(x).tolist() == step(x).tolist(), f"call {i}"
     assert compiled.eager_reason is None
 
 
