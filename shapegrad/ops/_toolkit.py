@@ -220,6 +220,49 @@ def keep_where(xp: Any, mask: Any, values: Any) -> Any:
     return xp.where(mask, values, xp.zeros((), dtype=values.dtype))
 
 
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT32 = np.dtype(np.float32)
+
+
+def torch_float(values: Any) -> Any:
+    """The dtype PyTorch gives a result that NumPy made float64 from ``values`` (the raw
+    operands: arrays and Python numbers), or None where NumPy agrees.
+
+    NumPy promotes an integer or boolean array with a float (a Python float, a float32 array)
+    to float64, and divides integers into float64; PyTorch gives the float operand's dtype
+    (the widest float array's) or, with none, its default float32. ``sg.arange(n) * 0.5`` in
+    float64 would make a positional encoding, and every weight it meets, float64: twice as
+    slow, silently (element-wise ops promote), or a product's ``DTypeError`` far from its
+    cause. Where an array is float64 (or complex) itself the result is float64 in both.
+    """
+    widest = None
+    for value in values:
+        dtype = getattr(value, "dtype", None)
+        if dtype is None or dtype.kind in "biu":
+            continue  # Python numbers, integer and boolean arrays: no float of their own
+        if dtype.kind != "f" or dtype.itemsize >= 8:
+            return None
+        if widest is None or dtype.itemsize > widest.itemsize:
+            widest = dtype
+    return _FLOAT32 if widest is None else widest
+
+
+def as_float(xp: Any, values: Any, dtype: Any) -> list[Any]:
+    """``values`` with each integer or boolean array converted to ``dtype`` (Python numbers
+    and float arrays as they are): the operands of :func:`torch_float`'s result."""
+    return [
+        xp.astype(value, dtype) if getattr(getattr(value, "dtype", None), "kind", "f") in "biu" else value
+        for value in values
+    ]
+
+
+def float64_from_integers(out: Any) -> bool:
+    """Whether ``out`` is float64 (NumPy's dtype object: CuPy's arrays hold it too), the only
+    dtype NumPy over-promotes integers to (see :func:`torch_float`): one identity test on the
+    hot path."""
+    return getattr(out, "dtype", None) is _FLOAT64
+
+
 def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
     """The other operand of a binary op with ``like``, as a Python number or a Tensor.
 
@@ -306,6 +349,11 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         if raised is error:
             raise
         raise raised from None
+    if out.dtype is _FLOAT64:  # an integer operand with a float (or divided): PyTorch's float dtype
+        target = torch_float((x, y))
+        if target is not None:
+            x, y = as_float(backend.xp, (x, y), target)
+            out = forward(x, y)
     first, second = tensors
     first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
     if first_node is None and second_node is None and first_param is None and second_param is None:
@@ -386,7 +434,8 @@ def reads_table(reads: Any) -> tuple[tuple[bool, bool, bool], ...]:
 
 
 def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str] = ("left", "right")) -> None:
-    """Refuse two floating-point operands of different precision in a product.
+    """Refuse two floating-point operands of different precision in a product, or an
+    integer (or boolean) operand with a floating-point one.
 
     Element-wise ops promote (float32 with float64 gives float64, as in NumPy and PyTorch),
     but a float64 batch meeting float32 weights in a matrix product is almost always data
@@ -397,11 +446,19 @@ def check_same_float(op: str, a: AnyTensor, b: AnyTensor, names: tuple[str, str]
     if da == db:
         return
     name_a, name_b = a._backend.dtype_name(da), b._backend.dtype_name(db)
-    if name_a.startswith("float") and name_b.startswith("float"):
+    float_a, float_b = name_a.startswith("float"), name_b.startswith("float")
+    if float_a and float_b:
         raise DTypeError(
             f"{op}: {names[0]} is {name_a} {a.shape} but {names[1]} is {name_b} {b.shape}; expected one "
             f"floating dtype (shapegrad, like PyTorch, does not promote in products). Convert the data, "
             f"e.g. x.astype({name_b!r})"
+        )
+    if float_a != float_b:  # integers (or booleans) with floats: NumPy's product is float64
+        target = name_a if float_a else name_b
+        raise DTypeError(
+            f"{op}: {names[0]} is {name_a} {a.shape} but {names[1]} is {name_b} {b.shape}; expected one "
+            f"floating dtype (NumPy would give float64, PyTorch raises). Convert the integers, "
+            f"e.g. x.astype({target!r})"
         )
 
 

@@ -10,6 +10,8 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
+import numpy as np
+
 from .. import _hooks
 from .._autodiff import NoTape
 from .._backend import Backend, active_backend, as_backend_array, get_backend
@@ -196,13 +198,15 @@ def arange(
     backend: str | Backend | None = None,
 ) -> Any:
     """Evenly spaced values in ``[start, stop)`` (``[0, start)`` with one argument).
-    Integers give int64 unless ``dtype`` says otherwise.
+    Integers give int64 and a float bound float32 (as PyTorch) unless ``dtype`` says otherwise.
 
     ``sg.arange(Seq(16))``, ``sg.arange(0, t)`` with ``t: Seq`` and ``sg.arange(10)`` are
     typed ``Seq``, ``Seq`` and ``L[10]`` (sizes as in :func:`zeros`); other ranges are ``Open``."""
     chosen = _backend(backend)
     if stop is None:
         start, stop = 0, start
+    if dtype is None and any(isinstance(bound, (float, np.floating)) for bound in (start, stop, step)):
+        dtype = DEFAULT_FLOAT  # as PyTorch: a float bound gives float32 (NumPy: float64)
     data = chosen.xp.arange(start, stop, step, dtype=None if dtype is None else chosen.dtype(dtype))
     return wrap(data, chosen)
 

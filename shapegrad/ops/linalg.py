@@ -248,6 +248,8 @@ def einsum(spec: str, /, *operands: AnyTensor) -> Any:
                 raise ShapeError(
                     f"einsum {spec!r}: letter {letter!r} is {seen[0]} in operand {seen[1]} but {size} in operand {i}"
                 )
+    for i, operand in enumerate(operands[1:], start=1):  # one dtype, as matmul (NumPy would promote)
+        check_same_float("einsum", operands[0], operand, ("operand 0", f"operand {i}"))
     arrays = tuple(o._data for o in operands)
     out = _contract(backend, f"{','.join(terms)}->{output}", list(arrays))
     # The arrays are saved inside a tuple, where the engine's search by identity does not look:

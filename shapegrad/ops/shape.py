@@ -16,7 +16,7 @@ from .._tensor import Tensor, record, wrap
 from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, Z1, Z2, Z3, A, B, C, D, K, N, S, T
 from . import indexing as ix
-from ._toolkit import checked_axis, integer, integers
+from ._toolkit import as_float, checked_axis, float64_from_integers, integer, integers, torch_float
 
 __all__ = [
     "broadcast_to",
@@ -314,7 +314,12 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None
     bounds = [0]
     for t in tensors:
         bounds.append(bounds[-1] + t.shape[axis])
-    out = backend.xp.concat([t._data for t in tensors], axis=axis)
+    parts = [t._data for t in tensors]
+    out = backend.xp.concat(parts, axis=axis)
+    if float64_from_integers(out):  # integer tensors joined with float ones: PyTorch's float dtype
+        target = torch_float(parts)
+        if target is not None:
+            out = backend.xp.concat(as_float(backend.xp, parts, target), axis=axis)
     return record(out, concat_backward, tuple(tensors), (axis, tuple(bounds)), backend)
 
 
