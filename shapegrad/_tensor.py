@@ -8,7 +8,19 @@ as its bottom, then the dims, invariant); at run time the same subscription buil
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal as L, Never, TypeAlias, TypeVar, TypeVarTuple, cast, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal as L,
+    Never,
+    NoReturn,
+    TypeAlias,
+    TypeVar,
+    TypeVarTuple,
+    cast,
+    overload,
+)
 
 import numpy as np
 from typing_extensions import deprecated
@@ -56,6 +68,21 @@ __all__ = ["AnyTensor", "Tensor"]
 Tape_ = TypeVar("Tape_", covariant=True)
 _REPR_VALUES = 16  # repr shows the values of tensors this small
 Dims = TypeVarTuple("Dims")
+
+
+class _ElementCount(int):
+    """``x.size``: an int, the number of elements; called as PyTorch's ``x.size()`` or
+    ``x.size(d)`` (its tensor's shape), a ``TypeError`` naming ``x.shape`` where Python's would
+    say "'int' object is not callable"."""
+
+    __slots__ = ()
+
+    def __call__(self, dim: int | None = None) -> NoReturn:
+        shape = "x.shape" if dim is None else f"x.shape[{dim!r}]"
+        raise TypeError(
+            f"x.size is the number of elements here ({int(self)}: NumPy's size, a property, no call); "
+            f"PyTorch's x.size({'' if dim is None else repr(dim)}) is {shape}"
+        )
 
 
 class Tensor(TensorOps[Tape_, *Dims]):
@@ -128,11 +155,11 @@ class Tensor(TensorOps[Tape_, *Dims]):
 
     @property
     def size(self) -> int:
-        """The number of elements."""
+        """The number of elements (NumPy's ``size``; PyTorch's ``numel()``)."""
         size = 1
         for n in self._data.shape:
             size *= n
-        return size
+        return _ElementCount(size)
 
     def backend_dtype_name(self) -> str:
         """The dtype's canonical name (``"float32"``), the same on every backend."""

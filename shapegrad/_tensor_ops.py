@@ -8050,7 +8050,7 @@ class TensorOps(Generic[Tape_, *Dims]):
     def roll(self: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]: ...
     @overload
     def roll(self: Tensor[T, *S], shift: int, axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
-    def roll(self: Any, shift: Any, axis: Any = None, **torch_keywords: Any) -> Any:
+    def roll(self: Any, shift: Any = None, axis: Any = None, **torch_keywords: Any) -> Any:
         """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back. PyTorch: ``torch.roll`` (with ``axis`` required: PyTorch's default flattens); the method form of ``sg.roll``."""
         if torch_keywords:
             refuse_torch_keywords("roll", torch_keywords)

@@ -16,7 +16,8 @@ the copy and pickle protocols' dunder lookups. The module's names go through a
 
 from __future__ import annotations
 
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn, cast
 
 from ._errors import KeywordError
 from ._opspec import OPS
@@ -268,6 +269,8 @@ def missing_module_attribute(module: str, name: str) -> NoReturn:
 
 # PyTorch's keyword arguments that shapegrad spells otherwise: (PyTorch's, ours).
 TORCH_KEYWORDS: dict[str, str] = {"dim": "axis", "keepdim": "keepdims"}
+# ... and those of one op only: PyTorch's flip and roll take ``dims=`` (tuples), roll ``shifts=``.
+OP_KEYWORDS: dict[str, dict[str, str]] = {"flip": {"dims": "axis"}, "roll": {"dims": "axis", "shifts": "shift"}}
 
 
 def refuse_torch_keywords(op: str, keywords: dict[str, Any], required: str = "axis") -> NoReturn:
@@ -281,13 +284,30 @@ def refuse_torch_keywords(op: str, keywords: dict[str, Any], required: str = "ax
     if not keywords:
         raise TypeError(f"{op}() missing 1 required argument: {required!r}")
     for name, value in keywords.items():
-        ours = TORCH_KEYWORDS.get(name)
+        ours = TORCH_KEYWORDS.get(name) or OP_KEYWORDS.get(op, {}).get(name)
         if ours is not None:
             raise KeywordError(
                 f"{op}() got an unexpected keyword argument {name!r}: shapegrad spells PyTorch's {name}= as "
-                f"{ours}= (write {ours}={value!r})"
+                f"{ours}= ({_written(op, ours, value)})"
             )
     raise TypeError(f"{op}() got an unexpected keyword argument {next(iter(keywords))!r}")
+
+
+def _written(op: str, ours: str, value: Any) -> str:
+    """How to write ``ours=value``: PyTorch's ``dims=``/``shifts=`` of flip and roll are
+    tuples where ours is one int (``flip(x, dims=[0])`` is ``flip(x, axis=0)``; several axes
+    are one call each)."""
+    if isinstance(value, (list, tuple)) and op in OP_KEYWORDS:
+        items = cast(Sequence[Any], value)
+        if len(items) == 1:
+            return f"write {ours}={items[0]!r}"
+        if op == "flip":
+            nested = "x"
+            for axis in items:
+                nested = f"flip({nested}, axis={axis!r})"
+            return f"flip takes one axis: write {nested}"
+        return f"{op} takes one {ours}: one call per axis, shift and axis each an int"
+    return f"write {ours}={value!r}"
 
 
 # PyTorch's dtype names (torch.float, torch.long, ...) and shapegrad's.

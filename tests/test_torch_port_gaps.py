@@ -293,7 +293,8 @@ def test_torch_dim_keyword_names_axis(name: str, method: bool, numpy_backend: st
     """``x.sum(dim=1)``, ``sg.softmax(x, dim=-1)``, ``sg.concat(xs, dim=0)``: Python's bare
     "unexpected keyword argument 'dim'". Now a ``KeywordError`` (a ``TypeError``) that names
     ``axis=``, for every op that takes an ``axis`` with a default, in both forms;
-    ``keepdim=`` names ``keepdims=``; any other unknown keyword stays Python's message."""
+    ``keepdim=`` names ``keepdims=``; any other unknown keyword stays Python's message (but
+    ``dims=``, PyTorch's for flip and roll, in those two)."""
     if method and not hasattr(sg.Tensor, name):
         pytest.skip(f"{name} has no method form")
     with pytest.raises(
@@ -304,7 +305,8 @@ def test_torch_dim_keyword_names_axis(name: str, method: bool, numpy_backend: st
         _call(name, method, dim=0)
     with pytest.raises(TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'dims'") as caught:
         _call(name, method, dims=0)
-    assert not isinstance(caught.value, sg.KeywordError)
+    # flip's and roll's dims= are PyTorch's (test_flip_and_roll_name_pytorchs_dims_and_shifts)
+    assert isinstance(caught.value, sg.KeywordError) == (name in ("flip", "roll"))
 
 
 def test_ops_whose_axis_is_required_name_axis_and_still_require_it(numpy_backend: str) -> None:
@@ -375,3 +377,36 @@ def test_a_compiled_step_recomputes_indices_and_sources(numpy_backend: str) -> N
             assert run.eager_reason is None
             assert [recording.replays for recording in run.recordings] == [4]
     assert runs[0] == runs[1]
+
+
+def test_flip_and_roll_name_pytorchs_dims_and_shifts(numpy_backend: str) -> None:
+    """``torch.flip(x, dims=[0])`` and ``torch.roll(x, shifts=1, dims=0)`` were Python's
+    "unexpected keyword argument 'dims'" and "missing 1 required positional argument:
+    'shift'": now a ``KeywordError`` naming ``axis=`` and ``shift=``, with the call to write
+    (one axis each: flip's several dims as nested calls). Other ops keep Python's message
+    for ``dims=`` (``test_torch_dim_keyword_names_axis``)."""
+    x = sg.ones(2, 3)
+    with pytest.raises(sg.KeywordError, match=r"flip\(\) .*'dims': .*dims= as axis= \(write axis=0\)"):
+        sg.flip(x, dims=[0])
+    with pytest.raises(sg.KeywordError, match=r"write flip\(flip\(x, axis=0\), axis=1\)"):
+        x.flip(dims=(0, 1))
+    for call in (lambda: sg.roll(x, shifts=1, dims=0), lambda: x.roll(shifts=1, dims=0)):
+        with pytest.raises(sg.KeywordError, match=r"roll\(\) .*'shifts': .*shifts= as shift= \(write shift=1\)"):
+            call()
+    with pytest.raises(sg.KeywordError, match=r"dims= as axis= \(write axis=1\)"):
+        sg.roll(x, 1, dims=(1,))
+    with pytest.raises(TypeError, match=r"roll\(\) missing 1 required argument: 'shift'"):
+        sg.roll(x)  # type: ignore[call-overload]
+    np.testing.assert_array_equal(sg.roll(sg.arange(3), 1, 0).numpy(), [2, 0, 1])
+
+
+def test_calling_size_as_pytorch_names_shape(numpy_backend: str) -> None:
+    """``x.size(0)``, PyTorch's size of an axis, was "'int' object is not callable":
+    ``x.size`` is NumPy's element count here (an int still), and calling it says what to
+    write instead."""
+    x = sg.ones(2, 3)
+    assert x.size == 6 and isinstance(x.size, int) and x.size + 1 == 7
+    with pytest.raises(TypeError, match=r"x.size is the number of elements here \(6: .*x.size\(0\) is x.shape\[0\]"):
+        x.size(0)  # pyright: ignore[reportCallIssue]
+    with pytest.raises(TypeError, match=r"PyTorch's x.size\(\) is x.shape$"):
+        x.size()  # pyright: ignore[reportCallIssue]

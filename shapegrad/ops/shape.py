@@ -370,11 +370,11 @@ def roll_backward(xp: Any, g: Any, shift: int, axis: int) -> tuple[Any, ...]:
 def roll(x: Tensor[T, *S], shift: int, axis: int) -> Tensor[T, *S]: ...
 @overload
 def roll(x: Tensor[T, *S], shift: int, axis: int, **torch_keywords: Never) -> Tensor[T, *S]: ...
-def roll(x: Tensor[T, *S], shift: int, axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
+def roll(x: Tensor[T, *S], shift: int | None = None, axis: int | None = None, **torch_keywords: Never) -> Tensor[T, *S]:
     """The values shifted by ``shift`` along ``axis``, wrapping around. d/dx: rolled back.
     PyTorch: ``torch.roll`` (with ``axis`` required: PyTorch's default flattens)."""
-    if torch_keywords or axis is None:
-        refuse_torch_keywords("roll", torch_keywords)
+    if torch_keywords or shift is None or axis is None:  # roll(x, shifts=1, dims=0): PyTorch's names
+        refuse_torch_keywords("roll", torch_keywords, "shift" if shift is None else "axis")
     a = checked_axis(x, axis, "roll")
     shift = integer("roll", "shift", shift)
     return record(x._backend.xp.roll(x._data, shift, axis=a), roll_backward, (x,), (shift, a), x._backend)
