@@ -209,6 +209,108 @@ NN_NAMES: dict[str, tuple[str, str, str]] = {
         "sg.nn.GlobalMaxPool2d()",
         "(B, C, H, W) -> (B, C), the flatten included; other output sizes are not provided",
     ),
+    "functional": (
+        "torch.nn.functional (F.relu, F.softmax, F.cross_entropy, ...)",
+        "sg (sg.relu, sg.softmax, ...) and sg.losses (sg.losses.cross_entropy, ...)",
+        "the functions are the ops themselves, and the tensors' methods",
+    ),
+    "utils": (
+        "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)",
+        "sg.optim.clip_grad_norm(grads, max_norm)",
+        "on the Gradients; or the optimizer's clip_norm=, which a compiled step replays",
+    ),
+    "Softmax": ("nn.Softmax(dim)", "x.softmax(axis=dim)", "or sg.softmax(x, axis=dim): a function, no layer"),
+    "LogSoftmax": ("nn.LogSoftmax(dim)", "x.log_softmax(axis=dim)", "or sg.log_softmax(x, axis=dim)"),
+    "Identity": ("nn.Identity()", "x itself", "leave the layer out; lambda x: x where a callable is needed"),
+    "ModuleList": (
+        "nn.ModuleList([...])",
+        "a plain list of layers",
+        "a module finds the parameters of layers held in lists, tuples and dicts",
+    ),
+    "ModuleDict": ("nn.ModuleDict({...})", "a plain dict of layers", "a module finds the parameters in dicts too"),
+    "ParameterList": ("nn.ParameterList([...])", "a plain list of sg.nn.parameter(...) tensors", ""),
+    "Parameter": ("nn.Parameter(tensor)", "sg.nn.parameter(tensor)", "trainable=False for a frozen one"),
+    "MultiheadAttention": (
+        "nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)",
+        "sg.nn.MultiHeadAttention(num_heads, embed_dim=...)",
+        "batch first, always",
+    ),
+    "TransformerEncoderLayer": (
+        "nn.TransformerEncoderLayer(d_model, nhead, norm_first=True, activation='gelu', batch_first=True)",
+        "sg.nn.TransformerEncoderBlock(num_heads, ff_dim, embed_dim=d_model)",
+        "pre-norm, batch first",
+    ),
+    **{
+        name: (f"nn.{name}()(input, target)", f"sg.losses.{ours}(input, target)", "losses are functions here")
+        for name, ours in (
+            ("CrossEntropyLoss", "cross_entropy"),
+            ("NLLLoss", "nll_loss"),
+            ("MSELoss", "mse"),
+            ("L1Loss", "mae"),
+            ("SmoothL1Loss", "smooth_l1"),
+            ("HuberLoss", "huber"),
+            ("BCELoss", "binary_cross_entropy"),
+            ("BCEWithLogitsLoss", "binary_cross_entropy_with_logits"),
+            ("KLDivLoss", "kl_div"),
+        )
+    },
+}
+
+# PyTorch's torch.nn.functional loss names that sg.losses spells otherwise.
+LOSS_NAMES: dict[str, tuple[str, str, str]] = {
+    name: (f"F.{name}(input, target)", f"sg.losses.{ours}(input, target)", "")
+    for name, ours in (
+        ("mse_loss", "mse"),
+        ("l1_loss", "mae"),
+        ("smooth_l1_loss", "smooth_l1"),
+        ("huber_loss", "huber"),
+    )
+}
+
+# PyTorch's torch.optim names that sg.optim spells otherwise.
+_SCHEDULE = "a schedule is the optimizer's lr=, a function of the step"
+OPTIM_NAMES: dict[str, tuple[str, str, str]] = {
+    "lr_scheduler": ("torch.optim.lr_scheduler", "sg.optim.schedules", _SCHEDULE),
+    "CosineAnnealingLR": (
+        "lr_scheduler.CosineAnnealingLR(opt, T_max)",
+        "lr=sg.optim.schedules.cosine(lr, total_steps=T_max)",
+        _SCHEDULE,
+    ),
+    "StepLR": ("lr_scheduler.StepLR(opt, step_size)", "lr=sg.optim.schedules.step(lr, step_size)", _SCHEDULE),
+    "LambdaLR": ("lr_scheduler.LambdaLR(opt, f)", "lr=lambda step: lr * f(step)", _SCHEDULE),
+    "LinearLR": (
+        "lr_scheduler.LinearLR(opt, ...)",
+        "lr=sg.optim.schedules.warmup(lr, warmup_steps)",
+        f"{_SCHEDULE}; warmup ramps up linearly",
+    ),
+    "clip_grad_norm_": ("nn.utils.clip_grad_norm_(params, max_norm)", "sg.optim.clip_grad_norm(grads, max_norm)", ""),
+}
+
+# PyTorch's nn.Module methods that shapegrad's Module spells otherwise (model.<name>).
+_GRADIENTS = "gradients live in the Gradients from model.alloc_grads(), not in the model"
+MODULE_METHOD_NAMES: dict[str, tuple[str, str, str]] = {
+    "zero_grad": ("model.zero_grad()", "grads.zero()", _GRADIENTS),
+    "requires_grad_": (
+        "model.requires_grad_(False)",
+        "model.freeze()",
+        "model.unfreeze() undoes it; freeze('path') a part",
+    ),
+    "children": ("model.children()", "(m for _, m in model.named_children())", ""),
+    "named_buffers": ("model.named_buffers()", "model.named_tensors()", "parameters and buffers together"),
+    "buffers": ("model.buffers()", "[t for _, t in model.named_tensors()]", "parameters and buffers together"),
+    "register_buffer": (
+        "self.register_buffer(name, tensor)",
+        "self.name = tensor",
+        "a tensor attribute that is no parameter is a buffer: in state_dict(), moved by to()",
+    ),
+    "register_parameter": ("self.register_parameter(name, p)", "self.name = sg.nn.parameter(tensor)", ""),
+    "add_module": ("self.add_module(name, layer)", "setattr(self, name, layer)", ""),
+    "get_submodule": ("model.get_submodule(path)", "dict(model.named_modules())[path]", ""),
+    "cuda": ("model.cuda()", 'model.to("cupy")', ""),
+    "cpu": ("model.cpu()", 'model.to("numpy")', ""),
+    "float": ("model.float()", 'model.to(dtype="float32")', ""),
+    "double": ("model.double()", 'model.to(dtype="float64")', ""),
+    "half": ("model.half()", 'model.to(dtype="float16")', ""),
 }
 
 
@@ -239,6 +341,31 @@ def _in_place_entry(method: str) -> tuple[str, str, str]:
     )
 
 
+class _ModuleTorchName(_TorchName):
+    """A ``_TorchName`` whose message names the instance's own class (``'Net' object``)."""
+
+    __slots__ = ()
+
+    def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
+        named = type(instance).__name__ if instance is not None else getattr(owner, "__name__", "Module")
+        raise AttributeError(self._message.format(owner=f"'{named}' object"), name=self._name, obj=instance)
+
+
+def install_module_names(cls: type) -> None:
+    """Give ``cls`` (``nn.Module``) the names of ``MODULE_METHOD_NAMES`` as attributes that
+    raise ``AttributeError`` with shapegrad's spelling (``model.zero_grad()``). A subclass's
+    own method or attribute of that name wins."""
+    for name, entry in MODULE_METHOD_NAMES.items():
+        if not any(name in vars(klass) for klass in cls.__mro__):
+            message = (
+                _message("{owner}", name, entry)
+                .replace("{", "{{")
+                .replace("}", "}}")
+                .replace("{{owner}}", "{owner}", 1)
+            )
+            setattr(cls, name, _ModuleTorchName(name, message))
+
+
 def install_torch_names(cls: type) -> None:
     """Give ``cls`` (``Tensor``) the names of ``TENSOR_NAMES``, and ``<method>_`` for each op
     method of the op table (PyTorch's in-place forms, ``x.relu_()``, ``x.clamp_(0, 1)``), as
@@ -259,9 +386,10 @@ def install_torch_names(cls: type) -> None:
 
 def missing_module_attribute(module: str, name: str) -> NoReturn:
     """The ``AttributeError`` of ``module.name`` (``sg.cat``): naming shapegrad's spelling
-    where ``name`` is PyTorch's (``MODULE_NAMES``; ``NN_NAMES`` for ``shapegrad.nn``), else
-    Python's own message."""
-    entry = (NN_NAMES if module == "shapegrad.nn" else MODULE_NAMES).get(name)
+    where ``name`` is PyTorch's (``MODULE_NAMES``; ``NN_NAMES``, ``LOSS_NAMES`` and
+    ``OPTIM_NAMES`` for ``shapegrad.nn``, ``.losses`` and ``.optim``), else Python's own message."""
+    tables = {"shapegrad.nn": NN_NAMES, "shapegrad.losses": LOSS_NAMES, "shapegrad.optim": OPTIM_NAMES}
+    entry = tables.get(module, MODULE_NAMES).get(name)
     owner = f"module {module!r}"
     message = _message(owner, name, entry) if entry else f"{owner} has no attribute {name!r}"
     raise AttributeError(message, name=name)

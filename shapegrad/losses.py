@@ -8,7 +8,7 @@ Typed so that predictions and targets share their dims: logits ``(B, C)`` with l
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, cast, overload
 
 from numpy import broadcast_shapes
 
@@ -19,6 +19,7 @@ from ._dims import Open
 from ._errors import DTypeError, HyperparameterError, ShapeError, TapeError
 from ._no_grad import inside_no_grad
 from ._tensor import AnyTensor, Tensor, record, wrap
+from ._torch_names import missing_module_attribute
 from ._typevars import N, S, T
 from .ops._toolkit import require_float
 from .ops.reductions import cast_to, wide_sum
@@ -792,3 +793,11 @@ def kl_div(log_pred: AnyTensor, target: AnyTensor, *, log_target: bool = False, 
         # An empty batch has no mean: NaN, as PyTorch (0/0), without a division warning.
         return elements.sum() * (1.0 / batch if batch else math.nan)
     return _reduce(elements, cast(Reduction, reduction))
+
+
+if not TYPE_CHECKING:  # hidden from the checkers: PyTorch's names stay unknown attributes to them
+
+    def __getattr__(name: str) -> NoReturn:
+        """PyTorch's names (``F.mse_loss``): an ``AttributeError`` naming shapegrad's spelling;
+        called only for a name the module lacks."""
+        missing_module_attribute(__name__, name)

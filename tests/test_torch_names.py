@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -211,3 +212,131 @@ def test_pytorch_layer_names_missing_from_sg_nn_name_ours() -> None:
     assert [name for name in _torch_names.NN_NAMES if name in vars(sg.nn)] == []
     x = sg.tensor([-1.0, 3.0, 8.0])
     assert sg.clamp(x, 0.0, 6.0).tolist() == sg.nn.Hardtanh(0.0, 6.0)(x).tolist() == [0.0, 3.0, 6.0]
+
+
+# --------------------------------------------------------------------------- a PyTorch training script's names
+@pytest.mark.parametrize(
+    ("module", "name", "spelling"),
+    [
+        (sg.nn, "functional", "sg.losses.cross_entropy"),
+        (sg.nn, "utils", "sg.optim.clip_grad_norm(grads, max_norm)"),
+        (sg.nn, "ModuleList", "a plain list of layers"),
+        (sg.nn, "ModuleDict", "a plain dict of layers"),
+        (sg.nn, "Parameter", "sg.nn.parameter(tensor)"),
+        (sg.nn, "MultiheadAttention", "sg.nn.MultiHeadAttention(num_heads, embed_dim=...)"),
+        (sg.nn, "TransformerEncoderLayer", "sg.nn.TransformerEncoderBlock(num_heads, ff_dim, embed_dim=d_model)"),
+        (sg.nn, "Softmax", "x.softmax(axis=dim)"),
+        (sg.nn, "Identity", "x itself"),
+        (sg.nn, "CrossEntropyLoss", "sg.losses.cross_entropy(input, target)"),
+        (sg.nn, "MSELoss", "sg.losses.mse(input, target)"),
+        (sg.nn, "BCEWithLogitsLoss", "sg.losses.binary_cross_entropy_with_logits(input, target)"),
+        (sg.losses, "mse_loss", "sg.losses.mse(input, target)"),
+        (sg.losses, "l1_loss", "sg.losses.mae(input, target)"),
+        (sg.optim, "lr_scheduler", "sg.optim.schedules"),
+        (sg.optim, "CosineAnnealingLR", "lr=sg.optim.schedules.cosine(lr, total_steps=T_max)"),
+        (sg.optim, "StepLR", "lr=sg.optim.schedules.step(lr, step_size)"),
+    ],
+)
+def test_pytorch_training_script_names_name_ours(module: Any, name: str, spelling: str) -> None:
+    """What a PyTorch training script reaches for (``F``, ``nn.ModuleList``,
+    ``nn.CrossEntropyLoss()``, ``F.mse_loss``, ``lr_scheduler``): a bare ``AttributeError``
+    before; now one naming shapegrad's spelling, in ``sg.nn``, ``sg.losses`` and ``sg.optim``."""
+    with pytest.raises(AttributeError) as info:
+        getattr(module, name)
+    message = str(info.value)
+    assert message.startswith(f"module {module.__name__!r} has no attribute {name!r}: PyTorch's "), message
+    assert spelling in message, message
+    assert not hasattr(module, name)
+
+
+def test_the_name_tables_name_nothing_the_modules_have_and_their_spellings_exist() -> None:
+    for module, table in ((sg.losses, _torch_names.LOSS_NAMES), (sg.optim, _torch_names.OPTIM_NAMES)):
+        assert [name for name in table if name in vars(module)] == []
+    for _, ours, _ in _torch_names.LOSS_NAMES.values():
+        assert callable(getattr(sg.losses, ours.removeprefix("sg.losses.").partition("(")[0]))
+    losses = [e[1] for n, e in _torch_names.NN_NAMES.items() if n.endswith("Loss")]
+    for ours in losses:
+        assert callable(getattr(sg.losses, ours.removeprefix("sg.losses.").partition("(")[0])), ours
+    assert (
+        callable(sg.optim.schedules.cosine) and callable(sg.optim.schedules.step) and callable(sg.optim.clip_grad_norm)
+    )
+    with pytest.raises(AttributeError, match=r"^module 'shapegrad.losses' has no attribute 'no_such_loss'$"):
+        getattr(sg.losses, "no_such_loss")
+
+
+class _Net(sg.nn.Module):
+    def __init__(self) -> None:
+        self.layer = sg.nn.Linear(4, 2)
+
+    def __call__(self, x: Any) -> Any:
+        return self.layer(x)
+
+
+@pytest.mark.parametrize(
+    ("call", "spelling"),
+    [
+        (lambda m: m.zero_grad(), "grads.zero()"),
+        (lambda m: m.requires_grad_(False), "model.freeze()"),
+        (lambda m: m.children(), "model.named_children()"),
+        (lambda m: m.register_buffer("mask", sg.ones(2)), "self.name = tensor"),
+        (lambda m: m.cuda(), 'model.to("cupy")'),
+        (lambda m: m.double(), 'model.to(dtype="float64")'),
+        (lambda m: m.named_buffers(), "model.named_tensors()"),
+    ],
+)
+def test_pytorch_module_methods_name_ours(call: Callable[[Any], Any], spelling: str) -> None:
+    """``model.zero_grad()``, ``model.cuda()``, ``self.register_buffer(...)``: "'Net' object
+    has no attribute ..." naming shapegrad's spelling, for every module (a layer too)."""
+    for model, owner in ((_Net(), "_Net"), (sg.nn.Linear(4, 2), "Linear")):
+        with pytest.raises(AttributeError, match=rf"^'{owner}' object has no attribute '[a-z_]+': PyTorch's ") as info:
+            call(model)
+        assert spelling in str(info.value)
+
+
+def test_module_names_leave_what_a_module_defines_alone() -> None:
+    class Custom(sg.nn.Module):
+        def __init__(self) -> None:
+            self.children = [sg.nn.Linear(2, 2)]  # an attribute of PyTorch's method name
+
+        def half(self) -> str:
+            return "its own"
+
+        def __call__(self, x: Any) -> Any:
+            return self.children[0](x)
+
+    model = Custom()
+    assert model.half() == "its own" and len(model.children) == 1
+    assert [name for name, _ in model.named_parameters()] == ["children.0.weight", "children.0.bias"]
+    assert not hasattr(model, "zero_grad")
+    assert [name for name in _torch_names.MODULE_METHOD_NAMES if name in vars(sg.nn.Module)] == list(
+        _torch_names.MODULE_METHOD_NAMES
+    )
+
+
+def test_a_module_with_pytorch_s_forward_names___call__() -> None:
+    """A port that keeps ``def forward(self, x)`` was "'Net' object is not callable"; now the
+    message says to rename it. A module that defines ``__call__`` (calling its ``forward`` or
+    not) is unchanged."""
+
+    class Net(sg.nn.Module):
+        def __init__(self) -> None:
+            self.layer = sg.nn.Linear(4, 2)
+
+        def forward(self, x: Any) -> Any:
+            return self.layer(x)
+
+    with pytest.raises(TypeError, match=r"'Net' object is not callable: .*rename Net.forward to __call__"):
+        Net()(sg.ones(3, 4))  # pyright: ignore[reportCallIssue]
+
+    class Both(Net):
+        def __call__(self, x: Any) -> Any:
+            return self.forward(x)
+
+    assert Both()(sg.ones(3, 4)).shape == (3, 2)
+
+
+def test_an_optimizer_given_parameters_names_the_model() -> None:
+    model = sg.nn.Linear(4, 2)
+    with pytest.raises(TypeError, match=r"AdamW takes the model .*found list.*AdamW\(model, lr=...\)"):
+        sg.optim.AdamW(model.parameters(), lr=1e-3)  # pyright: ignore[reportArgumentType]
+    assert isinstance(sg.optim.AdamW(model, lr=1e-3), sg.optim.Optimizer)

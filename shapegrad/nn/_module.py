@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NoReturn, Self, cast
 
 import numpy as np
 from typing_extensions import TypeIs, TypeVar
@@ -16,6 +16,7 @@ from .._dims import Dim, literal_size
 from .._errors import DTypeError, ParameterError, ShapeError, ShapegradError
 from .._gradients import Gradients
 from .._tensor import AnyTensor, Tensor
+from .._torch_names import install_module_names
 from .._typevars import S
 from ..ops._toolkit import integer
 
@@ -122,6 +123,8 @@ class Module(Generic[Own0, Own1]):
         since their annotations hold only TypeVars (a check could only bind them) and their
         ops already raise ``ShapeError`` naming both shapes."""
         super().__init_subclass__(**kwargs)
+        if "forward" in cls.__dict__ and not any("__call__" in vars(klass) for klass in cls.__mro__[:-1]):
+            cls.__call__ = _forward_is_not_called
         call = cls.__dict__.get("__call__")
         if checked and call is not None and checks_enabled() and not getattr(call, "_shapegrad_checked", False):
             wrapped = checked_function(call)
@@ -409,6 +412,20 @@ class Module(Generic[Own0, Own1]):
         children = [f"  {n}: {type(v).__name__}" for n, v in self.named_children() if _is_module(v)]
         body = "\n" + "\n".join(children) + "\n" if children else ""
         return f"{type(self).__name__}({body})"
+
+
+def _forward_is_not_called(self: Module, *args: Any, **kwargs: Any) -> NoReturn:
+    """The ``__call__`` of a module that defines PyTorch's ``forward`` and no ``__call__``:
+    a ``TypeError`` saying what to rename, where Python's said "'Net' object is not callable"."""
+    name = type(self).__name__
+    raise TypeError(
+        f"'{name}' object is not callable: a shapegrad module runs __call__, not PyTorch's forward; "
+        f"rename {name}.forward to __call__ (its annotations then type and check the calls)"
+    )
+
+
+_forward_is_not_called._shapegrad_checked = True  # pyright: ignore[reportFunctionMemberAccess] -- nothing to check
+install_module_names(Module)
 
 
 def _is_module(value: object) -> TypeIs[Module]:

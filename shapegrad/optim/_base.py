@@ -216,6 +216,12 @@ class Optimizer(ABC, Generic[M]):
         settings: dict[str, Any] | None = None,
         maximize: bool = False,
     ) -> None:
+        if not hasattr(model, "named_parameters"):  # PyTorch's Adam(model.parameters(), lr=...)
+            raise TypeError(
+                f"{type(self).__name__} takes the model (a sg.nn.Module), found {type(model).__name__}: "
+                f"PyTorch's {type(self).__name__}(model.parameters(), lr=...) is {type(self).__name__}(model, lr=...) "
+                "here (the optimizer's Gradients are tied to that model); sg.optim.Group selects parameters by path"
+            )
         if unused not in ("error", "warn", "ignore"):
             raise ShapegradError(f"unused must be 'error', 'warn' or 'ignore', found {unused!r}")
         _require_lr(lr)
