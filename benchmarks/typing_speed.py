@@ -51,6 +51,37 @@ def f(x: Tensor[T, {batch}, {width}], w: Tensor[NoTape, {width}], m: Tensor[T, {
 # protocols returned one whole type).
 HEADERS = {"generic": header("B", "D"), "concrete": header("Batch", "L[64]")}
 
+# An open dim against a typed one (a shifted sequence, a masked selection's rows): ``x`` typed,
+# ``o`` open at the sequence axis, ``u`` typed and untraced, in a function generic over the tape.
+HEADERS["open"] = """from typing import Literal as L, TypeVar
+import shapegrad as sg
+from shapegrad import NoTape, Open, Tensor
+
+T = TypeVar("T")
+
+
+class Batch(sg.Dim): ...
+
+
+class Seq(sg.Dim): ...
+
+
+def f(x: Tensor[T, Batch, Seq, L[8]], o: Tensor[T, Batch, Open, L[8]], u: Tensor[NoTape, Batch, Seq, L[8]]) -> None:
+"""
+
+# name -> the call that nests, on HEADERS["open"]'s operands (the result stays ``x``'s type).
+# Before the open protocols came right after the common ones (``_typegen._open_protocol``),
+# ``sg.add(sg.add(x, o), o)`` took about 10 s above start-up and one level more over 300 s.
+OPEN_FORMS: dict[str, str] = {
+    "open_right": "sg.add({}, o)",  # the nested typed operand on the left, the open one on the right
+    "open_maximum": "sg.maximum({}, o)",
+    "untraced_left": "sg.sub(u, sg.add({}, o))",  # an untraced typed operand, then the open one
+    # Not linear yet: the nested operand on the right of an open one (2.5x per level: 1.7 s at
+    # depth 4, 10 s at 6; before, over 60 s at 3). Not in the test's forms.
+    "open_left": "sg.mul(o, {})",
+}
+LINEAR_OPEN_FORMS = ["open_right", "open_maximum", "untraced_left"]
+
 
 def nested(template: str, depth: int) -> str:
     """``template`` (a call with ``{}`` for its first operand) applied ``depth`` times to ``x``."""
@@ -141,15 +172,19 @@ def measure(
 
 
 def main(argv: list[str]) -> None:
-    forms = [argv[0]] if argv else list(FORMS)
+    forms = [argv[0]] if argv else [*FORMS, *OPEN_FORMS]
     low, high = (int(argv[1]), int(argv[2])) if len(argv) >= 3 else (1, 8)
-    cases = {f"{form} d={d}": nested(FORMS[form], d) for form in forms for d in range(low, high + 1)}
-    if not argv:
-        cases["layer norm"] = LAYER_NORM
-        cases["gelu"] = GELU
     for dims in HEADERS:
-        print(f"-- {dims} dims")
-        measure(cases, dims=dims)
+        table = OPEN_FORMS if dims == "open" else FORMS
+        cases = {
+            f"{form} d={d}": nested(table[form], d) for form in forms if form in table for d in range(low, high + 1)
+        }
+        if not argv and dims != "open":
+            cases["layer norm"] = LAYER_NORM
+            cases["gelu"] = GELU
+        if cases:
+            print(f"-- {dims} dims")
+            measure(cases, dims=dims)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ so the time grows linearly with the depth, the nested operand on either side
   the left (each failed overload costs the nested operand one more evaluation per level, so the
   right operand's patterns are one protocol, not two);
 - ``LeftOfBroadcast``: the same shape, a bias, a keepdims reduction, a rank-0 tensor or a
-  number on the right.
+  number on the right;
+- ``OpenRightOf``, ``OpenLeftOf``: ``Open`` against a typed dim, the right operand the
+  receiver, then the left.
 
 Each matches a rank-0 receiver too (losses combined in function forms): without that, a rank-0
 operand nested 8 deep took 19 minutes. The result is one type variable, the method's whole
@@ -39,7 +41,7 @@ from typing import Protocol
 
 from typing_extensions import TypeVar
 
-__all__ = ["LeftOfBroadcast", "MaskedBy", "OpenRightOf", "RightOf"]
+__all__ = ["LeftOfBroadcast", "MaskedBy", "OpenLeftOf", "OpenRightOf", "RightOf"]
 
 _Other = TypeVar("_Other", contravariant=True)
 _Given = TypeVar("_Given", contravariant=True)
@@ -63,15 +65,23 @@ class LeftOfBroadcast(Protocol[_Other, _Result]):
 class OpenRightOf(Protocol[_Other, _Result]):
     """A right operand that a left operand ``_Other`` of its rank meets with ``Open`` against
     a typed dim at some of the last four axes, on either side, the other axes the same
-    (``conv(x) + x`` of a conv built from plain ints): the result has the typed dims and the
-    receiver's tape. In the binary function forms after every other pattern, before the same
-    patterns as plain overloads, for an untraced left operand with a traced right one (the
-    plain patterns solve the tape as ``Never`` from the left; this protocol, in pyright
-    1.1.414, does not match two operands of a caller's tape variable, which the plain ones
-    do). A protocol of its own so that the common patterns' ``RightOf`` stays short (pyright
-    binds the receiver of each of a protocol method's overloads)."""
+    (``conv(x) + x`` of a conv built from plain ints, ``h[:, 1:] + typed``): the result has the
+    typed dims (open where a keepdims ``1`` meets ``Open``) and the receiver's tape. Third in
+    a binary function form, after the common patterns, so that a nested call on either side
+    is evaluated against a few fixed expected types (``_typegen._open_protocol`` says which
+    receivers it takes, and why the typed ones come first). A protocol of its own so that the
+    common patterns' ``RightOf`` stays short (pyright binds the receiver of each of a protocol
+    method's overloads)."""
 
     def _sg_open_right_of(self, left: _Other, /) -> _Result: ...
+
+
+class OpenLeftOf(Protocol[_Other, _Result]):
+    """``OpenRightOf``'s mirror for a typed left operand (the receiver) that a right operand
+    ``_Other`` of its rank, ``Open`` at some of the last four axes, meets; fourth in a binary
+    function form."""
+
+    def _sg_open_left_of(self, right: _Other, /) -> _Result: ...
 
 
 class MaskedBy(Protocol[_Given, _Result]):

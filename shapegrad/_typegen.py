@@ -161,6 +161,9 @@ def _common(other: str) -> Iterator[Sig]:
     number) on the right second, and a number on the left."""
     yield "Operand", [f"{other}: RightOf[Operand, Result]"], "Result"
     yield "LeftOfBroadcast[Operand, Result]", [f"{other}: Operand"], "Result"
+    # ``Open`` against a typed dim (``_open_protocol``), the typed operand the receiver
+    yield "Operand", [f"{other}: OpenRightOf[Operand, Result]"], "Result"
+    yield "OpenLeftOf[Operand, Result]", [f"{other}: Operand"], "Result"
     right = " | ".join(tensor("T", dims) for dims in COMMON_RIGHT)
     yield "Tensor[T, *S, N]", [f"{other}: {right}"], "Tensor[T, *S, N]"
     yield "Tensor[T, *S]", [f"{other}: Tensor[T, *S] | float"], "Tensor[T, *S]"
@@ -170,27 +173,85 @@ def _common(other: str) -> Iterator[Sig]:
     yield "float", [f"{other}: Tensor[T, *S]"], "Tensor[T, *S]"  # a Python number on the left, as NumPy
 
 
-def _open_right_of() -> Iterator[tuple[str, str, str, str, str]]:
-    """``_sg_open_right_of``'s overloads (``_broadcast.OpenRightOf``): ``Open`` against a
-    typed dim (``OPEN_AXES``). A receiver typed at the
-    last ``k`` axes takes a union of the left operands open at some of them, one overload per
-    ``k``; then each receiver open at some axes, the left operand typed there. The result's
-    tape is the receiver's: it serves an untraced left operand with a traced right one (the
-    plain patterns after it take the rest, see ``_function_binary``). A protocol of its own,
-    not ``RightOf``'s overloads: pyright binds the receiver of every overload of a protocol's
-    method, and with these in ``_sg_right_of`` the nested function forms of
-    ``tests/test_typing_speed.py`` took half as long again."""
-    rows = OPEN_AXES  # (OPEN_DIM's rows are a function form's own overloads)
-    typed: dict[str, list[str]] = {}
-    for left, right, result in rows:
-        if right == result:
-            typed.setdefault(right, []).append(left)
-    name = "_sg_open_right_of"
-    for left, right, result in rows:
-        if left == result:
-            yield name, tensor("U", right), "left", tensor("U", left), tensor("U", result)
-    for receiver, lefts in typed.items():
-        yield name, tensor("U", receiver), "left", " | ".join(tensor("U", a) for a in lefts), tensor("U", receiver)
+def _open_protocol(name: str, receiver_side: int, other: str) -> Iterator[tuple[str, str, str, str, str]]:
+    """The overloads of ``name``, the method of ``_broadcast.OpenRightOf`` (``receiver_side``
+    1: the receiver is the right operand) or ``OpenLeftOf`` (0: the left): ``Open`` against a
+    typed dim at some of the last four axes.
+
+    A binary function form tries them right after ``RightOf`` and ``LeftOfBroadcast``: a
+    nested call is evaluated again for every overload tried before the match, and a
+    protocol's parameter hands it the same few expected types at every level, where each
+    plain overload hands it one more (after the table's plain overloads, ``sg.add(sg.add(x,
+    o), o)`` of an open ``o`` took about 10 s, one level more over 300 s; now 8 levels take
+    under 2 s, ``tests/test_typing_speed.py``). What neither protocol matches falls through to
+    the plain overloads, which give the same results.
+
+    Two rules of pyright 1.1.414 shape them (found by calls, not assignments): a dim bound by
+    the other operand alone is left unsolved where the caller's dims are type variables
+    (``Tensor[T, B, N@_sg_open_right_of]``), so the receiver binds every dim of the first
+    rows; and the result's tape is the receiver's, an untraced receiver's ``Never`` with a
+    traced operand, so a traced receiver must be tried first (the right operand's protocol
+    comes first and holds the open receivers too, last; an untraced typed first operand with
+    a traced open second reaches the untraced-first copies at the end of the plain overloads).
+    In order: a keepdims receiver (``L[1]``) meeting an operand open there (the result open
+    there: ``x - x.mean(axis=1, keepdims=True)`` of an open ``x``); a typed receiver of the
+    last four, three, two axes, the last axis, each with a union of every operand open at some
+    of its axes (the result the receiver's dims); for the right operand's protocol, the
+    table's patterns with the operand's ``L[1]``, then an open receiver with a typed operand
+    (``OPEN_DIM``'s and ``OPEN_AXES``' patterns, the result the operand's dims)."""
+    for receiver, others, result in _open_rows(receiver_side):
+        yield name, tensor("U", receiver), other, " | ".join(tensor("U", o) for o in others), tensor("U", result)
+
+
+def _open_rows(receiver_side: int) -> list[tuple[str, list[str], str]]:
+    """``_open_protocol``'s patterns: (the receiver, the other operand's union, the result)."""
+    names = ("C", "K", "A", "N")  # the last four axes' dims, outermost first
+    rows: list[tuple[str, list[str], str]] = []  # (receiver, the other operand's union, result)
+    # A keepdims receiver (``L[1]`` at one of the last four axes, or the last two) meets an
+    # operand open there: the result is open there. Every dim bound by the receiver: a dim
+    # bound by the operand alone is left unsolved with a caller's type-variable dims.
+    for span in range(len(names), 0, -1):
+        typed = list(names[len(names) - span :])
+        for kept in ([0, 1], [0]) if span == 2 else ([0],):
+            mine = ", ".join("L[1]" if i in kept else dim for i, dim in enumerate(typed))
+            result = ", ".join("Open" if i in kept else dim for i, dim in enumerate(typed))
+            others = [
+                "*S, "
+                + ", ".join(
+                    "Open" if i in kept or is_open else dim
+                    for i, (is_open, dim) in enumerate(zip(opened, typed, strict=True))
+                )
+                for opened in itertools.product((False, True), repeat=span)
+                if not any(opened[i] for i in kept)
+            ]
+            rows.append((f"*S, {mine}", others, f"*S, {result}"))
+    for span in range(len(names), 0, -1):
+        typed = names[len(names) - span :]
+        receiver = "*S, " + ", ".join(typed)
+        variants = [
+            "*S, " + ", ".join("Open" if is_open else dim for is_open, dim in zip(opened, typed, strict=True))
+            for opened in itertools.product((True, False), repeat=span)
+            if any(opened)
+        ]
+        rows.append((receiver, variants, receiver))
+    if receiver_side == 1:  # an open receiver with a typed operand, after every typed receiver
+        for row in [*_patterns(BROADCAST), *_patterns(OPEN_DIM)]:
+            mine, theirs = row[receiver_side], row[1 - receiver_side]
+            if "L[1]" in theirs and "L[1]" not in mine and mine.count(",") == theirs.count(","):
+                rows.append((mine, [theirs], row[2]))
+        for row in [*_patterns(OPEN_DIM), *OPEN_AXES]:
+            mine, theirs = row[receiver_side], row[1 - receiver_side]
+            if "Open" in mine and "Open" not in theirs and "L[1]" not in mine + theirs:
+                rows.append((mine, [theirs], row[2]))
+    return rows
+
+
+# The open protocols' overloads pyright calls overlapped by an earlier one (0-based): a receiver
+# ``*S`` then more dims after one with more dims, and a keepdims pattern after another of its
+# rank; pyright reads the TypeVarTuple as covering the shorter rank (as for flatten), and each
+# is reached (tests/test_typing_speed.py, typecheck/pass/open_dims_at_any_axis.py).
+_PROTOCOL_OVERLAP = "  # pyright: ignore[reportOverlappingOverload] -- a shorter receiver after a longer one"
+_PROTOCOL_OVERLAPPING: dict[str, set[int]] = {"_sg_open_right_of": {6, 7, 8, 13}, "_sg_open_left_of": {6, 7, 8}}
 
 
 def broadcast_protocol_methods() -> list[str]:
@@ -205,7 +266,8 @@ def broadcast_protocol_methods() -> list[str]:
         ("_sg_right_of", "Tensor[U]", "left", "Tensor[U] | float", "Tensor[U]"),
         ("_sg_left_of_broadcast", "Tensor[U, *S, N]", "right", f"{right} | float", "Tensor[U, *S, N]"),
         ("_sg_left_of_broadcast", "Tensor[U]", "right", "Tensor[U] | float", "Tensor[U]"),
-        *_open_right_of(),
+        *_open_protocol("_sg_open_right_of", 1, "left"),
+        *_open_protocol("_sg_open_left_of", 0, "right"),
     )
     lines = [
         "    # The broadcasting patterns of a binary function form's first overloads, seen by the",
@@ -214,9 +276,10 @@ def broadcast_protocol_methods() -> list[str]:
     ]
     for name, group in itertools.groupby(signatures, key=lambda signature: signature[0]):
         side = ""
-        for _, receiver, side, other, result in group:
+        for index, (_, receiver, side, other, result) in enumerate(group):
+            suffix = _PROTOCOL_OVERLAP if index in _PROTOCOL_OVERLAPPING.get(name, ()) else ""
             lines.append("        @overload")
-            lines.append(f"        def {name}(self: {receiver}, {side}: {other}, /) -> {result}: ...")
+            lines.append(f"        def {name}(self: {receiver}, {side}: {other}, /) -> {result}: ...{suffix}")
         lines.append(f"        def {name}(self, {side}: Any, /) -> Any: ...")
     return lines
 
@@ -276,9 +339,11 @@ def _function_binary(other: str) -> Iterator[Sig]:
     # caller's tape variable; then the plain patterns, one tape or an untraced second
     # operand. (No untraced-first copies: 26 overloads less for every call to try.) The
     # same-shape copy stays last, for the message (``_untraced_first``).
-    yield "Operand", [f"{other}: OpenRightOf[Operand, Result]"], "Result"
     for left, right, result in OPEN_AXES:
         yield tensor("T", left), [f"{other}: {tensor('T', right)}"], tensor("T", result)
+    # An untraced typed operand first with a traced open one (the protocols serve a traced
+    # receiver only), last: only calls no other overload took come here.
+    yield from _untraced_first([row for row in OPEN_AXES if "Open" not in row[0]], other)
     yield from _untraced_first(same, other)
 
 
@@ -1057,7 +1122,7 @@ from typing import Any, Literal as L, overload
 from typing_extensions import deprecated
 
 from ._autodiff import NoTape
-from ._broadcast import LeftOfBroadcast, MaskedBy, OpenRightOf, RightOf
+from ._broadcast import LeftOfBroadcast, MaskedBy, OpenLeftOf, OpenRightOf, RightOf
 {creation}from ._dims import Open, Prod, Sum
 from ._tensor import AnyTensor, Tensor
 from ._torch_names import refuse_torch_keywords

@@ -126,3 +126,18 @@ def test_rank_0_forms_nested_8_deep_check_in_a_few_seconds(tmp_path: Path) -> No
         return ", ".join(typing_speed.nested(form, depth).replace("x", "x.sum()") for form in forms)
 
     _check_within_bound(body(1), body(8), tmp_path, ratio=float("inf"), dims="concrete")
+
+
+def test_open_dims_against_typed_ones_nested_8_deep_check_in_a_few_seconds(tmp_path: Path) -> None:
+    """An ``Open`` dim against a typed one in nested function forms (``typing_speed.OPEN_FORMS``:
+    the open operand on the right, ``maximum``, an untraced typed operand first), in a function
+    generic over the tape, 8 deep, within ABSOLUTE seconds of the forms 1 deep. Those patterns
+    came after the table's plain overloads, each evaluating the nested call again:
+    ``sg.add(sg.add(x, o), o)`` took about 10 s and one level more over 300 s. The open
+    protocols now come right after the common ones (``_typegen._open_protocol``)."""
+
+    def body(depth: int) -> str:
+        forms = [typing_speed.OPEN_FORMS[name] for name in typing_speed.LINEAR_OPEN_FORMS]
+        return ", ".join(typing_speed.nested(form, depth) for form in forms)
+
+    _check_within_bound(body(1), body(8), tmp_path, ratio=float("inf"), dims="open")
