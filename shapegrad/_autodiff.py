@@ -531,14 +531,25 @@ def record_binary_node(
         # Only tape carriers in: the result carries the tape too, and saves nothing.
         return CarrierNode(tape, tuple(data.shape), data.dtype, xp)
     versions: Watched | None = None
-    if reads[0]:
+    read_first, read_second, read_result = reads
+    if read_first:
         version = first._version
-        versions = (first, 0 if version is None else version.value, 0)
-    if reads[1]:
+        if read_second:  # both inputs (a product of two tensors): one tuple, not two joined
+            other = second._version
+            versions = (
+                first,
+                0 if version is None else version.value,
+                0,
+                second,
+                0 if other is None else other.value,
+                1,
+            )
+        else:
+            versions = (first, 0 if version is None else version.value, 0)
+    elif read_second:
         version = second._version
-        value = 0 if version is None else version.value
-        versions = (second, value, 1) if versions is None else versions + (second, value, 1)
-    if reads[2]:
+        versions = (second, 0 if version is None else version.value, 1)
+    if read_result:
         version = result._version
         if version is None:
             version = result._version = Version()
@@ -743,17 +754,20 @@ def run_backward(
     ref = weakref.ref
     push, pop = heapq.heappush, heapq.heappop
     # The node to visit next, when one is known to come before everything queued (its seq is
-    # above the heap's): a chain of ops (each node's input is the op just before) then runs
-    # without a heap push and pop per node, in the same order.
+    # above the heap's), with its gradient: a chain of ops (each node's input is the op just
+    # before) then runs without a heap push and pop, or a pending entry, per node, in the same
+    # order. Only the node being visited can still add to it (every node that feeds it a
+    # gradient was created after it, and those left are all older).
     ahead: Node | None = None
+    ahead_grad: Any = None
     while True:
         if ahead is not None:
-            node, ahead = ahead, None
+            node, grad, ahead = ahead, ahead_grad, None
         elif heap:
             node = pop(heap)[1]
+            grad = pending.pop(node.seq)
         else:
             break
-        grad = pending.pop(node.seq)
         rule = node.rule
         if rule is None:
             _deliver(tape, node, grad)
@@ -778,20 +792,23 @@ def run_backward(
             dtype = input_grad.dtype
             if dtype is not parent.dtype and dtype != parent.dtype:  # identity first: a dtype's == is slower
                 input_grad = xp.astype(input_grad, parent.dtype)
+            if parent is ahead:  # an op of one tensor with itself (x * x)
+                ahead_grad = ahead_grad + input_grad
+                continue
             seq = parent.seq
             previous = pending.get(seq)
             if previous is not None:
                 pending[seq] = previous + input_grad
                 continue
-            pending[seq] = input_grad
             if ahead is None:
                 if not heap or seq > -heap[0][0]:
-                    ahead = parent
-                else:
-                    push(heap, (-seq, parent))
+                    ahead, ahead_grad = parent, input_grad
+                    continue
             elif seq > ahead.seq:
+                pending[ahead.seq] = ahead_grad
                 push(heap, (-ahead.seq, ahead))
-                ahead = parent
-            else:
-                push(heap, (-seq, parent))
+                ahead, ahead_grad = parent, input_grad
+                continue
+            pending[seq] = input_grad
+            push(heap, (-seq, parent))
     return tape
