@@ -781,7 +781,19 @@ def run_backward(
                     _check_versions(tape, node)  # raises, naming what was written
         visited.append(ref(node))
         xp = node.xp
-        input_grads = rule(xp, grad, *node.saved)
+        # The saved values as positional arguments where their number is a common one: a
+        # call with a fixed argument list takes CPython's fast path, ``*saved`` its general
+        # one (~0.1 µs more per node for a binary op's rule).
+        saved = node.saved
+        count = len(saved)
+        if count == 4:  # every binary op: (x, y, out, need)
+            input_grads = rule(xp, grad, saved[0], saved[1], saved[2], saved[3])
+        elif count == 1:
+            input_grads = rule(xp, grad, saved[0])
+        elif count == 2:
+            input_grads = rule(xp, grad, saved[0], saved[1])
+        else:
+            input_grads = rule(xp, grad, *saved)
         if check is not None:
             check(node, input_grads, "backward")
         for parent, input_grad in zip(node.parents, input_grads, strict=True):
