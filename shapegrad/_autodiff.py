@@ -66,7 +66,6 @@ class OwnedTape(Generic[M]):
 
 _seq = itertools.count(1)
 _get_ident = threading.get_ident
-_new: Callable[[type], Any] = object.__new__
 
 Rule = Callable[..., Sequence[Any]]
 Watched = tuple[Any, ...]
@@ -206,18 +205,19 @@ class Node:
     wants: bool = True
     where: str | None
 
-    def __init__(self, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any) -> None:
-        # A node without parents, rule or saved values (LeafNode, CarrierNode); an op's node
-        # is built where the op is recorded, without this frame.
-        self.seq = next(_seq)
-        self.tape = tape
-        self.parents: Sequence[Node | None] = ()
-        self.rule: Rule | None = None
-        self.saved: tuple[Any, ...] = ()
-        self.shape = shape
-        self.dtype = dtype
-        self.xp = xp
-        self.versions: Watched | None = None
+    seq: int
+    tape: Tape | None
+    parents: Sequence[Node | None]
+    rule: Rule | None
+    saved: tuple[Any, ...]
+    shape: tuple[int, ...]
+    dtype: Any
+    xp: Any
+    versions: Watched | None
+
+    # No __init__: an op's node is made by ``Node()`` (CPython's fast path for a class without
+    # one, faster than object.__new__(Node)) and its fields set where the op is recorded;
+    # LeafNode and CarrierNode set theirs with _init_node.
 
     def release(self) -> None:
         """Drop what only a backward pass needs (saved values, links to parents)."""
@@ -226,13 +226,26 @@ class Node:
         self.versions = None
 
 
+def _init_node(node: Node, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any) -> None:
+    """The fields of a node without parents, rule or saved values (LeafNode, CarrierNode)."""
+    node.seq = next(_seq)
+    node.tape = tape
+    node.parents = ()
+    node.rule = None
+    node.saved = ()
+    node.shape = shape
+    node.dtype = dtype
+    node.xp = xp
+    node.versions = None
+
+
 class LeafNode(Node):
     """Where a traced input's or a parameter's gradient is delivered, under ``key``."""
 
     __slots__ = ("key", "wants", "lost")
 
     def __init__(self, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any, key: int, wants: bool) -> None:
-        super().__init__(tape, shape, dtype, xp)
+        _init_node(self, tape, shape, dtype, xp)
         self.key = key
         self.wants = wants
         self.lost: bool
@@ -243,6 +256,9 @@ class CarrierNode(Node):
 
     __slots__ = ()
     wants = False
+
+    def __init__(self, tape: Tape | None, shape: tuple[int, ...], dtype: Any, xp: Any) -> None:
+        _init_node(self, tape, shape, dtype, xp)
 
 
 class Recordable(Protocol):
@@ -368,7 +384,7 @@ def _op_node(
     """An op's node, its fields set one by one (no __init__ frame; ``key``, ``wants`` and
     ``where`` are Node's class-level defaults). ``parents`` is the list itself, not a tuple of
     it: one allocation less per op."""
-    made: Node = _new(Node)
+    made = Node()
     made.seq = seq
     made.tape = tape
     made.parents = parents
@@ -405,7 +421,7 @@ def record_node(
     # One pass over the inputs (this runs for every recorded op): tapes, parents, versions.
     # Written for speed: a counter, not enumerate; each attribute read once; the saved
     # values searched by identity inline (a NumPy array's == is element-wise); the watched
-    # counters one flat tuple (see Watched); the node built without a call to Node.__init__.
+    # counters one flat tuple (see Watched); the node built by Node(), which has no __init__.
     # The node's number is drawn before any counter is read: a write another thread makes
     # meanwhile is then stamped after it, so the backward pass compares (see last_write).
     seq = next(_seq)
@@ -555,7 +571,7 @@ def record_binary_node(
             version = result._version = Version()
         versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
     # _op_node written out: binary ops are the most frequent, and would each pay its frame
-    made: Node = _new(Node)
+    made = Node()
     made.seq = seq
     made.tape = tape
     made.parents = [first_parent, second_parent]
@@ -598,7 +614,7 @@ def record_unary_node(
                 version = result._version = Version()
             versions = (version, version.value, -1) if versions is None else versions + (version, version.value, -1)
             break
-    made: Node = _new(Node)  # _op_node written out, as in record_binary_node
+    made = Node()  # _op_node written out, as in record_binary_node
     made.seq = seq
     made.tape = tape
     made.parents = [node]

@@ -310,7 +310,10 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         if raised is error:
             raise
         raise raised from None
-    first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
+    first_node = first._node  # one statement each: four names at once build a tuple
+    second_node = second._node
+    first_param = first._param
+    second_param = second._param
     if first_node is None and second_node is None and first_param is None and second_param is None:
         return untraced_result(out, rule, (first, second), backend)  # nothing to differentiate: no node, nothing saved
     # Whether each side wants a gradient (wants_grad, inline; a number has neither node nor
