@@ -812,7 +812,18 @@ def run_backward(
             input_grads = rule(xp, grad, *saved)
         if check is not None:
             check(node, input_grads, "backward")
-        for parent, input_grad in zip(node.parents, input_grads, strict=True):
+        # By index, not zip(..., strict=True): a call with a keyword argument takes CPython
+        # 3.11's slow path, which cost ~0.16 µs per node; the lengths are compared here.
+        parents = node.parents
+        inputs = len(parents)
+        if len(input_grads) != inputs:
+            raise ValueError(
+                f"the backward rule of {_op_name(node)} gave {len(input_grads)} gradients for {inputs} inputs; "
+                "expected one per input (None for an input it gives none)"
+            )
+        for index in range(inputs):
+            parent = parents[index]
+            input_grad = input_grads[index]
             if parent is None or input_grad is None:
                 continue
             if input_grad.shape != parent.shape:
