@@ -22,6 +22,7 @@ from support.op_table import OPS
 
 import shapegrad as sg
 import shapegrad._tensor as tensor_module
+import shapegrad.ops._toolkit as toolkit_module
 from shapegrad_backends.cupy_backend import CupyBackend
 from shapegrad_backends.cupy_kernels import KERNELS, PREAMBLE, ElementwiseSource
 
@@ -206,14 +207,16 @@ def test_every_kernel_is_used_by_an_op_or_optimizer(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(type(backend), "fused_kernel", spy)
     # Kernels are looked up once per backend, name and dtype: start from empty tables. The
-    # bound rules' table has a second name, which record_traced reads inline: both names get
-    # the new table (replacing one alone left the other's rules, bound by an earlier test in
-    # the session, in use, and the kernels they name unasked for).
+    # bound rules' table has more names, which record_traced and the ops' common paths
+    # (binary, unary) read inline: every name gets the new table (replacing one alone left
+    # the others' rules, bound by an earlier test in the session, in use, and the kernels
+    # they name unasked for).
     monkeypatch.setattr(sg._backend, "_kernels", {})
     fresh: dict[Any, Any] = {}
     monkeypatch.setattr(sg._backend, "_bound", fresh)
     monkeypatch.setattr(sg._backend, "bound_rules", fresh)
     monkeypatch.setattr(tensor_module, "_bound_rules", fresh)
+    monkeypatch.setattr(toolkit_module, "_bound_rules", fresh)
     data = np.linspace(-2, 2, 12).reshape(3, 4)
     for _, fn in ACTIVATIONS:
         _value_and_gradient(fn, data, backend)

@@ -326,18 +326,22 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
             left_is_tensor = isinstance(left, Tensor)
     else:
         raise DTypeError(f"{op} expects at least one Tensor operand, found {type(a).__name__} and {type(b).__name__}")
+    # The recorded inputs: a number's place is NUMBER's (no tuple of them built on the
+    # common path below, only where a slower one needs it).
+    first: Any
+    second: Any
     if left_is_tensor and right_is_tensor:
-        tensors: Any = (left, right)
+        first, second = left, right
         backend = left._backend
         if right._backend is not backend:
             same_backend(left, right)  # raises, naming both
         x, y = left._data, right._data
     elif left_is_tensor:
-        tensors = (left, NUMBER)
+        first, second = left, NUMBER
         backend = left._backend
         x, y = left._data, right
     else:
-        tensors = (NUMBER, right)
+        first, second = NUMBER, right
         backend = right._backend
         x, y = left, right._data
     if forward.__class__ is str:
@@ -354,10 +358,12 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         if target is not None:
             x, y = as_float(backend.xp, (x, y), target)
             out = forward(x, y)
-    first, second = tensors
-    first_node, second_node, first_param, second_param = first._node, second._node, first._param, second._param
+    first_node = first._node  # one statement each: four names at once build a tuple
+    second_node = second._node
+    first_param = first._param
+    second_param = second._param
     if first_node is None and second_node is None and first_param is None and second_param is None:
-        return untraced_result(out, rule, tensors, backend)  # nothing to differentiate: no node, nothing saved
+        return untraced_result(out, rule, (first, second), backend)  # nothing to differentiate: no node, nothing saved
     # Whether each side wants a gradient (wants_grad, inline; a number has neither node nor
     # parameter), as an index into the shared tuples of NEEDS (no tuple built per op).
     needed = (first_node.wants if first_node is not None else first_param is not None and first_param.trainable) + 2 * (
@@ -367,7 +373,7 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
     saved = (x, y, out, NEEDS[needed])
     if table is None or first_param is not None or second_param is not None or _hooks.active:
         reads = None if table is None else table[needed + 4 * left_is_tensor + 8 * right_is_tensor]
-        return record_traced(out, rule, tensors, saved, backend, reads)
+        return record_traced(out, rule, (first, second), saved, backend, reads)
     # record_traced's work for the common case, without its frame: every arithmetic op comes here.
     result = _new(Tensor)
     result._data = out
@@ -383,7 +389,7 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         out, bound, first, second, saved, backend.xp, table[needed + 4 * left_is_tensor + 8 * right_is_tensor], result
     )
     if getattr(out, "base", None) is not None:
-        share_view(out, tensors, result)
+        share_view(out, (first, second), result)
     return result
 
 
