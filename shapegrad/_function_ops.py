@@ -4425,17 +4425,18 @@ def reshape(x: Any, shape: Sequence[int]) -> Any:
 
 
 @overload
-def flatten(x: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+def flatten(x: Tensor[T, N, K], start_dim: L[1] = 1, /) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
 @overload
-def flatten(x: Tensor[T, N, K, A]) -> Tensor[T, N, Prod[K, A]]: ...
+def flatten(x: Tensor[T, N, K, A], start_dim: L[1] = 1, /) -> Tensor[T, N, Prod[K, A]]: ...
 @overload
-def flatten(x: Tensor[T, N, K, A, C]) -> Tensor[T, N, Prod[K, A, C]]: ...
+def flatten(x: Tensor[T, N, K, A, C], start_dim: L[1] = 1, /) -> Tensor[T, N, Prod[K, A, C]]: ...
 @overload
-def flatten(x: Tensor[T, N, *S]) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-def flatten(x: Any) -> Any:
+def flatten(x: Tensor[T, N, *S], start_dim: L[1] = 1, /) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+def flatten(x: Any, start_dim: Any=1, /) -> Any:
     """Every axis after the first merged into one: ``(B, C, H, W)`` becomes
-    ``(B, Prod[C, H, W])`` in the type. PyTorch: ``torch.flatten(x, 1)``."""
-    return _shape.flatten(x)
+    ``(B, Prod[C, H, W])`` in the type. PyTorch: ``torch.flatten(x, 1)``; ``start_dim`` may be
+    given, as 1 only (PyTorch's ``x.flatten()``, start 0, is ``x.reshape(-1)`` here)."""
+    return _shape.flatten(x, start_dim)
 
 
 @overload

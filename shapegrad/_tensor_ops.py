@@ -7632,16 +7632,16 @@ class TensorOps(Generic[Tape_, *Dims]):
         return _shape_any.reshape(self, shape)
 
     @overload
-    def flatten(self: Tensor[T, N, K]) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    def flatten(self: Tensor[T, N, K], start_dim: L[1] = 1, /) -> Tensor[T, N, K]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
     @overload
-    def flatten(self: Tensor[T, N, K, A]) -> Tensor[T, N, Prod[K, A]]: ...
+    def flatten(self: Tensor[T, N, K, A], start_dim: L[1] = 1, /) -> Tensor[T, N, Prod[K, A]]: ...
     @overload
-    def flatten(self: Tensor[T, N, K, A, C]) -> Tensor[T, N, Prod[K, A, C]]: ...
+    def flatten(self: Tensor[T, N, K, A, C], start_dim: L[1] = 1, /) -> Tensor[T, N, Prod[K, A, C]]: ...
     @overload
-    def flatten(self: Tensor[T, N, *S]) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
-    def flatten(self) -> Any:
+    def flatten(self: Tensor[T, N, *S], start_dim: L[1] = 1, /) -> Tensor[T, N, Open]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last
+    def flatten(self, start_dim: Any = 1, /) -> Any:
         """Every axis after the first merged into one (``sg.flatten``)."""
-        return _shape_any.flatten(self)
+        return _shape_any.flatten(self, start_dim)
 
     @overload
     def __getitem__(self: Tensor[T, N, *S], index: int) -> Tensor[T, *S]: ...  # pyright: ignore[reportOverlappingOverload] -- the typed case goes first, the open fallback last

@@ -602,10 +602,12 @@ def sizes(op: OpSpec) -> Iterator[tuple[list[str], str]]:
 
 
 def flatten(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
-    yield "Tensor[T, N, K]", [], "Tensor[T, N, K]"
-    yield "Tensor[T, N, K, A]", [], "Tensor[T, N, Prod[K, A]]"
-    yield "Tensor[T, N, K, A, C]", [], "Tensor[T, N, Prod[K, A, C]]"
-    yield "Tensor[T, N, *S]", [], "Tensor[T, N, Open]"
+    # ``start_dim`` 1 only: PyTorch's ``x.flatten(1)``, which is what flatten does here
+    start = ["start_dim: L[1] = 1", "/"]
+    yield "Tensor[T, N, K]", start, "Tensor[T, N, K]"
+    yield "Tensor[T, N, K, A]", start, "Tensor[T, N, Prod[K, A]]"
+    yield "Tensor[T, N, K, A, C]", start, "Tensor[T, N, Prod[K, A, C]]"
+    yield "Tensor[T, N, *S]", start, "Tensor[T, N, Open]"
 
 
 def getitem(op: OpSpec, other: str, form: str) -> Iterator[Sig]:
@@ -808,7 +810,7 @@ _METHOD_IMPL: dict[str, tuple[str, str]] = {
     "permute": ("*axes: int | Sequence[int]", "{f}(self, axes)"),  # x.permute(0, 2, 1) or ((0, 2, 1)), as PyTorch
     "transpose": ("*axes: int | Sequence[int]", "_shape_any.permute(self, axes or None)"),
     "reshape": ("*shape: Any", "{f}(self, shape)"),  # reshape((2, 3)) is unwrapped by the function
-    "flatten": ("", "{f}(self)"),
+    "flatten": ("start_dim: Any = 1, /", "{f}(self, start_dim)"),
     "getitem": ("index: Any", "_index_any.getitem(self, index)"),
 }
 

@@ -410,3 +410,14 @@ def test_calling_size_as_pytorch_names_shape(numpy_backend: str) -> None:
         x.size(0)  # pyright: ignore[reportCallIssue]
     with pytest.raises(TypeError, match=r"PyTorch's x.size\(\) is x.shape$"):
         x.size()  # pyright: ignore[reportCallIssue]
+
+
+def test_flatten_takes_pytorchs_start_dim_1_and_names_reshape_for_others(numpy_backend: str) -> None:
+    """``x.flatten(1)``, PyTorch's CNN-head idiom, was Python's "takes 1 positional argument
+    but 2 were given"; it is shapegrad's ``flatten()`` itself. Another start dim (PyTorch's
+    ``x.flatten(0)``, the whole tensor) is a ``ShapeError`` naming ``x.reshape(-1)``."""
+    x = sg.ones(2, 3, 4)
+    assert x.flatten(1).shape == sg.flatten(x, 1).shape == x.flatten().shape == (2, 12)
+    for call in (lambda: x.flatten(0), lambda: sg.flatten(x, 2), lambda: x.flatten(1.0)):
+        with pytest.raises(sg.ShapeError, match=r"start_dim 1 only, found .*x.reshape\(-1\)"):
+            call()  # pyright: ignore[reportArgumentType, reportCallIssue]

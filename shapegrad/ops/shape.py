@@ -88,9 +88,15 @@ def _is_sizes(value: Any) -> bool:
     return not isinstance(value, (np.integer, float, Tensor))
 
 
-def flatten(x: Any) -> Any:
+def flatten(x: Any, start_dim: Any = 1, /) -> Any:
     """Every axis after the first merged into one: ``(B, C, H, W)`` becomes
-    ``(B, Prod[C, H, W])`` in the type. PyTorch: ``torch.flatten(x, 1)``."""
+    ``(B, Prod[C, H, W])`` in the type. PyTorch: ``torch.flatten(x, 1)``; ``start_dim`` may be
+    given, as 1 only (PyTorch's ``x.flatten()``, start 0, is ``x.reshape(-1)`` here)."""
+    if start_dim != 1 or type(start_dim) is not int:
+        raise ShapeError(
+            f"flatten keeps the first axis (PyTorch's flatten(x, 1)): start_dim 1 only, found {start_dim!r}; "
+            "PyTorch's x.flatten() or flatten(0) is x.reshape(-1) here, other ranges x.reshape(...)"
+        )
     if x.ndim < 1:
         raise ShapeError("flatten expects a tensor of rank >= 1, found rank 0")
     return reshape(x, (x.shape[0], -1 if x.shape[0] else math.prod(x.shape[1:])))
