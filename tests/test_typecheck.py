@@ -107,8 +107,11 @@ def test_migration_drafts_stay_out_of_the_corpus_and_are_counted(diagnostics: di
     # and the style-transfer port (the first test of the image layers added for it)
     assert sorted(found) == ["dcgan", "makemore", "mnist_cnn", "nanogpt", "seq2seq", "style", "unet", "vit", "word_lm"]
     # PyTorch's flatten(1), once the drafts' one real mistake pyright could see, is shapegrad's
-    # flatten() (the batch axis kept) and now takes start_dim 1; the false errors may fall to zero
-    assert not any('"flatten"' in error for error in found["mnist_cnn"]), found["mnist_cnn"]
+    # flatten() (the batch axis kept) and now takes start_dim 1; the false errors may fall to
+    # zero. (Where pyright cannot resolve shapegrad for the drafts, an editable install's import
+    # hook without PYTHONPATH, every name is unknown: those reports are no call error.)
+    calls = [e for e in found["mnist_cnn"] if '"flatten"' in e and "unknown" not in e]
+    assert not calls, calls
 
 
 def test_most_failing_programs_run() -> None:
