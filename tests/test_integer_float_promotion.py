@@ -73,10 +73,7 @@ class _SgAsTorch:
     where = staticmethod(sg.where)
     clamp = staticmethod(sg.clamp)
     arange = staticmethod(sg.arange)
-
-    @staticmethod
-    def maximum(a: Any, b: Any) -> Any:
-        return sg.maximum(a, b)
+    maximum = staticmethod(sg.maximum)
 
     @staticmethod
     def cat(tensors: Any) -> Any:

@@ -3,6 +3,7 @@ checks, the mask select. Private to ``shapegrad.ops``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -220,7 +221,7 @@ def keep_where(xp: Any, mask: Any, values: Any) -> Any:
     return xp.where(mask, values, xp.zeros((), dtype=values.dtype))
 
 
-_FLOAT64 = np.dtype(np.float64)
+FLOAT64 = np.dtype(np.float64)
 _FLOAT32 = np.dtype(np.float32)
 
 
@@ -247,7 +248,7 @@ def torch_float(values: Any) -> Any:
     return _FLOAT32 if widest is None else widest
 
 
-def as_float(xp: Any, values: Any, dtype: Any) -> list[Any]:
+def _as_float(xp: Any, values: Sequence[Any], dtype: Any) -> list[Any]:
     """``values`` with each integer or boolean array converted to ``dtype`` (Python numbers
     and float arrays as they are): the operands of :func:`torch_float`'s result."""
     return [
@@ -256,11 +257,19 @@ def as_float(xp: Any, values: Any, dtype: Any) -> list[Any]:
     ]
 
 
-def float64_from_integers(out: Any) -> bool:
-    """Whether ``out`` is float64 (NumPy's dtype object: CuPy's arrays hold it too), the only
-    dtype NumPy over-promotes integers to (see :func:`torch_float`): one identity test on the
-    hot path."""
-    return getattr(out, "dtype", None) is _FLOAT64
+def torch_promoted(xp: Any, out: Any, operands: Sequence[Any], compute: Any) -> tuple[Any, Sequence[Any]]:
+    """``out`` and its ``operands`` (the raw arrays and numbers it was computed from), or,
+    where NumPy made ``out`` float64 from integers (:func:`torch_float`), ``compute`` called
+    again on the operands converted to PyTorch's float dtype, and those operands. One
+    identity test where ``out`` is not float64, the only dtype NumPy over-promotes to (CuPy's
+    arrays hold NumPy's dtype objects too)."""
+    if getattr(out, "dtype", None) is not FLOAT64:
+        return out, operands
+    target = torch_float(operands)
+    if target is None:
+        return out, operands
+    converted = _as_float(xp, operands, target)
+    return compute(*converted), converted
 
 
 def operand(value: Any, like: AnyTensor, op: str) -> AnyTensor | Scalar:
@@ -353,11 +362,8 @@ def binary(op: str, a: Any, b: Any, rule: Any, forward: Any) -> Any:
         if raised is error:
             raise
         raise raised from None
-    if out.dtype is _FLOAT64:  # an integer operand with a float (or divided): PyTorch's float dtype
-        target = torch_float((x, y))
-        if target is not None:
-            x, y = as_float(backend.xp, (x, y), target)
-            out = forward(x, y)
+    if out.dtype is FLOAT64:  # an integer operand with a float (or divided): PyTorch's float dtype
+        out, (x, y) = torch_promoted(backend.xp, out, (x, y), forward)
     first_node = first._node  # one statement each: four names at once build a tuple
     second_node = second._node
     first_param = first._param

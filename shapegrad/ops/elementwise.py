@@ -19,19 +19,18 @@ from .._errors import DTypeError, ShapeError
 from .._tensor import AnyTensor, Tensor, record, wrap
 from .._typevars import S, T
 from ._toolkit import (
+    FLOAT64,
     READS,
-    as_float,
     binary,
     boolean_unary,
     described,
-    float64_from_integers,
     forward_error,
     keep_where,
     negative_power,
     operand,
     reads_table,
     require_float,
-    torch_float,
+    torch_promoted,
     unary,
 )
 
@@ -408,11 +407,8 @@ def clamp(x: Tensor[T, *S], min: float | None = None, max: float | None = None) 
     except TypeError as error:  # NumPy has no boolean clip without bounds
         fix = "give it bounds, or convert it first, e.g. x.astype('int64')"
         raise boolean_unary("clamp", x, error, fix) from None
-    if float64_from_integers(out):  # integers clamped to float bounds: PyTorch's float dtype
-        target = torch_float((data, min, max))
-        if target is not None:
-            data, min, max = as_float(xp, (data, min, max), target)
-            out = xp.clip(data, min, max)
+    # integers clamped to float bounds: PyTorch's float dtype
+    out, (data, min, max) = torch_promoted(xp, out, (data, min, max), xp.clip)
     return unary(x, out, clamp_backward, (data, min, max))
 
 
@@ -463,10 +459,12 @@ def where(cond: Any, a: Any, b: Any) -> Any:
     except ValueError:
         shapes = ", ".join(str(getattr(t, "shape", "scalar")) for t in (cond, a, b))
         raise ShapeError(f"where: shapes {shapes} do not broadcast") from None
-    if float64_from_integers(out):  # an integer branch with a float one: PyTorch's float dtype
-        target = torch_float(raw)
-        if target is not None:
-            out = backend.xp.where(cond._data, *as_float(backend.xp, raw, target))
+    if out.dtype is FLOAT64:  # an integer branch with a float one: PyTorch's float dtype
+
+        def select(a: Any, b: Any) -> Any:
+            return backend.xp.where(cond._data, a, b)
+
+        out, _ = torch_promoted(backend.xp, out, raw, select)
     saved = (cond._data, len(tensors), isinstance(a, Tensor))
     # The condition is no input: a write into it before the backward pass would move the gradient.
     return record(out, where_backward, tensors, saved, backend, watch=(cond,))

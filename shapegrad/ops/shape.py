@@ -16,7 +16,7 @@ from .._tensor import Tensor, record, wrap
 from .._torch_names import refuse_torch_keywords
 from .._typevars import Z0, Z1, Z2, Z3, A, B, C, D, K, N, S, T
 from . import indexing as ix
-from ._toolkit import as_float, checked_axis, float64_from_integers, integer, integers, torch_float
+from ._toolkit import FLOAT64, checked_axis, integer, integers, torch_promoted
 
 __all__ = [
     "broadcast_to",
@@ -322,10 +322,12 @@ def concat(tensors: Sequence[Any], axis: int = 0, *, any_axis: int | None = None
         bounds.append(bounds[-1] + t.shape[axis])
     parts = [t._data for t in tensors]
     out = backend.xp.concat(parts, axis=axis)
-    if float64_from_integers(out):  # integer tensors joined with float ones: PyTorch's float dtype
-        target = torch_float(parts)
-        if target is not None:
-            out = backend.xp.concat(as_float(backend.xp, parts, target), axis=axis)
+    if out.dtype is FLOAT64:  # integer tensors joined with float ones: PyTorch's float dtype
+
+        def join(*arrays: Any) -> Any:
+            return backend.xp.concat(list(arrays), axis=axis)
+
+        out, _ = torch_promoted(backend.xp, out, parts, join)
     return record(out, concat_backward, tuple(tensors), (axis, tuple(bounds)), backend)
 
 
