@@ -341,14 +341,19 @@ def _in_place_entry(method: str) -> tuple[str, str, str]:
     )
 
 
-class _ModuleTorchName(_TorchName):
-    """A ``_TorchName`` whose message names the instance's own class (``'Net' object``)."""
+class _ModuleTorchName:
+    """A class attribute of ``nn.Module`` that is none, as ``_TorchName``, whose message names
+    the instance's own class (``'Net' object``)."""
 
-    __slots__ = ()
+    __slots__ = ("_entry", "_name")
+
+    def __init__(self, name: str, entry: tuple[str, str, str]) -> None:
+        self._name = name
+        self._entry = entry
 
     def __get__(self, instance: object, owner: type | None = None) -> NoReturn:
         named = type(instance).__name__ if instance is not None else getattr(owner, "__name__", "Module")
-        raise AttributeError(self._message.format(owner=f"'{named}' object"), name=self._name, obj=instance)
+        raise AttributeError(_message(f"'{named}' object", self._name, self._entry), name=self._name, obj=instance)
 
 
 def install_module_names(cls: type) -> None:
@@ -357,13 +362,7 @@ def install_module_names(cls: type) -> None:
     own method or attribute of that name wins."""
     for name, entry in MODULE_METHOD_NAMES.items():
         if not any(name in vars(klass) for klass in cls.__mro__):
-            message = (
-                _message("{owner}", name, entry)
-                .replace("{", "{{")
-                .replace("}", "}}")
-                .replace("{{owner}}", "{owner}", 1)
-            )
-            setattr(cls, name, _ModuleTorchName(name, message))
+            setattr(cls, name, _ModuleTorchName(name, entry))
 
 
 def install_torch_names(cls: type) -> None:
