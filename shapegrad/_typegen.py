@@ -19,7 +19,7 @@ import functools
 import itertools
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 if __package__:
@@ -203,6 +203,13 @@ def _open_protocol(name: str, receiver_side: int, other: str) -> Iterator[tuple[
         yield name, tensor("U", receiver), other, " | ".join(tensor("U", o) for o in others), tensor("U", result)
 
 
+def _open_variants(typed: Sequence[str], kept: Sequence[int] = ()) -> list[str]:
+    """Every operand of the dims ``typed`` (the last axes, after ``*S``) open at some of them,
+    always at the positions ``kept``: each axis ``Open`` or its own dim, not all their own."""
+    choices = [("Open",) if i in kept else ("Open", dim) for i, dim in enumerate(typed)]
+    return ["*S, " + ", ".join(dims) for dims in itertools.product(*choices) if "Open" in dims]
+
+
 def _open_rows(receiver_side: int) -> list[tuple[str, list[str], str]]:
     """``_open_protocol``'s patterns: (the receiver, the other operand's union, the result)."""
     names = ("C", "K", "A", "N")  # the last four axes' dims, outermost first
@@ -215,25 +222,11 @@ def _open_rows(receiver_side: int) -> list[tuple[str, list[str], str]]:
         for kept in ([0, 1], [0]) if span == 2 else ([0],):
             mine = ", ".join("L[1]" if i in kept else dim for i, dim in enumerate(typed))
             result = ", ".join("Open" if i in kept else dim for i, dim in enumerate(typed))
-            others = [
-                "*S, "
-                + ", ".join(
-                    "Open" if i in kept or is_open else dim
-                    for i, (is_open, dim) in enumerate(zip(opened, typed, strict=True))
-                )
-                for opened in itertools.product((False, True), repeat=span)
-                if not any(opened[i] for i in kept)
-            ]
-            rows.append((f"*S, {mine}", others, f"*S, {result}"))
+            rows.append((f"*S, {mine}", _open_variants(typed, kept), f"*S, {result}"))
     for span in range(len(names), 0, -1):
         typed = names[len(names) - span :]
         receiver = "*S, " + ", ".join(typed)
-        variants = [
-            "*S, " + ", ".join("Open" if is_open else dim for is_open, dim in zip(opened, typed, strict=True))
-            for opened in itertools.product((True, False), repeat=span)
-            if any(opened)
-        ]
-        rows.append((receiver, variants, receiver))
+        rows.append((receiver, _open_variants(typed), receiver))
     if receiver_side == 1:  # an open receiver with a typed operand, after every typed receiver
         for row in [*_patterns(BROADCAST), *_patterns(OPEN_DIM)]:
             mine, theirs = row[receiver_side], row[1 - receiver_side]
