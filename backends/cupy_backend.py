@@ -22,7 +22,7 @@ def _array_api_namespace(cp: Any) -> Any:
 
     Not ``array_api_compat.cupy``: that module is bound to the real ``cupy`` at import
     (``from cupy import *``), so the backend could no longer drive the emulated CuPy that
-    CPU-only CI runs the whole suite on; the five names below are all the op math needs.
+    CPU-only CI runs the whole suite on; the six names below are all the op math needs.
     """
     names = {name: getattr(cp, name) for name in dir(cp) if not name.startswith("_")}
     names.setdefault("concat", cp.concatenate)
@@ -35,6 +35,11 @@ def _array_api_namespace(cp: Any) -> Any:
     def astype(x: Any, dtype: Any, copy: bool = True) -> Any:
         return x.astype(dtype, copy=copy)
 
+    def argsort(x: Any, axis: int = -1, stable: bool = True) -> Any:
+        # CuPy's sorts are always stable and take ``kind``, not the Array API's ``stable=``.
+        return cp.argsort(x, axis=axis)
+
+    names["argsort"] = argsort
     names.setdefault("matrix_transpose", matrix_transpose)
     names.setdefault("astype", astype)
     names.setdefault("bool", cp.bool_)

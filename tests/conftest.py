@@ -11,6 +11,7 @@ import pytest
 from support import emulated_cupy
 
 import shapegrad as sg
+from shapegrad import _backend as _backend_module
 from shapegrad_backends.cupy_backend import CupyBackend
 
 # "emulated-cupy" runs the CuPy backend's own code over a NumPy stand-in for CuPy, so that
@@ -33,7 +34,10 @@ def default_backend_for_tests() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if default_backend_for_tests() == "emulated-cupy":
-        sg.set_backend(emulated_cupy_backend())
+        backend = emulated_cupy_backend()
+        sg.set_backend(backend)
+        # As SHAPEGRAD_BACKEND=cupy does: a thread the tests start begins on it too.
+        _backend_module._default_backend = lambda: backend
 
 
 # What the emulated-CuPy run (the README's test command's second step) leaves out: files whose

@@ -16,9 +16,12 @@ import shapegrad as sg
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``code`` run in a fresh interpreter with ``env`` added; the default backend is NumPy's
+    unless ``env`` names one (the GPU check runs this file with ``SHAPEGRAD_BACKEND=cupy``)."""
+    inherited = {name: value for name, value in os.environ.items() if name != "SHAPEGRAD_BACKEND"}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        env={**os.environ, **env},
+        env={**inherited, **env},
         capture_output=True,
         text=True,
         check=False,
@@ -85,7 +88,13 @@ def test_set_backend_reaches_the_calling_thread_and_a_copied_context_only() -> N
             thread.start()
             thread.join()
         assert sg.zeros(1).backend == "strict"
+    from conftest import default_backend_for_tests
+
+    # A new thread begins on the process's default: SHAPEGRAD_BACKEND's, or the emulated CuPy
+    # where the suite runs on it as a GPU run does on the real one.
     default = os.environ.get("SHAPEGRAD_BACKEND", "numpy").strip() or "numpy"
+    if default_backend_for_tests() == "emulated-cupy":
+        default = "cupy"
     assert seen == [default, "strict"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import threading
 import weakref
@@ -92,7 +93,9 @@ def test_another_thread_keeps_recording(numpy_backend: str) -> None:
         found.append(layer(sg.ones(2, 3).trace(grads)).traced)
         done.set()
 
-    thread = threading.Thread(target=worker)
+    # Started in a copy of this context, as the backend's docs say, so that it makes its
+    # tensors on the layer's backend whatever SHAPEGRAD_BACKEND names.
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(worker,))
     thread.start()
     with sg.no_grad():
         inside.set()

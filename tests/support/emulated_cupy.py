@@ -265,6 +265,21 @@ def _device_function(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
+def _sorting(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``cupy.sort``/``argsort``: CuPy's signature, ``(a, axis=-1, kind=None)``, always stable
+    (a radix sort); no Array-API ``stable=``/``descending=`` keyword (a ``TypeError`` on the
+    real CuPy 14, which the emulated one must give too)."""
+
+    def call(a: Any, axis: int | None = -1, kind: str | None = None) -> Any:
+        if kind not in (None, "stable"):
+            raise NotImplementedError(f"{func.__name__} does not support kind={kind!r}")
+        _refuse_host(func.__name__, (a,))
+        return _to_device(func(_unwrap(a), axis=axis, kind="stable"))
+
+    call.__name__ = func.__name__
+    return call
+
+
 def _from_host(func: Callable[..., Any]) -> Callable[..., Any]:
     """``cupy.asarray``/``array``: host data is copied to the device; a device array is kept
     unless a copy or another dtype is asked for."""
@@ -430,6 +445,8 @@ def make_module() -> types.ModuleType:
         setattr(module, name, _from_host(np.array if name == "array" else np.asarray))
     module.take = _take
     module.take_along_axis = _take_along_axis
+    module.sort = _sorting(np.sort)
+    module.argsort = _sorting(np.argsort)
     module.ndarray = ndarray
     module.asnumpy = asnumpy
     module.ElementwiseKernel = ElementwiseKernel
