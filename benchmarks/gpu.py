@@ -133,6 +133,71 @@ def compiled_row(backend: Any, sync: Any, batch: int, number: int = 50, repeat: 
         }
 
 
+def host_profile(step: Any, sync: Any, steps: int = 200, rows: int = 25) -> None:
+    """The host's own time in ``step`` by function (cProfile, the heaviest ``rows``), printed:
+    where a launch-bound step's milliseconds go."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    sync()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(rows)
+    print(f"host profile of {steps} eager CuPy steps, batch 64 (cProfile, by own time):")
+    print("\n".join(line for line in out.getvalue().splitlines() if line.strip())[:6000])
+
+
+def launch_profile(backend: Any, sync: Any, batch: int = 64) -> dict[str, float]:
+    """What bounds a small-batch step on the GPU, in seconds: the MLP step eagerly on CuPy and
+    on the NumPy backend of the same host (its Python and tape work, with host arithmetic too
+    small to count), and the host cost of one launch: ``x + y`` on one element through
+    shapegrad, through CuPy alone and through PyTorch CUDA."""
+    import cupy as cp
+    import torch
+
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((batch, 784)).astype(np.float32)
+    y_np = rng.integers(0, 10, batch)
+    found: dict[str, float] = {}
+    for name in ("cupy", "numpy"):
+        with sg.use_backend(name):
+            model = run.MLP(sg.Generator(0))
+            opt, grads = sg.optim.Adam(model), model.alloc_grads()
+            x, y = sg.tensor(x_np), sg.tensor(y_np)
+
+            def step(model: Any = model, opt: Any = opt, grads: Any = grads, x: Any = x, y: Any = y) -> None:
+                grads.zero()
+                sg.losses.cross_entropy(model(x.trace(grads)), y).backward()
+                opt.update(model, grads)
+
+            found[f"step on {name}"] = timed(step, sync if name == "cupy" else lambda: None)
+            if name == "cupy":
+                host_profile(step, sync)
+    twin, _ = peers.torch_mlp(run.mlp_weights(run.MLP(sg.Generator(0))))
+    twin = twin.cuda()
+    torch_opt = torch.optim.Adam(twin.parameters(), lr=1e-3)
+    tx, ty = torch.from_numpy(x_np).cuda(), torch.from_numpy(y_np).cuda()
+
+    def torch_step() -> None:
+        torch_opt.zero_grad()
+        torch.nn.functional.cross_entropy(twin(tx), ty).backward()
+        torch_opt.step()
+
+    found["torch step"] = timed(torch_step, torch.cuda.synchronize)
+    a, b = sg.tensor(np.ones(1, np.float32)).to(backend), sg.tensor(np.ones(1, np.float32)).to(backend)
+    found["shapegrad x + y"] = timed(lambda: a + b, sync, 2000)
+    ca, cb = cp.ones(1, cp.float32), cp.ones(1, cp.float32)
+    found["cupy x + y"] = timed(lambda: ca + cb, sync, 2000)
+    ta, tb = torch.ones(1, device="cuda"), torch.ones(1, device="cuda")
+    found["torch x + y"] = timed(lambda: ta + tb, torch.cuda.synchronize, 2000)
+    return found
+
+
 def main() -> None:
     import cupy as cp
     import torch
@@ -181,6 +246,19 @@ def main() -> None:
             )
         except Exception as error:  # noqa: BLE001 -- reported, not fatal: inductor may lack triton here
             print(f"MLP step, batch {small}: torch.compile failed: {type(error).__name__}: {str(error)[:120]}")
+    profile = launch_profile(backend, sync)
+    print(
+        "what bounds the batch-64 step: eager on CuPy {:.3f} ms (PyTorch CUDA eager {:.3f} ms), the same step on "
+        "the NumPy backend of this host {:.3f} ms; one launch from the host: shapegrad x + y {:.1f} µs, CuPy alone "
+        "{:.1f} µs, PyTorch CUDA {:.1f} µs".format(
+            profile["step on cupy"] * 1e3,
+            profile["torch step"] * 1e3,
+            profile["step on numpy"] * 1e3,
+            profile["shapegrad x + y"] * 1e6,
+            profile["cupy x + y"] * 1e6,
+            profile["torch x + y"] * 1e6,
+        )
+    )
     for name, speedup in fused_speedups(backend, sync).items():
         print(f"fused kernels, 4096x4096 float32, {name}: composed ÷ fused {speedup:.2f}")
     print(
