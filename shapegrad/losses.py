@@ -22,7 +22,7 @@ from ._tensor import AnyTensor, Tensor, record, wrap
 from ._torch_names import missing_module_attribute
 from ._typevars import N, S, T
 from .ops._toolkit import require_float
-from .ops.reductions import cast_to, wide_sum
+from .ops.reductions import cast_to, is_half, wide_sum
 
 __all__ = [
     "binary_cross_entropy",
@@ -427,8 +427,13 @@ def cross_entropy(
     _check_reduction(reduction)
     require_float(logits, "cross_entropy")
     _check_weight("cross_entropy", weight, logits.shape[-1])
-    if weight is not None or _has_ignored(labels, ignore_index):
+    if weight is not None:
         return _weighted_cross_entropy(logits, labels, label_smoothing, weight, ignore_index, reduction)
+    if getattr(labels._backend, "on_host", True):
+        if _has_ignored(labels, ignore_index):
+            return _weighted_cross_entropy(logits, labels, label_smoothing, weight, ignore_index, reduction)
+    else:  # a device cannot tell without waiting whether a row is ignored: it masks them in this one op
+        return _masked_cross_entropy(logits, labels, label_smoothing, ignore_index, reduction)
     n = logits.shape[-1]
     message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes, or equal ignore_index={ignore_index}"
     require_in_range(labels._backend, labels._data, 0, n, message)
@@ -440,8 +445,7 @@ def cross_entropy(
     if fused is not None:
         logp, per_row = fused
     else:
-        shifted = data - xp.max(data, axis=-1, keepdims=True)
-        logp = shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), -1, True)), data.dtype)
+        logp = _log_softmax_rows(xp, data)
         per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
         if label_smoothing:
             per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
@@ -450,6 +454,57 @@ def cross_entropy(
     out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / count, per_row.dtype)
     saved = (logp, ids, label_smoothing, reduction == "none", count)
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
+
+
+def _log_softmax_rows(xp: Any, data: Any) -> Any:
+    """``log_softmax`` over the last axis, its sum of exponentials in float32 for float16."""
+    shifted = data - xp.max(data, axis=-1, keepdims=True)
+    return shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), -1, True)), data.dtype)
+
+
+def _masked_cross_entropy(
+    logits: AnyTensor, labels: AnyTensor, smoothing: float, ignore_index: int, reduction: Reduction
+) -> Any:
+    """Integer-label cross-entropy on a device, rows labelled ``ignore_index`` masked on the
+    device (no wait to find them): one recorded op, where ``log_softmax`` and ``nll_loss``
+    composed are two and some 40 device calls a step, each a launch with its host cost.
+    Ignored rows give 0 whatever their logits hold (a masked row of -inf too) and are left
+    out of the mean, which is NaN where no row counts (PyTorch's); their gradient is 0."""
+    backend = logits._backend
+    xp = backend.xp
+    data, found = logits._data, labels._data
+    n = data.shape[-1]
+    keep = found != ignore_index
+    ids = found * keep  # an ignored row points at class 0, read and then masked
+    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes, or equal ignore_index={ignore_index}"
+    require_in_range(backend, ids, 0, n, message)
+    ids = xp.expand_dims(ids, axis=-1)
+    logp = _log_softmax_rows(xp, data)
+    per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
+    if smoothing:
+        per_row = (1.0 - smoothing) * per_row - smoothing * xp.mean(logp, axis=-1)
+    per_row = xp.where(keep, per_row, 0.0)  # a where, not a product: an ignored row may be NaN
+    if reduction == "mean":
+        counted = xp.sum(keep, dtype=xp.float32 if is_half(xp, data.dtype) else data.dtype)
+        divisor = xp.maximum(counted, 1.0)  # the gradient's: 0 where no row counts
+        total = wide_sum(xp, per_row) / divisor
+        out = cast_to(xp, xp.where(counted == 0, math.nan, total), per_row.dtype)
+    else:
+        divisor = 1
+        out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row), per_row.dtype)
+    saved = (logp, ids, keep, smoothing, reduction == "none", divisor)
+    return record(out, masked_cross_entropy_backward, (logits, labels), saved, backend, watch=(labels,))
+
+
+def masked_cross_entropy_backward(
+    xp: Any, g: Any, logp: Any, ids: Any, keep: Any, smoothing: float, per_row: bool, divisor: Any
+) -> tuple[Any, ...]:
+    classes = logp.shape[-1]
+    target = xp.astype(xp.arange(classes) == ids, logp.dtype)
+    if smoothing:
+        target = target * (1.0 - smoothing) + smoothing / classes
+    scale = xp.expand_dims(g, axis=-1) if per_row else cast_to(xp, g / divisor, logp.dtype)
+    return xp.where(xp.expand_dims(keep, axis=-1), (xp.exp(logp) - target) * scale, 0.0), None
 
 
 def _is_probabilities(logits: AnyTensor, target: AnyTensor) -> bool:

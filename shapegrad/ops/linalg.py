@@ -88,10 +88,14 @@ def matmul(a: AnyTensor, b: AnyTensor) -> Any:
 
 def linear_backward(xp: Any, g: Any, x: Any, w: Any, need_x: bool, need_w: bool, has_bias: bool) -> tuple[Any, ...]:
     features_in, features_out = w.shape
-    n = math.prod(x.shape[:-1])  # not -1 in the reshapes: ambiguous where a size is 0 (no features)
-    rows = xp.reshape(g, (n, features_out))
-    gx = xp.reshape(xp.matmul(rows, xp.matrix_transpose(w)), x.shape) if need_x else None
-    gw = xp.matmul(xp.matrix_transpose(xp.reshape(x, (n, features_in))), rows) if need_w else None
+    if x.ndim == 2:  # no reshapes: on a device each is a call with a launch's host cost
+        rows, flat = g, x
+        gx = xp.matmul(g, xp.matrix_transpose(w)) if need_x else None
+    else:
+        n = math.prod(x.shape[:-1])  # not -1 in the reshapes: ambiguous where a size is 0 (no features)
+        rows, flat = xp.reshape(g, (n, features_out)), xp.reshape(x, (n, features_in))
+        gx = xp.reshape(xp.matmul(rows, xp.matrix_transpose(w)), x.shape) if need_x else None
+    gw = xp.matmul(xp.matrix_transpose(flat), rows) if need_w else None
     if not has_bias:
         return gx, gw
     return gx, gw, column_sums(xp, rows)

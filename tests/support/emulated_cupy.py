@@ -65,6 +65,16 @@ def _sync() -> None:
     _syncs[0] += 1
 
 
+_operations = [0]
+
+
+def device_operations() -> int:
+    """How many operations the emulation has run on the device: each function, ufunc,
+    operator, method, index or kernel call on device arrays, views included (on CuPy each
+    is a call with a host cost of its own, and most a kernel launch)."""
+    return _operations[0]
+
+
 class ndarray:  # noqa: N801 - the name CuPy gives its array type
     """A device array. Unlike a NumPy subclass, NumPy cannot read it implicitly:
     ``np.asarray(device)`` raises as CuPy does, and so does any NumPy operand in one of its
@@ -138,6 +148,7 @@ class ndarray:  # noqa: N801 - the name CuPy gives its array type
         return _to_device(self._a[_device_key(key, self._a.shape)])
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        _operations[0] += 1
         _refuse_host("__setitem__", (value,))
         self._a[_device_key(key, self._a.shape)] = _unwrap(value)
 
@@ -146,6 +157,7 @@ class ndarray:  # noqa: N801 - the name CuPy gives its array type
         _refuse_host(ufunc.__name__, inputs)
         out = kwargs.get("out")
         if out is not None:
+            _operations[0] += 1
             kwargs["out"] = tuple(_unwrap(o) for o in out)
         result = getattr(ufunc, method)(*_unwrap(inputs), **kwargs)
         if out is not None:
@@ -175,6 +187,7 @@ def _operator(ufunc: Any, reflected: bool = False, inplace: bool = False) -> Any
     def method(self: ndarray, other: Any) -> Any:
         _refuse_host(ufunc.__name__, (other,))
         if inplace:
+            _operations[0] += 1
             ufunc(self._a, _unwrap(other), out=self._a)
             return self
         a, b = (_unwrap(other), self._a) if reflected else (self._a, _unwrap(other))
@@ -246,11 +259,17 @@ def _refuse_host(name: str, values: Any) -> None:
 
 
 def _to_device(result: Any) -> Any:
+    """A device operation's result on the device (the operation counted)."""
+    _operations[0] += 1
+    return _device_result(result)
+
+
+def _device_result(result: Any) -> Any:
     if isinstance(result, (np.ndarray, np.generic)):
         return ndarray(np.asarray(result))  # CuPy reductions give 0-d device arrays, not scalars
     if isinstance(result, tuple):
         items: tuple[Any, ...] = result
-        return tuple(_to_device(r) for r in items)
+        return tuple(_device_result(r) for r in items)
     return result
 
 
@@ -379,6 +398,7 @@ class ElementwiseKernel:
         self.preamble = preamble
 
     def __call__(self, *args: Any) -> Any:
+        _operations[0] += 1
         nin, nout = len(self.inputs), len(self.outputs)
         if len(args) not in (nin, nin + nout):
             raise TypeError(f"Wrong number of arguments for {self.name!r}")
