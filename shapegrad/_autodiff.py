@@ -21,7 +21,7 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Never, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Generic, Never, Protocol, TypeAlias, cast
 
 import numpy as np
 
@@ -639,7 +639,8 @@ def column_sums(xp: Any, m: Any) -> Any:
     gemv): 2–3× faster than a reduction over the rows, and in float32 no less accurate. On a
     device one reduction: the product there is two calls (the ones vector too), each with
     the host cost of a launch, and a launch-bound step pays for calls, not arithmetic."""
-    if xp is not np:
+    # Told by the array, not by xp: sg.compile records NumPy's math through a namespace of its own.
+    if not isinstance(cast(object, m), np.ndarray):
         half = getattr(xp, "float16", None)
         if half is not None and m.dtype == half:  # accumulated in float32, as the product would be
             return xp.astype(xp.sum(m, axis=0, dtype=xp.float32), half)
