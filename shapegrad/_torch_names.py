@@ -221,7 +221,6 @@ NN_NAMES: dict[str, tuple[str, str, str]] = {
     ),
     "Softmax": ("nn.Softmax(dim)", "x.softmax(axis=dim)", "or sg.softmax(x, axis=dim): a function, no layer"),
     "LogSoftmax": ("nn.LogSoftmax(dim)", "x.log_softmax(axis=dim)", "or sg.log_softmax(x, axis=dim)"),
-    "Identity": ("nn.Identity()", "x itself", "leave the layer out; lambda x: x where a callable is needed"),
     "ModuleList": (
         "nn.ModuleList([...])",
         "a plain list of layers",

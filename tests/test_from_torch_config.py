@@ -229,6 +229,15 @@ def test_a_dropout_of_zero_loads_from_pytorch_s_identity(numpy_backend: str) -> 
     _refused(nn.Dropout(0.5), torch.nn.Identity(), r"'layer' is PyTorch's Identity, expected nn.Dropout")
 
 
+def test_identity_loads_from_pytorch_s_identity_or_a_dropout_of_zero(numpy_backend: str) -> None:
+    """A model whose head PyTorch replaced by nn.Identity (a feature extractor) loads into one
+    with sg.nn.Identity there; a layer that computes something is refused at its path."""
+    _loads_with_torch_outputs(nn.Identity(), torch.nn.Identity(), np.ones((2, 3), np.float32))
+    sg.nn.from_torch(Holder(nn.Identity()), _torch_holder(torch.nn.Dropout(0.0)))
+    _refused(nn.Identity(), torch.nn.ReLU(), r"'layer' is PyTorch's ReLU, expected nn.Identity")
+    _refused(nn.Identity(), torch.nn.Dropout(0.1), r"'layer' is PyTorch's Dropout, expected nn.Identity")
+
+
 def test_convolutions_take_pytorch_s_same_and_valid_padding(numpy_backend: str) -> None:
     """nn.Conv2d(..., padding="same") raised DTypeError (an integer padding expected). "valid"
     is no padding and "same" half of dilation·(kernel - 1) a side, as PyTorch; where PyTorch

@@ -809,3 +809,31 @@ def test_bitwise_functions_of_two_numbers_are_refused_by_name(numpy_backend: str
         sg.bitwise_and(1, 2)  # type: ignore[call-overload]
     with pytest.raises(sg.DTypeError, match="bitwise_not expects a Tensor"):
         sg.bitwise_not(5)  # type: ignore[arg-type]
+
+
+def test_identity_is_its_input_in_a_configured_block(backend: str) -> None:
+    """PyTorch's nn.Identity, as ports use it: a projection chosen by configuration. The
+    layer returns the same tensor (tape and all), takes and ignores PyTorch's arguments,
+    holds no state, and the block's gradients are those of the block written without it."""
+
+    class Block(nn.Module):
+        def __init__(self, width_in: int, width_out: int) -> None:
+            self.fc = nn.Linear(width_in, width_out, generator=sg.Generator(1))
+            self.proj = nn.Linear(width_in, width_out) if width_in != width_out else nn.Identity(54, unused=0.1)
+
+        def __call__(self, x: Any) -> Any:
+            return self.fc(x).relu() + self.proj(x)
+
+    block = Block(4, 4)
+    assert block.state_dict().keys() == {"fc.weight", "fc.bias"}
+    x = sg.tensor(np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32))
+    grads = block.alloc_grads()
+    traced = x.trace(grads, keep_grad=True)
+    assert block.proj(traced) is traced
+    block(traced).sum().backward()
+    twin = nn.Linear(4, 4, generator=sg.Generator(1))
+    twin_grads = twin.alloc_grads()
+    twin_traced = x.trace(twin_grads, keep_grad=True)
+    (twin(twin_traced).relu() + twin_traced).sum().backward()
+    np.testing.assert_allclose(grads[block.fc.weight].numpy(), twin_grads[twin.weight].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(grads[traced].numpy(), twin_grads[twin_traced].numpy(), rtol=1e-6)

@@ -226,7 +226,6 @@ def test_pytorch_layer_names_missing_from_sg_nn_name_ours() -> None:
         (sg.nn, "MultiheadAttention", "sg.nn.MultiHeadAttention(num_heads, embed_dim=...)"),
         (sg.nn, "TransformerEncoderLayer", "sg.nn.TransformerEncoderBlock(num_heads, ff_dim, embed_dim=d_model)"),
         (sg.nn, "Softmax", "x.softmax(axis=dim)"),
-        (sg.nn, "Identity", "x itself"),
         (sg.nn, "CrossEntropyLoss", "sg.losses.cross_entropy(input, target)"),
         (sg.nn, "MSELoss", "sg.losses.mse(input, target)"),
         (sg.nn, "BCEWithLogitsLoss", "sg.losses.binary_cross_entropy_with_logits(input, target)"),

@@ -21,6 +21,7 @@ __all__ = [
     "SELU",
     "Dropout",
     "Hardtanh",
+    "Identity",
     "LeakyReLU",
     "LogSigmoid",
     "Mish",
@@ -41,6 +42,34 @@ class ReLU(TorchTwin, Layer[N, N, N], checked=False):
 
     def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
         return act.relu(x)
+
+
+class Identity(TorchTwin, Layer[N, N, N], checked=False):
+    """Its input, unchanged (the same tensor, tape and all): PyTorch's ``nn.Identity``, for
+    an architecture that picks a layer by configuration and a model whose head is removed.
+    Like PyTorch's, it takes any arguments and uses none. ``from_torch`` matches it with
+    ``nn.Identity`` (or a ``Dropout`` of 0, which is the identity too).
+
+    Examples:
+        >>> import shapegrad as sg
+        >>> width_in, width_out = 64, 64
+        >>> proj = sg.nn.Linear(width_in, width_out) if width_in != width_out else sg.nn.Identity()
+        >>> x = sg.ones(2, 64)
+        >>> proj(x) is x
+        True
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        del args, kwargs  # PyTorch's nn.Identity(54, unused_argument=0.1) is the identity too
+
+    def torch_check(self, torch_module: Any, path: str) -> None:
+        """Refuse a PyTorch module other than ``nn.Identity`` or a ``Dropout`` of 0."""
+        if type(torch_module).__name__ == "Dropout" and getattr(torch_module, "p", None) == 0.0:
+            return
+        super().torch_check(torch_module, path)
+
+    def __call__(self, x: Tensor[T, *S]) -> Tensor[T, *S]:
+        return x
 
 
 class GELU(TorchTwin, Layer[N, N, N], checked=False):
