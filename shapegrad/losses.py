@@ -399,8 +399,9 @@ def cross_entropy(
 
     ``weight`` scales each row by its label's class weight (the smoothing term by every
     class's); rows labelled ``ignore_index`` contribute 0, and the mean divides by the
-    counted rows' total weight, as PyTorch. With either in use the loss is made of
-    ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain case). Class
+    counted rows' total weight, as PyTorch. With class weights, or ignored rows on the host,
+    the loss is made of ``log_softmax`` and :func:`nll_loss` (the fused path is for the plain
+    case); on a device every row is masked in one op, with no wait to find them. Class
     weights take no gradient here (a traced one raises ``TapeError``, as PyTorch refuses one).
 
     Probability ("soft") targets: ``labels`` of floats of the logits' own shape ``(*S, C)``,
@@ -554,7 +555,7 @@ def _soft_cross_entropy(
 
 def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:
     """Whether a label equals ``ignore_index``. On the host the answer is one comparison; a
-    device would have to wait to tell, so there the rows are always masked (no wait)."""
+    device would have to wait to tell, so there it answers yes (the rows are masked)."""
     if not getattr(labels._backend, "on_host", True):
         return True
     data = labels._data

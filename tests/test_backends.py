@@ -289,8 +289,11 @@ def test_the_numpy_backend_keeps_freed_arrays_instead_of_page_faulting_them_in_a
         pytest.skip("not glibc")
     untuned_state, untuned_faults = untuned.stdout.split()
     assert (state, untuned_state) == ("tuned", "disabled"), tuned.stderr + untuned.stderr
-    # 48 MB allocated and freed per step: thousands of fresh pages each time without the tuning.
-    assert int(untuned_faults) > 1000 and int(faults) < 100, (faults, untuned_faults)
+    # 48 MB allocated and freed per step: without the tuning each step maps fresh memory and
+    # faults it in (thousands of 4 KiB pages, or some 24 where transparent huge pages back it,
+    # as CI saw once: 34); with it the freed arrays are reused and nothing faults.
+    tuned_count, untuned_count = int(faults), int(untuned_faults)
+    assert untuned_count >= 20 and tuned_count * 4 < untuned_count and tuned_count < 100, (faults, untuned_faults)
 
 
 def test_shapegrad_numba_0_runs_the_reference_passes_without_importing_numba() -> None:
