@@ -220,8 +220,7 @@ def _row_weights(
     data = labels._data
     keep = data != ignore_index
     ids = xp.where(keep, data, xp.zeros_like(data))
-    message = f"{name}: labels must lie in [0, {classes}) for {classes} classes, or equal ignore_index={ignore_index}"
-    require_in_range(labels._backend, ids, 0, classes, message)
+    require_in_range(labels._backend, ids, 0, classes, _label_range(name, classes, ignore_index))
     kept = xp.astype(keep, dtype)
     w_row = kept if weight is None else xp.take(xp.astype(weight._data, dtype), xp.reshape(ids, (-1,)), axis=0)
     if weight is not None:
@@ -436,8 +435,7 @@ def cross_entropy(
     else:  # a device cannot tell without waiting whether a row is ignored: it masks them in this one op
         return _masked_cross_entropy(logits, labels, label_smoothing, ignore_index, reduction)
     n = logits.shape[-1]
-    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes, or equal ignore_index={ignore_index}"
-    require_in_range(labels._backend, labels._data, 0, n, message)
+    require_in_range(labels._backend, labels._data, 0, n, _label_range("cross_entropy", n, ignore_index))
     xp = logits._backend.xp
     data = logits._data
     ids = xp.expand_dims(labels._data, axis=-1)
@@ -446,10 +444,7 @@ def cross_entropy(
     if fused is not None:
         logp, per_row = fused
     else:
-        logp = _log_softmax_rows(xp, data)
-        per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
-        if label_smoothing:
-            per_row = (1.0 - label_smoothing) * per_row - label_smoothing * xp.mean(logp, axis=-1)
+        logp, per_row = _log_probs_and_losses(xp, data, ids, label_smoothing)
     count = per_row.size if reduction == "mean" else 1
     # float16: the batch's losses summed in float32 (a batch of 32,768 tokens at a loss of 2 is past 65,504)
     out = per_row if reduction == "none" else cast_to(xp, wide_sum(xp, per_row) / count, per_row.dtype)
@@ -457,10 +452,31 @@ def cross_entropy(
     return record(out, cross_entropy_backward, (logits, labels), saved, logits._backend, watch=(labels,))
 
 
-def _log_softmax_rows(xp: Any, data: Any) -> Any:
-    """``log_softmax`` over the last axis, its sum of exponentials in float32 for float16."""
+def _label_range(name: str, classes: int, ignore_index: int) -> str:
+    """The message of a label out of range."""
+    return f"{name}: labels must lie in [0, {classes}) for {classes} classes, or equal ignore_index={ignore_index}"
+
+
+def _log_probs_and_losses(xp: Any, data: Any, ids: Any, smoothing: float) -> tuple[Any, Any]:
+    """``(logp, per_row)``: the log-softmax of the logits ``data`` over the last axis (its sum of
+    exponentials in float32 for float16), and each row's loss at its label column ``ids``,
+    smoothed by ``smoothing``."""
     shifted = data - xp.max(data, axis=-1, keepdims=True)
-    return shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), -1, True)), data.dtype)
+    logp = shifted - cast_to(xp, xp.log(wide_sum(xp, xp.exp(shifted), -1, True)), data.dtype)
+    per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
+    if smoothing:
+        per_row = (1.0 - smoothing) * per_row - smoothing * xp.mean(logp, axis=-1)
+    return logp, per_row
+
+
+def _probs_minus_target(xp: Any, logp: Any, ids: Any, smoothing: float) -> Any:
+    """``softmax - target`` per row, the target one-hot at ``ids`` and smoothed: the loss's
+    gradient before its scale."""
+    classes = logp.shape[-1]
+    target = xp.astype(xp.arange(classes) == ids, logp.dtype)
+    if smoothing:
+        target = target * (1.0 - smoothing) + smoothing / classes
+    return xp.exp(logp) - target
 
 
 def _masked_cross_entropy(
@@ -477,13 +493,9 @@ def _masked_cross_entropy(
     n = data.shape[-1]
     keep = found != ignore_index
     ids = found * keep  # an ignored row points at class 0, read and then masked
-    message = f"cross_entropy: labels must lie in [0, {n}) for {n} classes, or equal ignore_index={ignore_index}"
-    require_in_range(backend, ids, 0, n, message)
+    require_in_range(backend, ids, 0, n, _label_range("cross_entropy", n, ignore_index))
     ids = xp.expand_dims(ids, axis=-1)
-    logp = _log_softmax_rows(xp, data)
-    per_row = -xp.take_along_axis(logp, ids, axis=-1)[..., 0]
-    if smoothing:
-        per_row = (1.0 - smoothing) * per_row - smoothing * xp.mean(logp, axis=-1)
+    logp, per_row = _log_probs_and_losses(xp, data, ids, smoothing)
     per_row = xp.where(keep, per_row, 0.0)  # a where, not a product: an ignored row may be NaN
     if reduction == "mean":
         counted = xp.sum(keep, dtype=xp.float32 if is_half(xp, data.dtype) else data.dtype)
@@ -500,12 +512,8 @@ def _masked_cross_entropy(
 def masked_cross_entropy_backward(
     xp: Any, g: Any, logp: Any, ids: Any, keep: Any, smoothing: float, per_row: bool, divisor: Any
 ) -> tuple[Any, ...]:
-    classes = logp.shape[-1]
-    target = xp.astype(xp.arange(classes) == ids, logp.dtype)
-    if smoothing:
-        target = target * (1.0 - smoothing) + smoothing / classes
     scale = xp.expand_dims(g, axis=-1) if per_row else cast_to(xp, g / divisor, logp.dtype)
-    return xp.where(xp.expand_dims(keep, axis=-1), (xp.exp(logp) - target) * scale, 0.0), None
+    return xp.where(xp.expand_dims(keep, axis=-1), _probs_minus_target(xp, logp, ids, smoothing) * scale, 0.0), None
 
 
 def _is_probabilities(logits: AnyTensor, target: AnyTensor) -> bool:
@@ -554,10 +562,8 @@ def _soft_cross_entropy(
 
 
 def _has_ignored(labels: AnyTensor, ignore_index: int) -> bool:
-    """Whether a label equals ``ignore_index``. On the host the answer is one comparison; a
-    device would have to wait to tell, so there it answers yes (the rows are masked)."""
-    if not getattr(labels._backend, "on_host", True):
-        return True
+    """Whether a label equals ``ignore_index``: one comparison, on the host (a device would have
+    to wait to tell, so there :func:`_masked_cross_entropy` masks every row instead)."""
     data = labels._data
     return data.size > 0 and bool(labels._backend.xp.any(data == ignore_index))
 
@@ -599,12 +605,8 @@ def _weighted_cross_entropy(
 def cross_entropy_backward(
     xp: Any, g: Any, logp: Any, ids: Any, smoothing: float, per_row: bool, count: int
 ) -> tuple[Any, ...]:
-    classes = logp.shape[-1]
-    target = xp.astype(xp.arange(classes) == ids, logp.dtype)
-    if smoothing:
-        target = target * (1.0 - smoothing) + smoothing / classes
     scale = xp.expand_dims(g, axis=-1) if per_row else g / count
-    return (xp.exp(logp) - target) * scale, None
+    return _probs_minus_target(xp, logp, ids, smoothing) * scale, None
 
 
 def _element_weight(name: str, arg: str, weight: AnyTensor | None, like: AnyTensor) -> AnyTensor | None:
