@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402
 import run  # noqa: E402
+import workloads  # noqa: E402
 
 import shapegrad as sg  # noqa: E402
 
@@ -110,16 +111,7 @@ def compiled_row(backend: Any, sync: Any, batch: int, number: int = 50, repeat: 
         steps: list[Any] = []
         for _ in range(2):
             model = run.MLP(sg.Generator(0))
-            opt, grads = sg.optim.Adam(model), model.alloc_grads()
-
-            def step(model: Any = model, opt: Any = opt, grads: Any = grads) -> Any:
-                grads.zero()
-                loss = sg.losses.cross_entropy(model(x.trace(grads)), y)
-                loss.backward()
-                opt.update(model, grads)
-                return loss
-
-            steps.append(step)
+            steps.append(workloads.sg_train_step(model, x, y))
         eager, compiled = steps[0], sg.compile(steps[1])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", sg.CompileWarning)  # the reason is reported below
@@ -167,14 +159,7 @@ def launch_profile(backend: Any, sync: Any, batch: int = 64) -> dict[str, float]
     for name in ("cupy", "numpy"):
         with sg.use_backend(name):
             model = run.MLP(sg.Generator(0))
-            opt, grads = sg.optim.Adam(model), model.alloc_grads()
-            x, y = sg.tensor(x_np), sg.tensor(y_np)
-
-            def step(model: Any = model, opt: Any = opt, grads: Any = grads, x: Any = x, y: Any = y) -> None:
-                grads.zero()
-                sg.losses.cross_entropy(model(x.trace(grads)), y).backward()
-                opt.update(model, grads)
-
+            step = workloads.sg_train_step(model, sg.tensor(x_np), sg.tensor(y_np))
             found[f"step on {name}"] = timed(step, sync if name == "cupy" else lambda: None)
             if name == "cupy":
                 host_profile(step, sync)
