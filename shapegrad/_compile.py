@@ -69,6 +69,7 @@ from ._compile_layout import (
     same_array,
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
+from ._compile_scatter import scatter_writes
 from ._compile_watch import (
     _shapegrad_dirs,
     exact,
@@ -2033,10 +2034,11 @@ class _Plan:
         inputs = set(rec.input_regs)
         into = self._elide_copies(rec, last, escaping)
         folded, preloaded = folded_positions(rec, escaping, into)
+        scatter = scatter_writes(rec, last, escaping, folded | set(into) | set(into.values()))
         # under np.errstate(divide="raise") (or any other than NumPy's default) NumPy's passes
         # raise or call as eager's do; compiled loops would give inf and NaN silently
         fusion = (
-            _Fusion(rec, escaping, into, backend.compile_loop, folded)
+            _Fusion(rec, escaping, into, backend.compile_loop, folded | scatter.positions())
             if isinstance(backend, CompiledLoops) and floating_point_errors() is None
             else None
         )
@@ -2054,7 +2056,13 @@ class _Plan:
         releases: dict[int, list[tuple[tuple[Any, ...], int]]] = {}
         dels: dict[int, list[int]] = {}
         for index in range(n):
-            if last[index] >= 0 and last[index] < end and index not in inputs and index not in internal:
+            if (
+                last[index] >= 0
+                and last[index] < end
+                and index not in inputs
+                and index not in internal
+                and index not in scatter.gone
+            ):
                 dels.setdefault(last[index], []).append(index)
 
         def buffer(out: int) -> int:
@@ -2081,9 +2089,14 @@ class _Plan:
                 continue
             if position in into.values():
                 continue  # a copy into a buffer its value was written into directly
-            if position in folded:
-                continue  # a constant, computed when the recording was built
-            if fusion is not None and position in fusion.at:
+            if position in folded or position in scatter.dropped:
+                continue  # a constant, computed when the recording was built; a zeros no longer summed
+            if position in scatter.aliased:
+                result, into_array = scatter.aliased[position]
+                lines.append(f"    r{result} = r{into_array}")  # written slice by slice (_compile_scatter)
+            elif position in scatter.moved:
+                self._op_lines(rec, scatter.write(position, op), position, gen, into, escaping, buffer, lines)
+            elif fusion is not None and position in fusion.at:
                 fused = fused_at.get(position)
                 if fused is None:
                     continue  # computed in its chain's loop, at the chain's last op
@@ -2098,6 +2111,7 @@ class _Plan:
         lines.append("    return (" + "".join(f"r{i}, " for i in needed) + ")")
         self.fused_operations = sum(len(f.chain.members) for f in fused_at.values())
         self.folded_operations = len(folded)
+        self.scattered_operations = len(scatter.aliased)
         self.fused_loops = len(fused_at)
         self.loop_sources = sorted({f.source for f in fused_at.values()})
         self._finish(rec, gen, lines, buffers, needed, marks)
@@ -2991,7 +3005,9 @@ class Recording:
     compiled once; none without numba). ``narrowed_operations``: how many operations run on
     only the rows the results read (a forward pass whose result is its last position);
     ``folded_operations``: how many compute from no input (a causal mask) and were computed
-    once, when the recording was built."""
+    once, when the recording was built; ``scattered_operations``: how many sums of arrays zero
+    but for one slice each (the gradient of an input read through slices) are written slice
+    by slice into one array instead."""
 
     __slots__ = (
         "signature",
@@ -3004,6 +3020,7 @@ class Recording:
         "loop_sources",
         "narrowed_operations",
         "folded_operations",
+        "scattered_operations",
         "_plan",
     )
 
@@ -3018,6 +3035,7 @@ class Recording:
         self.loop_sources = plan.loop_sources
         self.narrowed_operations = plan.narrowed_operations
         self.folded_operations = plan.folded_operations
+        self.scattered_operations = plan.scattered_operations
         self.replays = 0
 
     @property
@@ -3030,6 +3048,7 @@ class Recording:
             f"Recording({self.operations} array operations, {self.host_calls} host calls, "
             f"{self.fused_operations} fused into {self.fused_loops} loops, "
             f"{self.narrowed_operations} narrowed to the rows read, {self.folded_operations} folded, "
+            f"{self.scattered_operations} sums written slice by slice, "
             f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
         )
 

@@ -152,6 +152,14 @@ def test_gru_step_equals_eager() -> None:
     assert compiled.recordings[0].replays == 49
 
 
+def test_the_gate_gradients_of_a_hand_written_gru_are_written_slice_by_slice() -> None:
+    x, y = _data((3, 4, 5))
+    compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y)
+    (recording,) = compiled.recordings
+    # per time step, the three gates' gradients into gx and into gh: two sums each
+    assert recording.scattered_operations >= 4 * 4, recording
+
+
 def test_forward_only_function_follows_its_inputs() -> None:
     model = MLP(sg.Generator(3))
     forward = sg.compile(lambda x: model(x))
