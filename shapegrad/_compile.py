@@ -70,6 +70,7 @@ from ._compile_layout import (
 )
 from ._compile_narrow import KERNEL_ROWS, Snapshot, agrees, narrow
 from ._compile_scatter import scatter_writes
+from ._compile_transposed import transposed_once
 from ._compile_watch import (
     _shapegrad_dirs,
     exact,
@@ -2044,6 +2045,9 @@ class _Plan:
         )
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
+        transposed = transposed_once(rec, folded | set(into) | set(into.values()) | scatter.positions())
+        for position, first in transposed.items():  # the group's copy lives until its last product
+            last[first] = max(last[first], last[cast(int, ops[position].outs)])
         internal = fusion.internal if fusion is not None else set[int]()
         gen = _Codegen()
         lines = ["def _replay(I, F, C, B):"]
@@ -2096,6 +2100,11 @@ class _Plan:
                 lines.append(f"    r{result} = r{into_array}")  # written slice by slice (_compile_scatter)
             elif position in scatter.moved:
                 self._op_lines(rec, scatter.write(position, op), position, gen, into, escaping, buffer, lines)
+            elif position in transposed and transposed[position] != op.outs:
+                lines.append(f"    r{op.outs} = r{transposed[position]}")  # transposed once (_compile_transposed)
+            elif position in transposed:
+                self._op_lines(rec, op, position, gen, into, escaping, buffer, lines)
+                lines.append(f"    r{op.outs} = {gen.fn(np.ascontiguousarray)}(r{op.outs})")
             elif fusion is not None and position in fusion.at:
                 fused = fused_at.get(position)
                 if fused is None:
@@ -2112,6 +2121,7 @@ class _Plan:
         self.fused_operations = sum(len(f.chain.members) for f in fused_at.values())
         self.folded_operations = len(folded)
         self.scattered_operations = len(scatter.aliased)
+        self.transposed_once = len(transposed)
         self.fused_loops = len(fused_at)
         self.loop_sources = sorted({f.source for f in fused_at.values()})
         self._finish(rec, gen, lines, buffers, needed, marks)
@@ -3007,7 +3017,8 @@ class Recording:
     ``folded_operations``: how many compute from no input (a causal mask) and were computed
     once, when the recording was built; ``scattered_operations``: how many sums of arrays zero
     but for one slice each (the gradient of an input read through slices) are written slice
-    by slice into one array instead."""
+    by slice into one array instead; ``transposed_once``: how many products read a matrix
+    that the replay transposes into contiguous memory once (a recurrent weight's ``W.T``)."""
 
     __slots__ = (
         "signature",
@@ -3021,6 +3032,7 @@ class Recording:
         "narrowed_operations",
         "folded_operations",
         "scattered_operations",
+        "transposed_once",
         "_plan",
     )
 
@@ -3036,6 +3048,7 @@ class Recording:
         self.narrowed_operations = plan.narrowed_operations
         self.folded_operations = plan.folded_operations
         self.scattered_operations = plan.scattered_operations
+        self.transposed_once = plan.transposed_once
         self.replays = 0
 
     @property
@@ -3049,6 +3062,7 @@ class Recording:
             f"{self.fused_operations} fused into {self.fused_loops} loops, "
             f"{self.narrowed_operations} narrowed to the rows read, {self.folded_operations} folded, "
             f"{self.scattered_operations} sums written slice by slice, "
+            f"{self.transposed_once} products reading a matrix transposed once, "
             f"{self.buffer_bytes} buffer bytes, replayed {self.replays} times)"
         )
 

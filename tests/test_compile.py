@@ -160,6 +160,14 @@ def test_the_gate_gradients_of_a_hand_written_gru_are_written_slice_by_slice() -
     assert recording.scattered_operations >= 4 * 4, recording
 
 
+def test_the_recurrent_weight_of_a_long_gru_step_is_transposed_once() -> None:
+    x, y = _data((3, 10, 5))
+    compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y, steps=10)
+    (recording,) = compiled.recordings
+    # the hand-written cell's h_gates weight, in each time step's input gradient but the first's
+    assert recording.transposed_once == 9, recording
+
+
 def test_forward_only_function_follows_its_inputs() -> None:
     model = MLP(sg.Generator(3))
     forward = sg.compile(lambda x: model(x))

@@ -1,0 +1,103 @@
+"""Weights transposed once for ``sg.compile``: a matrix that many products of one step read
+transposed (a recurrent weight, whose input gradient ``g @ W.T`` is taken at every time
+step) is copied transposed into contiguous memory once, and every product reads the copy.
+
+A BLAS product with its second operand transposed runs another kernel than one with it in
+row order, and at the small shapes of a recurrent cell that kernel can be much slower
+(OpenBLAS, 32×384 by 384×128 in float32: about 1.5×); one copy is paid back after a few
+products. A group is taken only where the products give the same bits with the copy as without
+(checked on the recorded values, as fused loops are), and where nothing writes the matrix
+between its first and last read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import numpy as np
+
+from ._compile_ir import Op, Ref, refs
+
+# A copy costs about as much as a few transposed products: groups smaller than this are left.
+MIN_PRODUCTS = 8
+
+
+def _transposed_matrix(op: Op) -> int | None:
+    """The register of ``W`` where ``op`` transposes it: ``matrix_transpose(W)`` (a linear
+    layer's backward rule), ``transpose(W, (1, 0))`` (``w.T`` of a 2-D tensor), ``W.transpose()``
+    (the caller checks that ``W`` is 2-D)."""
+    if op.kwargs or not op.args or not isinstance(op.args[0], Ref):
+        return None
+    matrix, rest = op.args[0], op.args[1:]
+    if op.kind == "call" and op.fn is np.matrix_transpose and not rest:
+        return matrix.index
+    if op.kind == "call" and op.fn in (np.transpose, np.permute_dims) and rest in ((), ((1, 0),)):
+        return matrix.index
+    if op.kind == "method" and op.fn == "transpose" and rest in ((), ((1, 0),), (1, 0)):
+        return matrix.index
+    return None
+
+
+def transposed_once(rec: Any, excluded: set[int]) -> dict[int, int]:
+    """``{position: register}``: at each position a transpose of a matrix read by products
+    alone, the register of the group's first transpose (its own at the first, which the
+    replay makes contiguous; the others reuse it)."""
+    ops: list[Op] = rec.ops
+    uses: dict[int, list[int]] = {}
+    for position, op in enumerate(ops):
+        for index in refs((op.args, op.kwargs), []):
+            uses.setdefault(index, []).append(position)
+    groups: dict[int, list[int]] = {}
+    for position, op in enumerate(ops):
+        matrix = _transposed_matrix(op)
+        out = op.outs
+        if matrix is None or not isinstance(out, int) or position in excluded:
+            continue
+        plain: Any = rec.plain[matrix]
+        if not (isinstance(plain, np.ndarray) and plain.ndim == 2 and cast(Any, plain).dtype.kind == "f"):
+            continue
+        if all(_second_operand(ops[use], out) for use in uses.get(out, [])) and uses.get(out):
+            groups.setdefault(matrix, []).append(position)
+    chosen: dict[int, int] = {}
+    for matrix, positions in groups.items():
+        if len(positions) < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], positions[-1]):
+            continue
+        copy = np.ascontiguousarray(rec.plain[ops[positions[0]].outs])
+        if not all(_same_products(rec, ops, uses, ops[p].outs, copy) for p in positions):
+            continue
+        first = ops[positions[0]].outs
+        for position in positions:
+            chosen[position] = first
+    return chosen
+
+
+def _second_operand(op: Op, index: int) -> bool:
+    """Whether ``op`` is ``matmul(a, index)`` with ``index`` read there alone."""
+    if op.kind != "call" or op.fn is not np.matmul or op.kwargs or len(op.args) != 2:
+        return False
+    first, second = op.args
+    return isinstance(second, Ref) and second.index == index and not (isinstance(first, Ref) and first.index == index)
+
+
+def _written_between(rec: Any, matrix: int, start: int, end: int) -> bool:
+    owner = rec.owner[matrix]
+    for op in rec.ops[start : end + 1]:
+        if op.kind == "host":
+            return True  # an optimizer's update may write it
+        written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)  # noqa: SLF001 -- the recorder's own rule
+        if any(rec.owner[r] == owner for r in written):
+            return True
+    return False
+
+
+def _same_products(rec: Any, ops: list[Op], uses: dict[int, list[int]], transposed: int, copy: Any) -> bool:
+    """Whether every product reading ``transposed`` gives the same bits with ``copy``, on the
+    recording's values (its results may have been written since: compared with the product
+    taken again)."""
+    view = rec.plain[transposed]
+    for use in uses[transposed]:
+        first = ops[use].args[0]
+        left = rec.plain[first.index] if isinstance(first, Ref) else first
+        if not np.array_equal(np.matmul(left, copy), np.matmul(left, view)):
+            return False
+    return True
