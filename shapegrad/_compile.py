@@ -2045,7 +2045,8 @@ class _Plan:
         )
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
-        transposed = transposed_once(rec, folded | set(into) | set(into.values()) | scatter.positions())
+        copied_into = {made: cast(_Ref, ops[copy].args[0]).index for made, copy in into.items()}
+        transposed = transposed_once(rec, folded | set(into) | set(into.values()) | scatter.positions(), copied_into)
         for position, first in transposed.items():  # the group's copy lives until its last product
             last[first] = max(last[first], last[cast(int, ops[position].outs)])
         internal = fusion.internal if fusion is not None else set[int]()

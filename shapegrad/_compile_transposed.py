@@ -38,10 +38,12 @@ def _transposed_matrix(op: Op) -> int | None:
     return None
 
 
-def transposed_once(rec: Any, excluded: set[int]) -> dict[int, int]:
+def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) -> dict[int, int]:
     """``{position: register}``: at each position a transpose of a matrix read by products
     alone, the register of the group's first transpose (its own at the first, which the
-    replay makes contiguous; the others reuse it)."""
+    replay makes contiguous; the others reuse it). ``written_into``: the registers the replay
+    writes at a position besides what its op says (an element-wise result written straight
+    into the buffer it was to be copied into)."""
     ops: list[Op] = rec.ops
     uses: dict[int, list[int]] = {}
     for position, op in enumerate(ops):
@@ -60,7 +62,7 @@ def transposed_once(rec: Any, excluded: set[int]) -> dict[int, int]:
             groups.setdefault(matrix, []).append(position)
     chosen: dict[int, int] = {}
     for matrix, positions in groups.items():
-        if len(positions) < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], positions[-1]):
+        if len(positions) < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], positions[-1], written_into):
             continue
         copy = np.ascontiguousarray(rec.plain[ops[positions[0]].outs])
         if not all(_same_products(rec, ops, uses, ops[p].outs, copy) for p in positions):
@@ -79,12 +81,15 @@ def _second_operand(op: Op, index: int) -> bool:
     return isinstance(second, Ref) and second.index == index and not (isinstance(first, Ref) and first.index == index)
 
 
-def _written_between(rec: Any, matrix: int, start: int, end: int) -> bool:
+def _written_between(rec: Any, matrix: int, start: int, end: int, written_into: dict[int, int]) -> bool:
     owner = rec.owner[matrix]
-    for op in rec.ops[start : end + 1]:
+    for position in range(start, end + 1):
+        op = rec.ops[position]
         if op.kind == "host":
             return True  # an optimizer's update may write it
         written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)  # noqa: SLF001 -- the recorder's own rule
+        if position in written_into:
+            written.append(written_into[position])
         if any(rec.owner[r] == owner for r in written):
             return True
     return False
