@@ -33,7 +33,7 @@ import numpy as np
 from ._compile_holders import NOT_SEEN, buffer_state, cached_results, getter_names, is_buffer, is_lru_cache, torch_state
 from ._compile_layout_fast import identity_check
 from ._compile_watch import NUMPY_GENERATORS, exact, is_iterator, same_atom, signed_zeros, user_file, user_module
-from ._tensor import Tensor
+from ._tensor import CLASS_WRITES, Tensor
 from .nn._module import Module
 
 __all__ = ["Layout", "TooLarge", "argument_objects", "attribute", "free_values", "reachable"]
@@ -431,6 +431,8 @@ class Layout:
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = {id(Tensor)}
         self._add_library_methods(Tensor.__dict__, named=True)  # x.relu() patched between calls records again
+        # any of Tensor's attributes set or deleted between calls (an operator patched, or put back)
+        self.values.append((CLASS_WRITES, "token", CLASS_WRITES["token"]))
         for root in roots:
             self._add(root, seen)
         # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):

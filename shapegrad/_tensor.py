@@ -85,7 +85,26 @@ class _ElementCount(int):
         )
 
 
-class Tensor(TensorOps[Tape_, *Dims]):
+# A fresh token each time an attribute of Tensor (or a subclass) is set or deleted after
+# import: ``sg.Tensor.__add__ = patched`` and its restoring. A compiled step replays none of
+# Tensor's methods, operators included, and checks this token once per call instead of each
+# method's identity (see _compile_layout).
+CLASS_WRITES: dict[str, object] = {"token": object()}
+
+
+class _CountsClassWrites(type):
+    """Tensor's metaclass: notes every write of a class attribute in :data:`CLASS_WRITES`."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        CLASS_WRITES["token"] = object()
+
+    def __delattr__(cls, name: str) -> None:
+        super().__delattr__(name)
+        CLASS_WRITES["token"] = object()
+
+
+class Tensor(TensorOps[Tape_, *Dims], metaclass=_CountsClassWrites):
     """An n-dimensional array whose type carries its tape and its dims.
 
     ``Tensor[NoTape, Batch, L[784]]`` is an untraced batch of 784-vectors;

@@ -501,6 +501,32 @@ def test_a_method_of_shapegrads_classes_patched_between_calls(monkeypatch: pytes
         monkeypatch.undo()
 
 
+def test_an_operator_of_tensor_patched_and_put_back_between_calls() -> None:
+    """``Tensor.__add__`` patched, then put back: the put-back class has the patched one's
+    attributes, so a check of their number took the recording made while patched, and the
+    replay subtracted where eager added, silently. Each change records again (or replays the
+    recording made for the class as it is)."""
+    x, y = sg.tensor(X), sg.tensor(X * 2.0)
+    add = sg.Tensor.__add__
+
+    def step(x: Any, y: Any) -> Any:
+        return ((x + y) * 2.0).sum()
+
+    def change(i: int) -> None:
+        if i == 2:
+            sg.Tensor.__add__ = lambda a, b: sg.sub(a, b)  # type: ignore[method-assign,assignment]
+        if i == 3:
+            sg.Tensor.__add__ = add  # type: ignore[method-assign]
+        if i == 4:
+            del sg.Tensor.__add__  # TensorOps's again
+
+    try:
+        _same_as_eager(step, change, x, y)
+    finally:
+        if "__add__" in sg.Tensor.__dict__:
+            del sg.Tensor.__add__
+
+
 def test_the_environment_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     # A debug flag or a scale read from the environment, by os.environ, os.getenv or names
     # imported from os: set between calls, the next call records again.
