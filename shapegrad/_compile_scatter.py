@@ -13,7 +13,7 @@ for the sign of a zero (``-0.0 + 0.0`` is ``0.0``; the write keeps ``-0.0``).
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +95,9 @@ def scatter_writes(rec: Any, last: list[int], escaping: set[int], excluded: set[
         for index in refs((op.args, op.kwargs), []):
             uses.setdefault(index, []).append(position)
     found = Scatter()
-    region: dict[int, Any] = {}  # a register zero outside its mask -> the mask
+    # a register zero outside its mask -> the mask (None: made by zeros, its writes not yet
+    # masked; masks are made only for a sum's operands, and dropped once the sum took them)
+    region: dict[int, Any] = {}
     ready: dict[int, int] = {}  # such a register -> the position from which it holds its array
     for position, op in enumerate(ops):
         out = op.outs
@@ -104,8 +106,7 @@ def scatter_writes(rec: Any, last: list[int], escaping: set[int], excluded: set[
         if _is_zeros(op, out):
             plain: Any = rec.plain[out]
             if isinstance(plain, np.ndarray) and rec.owner[out] == out and 0 < plain.size <= _MAX_MASKED:
-                shape: tuple[int, ...] = cast(Any, plain).shape
-                region[out] = np.zeros(shape, dtype=bool)
+                region[out] = None
                 ready[out] = position
             continue
         if not (op.kind == "call" and op.ufunc and op.fn is np.add and not op.kwargs and len(op.args) == 2):
@@ -124,7 +125,8 @@ def scatter_writes(rec: Any, last: list[int], escaping: set[int], excluded: set[
             found.moved[written] = a
             found.aliased[position] = (out, a)
             found.gone.add(z)
-            region[out] = region[a] | mask
+            region[out] = region.pop(a) | mask
+            del region[z]
             ready[out] = position
             break
     return found
@@ -159,7 +161,9 @@ def _rewrite(
     if not (plain_a.shape == plain_z.shape == plain_out.shape and plain_a.dtype == plain_z.dtype == plain_out.dtype):
         return None
     # a is only written (at constant indices) before the sum, and nothing reads it but the sum
-    mask = region[a].copy()
+    shape: tuple[int, ...] = plain_a.shape
+    known = region[a]
+    mask = np.zeros(shape, dtype=bool) if known is None else known.copy()
     for use in uses.get(a, []):
         if use == position:
             continue
@@ -168,11 +172,11 @@ def _rewrite(
         other = _constant_write(ops[use], a)
         if other is None:
             return None
-        written_mask = _mask(plain_a.shape, other)
+        written_mask = _mask(shape, other)
         if written_mask is None:
             return None
         mask |= written_mask
-    mask_z = _mask(plain_z.shape, index)
+    mask_z = _mask(shape, index)
     if mask_z is None or (mask & mask_z).any():
         return None
     region[a] = mask
