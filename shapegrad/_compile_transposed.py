@@ -5,9 +5,9 @@ step) is copied transposed into contiguous memory once, and every product reads 
 A BLAS product with its second operand transposed runs another kernel than one with it in
 row order, and at the small shapes of a recurrent cell that kernel can be much slower
 (OpenBLAS, 32×384 by 384×128 in float32: about 1.5×); one copy is paid back after a few
-products. A group is taken only where the products give the same bits with the copy as without
-(checked on the recorded values, as fused loops are), and where nothing writes the matrix
-between its first and last read.
+products that read enough rows. A group is taken only where the products give the same
+bits with the copy as without (checked on the recorded values, as fused loops are), and
+where nothing writes the matrix between its first and last read.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from ._compile_ir import Op, Ref, refs
 
 # A copy costs about as much as a few transposed products: groups smaller than this are left.
 MIN_PRODUCTS = 8
+# Nor where the products read few rows in all: a copy moves every element of the matrix once,
+# and what it saves grows with the rows multiplied (a decoding loop's one-row products with a
+# tied embedding's transpose would pay a large copy for nothing).
+MIN_ROWS = 256
 
 
 def _transposed_matrix(op: Op) -> int | None:
@@ -64,6 +68,8 @@ def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) 
     for matrix, positions in groups.items():
         if len(positions) < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], positions[-1], written_into):
             continue
+        if sum(_rows(rec, ops, uses, ops[p].outs) for p in positions) < MIN_ROWS:
+            continue
         copy = np.ascontiguousarray(rec.plain[ops[positions[0]].outs])
         if not all(_same_products(rec, ops, uses, ops[p].outs, copy) for p in positions):
             continue
@@ -79,6 +85,17 @@ def _second_operand(op: Op, index: int) -> bool:
         return False
     first, second = op.args
     return isinstance(second, Ref) and second.index == index and not (isinstance(first, Ref) and first.index == index)
+
+
+def _rows(rec: Any, ops: list[Op], uses: dict[int, list[int]], transposed: int) -> int:
+    """How many rows the products reading ``transposed`` multiply, in all."""
+    rows = 0
+    for use in uses[transposed]:
+        first = ops[use].args[0]
+        left = rec.plain[first.index] if isinstance(first, Ref) else first
+        shape = getattr(left, "shape", ())
+        rows += int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) >= 2 else 1
+    return rows
 
 
 def _written_between(rec: Any, matrix: int, start: int, end: int, written_into: dict[int, int]) -> bool:

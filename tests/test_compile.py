@@ -161,7 +161,7 @@ def test_the_gate_gradients_of_a_hand_written_gru_are_written_slice_by_slice() -
 
 
 def test_the_recurrent_weight_of_a_long_gru_step_is_transposed_once() -> None:
-    x, y = _data((3, 10, 5))
+    x, y = _data((32, 10, 5))
     compiled = _compare(lambda: GRUNet(sg.Generator(2)), x, y, steps=10)
     (recording,) = compiled.recordings
     # the hand-written cell's h_gates weight, in each time step's input gradient but the first's
