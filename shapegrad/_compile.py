@@ -2046,7 +2046,9 @@ class _Plan:
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
         copied_into = {made: cast(_Ref, ops[copy].args[0]).index for made, copy in into.items()}
-        transposed = transposed_once(rec, folded | set(into) | set(into.values()) | scatter.positions(), copied_into)
+        transposed, transposed_products = transposed_once(
+            rec, folded | set(into) | set(into.values()) | scatter.positions(), copied_into, set(needed)
+        )
         for position, first in transposed.items():  # the group's copy lives until its last product
             last[first] = max(last[first], last[cast(int, ops[position].outs)])
         internal = fusion.internal if fusion is not None else set[int]()
@@ -2122,7 +2124,7 @@ class _Plan:
         self.fused_operations = sum(len(f.chain.members) for f in fused_at.values())
         self.folded_operations = len(folded)
         self.scattered_operations = len(scatter.aliased)
-        self.transposed_once = len(transposed)
+        self.transposed_once = transposed_products
         self.fused_loops = len(fused_at)
         self.loop_sources = sorted({f.source for f in fused_at.values()})
         self._finish(rec, gen, lines, buffers, needed, marks)

@@ -18,7 +18,7 @@ import numpy as np
 
 from ._compile_ir import Op, Ref, refs
 
-# A copy costs about as much as a few transposed products: groups smaller than this are left.
+# A copy costs about as much as a few transposed products: a matrix fewer read is left.
 MIN_PRODUCTS = 8
 # Nor where the products read few rows in all: a copy moves every element of the matrix once,
 # and what it saves grows with the rows multiplied (a decoding loop's one-row products with a
@@ -42,12 +42,15 @@ def _transposed_matrix(op: Op) -> int | None:
     return None
 
 
-def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) -> dict[int, int]:
-    """``{position: register}``: at each position a transpose of a matrix read by products
-    alone, the register of the group's first transpose (its own at the first, which the
-    replay makes contiguous; the others reuse it). ``written_into``: the registers the replay
+def transposed_once(
+    rec: Any, excluded: set[int], written_into: dict[int, int], given_back: set[int]
+) -> tuple[dict[int, int], int]:
+    """``{position: register}`` and how many products read those registers: at each position
+    a transpose of a matrix read by products alone, the register of the group's first
+    transpose (its own at the first, which the replay makes contiguous; the others reuse it). ``written_into``: the registers the replay
     writes at a position besides what its op says (an element-wise result written straight
-    into the buffer it was to be copied into)."""
+    into the buffer it was to be copied into); ``given_back``: the registers the replay gives
+    back (a transpose given back stays a view of its matrix, as eager's is)."""
     ops: list[Op] = rec.ops
     uses: dict[int, list[int]] = {}
     for position, op in enumerate(ops):
@@ -57,7 +60,7 @@ def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) 
     for position, op in enumerate(ops):
         matrix = _transposed_matrix(op)
         out = op.outs
-        if matrix is None or not isinstance(out, int) or position in excluded:
+        if matrix is None or not isinstance(out, int) or position in excluded or out in given_back:
             continue
         plain: Any = rec.plain[matrix]
         if not (isinstance(plain, np.ndarray) and plain.ndim == 2 and cast(Any, plain).dtype.kind == "f"):
@@ -65,8 +68,11 @@ def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) 
         if all(_second_operand(ops[use], out) for use in uses.get(out, [])) and uses.get(out):
             groups.setdefault(matrix, []).append(position)
     chosen: dict[int, int] = {}
+    reading = 0
     for matrix, positions in groups.items():
-        if len(positions) < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], positions[-1], written_into):
+        products = sum(len(uses[ops[p].outs]) for p in positions)
+        last_read = uses[ops[positions[-1]].outs][-1]
+        if products < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], last_read, written_into):
             continue
         if sum(_rows(rec, ops, uses, ops[p].outs) for p in positions) < MIN_ROWS:
             continue
@@ -76,7 +82,8 @@ def transposed_once(rec: Any, excluded: set[int], written_into: dict[int, int]) 
         first = ops[positions[0]].outs
         for position in positions:
             chosen[position] = first
-    return chosen
+        reading += products
+    return chosen, reading
 
 
 def _second_operand(op: Op, index: int) -> bool:

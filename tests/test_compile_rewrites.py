@@ -145,3 +145,40 @@ def test_a_matrix_read_transposed_by_few_products_is_left_as_it_is() -> None:
     for _ in range(3):
         np.testing.assert_array_equal(compiled(x, w).numpy(), few(x, w).numpy())
     assert compiled.recordings[0].transposed_once == 0
+
+
+def _hoisted(x: Any, w: Any, write_between: bool = False) -> Any:
+    wt = w.T  # transposed once by the step itself, read by every product
+    total = x @ wt
+    for i in range(9):
+        if write_between and i == 4:
+            w[0, 0] = 5.0  # seen through wt, a view of w, by the products after it
+        total = total + x @ wt
+    return total, wt
+
+
+def test_a_transpose_many_products_read_is_made_contiguous_unless_given_back() -> None:
+    rng = np.random.default_rng(0)
+    x = sg.tensor(rng.standard_normal((32, 384)).astype(np.float32))
+    w = sg.tensor(rng.standard_normal((128, 384)).astype(np.float32))
+    total_only = sg.compile(lambda x, w: _hoisted(x, w)[0])
+    both = sg.compile(_hoisted)
+    for _ in range(3):
+        np.testing.assert_array_equal(total_only(x, w).numpy(), _hoisted(x, w)[0].numpy())
+        total, transposed = both(x, w)
+        np.testing.assert_array_equal(total.numpy(), _hoisted(x, w)[0].numpy())
+        assert np.shares_memory(transposed.numpy(), w.numpy())  # a view of w, as eager's w.T
+    assert total_only.recordings[0].transposed_once == 10
+    assert both.recordings[0].transposed_once == 0
+
+
+def test_a_transpose_whose_matrix_is_written_between_its_products_stays_a_view() -> None:
+    compiled = sg.compile(lambda x, w: _hoisted(x, w, True)[0])
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = sg.tensor(rng.standard_normal((32, 384)).astype(np.float32))
+        w = rng.standard_normal((128, 384)).astype(np.float32)
+        np.testing.assert_array_equal(
+            compiled(x, sg.tensor(w.copy())).numpy(), _hoisted(x, sg.tensor(w.copy()), True)[0].numpy()
+        )
+    assert compiled.recordings[0].transposed_once == 0
