@@ -184,13 +184,18 @@ def global_names(code: types.CodeType) -> tuple[str, ...]:
 
 
 def _numeric_keys(container: Any) -> collections.Counter[tuple[type, Any]] | None:
-    """A dict's numeric keys or a set's numeric items by type and bits (``exact``), or None
-    where it holds none: ``==`` calls ``{1: v}``, ``{True: v}`` and ``{1.0: v}`` equal, and
-    ``{0.0}`` and ``{-0.0}``, though the step's Python may tell them apart."""
+    """A dict's numeric keys or a set's numeric items by type and bits (``exact``), and those
+    of a subclass of ``str`` (a ``StrEnum``'s members) by type, or None where it holds none:
+    ``==`` calls ``{1: v}``, ``{True: v}`` and ``{1.0: v}`` equal, ``{0.0}`` and ``{-0.0}``,
+    and ``{"a": v}`` and ``{Mode.A: v}``, though the step's Python may tell them apart."""
     if not _isa(container, (dict, set)):
         return None
-    numbers = [k for k in container if isinstance(k, (bool, int, float, complex))]
-    return collections.Counter((k.__class__, exact(k)) for k in numbers) if numbers else None
+    told = [k for k in container if isinstance(k, (bool, int, float, complex)) or _str_subclass(k)]
+    return collections.Counter((k.__class__, exact(k)) for k in told) if told else None
+
+
+def _str_subclass(value: Any) -> bool:
+    return isinstance(value, str) and value.__class__ is not str
 
 
 # The instructions that read an attribute of what the one before left on the stack.
@@ -597,7 +602,15 @@ class Layout:
         kinds: list[type] = list(map(type, items)) if typed and not _isa(value, set) else []
         # ``==`` calls 0.0 and -0.0 equal: the zeros' signs are compared apart
         zeros = signed_zeros(self._keyed(value)) if by_value and numeric else []
-        self.containers.append((value, copy, kinds if by_value else None, zeros, _numeric_keys(value)))
+        keys = _numeric_keys(value)
+        if (
+            keys is None
+            and _isa(value, (dict, set))
+            and len(copy) <= SMALL_ARRAY
+            and any(isinstance(k, str) for k in copy)
+        ):
+            keys = collections.Counter[tuple[type, Any]]()  # none now, but an equal StrEnum member may come in
+        self.containers.append((value, copy, kinds if by_value else None, zeros, keys))
         if not by_value:
             for item in items:
                 self._add(item, seen)
@@ -803,9 +816,12 @@ class Layout:
             kind = type(container).__name__
             if len(container) != len(copy):
                 return f"a {kind} it reads changed its length"
-            if keys is not None and _numeric_keys(container) != keys:
+            if keys is not None and _numeric_keys(container) != (keys or None):
                 what = "a key" if _isa(container, dict) else "an item"
-                return f"{what} of a {kind} it reads changed its type or sign (1 to 1.0 or True, 0.0 to -0.0, say)"
+                return (
+                    f"{what} of a {kind} it reads changed its type or sign (1 to 1.0 or True, "
+                    '0.0 to -0.0, "a" to an equal StrEnum member, say)'
+                )
             if kinds is not None:
                 try:
                     same = bool(container == copy)

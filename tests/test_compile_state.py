@@ -2240,6 +2240,26 @@ def test_a_string_changed_to_an_equal_str_enum_records_again() -> None:
     _same_as_eager(step, lambda i: config.__setitem__("mode", Mode.A if i % 2 else "a"), x)
 
 
+def test_a_dict_key_changed_to_an_equal_str_enum_records_again() -> None:
+    """The same as a key: ``{"a": 2.0}`` and ``{Mode.A: 2.0}`` are equal dicts (equal keys,
+    equal hashes), and a step asking the key's type replayed the first recording, silently."""
+
+    class Mode(enum.StrEnum):
+        A = "a"
+
+    x = sg.ones(2)
+    scales: dict[str, float] = {"a": 2.0}
+
+    def step(x: Any) -> Any:
+        return (x * sum(v for k, v in scales.items() if isinstance(k, Mode))).sum()
+
+    def change(i: int) -> None:
+        scales.clear()
+        scales[Mode.A if i % 2 else "a"] = 2.0
+
+    _same_as_eager(step, change, x)
+
+
 def test_a_zero_in_a_list_or_dict_changing_sign_records_again() -> None:
     """A list of numbers is compared in one ``==``, which calls 0.0 and -0.0 equal: the zeros'
     signs are compared apart."""
