@@ -56,7 +56,13 @@ from . import _hooks
 from ._autodiff import Version, merge_tapes, note_version_written, note_written, version_of
 from ._backend import CompiledLoops, _loaded, active_backend
 from ._compile_fold import folded_positions
-from ._compile_ir import Op as _Op, Ref as _Ref, mentions_ref as _mentions_ref, refs as _refs
+from ._compile_ir import (
+    Op as _Op,
+    Ref as _Ref,
+    mentions_ref as _mentions_ref,
+    refs as _refs,
+    register_uses as _register_uses,
+)
 from ._compile_layout import (
     ATOMS,
     Layout,
@@ -1395,6 +1401,22 @@ class _Fused:
         self.chain, self.loop, self.inputs, self.outputs, self.source = chain, loop, inputs, outputs, source
 
 
+def _op_writes(rec: _Recorder, into: dict[int, int]) -> list[set[int] | None]:
+    """Per op, the memory (owner registers) its replay may write; None: anything (a host
+    call). An element-wise op whose copy was elided (``into``) writes the copy's target."""
+    writes: list[set[int] | None] = []
+    for op in rec.ops:
+        if op.kind == "host":
+            writes.append(None)
+        else:
+            written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)
+            writes.append({rec.owner[i] for i in written})
+    for made, copy in into.items():
+        target = cast(_Ref, rec.ops[copy].args[0])
+        cast("set[int]", writes[made]).add(rec.owner[target.index])
+    return writes
+
+
 class _Fusion:
     """Groups a recording's element-wise operations into chains (:class:`_Chain`) and
     compiles each chain's loop with the backend (``compile_loop``).
@@ -1407,28 +1429,20 @@ class _Fusion:
     against the values the recording computed: a loop that gives other bits is not used."""
 
     def __init__(
-        self, rec: _Recorder, escaping: set[int], into: dict[int, int], compile_loop: Any, folded: set[int]
+        self,
+        rec: _Recorder,
+        escaping: set[int],
+        uses: dict[int, list[int]],
+        writes: list[set[int] | None],
+        compile_loop: Any,
+        excluded: set[int],
     ) -> None:
         self.rec = rec
         self.ops = rec.ops
         self.escaping = escaping
         self.compile_loop = compile_loop
-        self.uses: dict[int, list[int]] = {}
-        for position, op in enumerate(self.ops):
-            for index in _refs((op.args, op.kwargs), []):
-                self.uses.setdefault(index, []).append(position)
-        # per op: the memory (owner registers) it may write; None: anything (a host call)
-        self.writes: list[set[int] | None] = []
-        for op in self.ops:
-            if op.kind == "host":
-                self.writes.append(None)
-            else:
-                written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)
-                self.writes.append({rec.owner[i] for i in written})
-        for made, copy in into.items():  # a ufunc the replay writes into a copy's target
-            target = cast(_Ref, self.ops[copy].args[0])
-            cast("set[int]", self.writes[made]).add(rec.owner[target.index])
-        excluded = set(into) | set(into.values()) | folded
+        self.uses = uses
+        self.writes = writes
         self.chain_of: dict[int, _Chain] = {}
         for position in range(len(self.ops)):
             if position not in excluded:
@@ -2033,22 +2047,23 @@ class _Plan:
         last, memory_last = self._last_uses(rec, needed, {}, {})
         escaping = {rec.owner[index] for index in needed}
         inputs = set(rec.input_regs)
-        into = self._elide_copies(rec, last, escaping)
+        uses = _register_uses(ops)
+        into = self._elide_copies(rec, uses, last, escaping)
         folded, preloaded = folded_positions(rec, escaping, into)
-        scatter = scatter_writes(rec, last, escaping, folded | set(into) | set(into.values()))
+        kept = folded | set(into) | set(into.values())  # as recorded: constants, elided copies
+        scatter = scatter_writes(rec, uses, last, escaping, kept)
+        kept |= scatter.positions()
+        writes = _op_writes(rec, into)
         # under np.errstate(divide="raise") (or any other than NumPy's default) NumPy's passes
         # raise or call as eager's do; compiled loops would give inf and NaN silently
         fusion = (
-            _Fusion(rec, escaping, into, backend.compile_loop, folded | scatter.positions())
+            _Fusion(rec, escaping, uses, writes, backend.compile_loop, kept)
             if isinstance(backend, CompiledLoops) and floating_point_errors() is None
             else None
         )
         if fusion is not None and fusion.fused:
             last, memory_last = self._last_uses(rec, needed, fusion.at, fusion.keep)
-        copied_into = {made: cast(_Ref, ops[copy].args[0]).index for made, copy in into.items()}
-        transposed, transposed_products = transposed_once(
-            rec, folded | set(into) | set(into.values()) | scatter.positions(), copied_into, set(needed)
-        )
+        transposed, transposed_products = transposed_once(rec, uses, writes, kept, set(needed))
         for position, first in transposed.items():  # the group's copy lives until its last product
             last[first] = max(last[first], last[cast(int, ops[position].outs)])
         internal = fusion.internal if fusion is not None else set[int]()
@@ -2313,16 +2328,14 @@ class _Plan:
         return True
 
     @staticmethod
-    def _elide_copies(rec: _Recorder, last: list[int], escaping: set[int]) -> dict[int, int]:
+    def _elide_copies(
+        rec: _Recorder, uses: dict[int, list[int]], last: list[int], escaping: set[int]
+    ) -> dict[int, int]:
         """``{ufunc op: copy op}`` where a backend's ``copy_into(target, value)`` copies an
         element-wise result used nowhere else into a target of its shape and dtype that no op
         in between touches (a gradient into its ``Gradients`` buffer): the ufunc writes into
         the target (``out=``) and the copy goes."""
         ops = rec.ops
-        uses: dict[int, list[int]] = {}
-        for position, op in enumerate(ops):
-            for index in _refs((op.args, op.kwargs), []):
-                uses.setdefault(index, []).append(position)
         into: dict[int, int] = {}
         for position, op in enumerate(ops):
             if not (op.kind == "call" and getattr(op.fn, "__name__", "") == "copy_into" and len(op.args) == 2):

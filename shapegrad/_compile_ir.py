@@ -57,3 +57,12 @@ def refs(template: Any, into: list[int]) -> list[int]:
         for v in cast("dict[Any, Any]", template).values():
             refs(v, into)
     return into
+
+
+def register_uses(ops: list[Op]) -> dict[int, list[int]]:
+    """Each register's readers: the positions of the operations whose arguments hold it, in order."""
+    uses: dict[int, list[int]] = {}
+    for position, op in enumerate(ops):
+        for index in refs((op.args, op.kwargs), []):
+            uses.setdefault(index, []).append(position)
+    return uses

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._compile_ir import Op, Ref, mentions_ref, refs
+from ._compile_ir import Op, Ref, mentions_ref
 
 # A region is tracked as a boolean mask of the array's shape; larger arrays are left alone.
 _MAX_MASKED = 1 << 22
@@ -81,19 +81,18 @@ def _mask(shape: tuple[int, ...], index: Any) -> Any:
     return mask
 
 
-def scatter_writes(rec: Any, last: list[int], escaping: set[int], excluded: set[int]) -> Scatter:
+def scatter_writes(
+    rec: Any, uses: dict[int, list[int]], last: list[int], escaping: set[int], excluded: set[int]
+) -> Scatter:
     """The sums of slice-only arrays in ``rec`` that the replay writes slice by slice.
 
     A sum ``s = add(a, z)`` (either order) qualifies where ``z`` is made by ``zeros`` and
     written once, at a constant index, and read only by the sum; ``a`` is made by ``zeros``
     (or is such a sum's result) and only written at constant indices that do not overlap
     ``z``'s, then read by the sum and by nothing after it; all three have one shape and dtype,
-    and none is given back. Positions in ``excluded`` (copies elided, constants) stay."""
+    and none is given back. ``uses``: each register's readers (``register_uses``). Positions
+    in ``excluded`` (copies elided, constants) stay."""
     ops: list[Op] = rec.ops
-    uses: dict[int, list[int]] = {}
-    for position, op in enumerate(ops):
-        for index in refs((op.args, op.kwargs), []):
-            uses.setdefault(index, []).append(position)
     found = Scatter()
     # a register zero outside its mask -> the mask (None: made by zeros, its writes not yet
     # masked; masks are made only for a sum's operands, and dropped once the sum took them)

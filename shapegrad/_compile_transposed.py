@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ._compile_ir import Op, Ref, refs
+from ._compile_ir import Op, Ref
 
 # A copy costs about as much as a few transposed products: a matrix fewer read is left.
 MIN_PRODUCTS = 8
@@ -43,19 +43,15 @@ def _transposed_matrix(op: Op) -> int | None:
 
 
 def transposed_once(
-    rec: Any, excluded: set[int], written_into: dict[int, int], given_back: set[int]
+    rec: Any, uses: dict[int, list[int]], writes: list[set[int] | None], excluded: set[int], given_back: set[int]
 ) -> tuple[dict[int, int], int]:
     """``{position: register}`` and how many products read those registers: at each position
     a transpose of a matrix read by products alone, the register of the group's first
-    transpose (its own at the first, which the replay makes contiguous; the others reuse it). ``written_into``: the registers the replay
-    writes at a position besides what its op says (an element-wise result written straight
-    into the buffer it was to be copied into); ``given_back``: the registers the replay gives
-    back (a transpose given back stays a view of its matrix, as eager's is)."""
+    transpose (its own at the first, which the replay makes contiguous; the others reuse it).
+    ``uses``: each register's readers (``register_uses``); ``writes``: per op, the memory its
+    replay may write (None: anything); ``given_back``: the registers the replay gives back (a
+    transpose given back stays a view of its matrix, as eager's is)."""
     ops: list[Op] = rec.ops
-    uses: dict[int, list[int]] = {}
-    for position, op in enumerate(ops):
-        for index in refs((op.args, op.kwargs), []):
-            uses.setdefault(index, []).append(position)
     groups: dict[int, list[int]] = {}
     for position, op in enumerate(ops):
         matrix = _transposed_matrix(op)
@@ -72,8 +68,9 @@ def transposed_once(
     for matrix, positions in groups.items():
         products = sum(len(uses[ops[p].outs]) for p in positions)
         last_read = uses[ops[positions[-1]].outs][-1]
-        if products < MIN_PRODUCTS or _written_between(rec, matrix, positions[0], last_read, written_into):
-            continue
+        owner = rec.owner[matrix]
+        if products < MIN_PRODUCTS or any(w is None or owner in w for w in writes[positions[0] : last_read + 1]):
+            continue  # too few, or the matrix may be written before its last product (None: a host call)
         if sum(_rows(rec, ops, uses, ops[p].outs) for p in positions) < MIN_ROWS:
             continue
         copy = np.ascontiguousarray(rec.plain[ops[positions[0]].outs])
@@ -98,25 +95,9 @@ def _rows(rec: Any, ops: list[Op], uses: dict[int, list[int]], transposed: int) 
     """How many rows the products reading ``transposed`` multiply, in all."""
     rows = 0
     for use in uses[transposed]:
-        first = ops[use].args[0]
-        left = rec.plain[first.index] if isinstance(first, Ref) else first
-        shape = getattr(left, "shape", ())
+        shape = getattr(rec._resolve(ops[use].args[0]), "shape", ())  # noqa: SLF001 -- the recorder's own
         rows += int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) >= 2 else 1
     return rows
-
-
-def _written_between(rec: Any, matrix: int, start: int, end: int, written_into: dict[int, int]) -> bool:
-    owner = rec.owner[matrix]
-    for position in range(start, end + 1):
-        op = rec.ops[position]
-        if op.kind == "host":
-            return True  # an optimizer's update may write it
-        written = rec._writes(op.kind, op.fn, op.args, op.kwargs, op.label)  # noqa: SLF001 -- the recorder's own rule
-        if position in written_into:
-            written.append(written_into[position])
-        if any(rec.owner[r] == owner for r in written):
-            return True
-    return False
 
 
 def _same_products(rec: Any, ops: list[Op], uses: dict[int, list[int]], transposed: int, copy: Any) -> bool:
@@ -125,8 +106,7 @@ def _same_products(rec: Any, ops: list[Op], uses: dict[int, list[int]], transpos
     taken again)."""
     view = rec.plain[transposed]
     for use in uses[transposed]:
-        first = ops[use].args[0]
-        left = rec.plain[first.index] if isinstance(first, Ref) else first
+        left = rec._resolve(ops[use].args[0])  # noqa: SLF001 -- the recorder's own
         if not np.array_equal(np.matmul(left, copy), np.matmul(left, view)):
             return False
     return True
