@@ -435,8 +435,8 @@ class Layout:
         self._names: set[str] = set()  # the names the user's functions it reaches use
         self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = {id(Tensor)}
-        self._add_library_methods(Tensor.__dict__, named=True)  # x.relu() patched between calls records again
-        # any of Tensor's attributes set or deleted between calls (an operator patched, or put back)
+        # any of Tensor's attributes set or deleted between calls (x.relu() or an operator patched,
+        # or put back) records again: one token, not each method's identity
         self.values.append((CLASS_WRITES, "token", CLASS_WRITES["token"]))
         for root in roots:
             self._add(root, seen)
@@ -672,16 +672,13 @@ class Layout:
                 else:
                     self._add(inner, seen)
 
-    def _add_library_methods(self, namespace: Any, named: bool = False) -> None:
+    def _add_library_methods(self, namespace: Any) -> None:
         """The methods of one of shapegrad's classes a module is (``nn.Linear``), by identity,
         and how many attributes the class holds: a replay runs none of them, so one patched
-        between calls (``nn.Linear.__call__ = lora_call``) records again. ``named``: only those
-        the step's code names (``Tensor``'s: ``x.relu()``; its operators are not followed)."""
+        between calls (``nn.Linear.__call__ = lora_call``) records again."""
         self._note()
         self.class_sizes.append((namespace, len(namespace)))
         for name, attribute in namespace.items():
-            if named and (name.startswith("__") or not self._read(name)):
-                continue
             if _isa(attribute, (types.FunctionType, staticmethod, classmethod, property)):
                 self.values.append((namespace, name, attribute))
 
