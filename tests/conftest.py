@@ -91,6 +91,15 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.fixture
+def direct_products(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``a @ bᵀ`` through BLAS's direct call, whatever this machine's BLAS measures
+    faster (``shapegrad._products``): for tests of what a recording does with the direct one."""
+    import shapegrad._products
+
+    monkeypatch.setattr(shapegrad._products, "_swaps", lambda *layout: False)
+
+
+@pytest.fixture
 def numpy_backend() -> Iterator[str]:
     with sg.use_backend("numpy"):
         yield "numpy"

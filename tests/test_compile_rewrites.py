@@ -114,6 +114,7 @@ def _replays_as_eager(write_between: bool, rows: int, inner: int, outer: int) ->
     return recording
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 @pytest.mark.parametrize("write_between", [False, True])
 def test_a_matrix_many_products_read_transposed_is_transposed_once_unless_written_between(
     write_between: bool,
@@ -122,6 +123,7 @@ def test_a_matrix_many_products_read_transposed_is_transposed_once_unless_writte
     assert recording.transposed_once == (0 if write_between else 10), recording
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 def test_a_matrix_whose_products_read_few_rows_is_left_as_it_is() -> None:
     # ten products of 16 rows, or of one (a decoding loop's, with a tied embedding's
     # transpose): the copy would move the whole matrix to save next to nothing
@@ -129,6 +131,7 @@ def test_a_matrix_whose_products_read_few_rows_is_left_as_it_is() -> None:
         assert _replays_as_eager(False, rows, 384, 128).transposed_once == 0
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 def test_products_whose_bits_the_copy_would_change_keep_the_transposed_view() -> None:
     # at odd shapes a BLAS may take another path for a contiguous matrix: a different
     # rounding, which the rewrite must not bring in (on OpenBLAS here, 30×33 by 33×65)
@@ -136,6 +139,7 @@ def test_products_whose_bits_the_copy_would_change_keep_the_transposed_view() ->
         _replays_as_eager(False, *shape)
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 def test_a_matrix_read_transposed_by_few_products_is_left_as_it_is() -> None:
     def few(x: Any, w: Any) -> Any:
         return x @ w.T + (x * 2.0) @ w.T
@@ -157,6 +161,7 @@ def _hoisted(x: Any, w: Any, write_between: bool = False) -> Any:
     return total, wt
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 def test_a_transpose_many_products_read_is_made_contiguous_unless_given_back() -> None:
     rng = np.random.default_rng(0)
     x = sg.tensor(rng.standard_normal((32, 384)).astype(np.float32))
@@ -172,6 +177,7 @@ def test_a_transpose_many_products_read_is_made_contiguous_unless_given_back() -
     assert both.recordings[0].transposed_once == 0
 
 
+@pytest.mark.usefixtures("direct_products")  # the rewrite of the direct a @ b.T
 def test_a_transpose_whose_matrix_is_written_between_its_products_stays_a_view() -> None:
     compiled = sg.compile(lambda x, w: _hoisted(x, w, True)[0])
     rng = np.random.default_rng(0)

@@ -9,6 +9,7 @@ from .._autodiff import NoTape, column_sums, wants_grad
 from .._backend import same_backend
 from .._dims import Open
 from .._errors import ShapeError
+from .._products import matrix_product, times_transposed
 from .._tensor import AnyTensor, Tensor, record
 from .._typevars import T
 from ._toolkit import check_same_float
@@ -37,7 +38,12 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool)
         return ga, gb
     # The two products are the costly part of a dense layer's backward: skip the one whose
     # operand wants no gradient (an input that only carries the tape, a frozen weight).
-    ga = xp.matmul(g, xp.matrix_transpose(b)) if need_a else None
+    if not need_a:
+        ga = None
+    elif g.ndim == 2 and b.ndim == 2:
+        ga = times_transposed(xp, g, b)
+    else:
+        ga = xp.matmul(g, xp.matrix_transpose(b))
     if need_b and b.ndim == 2 and a.ndim > 2:
         # A batch of rows times one matrix (a tied output head): one product over all rows,
         # not a batch of products summed afterwards.
@@ -80,7 +86,7 @@ def matmul(a: AnyTensor, b: AnyTensor) -> Any:
     if x.ndim == 0 or y.ndim == 0:
         raise _mismatch(a, b)
     try:
-        out = backend.xp.matmul(x, y)
+        out = matrix_product(backend.xp, x, y)
     except ValueError:
         raise _mismatch(a, b) from None
     return record(out, matmul_backward, (a, b), (x, y, wants_grad(a), wants_grad(b)), backend)
@@ -90,11 +96,11 @@ def linear_backward(xp: Any, g: Any, x: Any, w: Any, need_x: bool, need_w: bool,
     features_in, features_out = w.shape
     if x.ndim == 2:  # no reshapes: on a device each is a call with a launch's host cost
         rows, flat = g, x
-        gx = xp.matmul(g, xp.matrix_transpose(w)) if need_x else None
+        gx = times_transposed(xp, g, w) if need_x else None
     else:
         n = math.prod(x.shape[:-1])  # not -1 in the reshapes: ambiguous where a size is 0 (no features)
         rows, flat = xp.reshape(g, (n, features_out)), xp.reshape(x, (n, features_in))
-        gx = xp.reshape(xp.matmul(rows, xp.matrix_transpose(w)), x.shape) if need_x else None
+        gx = xp.reshape(times_transposed(xp, rows, w), x.shape) if need_x else None
     gw = xp.matmul(xp.matrix_transpose(flat), rows) if need_w else None
     if not has_bias:
         return gx, gw
@@ -122,9 +128,9 @@ def linear(x: AnyTensor, weight: AnyTensor, bias: AnyTensor | None = None) -> An
     xp = backend.xp
     if data.ndim > 2:  # one (rows × in) @ (in × out) product rather than one per leading index
         flat = xp.reshape(data, (math.prod(data.shape[:-1]), w.shape[0]))
-        out = xp.reshape(xp.matmul(flat, w), (*data.shape[:-1], w.shape[1]))
+        out = xp.reshape(matrix_product(xp, flat, w), (*data.shape[:-1], w.shape[1]))
     else:
-        out = xp.matmul(data, w)
+        out = matrix_product(xp, data, w)  # w may be a transpose: nn.LSTM's (out, in) weights
     inputs: tuple[AnyTensor, ...] = (x, weight)
     if bias is not None:
         out += bias._data
