@@ -3407,6 +3407,7 @@ class CompiledStep(Generic[P, R]):
             # As the step left them: what the next call must find. Only the attributes the
             # code that ran names (a trainer's history list the step never reads may change).
             end_layout = Layout(roots, watch.read_names(), watch.foreign_names())
+            end_layout.add_third_party_globals(watch)
         except TooLarge as error:
             self._fall_back(str(error))
             return result

@@ -32,7 +32,17 @@ import numpy as np
 
 from ._compile_holders import NOT_SEEN, buffer_state, cached_results, getter_names, is_buffer, is_lru_cache, torch_state
 from ._compile_layout_fast import identity_check
-from ._compile_watch import NUMPY_GENERATORS, exact, is_iterator, same_atom, signed_zeros, user_file, user_module
+from ._compile_watch import (
+    NUMPY_GENERATORS,
+    Watch,
+    exact,
+    is_iterator,
+    same_atom,
+    signed_zeros,
+    third_party_file,
+    user_file,
+    user_module,
+)
 from ._tensor import CLASS_WRITES, Tensor
 from .nn._module import Module
 
@@ -452,6 +462,28 @@ class Layout:
                 looked_up[id(module)] |= wanted
                 self._add_module_names(module, wanted, seen)
         del self._names, self._held_modules
+
+    def add_third_party_globals(self, watch: Watch) -> None:
+        """The globals that installed packages' code which ran in the step read (a library's
+        ``FACTOR``, ``config.DROPOUT`` through its ``config`` module), as the step left them:
+        a replay runs none of that code, so a setting changed between calls records again
+        instead of replaying the value it had (``third_party_file``: not the standard library,
+        shapegrad, nor the packages shapegrad itself drives)."""
+        if watch.codes is None or watch.scopes is None:
+            return
+        seen: set[tuple[int, str]] = set()
+        for code in watch.codes:
+            if not third_party_file(code.co_filename):
+                continue
+            scope = watch.scopes.get(code)
+            if scope is None:
+                continue
+            found = [(scope, name, scope[name]) for name in global_names(code) if name in scope]
+            for namespace, name, value in found + library_module_attributes(code, scope):
+                if (id(namespace), name) not in seen:
+                    seen.add((id(namespace), name))
+                    self.values.append((namespace, name, value))
+        self._same = _UNBUILT  # the identity check is built again with these
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""

@@ -117,11 +117,41 @@ def user_module(module: types.ModuleType) -> bool:
 
 def user_file(filename: str) -> bool:
     """Whether code from ``filename`` is the user's: not the standard library, an installed
-    package, shapegrad or its backends (whose globals do not change between steps, and
-    whose clocks and draws are not the step's values)."""
+    package, shapegrad or its backends (whose clocks and draws are not the step's values;
+    the globals an installed package's code reads are compared all the same, see
+    :func:`third_party_file`)."""
     if filename.startswith("<"):  # <stdin>, <string>, an interactive cell: the user's
         return True
     return not os.path.abspath(filename).startswith(_library_dirs())
+
+
+# Installed packages whose code shapegrad itself runs in a step (its array library, compilers,
+# run-time checkers, backends): what their globals hold is theirs (caches, counters), not the
+# step's settings. Every other installed package's code that runs in a step has the globals
+# it reads compared before each replay (see third_party_file).
+_OWN_DEPENDENCIES = frozenset(
+    {"numpy", "numba", "llvmlite", "beartype", "jaxtyping", "typing_extensions", "wadler_lindig", "cupy", "mpi4py"}
+)
+_third_party: list[tuple[str, ...]] = []
+
+
+def third_party_file(filename: str) -> bool:
+    """Whether code from ``filename`` is an installed package's other than shapegrad, its
+    backends and the packages shapegrad drives (``_OWN_DEPENDENCIES``): a library the step
+    calls (``einops``, the user's own package installed without ``-e``), whose own module
+    settings a replay would otherwise read as recorded. Not the standard library's (its
+    ``site-packages`` directory aside: a virtual environment's lies inside ``platstdlib``)."""
+    if not _third_party:
+        paths = sysconfig.get_paths()
+        _third_party.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")}))
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    for root in _third_party[0]:
+        if path.startswith(root) and not path.startswith(_shapegrad_dirs()):
+            top = path[len(root) :].split(os.sep, 1)[0].removesuffix(".py")
+            return top.partition(".")[0] not in _OWN_DEPENDENCIES
+    return False
 
 
 def _asked_by_user(frame: Any) -> bool:
