@@ -237,6 +237,17 @@ def library_module_attributes(code: types.CodeType, scope: dict[str, Any]) -> li
     return found
 
 
+def _settings_table(value: Any) -> bool:
+    """Whether ``value`` is a library's table of settings, compared item by item: a dict,
+    list or set of at most ``SMALL_ARRAY`` numbers, strings, booleans and Nones (keys too). A
+    larger one, or one holding anything else (a registry of classes), by identity only."""
+    if type(value) not in (dict, list, set) or len(value) > SMALL_ARRAY:
+        return False
+    table = cast("dict[Any, Any] | list[Any] | set[Any]", value)
+    items: list[Any] = [*table.keys(), *table.values()] if isinstance(table, dict) else list(table)
+    return all(item is None or type(item) in (bool, int, float, str) for item in items)
+
+
 def cell_contents(cell: Any, missing: Any = None) -> Any:
     """What a closure cell holds, or ``missing`` where it is empty (not yet assigned, or
     deleted)."""
@@ -472,6 +483,7 @@ class Layout:
         if watch.codes is None or watch.scopes is None:
             return
         seen: set[tuple[int, str]] = set()
+        followed: set[int] = set()
         for code in watch.codes:
             if not third_party_file(code.co_filename):
                 continue
@@ -483,6 +495,9 @@ class Layout:
                 if (id(namespace), name) not in seen:
                     seen.add((id(namespace), name))
                     self.values.append((namespace, name, value))
+                    if _settings_table(value) and id(value) not in followed:
+                        followed.add(id(value))
+                        self._add_container(value, followed)  # LAYERS["act"] = "relu": item by item
         self._same = _UNBUILT  # the identity check is built again with these
 
     def _read(self, name: str) -> bool:

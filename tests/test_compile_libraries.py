@@ -107,6 +107,28 @@ def test_a_setting_of_the_librarys_config_module_records_again_when_changed(inst
     _same_as_eager(lambda x: sglib_pkg.layers.block(x - 1.5), change, X)
 
 
+def test_a_table_of_settings_the_library_changes_in_place_records_again(installed: Path) -> None:
+    _write(
+        installed,
+        "sglib_table.py",
+        """
+        SETTINGS = {"scale": 1.0, "shift": 0}
+        ORDER = [1, 2]
+
+        def apply(x):
+            return (x * SETTINGS["scale"] + SETTINGS["shift"]) * ORDER[0]
+        """,
+    )
+    sglib_table: Any = importlib.import_module("sglib_table")
+
+    def change(i: int) -> None:
+        sglib_table.SETTINGS["scale"] = 2.0 if i >= 1 else 1.0
+        sglib_table.SETTINGS["shift"] = 1 if i >= 3 else 0
+        sglib_table.ORDER[0] = 3 if i >= 4 else 1
+
+    _same_as_eager(lambda x: sglib_table.apply(x), change, X)
+
+
 def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
     _write(installed, "sglib_steady.py", "SCALE = 3.0\n\ndef scaled(x):\n    return x * SCALE\n")
     sglib_steady: Any = importlib.import_module("sglib_steady")
