@@ -39,7 +39,6 @@ from ._compile_watch import (
     is_iterator,
     same_atom,
     signed_zeros,
-    third_party_file,
     user_file,
     user_module,
 )
@@ -479,14 +478,13 @@ class Layout:
         ``FACTOR``, ``config.DROPOUT`` through its ``config`` module), as the step left them:
         a replay runs none of that code, so a setting changed between calls records again
         instead of replaying the value it had (``third_party_file``: not the standard library,
-        shapegrad, nor the packages shapegrad itself drives)."""
+        shapegrad, nor the packages shapegrad itself drives; only code the step's code called,
+        see ``called_library``)."""
         if watch.codes is None or watch.scopes is None:
             return
         seen: set[tuple[int, str]] = set()
         followed: set[int] = set()
-        for code in watch.codes:
-            if not third_party_file(code.co_filename):
-                continue
+        for code in watch.libraries:
             scope = watch.scopes.get(code)
             if scope is None:
                 continue

@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import datetime
 import dis
+import gc
 import linecache
 import operator
 import os
@@ -152,6 +153,48 @@ def third_party_file(filename: str) -> bool:
             top = path[len(root) :].split(os.sep, 1)[0].removesuffix(".py")
             return top.partition(".")[0] not in _OWN_DEPENDENCIES
     return False
+
+
+_THIRD_PARTY_CODES: dict[types.CodeType, bool] = {}
+
+
+def _third_party_code(code: types.CodeType) -> bool:
+    """:func:`third_party_file` of ``code``'s file, asked once per code object."""
+    known = _THIRD_PARTY_CODES.get(code)
+    if known is None:
+        if len(_THIRD_PARTY_CODES) >= 16384:
+            _THIRD_PARTY_CODES.clear()
+        known = _THIRD_PARTY_CODES[code] = third_party_file(code.co_filename)
+    return known
+
+
+def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozenset()) -> bool:
+    """Whether ``frame`` runs an installed package's code (:func:`third_party_file`) that the
+    user's code called, directly or through other such code: not code that ran in the step
+    without being called by it, such as a garbage-collection callback (``gc.callbacks``:
+    hypothesis times collections in its globals), a ``__del__`` or a weak reference's callback
+    run where shapegrad or NumPy happened to be (``interrupting``: the callbacks' own code)."""
+    code = frame.f_code
+    if code in interrupting or code.co_name == "__del__" or not _third_party_code(code):
+        return False
+    caller = frame.f_back
+    while caller is not None and _third_party_code(caller.f_code):
+        if caller.f_code in interrupting or caller.f_code.co_name == "__del__":
+            return False
+        caller = caller.f_back
+    return caller is not None and user_file(caller.f_code.co_filename)
+
+
+def _interrupting_codes() -> frozenset[types.CodeType]:
+    """The code of the garbage collector's callbacks (``gc.callbacks``), which run inside
+    whatever code triggers a collection."""
+    found: set[types.CodeType] = set()
+    for callback in gc.callbacks:
+        function = getattr(callback, "__func__", callback)
+        code = getattr(function, "__code__", None)
+        if isinstance(code, types.CodeType):
+            found.add(code)
+    return frozenset(found)
 
 
 def _asked_by_user(frame: Any) -> bool:
@@ -352,12 +395,14 @@ class Watch:
     hook and nothing was watched), and whether the user's code read attributes by names it
     built at run time (``dynamic``: then which it read is not known)."""
 
-    __slots__ = ("codes", "scopes", "dynamic")
+    __slots__ = ("codes", "scopes", "dynamic", "libraries")
 
     def __init__(self, codes: set[types.CodeType] | None, scopes: dict[types.CodeType, Any] | None = None) -> None:
         self.codes = codes
         self.scopes = scopes  # each code object's globals, as it ran
         self.dynamic = False
+        # installed packages' code the step's code called (through others' too): see called_library
+        self.libraries: set[types.CodeType] = set()
 
     def _names_unknown(self) -> bool:
         """Whether the names attributes were read by are not known: nothing was watched, or
@@ -489,6 +534,9 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
     scopes: dict[types.CodeType, Any] = {}
     watch = Watch(codes, scopes)
 
+    libraries = watch.libraries
+    interrupting = _interrupting_codes()
+
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
             code = frame.f_code
@@ -497,6 +545,8 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
                 scopes[code] = frame.f_globals
                 if code in _DYNAMIC_CODES:
                     watch.dynamic = True
+            if code not in libraries and called_library(frame, interrupting):
+                libraries.add(code)
             return
         if event != "c_call":
             return

@@ -155,6 +155,13 @@ def test_the_wide_mlp_floor_split_runs() -> None:
         assert row in result.stdout
 
 
+def test_the_transposed_products_comparison_runs() -> None:
+    """benchmarks/transposed_products.py: g @ Wᵀ against (W @ gᵀ)ᵀ per shape, with the call this
+    process's measurement took (the result checked to be the direct call's bits)."""
+    result = _run_benchmark("transposed_products.py", "--quick", timeout=300)
+    assert "| 128×384 | 16 |" in result.stdout and "(W @ gᵀ)ᵀ" in result.stdout
+
+
 def test_the_tape_floor_runs() -> None:
     """benchmarks/tape_floor.py: the 1,000-op chain in shapegrad against a bare tape calling the
     same rules (its gradients checked equal first), the NumPy arithmetic alone and PyTorch."""

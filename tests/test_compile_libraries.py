@@ -6,6 +6,7 @@ run-time checkers) are left out: their globals are their own caches."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -134,6 +135,37 @@ def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
     sglib_steady: Any = importlib.import_module("sglib_steady")
 
     compiled = _same_as_eager(lambda x: sglib_steady.scaled(x), lambda i: None, X)
+    (recording,) = compiled.recordings
+    assert recording.replays == 4
+
+
+def test_a_librarys_garbage_collection_callback_is_not_the_steps_code(installed: Path) -> None:
+    """A callback in ``gc.callbacks`` (hypothesis times collections so) runs inside whatever
+    code triggers a collection and changes its globals at each: not a setting of the step's,
+    so the step is still replayed."""
+    _write(
+        installed,
+        "sglib_gc.py",
+        """
+        COLLECTIONS = 0
+
+        def on_gc(phase, info):
+            global COLLECTIONS
+            COLLECTIONS += 1
+        """,
+    )
+    sglib_gc: Any = importlib.import_module("sglib_gc")
+    gc.callbacks.append(sglib_gc.on_gc)
+    try:
+
+        def step(x: Any) -> Any:
+            gc.collect()  # a collection inside the step's own code, the callback's caller
+            return x * 2.0
+
+        compiled = _same_as_eager(step, lambda i: None, X)
+    finally:
+        gc.callbacks.remove(sglib_gc.on_gc)
+    assert sglib_gc.COLLECTIONS >= 10
     (recording,) = compiled.recordings
     assert recording.replays == 4
 
