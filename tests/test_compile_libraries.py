@@ -61,7 +61,10 @@ def _same_as_eager(step: Any, change: Any, x: Any) -> sg.CompiledStep[..., Any]:
     return compiled
 
 
-X = sg.tensor(np.arange(4, dtype=np.float32))
+def _x() -> Any:
+    """The steps' input, made on the NumPy backend the test runs on (not at import: the
+    emulated-CuPy pass makes that backend the default)."""
+    return sg.tensor(np.arange(4, dtype=np.float32))
 
 
 def test_a_global_the_library_reads_itself_records_again_when_rebound(installed: Path) -> None:
@@ -81,7 +84,7 @@ def test_a_global_the_library_reads_itself_records_again_when_rebound(installed:
     )
     sglib_scale: Any = importlib.import_module("sglib_scale")
 
-    compiled = _same_as_eager(lambda x: sglib_scale.scale(x), lambda i: sglib_scale.set_factor(float(i // 2)), X)
+    compiled = _same_as_eager(lambda x: sglib_scale.scale(x), lambda i: sglib_scale.set_factor(float(i // 2)), _x())
     assert len(compiled.recordings) == 3  # factors 0, 1 and 2, each replayed once
 
 
@@ -105,7 +108,7 @@ def test_a_setting_of_the_librarys_config_module_records_again_when_changed(inst
         sglib_pkg.config.DROPOUT_SCALE = 0.5 if i >= 2 else 1.0
         sglib_pkg.config.ACTIVATION = "relu" if i >= 4 else "tanh"
 
-    _same_as_eager(lambda x: sglib_pkg.layers.block(x - 1.5), change, X)
+    _same_as_eager(lambda x: sglib_pkg.layers.block(x - 1.5), change, _x())
 
 
 def test_a_table_of_settings_the_library_changes_in_place_records_again(installed: Path) -> None:
@@ -127,14 +130,14 @@ def test_a_table_of_settings_the_library_changes_in_place_records_again(installe
         sglib_table.SETTINGS["shift"] = 1 if i >= 3 else 0
         sglib_table.ORDER[0] = 3 if i >= 4 else 1
 
-    _same_as_eager(lambda x: sglib_table.apply(x), change, X)
+    _same_as_eager(lambda x: sglib_table.apply(x), change, _x())
 
 
 def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
     _write(installed, "sglib_steady.py", "SCALE = 3.0\n\ndef scaled(x):\n    return x * SCALE\n")
     sglib_steady: Any = importlib.import_module("sglib_steady")
 
-    compiled = _same_as_eager(lambda x: sglib_steady.scaled(x), lambda i: None, X)
+    compiled = _same_as_eager(lambda x: sglib_steady.scaled(x), lambda i: None, _x())
     (recording,) = compiled.recordings
     assert recording.replays == 4
 
@@ -162,7 +165,7 @@ def test_a_librarys_garbage_collection_callback_is_not_the_steps_code(installed:
             gc.collect()  # a collection inside the step's own code, the callback's caller
             return x * 2.0
 
-        compiled = _same_as_eager(step, lambda i: None, X)
+        compiled = _same_as_eager(step, lambda i: None, _x())
     finally:
         gc.callbacks.remove(sglib_gc.on_gc)
     assert sglib_gc.COLLECTIONS >= 10
