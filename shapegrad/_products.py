@@ -41,7 +41,7 @@ _lock = threading.Lock()
 def times_transposed(xp: Any, a: Any, b: Any) -> Any:
     """``a @ bᵀ`` for matrices ``a`` (M×N) and ``b`` (K×N) of any backend, C-ordered where it
     was swapped. On NumPy, for the shapes the module docstring names, through the faster of
-    the two equivalent BLAS calls (same bits).
+    the two equivalent BLAS calls (same bits); stacks of matrices take the direct call.
 
     Examples:
         >>> import numpy as np
@@ -57,7 +57,13 @@ def times_transposed(xp: Any, a: Any, b: Any) -> Any:
 def matrix_product(xp: Any, a: Any, b: Any) -> Any:
     """``a @ b`` (``xp.matmul``'s rules), through :func:`times_transposed`'s choice where ``b``
     is a NumPy matrix laid out transposed: ``x @ W.T`` with PyTorch's weight layout."""
-    if isinstance(cast(object, b), np.ndarray) and b.ndim == 2 and _swaps(a, b.shape[::-1], b.strides[::-1], b.dtype):
+    # a row-major b (a layer's own weight, the common case) is told by one stride, before the rest
+    if (
+        isinstance(cast(object, b), np.ndarray)
+        and b.ndim == 2
+        and b.strides[0] == b.itemsize
+        and _swaps(a, b.shape[::-1], b.strides[::-1], b.dtype)
+    ):
         return _swapped(xp, a, xp.matrix_transpose(b))
     return xp.matmul(a, b)
 
@@ -97,17 +103,24 @@ def _measure(key: tuple[int, int, int, str, bool, bool]) -> bool:
     with _lock:
         if len(_decided) >= MAX_SHAPES:
             return False
-        rows, inner, columns, char, a_whole, b_whole = key
-        rng = np.random.default_rng(rows * 1_000_003 + inner * 1_009 + columns)
-        # a view of a wider matrix where the operand is one (a slice of columns: lda > inner)
-        dtype = np.dtype(char)
-        a = (2 * rng.random((rows, inner if a_whole else inner + 1), dtype) - 1)[:, :inner]
-        b = (2 * rng.random((columns, inner if b_whole else inner + 1), dtype) - 1)[:, :inner]
+        a, b = probe_operands(key)
         direct = np.matmul(a, b.T)
         swapped = np.ascontiguousarray(np.matmul(b, a.T).T)
         decided = _same_bits(direct, swapped) and _faster_swapped(a, b)
         _decided[key] = decided
         return decided
+
+
+def probe_operands(key: tuple[int, int, int, str, bool, bool]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """The fixed pseudo-random ``a`` and ``b`` a shape ``key`` is measured on: the same in
+    every process, laid out as the operands are (a view of a wider matrix where one is a
+    slice of columns)."""
+    rows, inner, columns, char, a_whole, b_whole = key
+    rng = np.random.default_rng(rows * 1_000_003 + inner * 1_009 + columns)
+    dtype = np.dtype(char)
+    a = (2 * rng.random((rows, inner if a_whole else inner + 1), dtype) - 1)[:, :inner]
+    b = (2 * rng.random((columns, inner if b_whole else inner + 1), dtype) - 1)[:, :inner]
+    return a, b
 
 
 def _same_bits(direct: np.ndarray[Any, Any], swapped: np.ndarray[Any, Any]) -> bool:

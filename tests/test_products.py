@@ -52,24 +52,8 @@ def test_the_swapped_call_gives_the_direct_calls_bits_in_c_order(
     (key,) = fresh
     assert key[:3] == (32, 384, 128)
     # taken only where the probe gave the same bits both ways (this BLAS's kernel for the shape)
-    assert fresh[key] == bool(np.array_equal(_probe_direct(key), _probe_swapped(key)))
-
-
-def _probe_direct(key: Any) -> Any:
-    a, b = _probe(key)
-    return a @ b.T
-
-
-def _probe_swapped(key: Any) -> Any:
-    a, b = _probe(key)
-    return (b @ a.T).T
-
-
-def _probe(key: Any) -> tuple[Any, Any]:
-    rows, inner, columns, char, *_ = key
-    rng = np.random.default_rng(rows * 1_000_003 + inner * 1_009 + columns)
-    dtype = np.dtype(char)
-    return 2 * rng.random((rows, inner), dtype) - 1, 2 * rng.random((columns, inner), dtype) - 1
+    a, b = products.probe_operands(key)
+    assert fresh[key] == bool(np.array_equal(a @ b.T, (b @ a.T).T))
 
 
 def test_a_call_that_sums_in_another_order_is_never_taken(

@@ -38,12 +38,7 @@ def matmul_backward(xp: Any, g: Any, a: Any, b: Any, need_a: bool, need_b: bool)
         return ga, gb
     # The two products are the costly part of a dense layer's backward: skip the one whose
     # operand wants no gradient (an input that only carries the tape, a frozen weight).
-    if not need_a:
-        ga = None
-    elif g.ndim == 2 and b.ndim == 2:
-        ga = times_transposed(xp, g, b)
-    else:
-        ga = xp.matmul(g, xp.matrix_transpose(b))
+    ga = times_transposed(xp, g, b) if need_a else None
     if need_b and b.ndim == 2 and a.ndim > 2:
         # A batch of rows times one matrix (a tied output head): one product over all rows,
         # not a batch of products summed afterwards.
