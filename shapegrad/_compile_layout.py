@@ -13,6 +13,7 @@ a change records again (or, when the step itself makes it, runs the step eagerly
 
 from __future__ import annotations
 
+import argparse
 import collections
 import contextvars
 import dis
@@ -39,6 +40,7 @@ from ._compile_watch import (
     is_iterator,
     same_atom,
     signed_zeros,
+    third_party_file,
     user_file,
     user_module,
 )
@@ -149,6 +151,19 @@ def _library_object(value: Any) -> bool:
     """Whether ``value`` is held by identity only (see ``_OPAQUE_PACKAGES``)."""
     module = type(value).__module__.partition(".")[0]
     return module in _OPAQUE_PACKAGES
+
+
+# How far from a library's global the attributes its code reads are followed (CONFIG.model.scale).
+_LIBRARY_DEPTH = 4
+# Objects of the standard library that hold a library's settings as attributes.
+_NAMESPACES = frozenset({types.SimpleNamespace, argparse.Namespace})
+
+
+def _third_party_class(cls: type) -> bool:
+    """Whether ``cls`` is defined in an installed package's code (``third_party_file``)."""
+    module = sys.modules.get(cls.__module__)
+    filename = getattr(module, "__file__", None)
+    return isinstance(filename, str) and third_party_file(filename)
 
 
 def _shapegrad_class(cls: type) -> bool:
@@ -369,6 +384,7 @@ class Layout:
         "references",
         "cells",
         "library",
+        "third_party",
         "count",
         "names",
         "foreign",
@@ -449,6 +465,9 @@ class Layout:
         # the library's objects held by identity (Gradients, optimizers), however deep: a step may
         # reach its optimizer through a helper's closure or trainer.parts.opt, not only as a free value
         self.library: list[Any] = []
+        # installed packages' classes it reaches (that of a library's object the step holds):
+        # add_third_party_globals follows the class attributes their code reads
+        self.third_party: list[Any] = []
         self.count = 0
         # identity_check's function, built at the first check (None: too large to generate)
         self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
@@ -484,6 +503,7 @@ class Layout:
             return
         seen: set[tuple[int, str]] = set()
         followed: set[int] = set()
+        names = watch.library_names()
         for code in watch.libraries:
             scope = watch.scopes.get(code)
             if scope is None:
@@ -493,10 +513,62 @@ class Layout:
                 if (id(namespace), name) not in seen:
                     seen.add((id(namespace), name))
                     self.values.append((namespace, name, value))
-                    if _settings_table(value) and id(value) not in followed:
-                        followed.add(id(value))
-                        self._add_container(value, followed)  # LAYERS["act"] = "relu": item by item
+                    self._add_library_state(value, names, watch.libraries, followed, 0)
+        # the functions whose code ran (their closures and defaults), however the step reached them
+        ran = watch.libraries
+        referrers = gc.get_referrers(*ran) if ran else []  # one pass over the heap
+        functions = [f for f in referrers if _isa(f, types.FunctionType) and f.__code__ in ran]
+        for value in self.third_party + functions:
+            self._add_library_state(value, names, ran, followed, 0)
         self._same = _UNBUILT  # the identity check is built again with these
+
+    def _add_library_state(
+        self, value: Any, names: frozenset[str], ran: set[types.CodeType], followed: set[int], depth: int
+    ) -> None:
+        """What installed packages' code that ran may have read through ``value``, one of its
+        globals or a function or class of its that the step reaches: a table of settings item
+        by item (``LAYERS["act"] = "relu"``); of its classes and its objects (a ``Config``
+        class, a global ``CONFIG = Config()``, a ``SimpleNamespace``), the attributes its code
+        names (``names``), and what those hold, a few levels deep (``CONFIG.model.scale``); of
+        its functions that ran (``ran``), the variables their closures hold. A replay runs
+        none of that code, so each is compared as the step left it."""
+        if depth > _LIBRARY_DEPTH or id(value) in followed or _isa(value, _ATOMS):
+            return
+        followed.add(id(value))
+        self._note()
+        if _settings_table(value):
+            self._add_container(value, followed)
+            return
+        inner: list[Any] = []
+        if _isa(value, type):
+            for klass in cast("type", value).__mro__:
+                if klass is object or not _third_party_class(klass):
+                    continue
+                namespace = klass.__dict__
+                for name in names & namespace.keys():
+                    if not (name.startswith("__") and name.endswith("__")):
+                        self.values.append((namespace, name, namespace[name]))
+                        inner.append(namespace[name])
+        elif _isa(value, types.FunctionType):
+            fn = cast("types.FunctionType", value)
+            if fn.__code__ in ran:
+                for cell in fn.__closure__ or ():
+                    contents = cell_contents(cell, _MISSING)
+                    self.cells.append((cell, contents))
+                    inner.append(contents)
+                inner += fn.__defaults__ or ()  # def f(x, opts={"scale": 2.0})
+                inner += (fn.__kwdefaults__ or {}).values()
+        elif _third_party_class(_type_of(value)) or _type_of(value) in _NAMESPACES:
+            attributes = attribute(value, "__dict__")
+            if _isa(attributes, dict):
+                entries = cast("dict[str, Any]", attributes)
+                for name in names & entries.keys():
+                    self.values.append((entries, name, entries[name]))
+                    inner.append(entries[name])
+            inner.append(_type_of(value))  # the class attributes it reads through the object
+        for item in inner:
+            if item is not _MISSING:
+                self._add_library_state(item, names, ran, followed, depth + 1)
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""
@@ -700,6 +772,8 @@ class Layout:
                 self._add_library_methods(namespace)
                 continue
             if module is None or not user_module(module):  # builtins, typing: not followed
+                if module is not None and third_party_file(getattr(module, "__file__", None) or "<"):
+                    self.third_party.append(klass)
                 continue
             self._note()
             for name, attribute in namespace.items():

@@ -1,7 +1,8 @@
 """sg.compile and the settings of installed packages the step calls: a library function that
-reads a global of its own module (not one the step's code names) is code a replay does not
-run, so the globals it read are compared before each replay, and a changed one records again
-instead of replaying the value it had. Packages shapegrad itself drives (NumPy, numba, the
+reads a global of its own module (not one the step's code names), an attribute of its classes
+or of its settings objects, its closure's variables or its defaults, is code a replay does not
+run, so what it read is compared before each replay, and a changed one records again instead
+of replaying the value it had. Packages shapegrad itself drives (NumPy, numba, the
 run-time checkers) are left out: their globals are their own caches."""
 
 from __future__ import annotations
@@ -131,6 +132,162 @@ def test_a_table_of_settings_the_library_changes_in_place_records_again(installe
         sglib_table.ORDER[0] = 3 if i >= 4 else 1
 
     _same_as_eager(lambda x: sglib_table.apply(x), change, _x())
+
+
+def test_a_class_attribute_the_library_reads_records_again_when_rebound(installed: Path) -> None:
+    """``Config.SCALE`` read by the library's function, or ``self.FACTOR`` by a method of an
+    object of the library's class that the step holds."""
+    _write(
+        installed,
+        "sglib_classes.py",
+        """
+        class Config:
+            SCALE = 2.0
+
+        def scale(x):
+            return x * Config.SCALE
+
+        class Scaler:
+            FACTOR = 2.0
+
+            def __call__(self, x):
+                return x * self.FACTOR
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_classes")
+    scaler = sglib.Scaler()
+
+    def change(i: int) -> None:
+        sglib.Config.SCALE = float(i // 2)
+        sglib.Scaler.FACTOR = float(i % 3)
+
+    _same_as_eager(lambda x: scaler(sglib.scale(x)), change, _x())
+
+
+def test_an_attribute_of_the_librarys_config_object_records_again_when_changed(installed: Path) -> None:
+    """A global settings object of the library's (a dataclass nested in another, a
+    ``SimpleNamespace``, an object holding a dict of settings), changed in place."""
+    _write(
+        installed,
+        "sglib_objects.py",
+        """
+        import dataclasses
+        import types
+
+        @dataclasses.dataclass
+        class Model:
+            scale: float = 2.0
+
+        @dataclasses.dataclass
+        class Config:
+            model: Model = dataclasses.field(default_factory=Model)
+
+        class Options:
+            def __init__(self):
+                self.table = {"shift": 0.0}
+
+        CONFIG = Config()
+        FLAGS = types.SimpleNamespace(power=1.0)
+        OPTIONS = Options()
+
+        def apply(x):
+            return (x * CONFIG.model.scale + OPTIONS.table["shift"]) ** FLAGS.power
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_objects")
+
+    def change(i: int) -> None:
+        sglib.CONFIG.model.scale = 3.0 if i >= 1 else 2.0
+        sglib.OPTIONS.table["shift"] = 1.0 if i >= 2 else 0.0
+        sglib.FLAGS.power = 2.0 if i >= 4 else 1.0
+
+    compiled = _same_as_eager(lambda x: sglib.apply(x), change, _x())
+    assert len(compiled.recordings) == 4
+
+
+def test_a_librarys_closure_and_defaults_record_again_when_changed(installed: Path) -> None:
+    """A variable of the function that made the library's function, and a default argument
+    changed in place: however the step reached the function."""
+    _write(
+        installed,
+        "sglib_closures.py",
+        """
+        def make():
+            box = [2.0]
+
+            def apply(x):
+                return x * box[0]
+
+            def set_factor(value):
+                box[0] = value
+
+            return apply, set_factor
+
+        def shifted(x, options={"shift": 0.0}):
+            return x + options["shift"]
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_closures")
+    apply, set_factor = sglib.make()
+
+    def change(i: int) -> None:
+        set_factor(float(i // 2))
+        sglib.shifted.__defaults__[0]["shift"] = float(i % 2)
+
+    _same_as_eager(lambda x: sglib.shifted(apply(x)), change, _x())
+
+
+def test_a_library_context_manager_entered_through_contextlib_is_the_steps_code(installed: Path) -> None:
+    """``@contextlib.contextmanager``: the library's generator runs under the standard
+    library's ``__enter__``, yet the step called it, and the globals it read are compared."""
+    _write(
+        installed,
+        "sglib_context.py",
+        """
+        import contextlib
+
+        FACTOR = 2.0
+
+        @contextlib.contextmanager
+        def scaled():
+            yield FACTOR
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_context")
+
+    def step(x: Any) -> Any:
+        with sglib.scaled() as factor:
+            return x * factor
+
+    def change(i: int) -> None:
+        sglib.FACTOR = float(i // 2)
+
+    _same_as_eager(step, change, _x())
+
+
+def test_a_librarys_own_bookkeeping_it_never_reads_back_is_replayed(installed: Path) -> None:
+    """Objects the library's code stores into (a registry of objects it keeps) are compared
+    by identity, not item by item: the step still replays."""
+    _write(
+        installed,
+        "sglib_registry.py",
+        """
+        class Registry:
+            def __init__(self):
+                self.seen = {}
+
+        REGISTRY = Registry()
+
+        def scale(x):
+            REGISTRY.seen[len(REGISTRY.seen)] = object()
+            return x * 2.0
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_registry")
+
+    compiled = _same_as_eager(lambda x: sglib.scale(x), lambda i: None, _x())
+    (recording,) = compiled.recordings
+    assert recording.replays == 4
 
 
 def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
