@@ -168,37 +168,37 @@ def _third_party_code(code: types.CodeType) -> bool:
     return known
 
 
-_STANDARD_CODES: dict[types.CodeType, bool] = {}
+_PASSING_CODES: dict[types.CodeType, bool] = {}
 _standard: list[tuple[str, ...]] = []  # the standard library's directories, then installed packages'
 
 
-def _standard_code(code: types.CodeType) -> bool:
-    """Whether ``code`` is the standard library's (``contextlib``, ``functools``), asked once
-    per code object: a call the user's code makes through it (a library's
-    ``@contextlib.contextmanager`` generator, run by ``contextlib``'s ``__enter__``) is still
-    the user's call."""
-    known = _STANDARD_CODES.get(code)
+def _passing_code(code: types.CodeType) -> bool:
+    """Whether ``code`` is the standard library's (``contextlib``) or shapegrad's, asked once
+    per code object: a call the user's code makes through it is still the user's call (a
+    library's ``@contextlib.contextmanager`` generator run by ``contextlib``'s ``__enter__``,
+    a library's layer run by ``nn.Sequential``)."""
+    known = _PASSING_CODES.get(code)
     if known is None:
-        if len(_STANDARD_CODES) >= 16384:
-            _STANDARD_CODES.clear()
+        if len(_PASSING_CODES) >= 16384:
+            _PASSING_CODES.clear()
         if not _standard:
             paths = sysconfig.get_paths()
             _standard.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib")}))
             _standard.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")}))
         filename = code.co_filename
         path = os.path.abspath(filename)
-        known = _STANDARD_CODES[code] = (
-            not filename.startswith("<")
-            and path.startswith(_standard[0])
-            and not path.startswith(_standard[1] + _shapegrad_dirs())
+        own = _shapegrad_dirs()
+        known = _PASSING_CODES[code] = not filename.startswith("<") and (
+            path.startswith(own) or (path.startswith(_standard[0]) and not path.startswith(_standard[1]))
         )
     return known
 
 
 def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozenset()) -> bool:
     """Whether ``frame`` runs an installed package's code (:func:`third_party_file`) that the
-    user's code called, directly or through other such code or the standard library's (a
-    library's context manager entered through ``contextlib``): not code that ran in the step
+    user's code called, directly or through other such code, the standard library's or
+    shapegrad's (a library's context manager entered through ``contextlib``, a library's
+    layer in an ``nn.Sequential``): not code that ran in the step
     without being called by it, such as a garbage-collection callback (``gc.callbacks``:
     hypothesis times collections in its globals), a ``__del__`` or a weak reference's callback
     run where shapegrad or NumPy happened to be (``interrupting``: the callbacks' own code)."""
@@ -206,7 +206,7 @@ def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozens
     if code in interrupting or code.co_name == "__del__" or not _third_party_code(code):
         return False
     caller = frame.f_back
-    while caller is not None and (_third_party_code(caller.f_code) or _standard_code(caller.f_code)):
+    while caller is not None and (_third_party_code(caller.f_code) or _passing_code(caller.f_code)):
         if caller.f_code in interrupting or caller.f_code.co_name == "__del__":
             return False
         caller = caller.f_back

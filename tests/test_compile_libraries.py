@@ -265,6 +265,41 @@ def test_a_library_context_manager_entered_through_contextlib_is_the_steps_code(
     _same_as_eager(step, change, _x())
 
 
+def test_a_librarys_layer_run_by_sequential_is_the_steps_code(installed: Path) -> None:
+    """A layer class of an installed package (the user's own, installed without ``-e``) in an
+    ``nn.Sequential``: shapegrad's code calls it, for the step; its instance and class
+    attributes and its module's globals are compared."""
+    _write(
+        installed,
+        "sglib_layers.py",
+        """
+        import shapegrad as sg
+
+        GAIN = 1.0
+
+        class Gain(sg.nn.Layer):
+            BETA = 1.0
+
+            def __init__(self):
+                self.alpha = 1.0
+
+            def __call__(self, x):
+                return x * self.alpha * self.BETA * GAIN
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_layers")
+    layer = sglib.Gain()
+    model = sg.nn.Sequential(layer, layer)
+
+    def change(i: int) -> None:
+        layer.alpha = 2.0 if i >= 1 else 1.0
+        sglib.Gain.BETA = 2.0 if i >= 2 else 1.0
+        sglib.GAIN = 2.0 if i >= 3 else 1.0
+
+    compiled = _same_as_eager(lambda x: model(x), change, _x())
+    assert len(compiled.recordings) == 4
+
+
 def test_a_librarys_own_bookkeeping_it_never_reads_back_is_replayed(installed: Path) -> None:
     """Objects the library's code stores into (a registry of objects it keeps) are compared
     by identity, not item by item: the step still replays."""
