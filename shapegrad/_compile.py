@@ -3352,8 +3352,9 @@ class CompiledStep(Generic[P, R]):
                 "which a replay would not do"
             )
             return result
-        if rec.value_reason is None and not all(
-            same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True)
+        if rec.value_reason is None and (
+            watch.library_drew()
+            or not all(same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True))
         ):
             rec.value_read("a random number drawn from a NumPy generator in Python (rng.uniform(), np.random.rand())")
         if rec.value_reason is None and positions != [iterator_state(it) for it in start_layout.iterators]:

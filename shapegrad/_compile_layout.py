@@ -532,7 +532,12 @@ class Layout:
         names (``names``), and what those hold, a few levels deep (``CONFIG.model.scale``); of
         its functions that ran (``ran``), the variables their closures hold. A replay runs
         none of that code, so each is compared as the step left it."""
+        if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("SOMELIB_SCALE")
+            value = os.environ
         if depth > _LIBRARY_DEPTH or id(value) in followed or _isa(value, _ATOMS):
+            return
+        if value is os.environ or value is os.getenv or _isa(value, contextvars.ContextVar):
+            self._add(value, followed)  # the environment's items; a ContextVar's value (with somelib.scaled(2))
             return
         followed.add(id(value))
         self._note()

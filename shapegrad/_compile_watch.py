@@ -268,16 +268,17 @@ NUMPY_GENERATORS = (np.random.Generator, np.random.RandomState, np.random.BitGen
 
 def generator_states(generators: list[Any]) -> list[Any]:
     """The state of each NumPy generator in ``generators`` and of NumPy's global one."""
-    states: list[Any] = []
     global_state: Any = np.random.mtrand._rand  # behind np.random.rand
-    for g in [*generators, global_state]:
-        if isinstance(g, np.random.Generator):
-            states.append(g.bit_generator.state)
-        elif isinstance(g, np.random.RandomState):
-            states.append(g.get_state(legacy=False))
-        else:
-            states.append(g.state)
-    return states
+    return [generator_state(g) for g in [*generators, global_state]]
+
+
+def generator_state(generator: Any) -> Any:
+    """A NumPy generator's state (one of ``NUMPY_GENERATORS``)."""
+    if isinstance(generator, np.random.Generator):
+        return generator.bit_generator.state
+    if isinstance(generator, np.random.RandomState):
+        return generator.get_state(legacy=False)
+    return generator.state
 
 
 def _is_dict(value: Any) -> bool:
@@ -423,7 +424,7 @@ class Watch:
     hook and nothing was watched), and whether the user's code read attributes by names it
     built at run time (``dynamic``: then which it read is not known)."""
 
-    __slots__ = ("codes", "scopes", "dynamic", "libraries")
+    __slots__ = ("codes", "scopes", "dynamic", "libraries", "generators")
 
     def __init__(self, codes: set[types.CodeType] | None, scopes: dict[types.CodeType, Any] | None = None) -> None:
         self.codes = codes
@@ -431,6 +432,13 @@ class Watch:
         self.dynamic = False
         # installed packages' code the step's code called (through others' too): see called_library
         self.libraries: set[types.CodeType] = set()
+        # id -> (a NumPy generator such code names among its globals, its state before it ran)
+        self.generators: dict[int, tuple[Any, Any]] = {}
+
+    def library_drew(self) -> bool:
+        """Whether installed packages' code that the step called drew from a NumPy generator
+        among its globals (``RNG.random()`` in a library's jitter)."""
+        return any(not same_value(generator_state(g), state) for g, state in self.generators.values())
 
     def _names_unknown(self) -> bool:
         """Whether the names attributes were read by are not known: nothing was watched, or
@@ -576,6 +584,7 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
     watch = Watch(codes, scopes)
 
     libraries = watch.libraries
+    library_generators = watch.generators
     interrupting = _interrupting_codes()
 
     def profile(frame: Any, event: str, arg: Any) -> None:
@@ -588,6 +597,12 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
                     watch.dynamic = True
             if code not in libraries and called_library(frame, interrupting):
                 libraries.add(code)
+                # its NumPy generators, before it draws (Cython: no profile event for a draw)
+                scope = frame.f_globals
+                for name in code.co_names:
+                    value = scope.get(name)
+                    if isinstance(value, NUMPY_GENERATORS) and id(value) not in library_generators:
+                        library_generators[id(value)] = (value, generator_state(value))
             return
         if event != "c_call":
             return
@@ -603,12 +618,14 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
             if _asked_by_user(frame):
                 report(what)
             return
-        # Made by the user's code, or by random's Python (random.uniform) called by it; not a
-        # library's own use (numba timing its compiles, logging stamping a record).
-        caller = frame.f_code.co_filename
-        if caller == _RANDOM_FILE and frame.f_back is not None:
-            caller = frame.f_back.f_code.co_filename
-        if user_file(caller):
+        # Made by the user's code or an installed package's code it called (a library's
+        # jitter), or by random's Python (random.uniform) called by either; not shapegrad's
+        # own use nor that of the packages it drives (numba timing its compiles), nor the
+        # standard library's (logging stamping a record).
+        caller = frame
+        if caller.f_code.co_filename == _RANDOM_FILE and caller.f_back is not None:
+            caller = caller.f_back
+        if caller.f_code in libraries or user_file(caller.f_code.co_filename):
             report(what)
 
     sys.setprofile(profile)

@@ -300,6 +300,61 @@ def test_a_librarys_layer_run_by_sequential_is_the_steps_code(installed: Path) -
     assert len(compiled.recordings) == 4
 
 
+def test_the_environment_and_a_context_variable_the_library_reads_record_again_when_changed(
+    installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``os.environ.get("SGLIB_SCALE")`` and a ``ContextVar`` (``with somelib.scaled(2)``) read
+    inside the library."""
+    _write(
+        installed,
+        "sglib_context_state.py",
+        """
+        import contextvars
+        import os
+
+        SHIFT = contextvars.ContextVar("shift", default=0.0)
+
+        def apply(x):
+            return x * float(os.environ.get("SGLIB_SCALE", "1")) + SHIFT.get()
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_context_state")
+
+    def change(i: int) -> None:
+        monkeypatch.setenv("SGLIB_SCALE", str(i // 2))
+        sglib.SHIFT.set(float(i % 2))
+
+    _same_as_eager(lambda x: sglib.apply(x), change, _x())
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        ("import random\n\ndef apply(x):\n    return x * random.random()\n", "random"),
+        ("import random\n\ndef apply(x):\n    return x * random.uniform(1, 2)\n", "random"),
+        ("import time\n\ndef apply(x):\n    return x + time.time() % 1\n", "clock"),
+        (
+            "import numpy as np\n\nRNG = np.random.default_rng(0)\n\ndef apply(x):\n    return x * float(RNG.random())\n",
+            "NumPy generator",
+        ),
+    ],
+    ids=["random", "random-python", "clock", "numpy-generator"],
+)
+def test_a_draw_or_a_clock_read_in_the_librarys_code_runs_the_step_eagerly(
+    installed: Path, source: str, reason: str
+) -> None:
+    """A replay would reuse the number the recording's call drew: the step runs eagerly, with
+    the warning, as for a draw in the step's own code."""
+    _write(installed, "sglib_draws.py", source)
+    sglib: Any = importlib.import_module("sglib_draws")
+    compiled = sg.compile(lambda x: sglib.apply(x))
+    with pytest.warns(sg.CompileWarning, match=reason):
+        compiled(_x())
+    firsts = {float(compiled(_x()).numpy()[1]) for _ in range(3)}
+    assert len(firsts) == 3  # fresh at every call, as eager
+    assert not compiled.recordings
+
+
 def test_a_librarys_own_bookkeeping_it_never_reads_back_is_replayed(installed: Path) -> None:
     """Objects the library's code stores into (a registry of objects it keeps) are compared
     by identity, not item by item: the step still replays."""
