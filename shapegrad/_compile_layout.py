@@ -570,6 +570,11 @@ class Layout:
                 for name in names & entries.keys():
                     self.values.append((entries, name, entries[name]))
                     inner.append(entries[name])
+            slots = {n for cls in _type_of(value).__mro__ for n in getattr(cls, "__slots__", ())} & names
+            if slots:  # a settings class with __slots__ (or a frozen dataclass with slots=True)
+                items = tuple((n, attribute(value, n, _MISSING)) for n in sorted(slots))
+                self.objects.append((value, False, len(items), items))
+                inner += (v for _, v in items)
             inner.append(_type_of(value))  # the class attributes it reads through the object
         for item in inner:
             if item is not _MISSING:

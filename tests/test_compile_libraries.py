@@ -166,7 +166,8 @@ def test_a_class_attribute_the_library_reads_records_again_when_rebound(installe
 
 def test_an_attribute_of_the_librarys_config_object_records_again_when_changed(installed: Path) -> None:
     """A global settings object of the library's (a dataclass nested in another, a
-    ``SimpleNamespace``, an object holding a dict of settings), changed in place."""
+    ``SimpleNamespace``, an object with ``__slots__`` holding a dict of settings), changed in
+    place."""
     _write(
         installed,
         "sglib_objects.py",
@@ -183,15 +184,18 @@ def test_an_attribute_of_the_librarys_config_object_records_again_when_changed(i
             model: Model = dataclasses.field(default_factory=Model)
 
         class Options:
+            __slots__ = ("table", "offset")
+
             def __init__(self):
                 self.table = {"shift": 0.0}
+                self.offset = 0.0
 
         CONFIG = Config()
         FLAGS = types.SimpleNamespace(power=1.0)
         OPTIONS = Options()
 
         def apply(x):
-            return (x * CONFIG.model.scale + OPTIONS.table["shift"]) ** FLAGS.power
+            return (x * CONFIG.model.scale + OPTIONS.table["shift"] + OPTIONS.offset) ** FLAGS.power
         """,
     )
     sglib: Any = importlib.import_module("sglib_objects")
@@ -199,10 +203,11 @@ def test_an_attribute_of_the_librarys_config_object_records_again_when_changed(i
     def change(i: int) -> None:
         sglib.CONFIG.model.scale = 3.0 if i >= 1 else 2.0
         sglib.OPTIONS.table["shift"] = 1.0 if i >= 2 else 0.0
+        sglib.OPTIONS.offset = 1.0 if i >= 3 else 0.0
         sglib.FLAGS.power = 2.0 if i >= 4 else 1.0
 
     compiled = _same_as_eager(lambda x: sglib.apply(x), change, _x())
-    assert len(compiled.recordings) == 4
+    assert len(compiled.recordings) == 5
 
 
 def test_a_librarys_closure_and_defaults_record_again_when_changed(installed: Path) -> None:
