@@ -527,11 +527,13 @@ class Layout:
     ) -> None:
         """What installed packages' code that ran may have read through ``value``, one of its
         globals or a function or class of its that the step reaches: a table of settings item
-        by item (``LAYERS["act"] = "relu"``); of its classes and its objects (a ``Config``
-        class, a global ``CONFIG = Config()``, a ``SimpleNamespace``), the attributes its code
-        names (``names``), and what those hold, a few levels deep (``CONFIG.model.scale``); of
-        its functions that ran (``ran``), the variables their closures hold. A replay runs
-        none of that code, so each is compared as the step left it."""
+        by item (``LAYERS["act"] = "relu"``); the environment (``os.environ``, ``os.getenv``)
+        and a ``ContextVar``'s value; of its classes and its objects (a ``Config`` class, a
+        global ``CONFIG = Config()``, a ``SimpleNamespace``, an object with ``__slots__``),
+        the attributes its code names (``names``), and what those hold, a few levels deep
+        (``CONFIG.model.scale``); of its functions that ran (``ran``), the variables their
+        closures hold and their defaults. A replay runs none of that code, so each is
+        compared as the step left it (a container of other objects, a registry, by identity)."""
         if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("SOMELIB_SCALE")
             value = os.environ
         if depth > _LIBRARY_DEPTH or id(value) in followed or _isa(value, _ATOMS):

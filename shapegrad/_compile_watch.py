@@ -86,11 +86,16 @@ def _library_dirs() -> tuple[str, ...]:
     """The standard library, installed packages, shapegrad and its backends' package (which
     an editable install leaves outside site-packages)."""
     if not _library:
-        paths = {
-            os.path.abspath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")
-        }
-        _library.append(tuple(paths.union(_shapegrad_dirs())))
+        paths = _python_dirs("stdlib", "platstdlib", "purelib", "platlib")
+        _library.append(tuple(set(paths).union(_shapegrad_dirs())))
     return _library[0]
+
+
+def _python_dirs(*kinds: str) -> tuple[str, ...]:
+    """The directories ``sysconfig`` names by ``kinds`` (``"stdlib"``, ``"purelib"``), each
+    ending with a separator."""
+    paths = sysconfig.get_paths()
+    return tuple({os.path.abspath(paths[k]) + os.sep for k in kinds})
 
 
 def _shapegrad_dirs() -> tuple[str, ...]:
@@ -143,8 +148,7 @@ def third_party_file(filename: str) -> bool:
     settings a replay would otherwise read as recorded. Not the standard library's (its
     ``site-packages`` directory aside: a virtual environment's lies inside ``platstdlib``)."""
     if not _third_party:
-        paths = sysconfig.get_paths()
-        _third_party.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")}))
+        _third_party.append(_python_dirs("purelib", "platlib"))
     if filename.startswith("<"):
         return False
     path = os.path.abspath(filename)
@@ -182,9 +186,7 @@ def _passing_code(code: types.CodeType) -> bool:
         if len(_PASSING_CODES) >= 16384:
             _PASSING_CODES.clear()
         if not _standard:
-            paths = sysconfig.get_paths()
-            _standard.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib")}))
-            _standard.append(tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib")}))
+            _standard.extend([_python_dirs("stdlib", "platstdlib"), _python_dirs("purelib", "platlib")])
         filename = code.co_filename
         path = os.path.abspath(filename)
         own = _shapegrad_dirs()
