@@ -66,6 +66,7 @@ from ._compile_ir import (
 from ._compile_layout import (
     ATOMS,
     Layout,
+    LibraryStart,
     TooLarge,
     _code_names,
     argument_objects,
@@ -3310,10 +3311,11 @@ class CompiledStep(Generic[P, R]):
         # one (float(a[0]), a.tolist()) is a value read, and its NumPy math on one is recorded
         # (in the caller's lists and dicts for the recording run, put back after it)
         swapped: list[tuple[Any, Any, Any, Any]] = []
+        library_start = LibraryStart()  # what installed packages' code reads, as it found it
         call_args = tuple(_traced_argument(rec, a, swapped) for a in args)
         call_kwargs = {k: _traced_argument(rec, v, swapped) for k, v in kwargs.items()}
         try:
-            with _Session(rec, list(backends.values())), watching(rec.value_read) as watch:
+            with _Session(rec, list(backends.values())), watching(rec.value_read, library_start.before) as watch:
                 traced_result = self._step(*call_args, **call_kwargs)
         finally:
             # (not named key: that is the signature the recording is kept under)
@@ -3371,8 +3373,11 @@ class CompiledStep(Generic[P, R]):
         if rec.escape_reason is not None:
             self._fall_back(f"the recording could not follow it: {rec.escape_reason}")
             return result
+        if library_start.error is not None:
+            self._fall_back(library_start.error)
+            return result
         roots = [self._step, *free_values(self._step), *objects, *state.modules]  # as the step left them
-        mutated = start_layout.changed(roots, modes=False)
+        mutated = start_layout.changed(roots, modes=False) or library_start.changed()
         if mutated is not None and start_layout.digests() != start_layout.large_digests:
             mutated = "a NumPy array of more than 4,096 elements it reads, which it writes in place"
         # What the step's own code read of its optimizers (opt.lr, opt.step_count, opt.current_lr()):

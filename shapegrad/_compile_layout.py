@@ -20,9 +20,12 @@ import dis
 import enum
 import functools
 import gc
+import importlib.util
 import logging
+import operator
 import os
 import sys
+import threading
 import types
 import weakref
 import zlib
@@ -36,8 +39,10 @@ from ._compile_layout_fast import identity_check
 from ._compile_watch import (
     NUMPY_GENERATORS,
     Watch,
+    code_names,
     exact,
     is_iterator,
+    iterator_state,
     same_atom,
     signed_zeros,
     third_party_file,
@@ -156,7 +161,30 @@ def _library_object(value: Any) -> bool:
 # How far from a library's global the attributes its code reads are followed (CONFIG.model.scale).
 _LIBRARY_DEPTH = 4
 # Objects of the standard library that hold a library's settings as attributes.
-_NAMESPACES = frozenset({types.SimpleNamespace, argparse.Namespace})
+_NAMESPACES = frozenset({types.SimpleNamespace, argparse.Namespace, threading.local})
+
+
+class _SameItems:
+    """The results an ``lru_cache`` function holds, equal to another such tuple where they
+    are the same objects (and it keeps them alive, so that no new one takes an old one's id)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[Any, ...]) -> None:
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _SameItems):
+            return NotImplemented
+        return len(self.items) == len(other.items) and all(map(operator.is_, self.items, other.items))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _cached_items(wrapper: Any) -> _SameItems:
+    """:class:`_SameItems` of what ``wrapper`` (an ``lru_cache`` function) holds now."""
+    results = cached_results(wrapper)
+    return _SameItems(() if results is NOT_SEEN else tuple(cast("list[Any]", results)))
 
 
 def _third_party_class(cls: type) -> bool:
@@ -251,11 +279,55 @@ def library_module_attributes(code: types.CodeType, scope: dict[str, Any]) -> li
     return found
 
 
+def imported_inside(code: types.CodeType, scope: dict[str, Any]) -> list[tuple[dict[str, Any], str, Any]]:
+    """The module attributes ``code`` (and the code nested in it) reads through an import
+    inside a function (``from . import config`` then ``config.SCALE``, ``from .config import
+    SCALE``, ``import somelib.config``): ``(the module's dict, a name, its value)`` for the names
+    it imports from a module and, of each module it imports, those its code names. A module
+    not imported yet is left out (the code did not run that import)."""
+    found: list[tuple[dict[str, Any], str, Any]] = []
+    names = set(code.co_names)
+    constants: list[Any] = [0, None]  # the last two: an import's level, then its names
+    module: types.ModuleType | None = None
+    for instruction in dis.get_instructions(code):
+        op, argument = instruction.opname, instruction.argval
+        if op == "LOAD_CONST":
+            constants = [constants[1], argument]
+        elif op == "IMPORT_NAME":
+            level = constants[0]
+            module = None
+            target = "." * level + argument if isinstance(level, int) and level > 0 else argument
+            try:
+                resolved = importlib.util.resolve_name(target, scope.get("__package__"))
+            except (ImportError, ValueError, TypeError):
+                continue
+            module = sys.modules.get(resolved)
+            if module is not None:
+                namespace = vars(module)
+                found += [(namespace, n, namespace[n]) for n in names if n in namespace]
+        elif op == "IMPORT_FROM" and module is not None:
+            namespace = vars(module)
+            value = namespace.get(argument, _MISSING)
+            if value is _MISSING:
+                submodule = sys.modules.get(f"{module.__name__}.{argument}")
+                value = _MISSING if submodule is None else submodule
+            if value is not _MISSING:
+                found.append((namespace, argument, value))
+                if _isa(value, types.ModuleType):
+                    inner = vars(value)
+                    found += [(inner, n, inner[n]) for n in names if n in inner]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            found += imported_inside(const, scope)
+    return found
+
+
 def _settings_table(value: Any) -> bool:
     """Whether ``value`` is a library's table of settings, compared item by item: a dict,
-    list or set of at most ``SMALL_ARRAY`` numbers, strings, booleans and Nones (keys too). A
-    larger one, or one holding anything else (a registry of classes), by identity only."""
-    if type(value) not in (dict, list, set) or len(value) > SMALL_ARRAY:
+    list or set (an ``OrderedDict``, a ``defaultdict``, a dict with attribute access too) of
+    at most ``SMALL_ARRAY`` numbers, strings, booleans and Nones (keys too). A larger one, or
+    one holding anything else (a registry of classes), by identity only."""
+    if not _isa(value, (dict, list, set)) or len(value) > SMALL_ARRAY:
         return False
     table = cast("dict[Any, Any] | list[Any] | set[Any]", value)
     items: list[Any] = [*table.keys(), *table.values()] if isinstance(table, dict) else list(table)
@@ -503,27 +575,44 @@ class Layout:
             return
         seen: set[tuple[int, str]] = set()
         followed: set[int] = set()
-        names = watch.library_names()
-        for code in watch.libraries:
-            scope = watch.scopes.get(code)
-            if scope is None:
-                continue
-            found = [(scope, name, scope[name]) for name in global_names(code) if name in scope]
-            for namespace, name, value in found + library_module_attributes(code, scope):
-                if (id(namespace), name) not in seen:
-                    seen.add((id(namespace), name))
-                    self.values.append((namespace, name, value))
-                    self._add_library_state(value, names, watch.libraries, followed, 0)
-        # the functions whose code ran (their closures and defaults), however the step reached them
+        # what that code, or the user's (obj.forward(x) on a library's object), may read attributes by
+        library = watch.library_names()
+        names = None if library is None or self.foreign is None else library | self.foreign
         ran = watch.libraries
+        for code in ran:
+            scope = watch.scopes.get(code)
+            if scope is not None:
+                self.add_library_code(code, scope, names, ran, seen, followed)
+        # the functions whose code ran (their closures and defaults), however the step reached them
         referrers = gc.get_referrers(*ran) if ran else []  # one pass over the heap
         functions = [f for f in referrers if _isa(f, types.FunctionType) and f.__code__ in ran]
         for value in self.third_party + functions:
             self._add_library_state(value, names, ran, followed, 0)
         self._same = _UNBUILT  # the identity check is built again with these
 
+    def add_library_code(
+        self,
+        code: types.CodeType,
+        scope: dict[str, Any],
+        names: frozenset[str] | None,
+        ran: set[types.CodeType],
+        seen: set[tuple[int, str]],
+        followed: set[int],
+    ) -> None:
+        """What one installed package's code object reads: its globals, its modules'
+        attributes (``config.DROPOUT``, through a module it imports inside too: ``from . import
+        config``) and what they hold (see :meth:`_add_library_state`); ``seen`` and
+        ``followed``: what was added already."""
+        found = [(scope, name, scope[name]) for name in global_names(code) if name in scope]
+        for namespace, name, value in found + library_module_attributes(code, scope) + imported_inside(code, scope):
+            if (id(namespace), name) not in seen:
+                seen.add((id(namespace), name))
+                self.values.append((namespace, name, value))
+                self._add_library_state(value, names, ran, followed, 0)
+        self._same = _UNBUILT
+
     def _add_library_state(
-        self, value: Any, names: frozenset[str], ran: set[types.CodeType], followed: set[int], depth: int
+        self, value: Any, names: frozenset[str] | None, ran: set[types.CodeType], followed: set[int], depth: int
     ) -> None:
         """What installed packages' code that ran may have read through ``value``, one of its
         globals or a function or class of its that the step reaches: a table of settings item
@@ -531,15 +620,26 @@ class Layout:
         and a ``ContextVar``'s value; of its classes and its objects (a ``Config`` class, a
         global ``CONFIG = Config()``, a ``SimpleNamespace``, an object with ``__slots__``),
         the attributes its code names (``names``), and what those hold, a few levels deep
-        (``CONFIG.model.scale``); of its functions that ran (``ran``), the variables their
-        closures hold and their defaults. A replay runs none of that code, so each is
-        compared as the step left it (a container of other objects, a registry, by identity)."""
-        if value is os and names & _ENVIRONMENT_NAMES:  # os.environ.get("SOMELIB_SCALE")
+        (``CONFIG.model.scale``), and its methods (patched between calls: ``Layer.__call__ =
+        ...``); of its functions that ran (``ran``), the variables their closures hold and their
+        defaults; what a logger, a small NumPy array or an ``lru_cache`` function holds.
+        ``names`` None: every attribute. A replay runs none of that code, so each is compared
+        as the step left it (a container of other objects, a registry, by identity)."""
+        if value is os and (names is None or names & _ENVIRONMENT_NAMES):  # os.environ.get("SOMELIB_SCALE")
             value = os.environ
         if depth > _LIBRARY_DEPTH or id(value) in followed or _isa(value, _ATOMS):
             return
-        if value is os.environ or value is os.getenv or _isa(value, contextvars.ContextVar):
-            self._add(value, followed)  # the environment's items; a ContextVar's value (with somelib.scaled(2))
+        if (
+            value is os.environ
+            or value is os.getenv
+            or _isa(value, (contextvars.ContextVar, logging.Logger))
+            or (_isa(value, np.ndarray) and value.size <= SMALL_ARRAY)
+            or is_iterator(value)
+        ):
+            # the environment's items, a ContextVar's value (with somelib.scaled(2)), a logger's
+            # level, a table of gains, an iterator (itertools.cycle of rates): as the step's own
+            # code reaching them would have them compared
+            self._add(value, followed)
             return
         followed.add(id(value))
         self._note()
@@ -547,15 +647,27 @@ class Layout:
             self._add_container(value, followed)
             return
         inner: list[Any] = []
-        if _isa(value, type):
+        if is_lru_cache(value):  # @lru_cache def get_settings(): the settings it gave, cleared and made again
+            results = cached_results(value)
+            if results is not NOT_SEEN:
+                held = tuple(cast("list[Any]", results))
+                self.held.append((value, _SameItems(held), _cached_items))
+                inner += held
+        elif _isa(value, type):
             for klass in cast("type", value).__mro__:
                 if klass is object or not _third_party_class(klass):
                     continue
                 namespace = klass.__dict__
-                for name in names & namespace.keys():
-                    if not (name.startswith("__") and name.endswith("__")):
-                        self.values.append((namespace, name, namespace[name]))
-                        inner.append(namespace[name])
+                for name, item in namespace.items():
+                    method = _isa(item, (types.FunctionType, staticmethod, classmethod, property))
+                    if name.startswith("__") and name.endswith("__"):
+                        if not method:
+                            continue  # __module__, __doc__; a dunder method runs unnamed: always compared
+                    elif names is not None and name not in names:
+                        continue
+                    self.values.append((namespace, name, item))
+                    if not method:
+                        inner.append(item)
         elif _isa(value, types.FunctionType):
             fn = cast("types.FunctionType", value)
             if fn.__code__ in ran:
@@ -566,13 +678,14 @@ class Layout:
                 inner += fn.__defaults__ or ()  # def f(x, opts={"scale": 2.0})
                 inner += (fn.__kwdefaults__ or {}).values()
         elif _third_party_class(_type_of(value)) or _type_of(value) in _NAMESPACES:
-            attributes = attribute(value, "__dict__")
+            attributes = attribute(value, "__dict__")  # a threading.local's: this thread's
             if _isa(attributes, dict):
                 entries = cast("dict[str, Any]", attributes)
-                for name in names & entries.keys():
+                for name in entries.keys() if names is None else names & entries.keys():
                     self.values.append((entries, name, entries[name]))
                     inner.append(entries[name])
-            slots = {n for cls in _type_of(value).__mro__ for n in getattr(cls, "__slots__", ())} & names
+            slots = {n for cls in _type_of(value).__mro__ for n in getattr(cls, "__slots__", ()) if n != "__weakref__"}
+            slots = slots if names is None else slots & names
             if slots:  # a settings class with __slots__ (or a frozen dataclass with slots=True)
                 items = tuple((n, attribute(value, n, _MISSING)) for n in sorted(slots))
                 self.objects.append((value, False, len(items), items))
@@ -999,3 +1112,38 @@ class Layout:
         no replay could repeat; asked before each replay, one written between calls records
         again (what NumPy computed from it in the step's Python is baked into the recording)."""
         return [zlib.crc32(np.ascontiguousarray(array).data) for array in self.large]
+
+
+class LibraryStart:
+    """What installed packages' code the step calls reads, as that code found it when it
+    first ran in the recording call (``watching``'s ``before_library``): compared with how
+    the step left it, a counter the library advances itself (``STEP += 1``, ``next(SCHEDULE)``)
+    tells a step that changes what it reads at every call, which a replay would not do."""
+
+    __slots__ = ("layout", "seen", "followed", "positions", "error")
+
+    def __init__(self) -> None:
+        self.layout = Layout([])
+        self.seen: set[tuple[int, str]] = set()
+        self.followed: set[int] = set()
+        self.positions: list[tuple[Any, Any]] = []  # an iterator it reads and where it was
+        self.error: str | None = None  # too much to follow: the step runs eagerly
+
+    def before(self, code: types.CodeType, scope: dict[str, Any], ran: set[types.CodeType]) -> None:
+        """Note what ``code`` reads, before it runs (called from the profile hook: raises nothing)."""
+        if self.error is not None:
+            return
+        count = len(self.layout.iterators)
+        try:
+            self.layout.add_library_code(code, scope, code_names([code]), ran, self.seen, self.followed)
+            self.positions += [(it, iterator_state(it)) for it in self.layout.iterators[count:]]
+        except TooLarge as error:
+            self.error = str(error)
+        except Exception as error:  # noqa: BLE001 -- a library object's __getattr__ may do anything
+            self.error = f"what an installed package's code reads could not be followed ({error!r})"
+
+    def changed(self) -> str | None:
+        """What of it the step changed; None if nothing."""
+        if any(iterator_state(it) != where for it, where in self.positions):
+            return "the next item of an iterator an installed package's code advances"
+        return self.layout.changed([], modes=False)

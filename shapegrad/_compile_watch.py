@@ -172,35 +172,24 @@ def _third_party_code(code: types.CodeType) -> bool:
     return known
 
 
-_PASSING_CODES: dict[types.CodeType, bool] = {}
-_standard: list[tuple[str, ...]] = []  # the standard library's directories, then installed packages'
+_USER_CODES: dict[types.CodeType, bool] = {}
 
 
-def _passing_code(code: types.CodeType) -> bool:
-    """Whether ``code`` is the standard library's (``contextlib``) or shapegrad's, asked once
-    per code object: a call the user's code makes through it is still the user's call (a
-    library's ``@contextlib.contextmanager`` generator run by ``contextlib``'s ``__enter__``,
-    a library's layer run by ``nn.Sequential``)."""
-    known = _PASSING_CODES.get(code)
+def _user_code(code: types.CodeType) -> bool:
+    """:func:`user_file` of ``code``'s file, asked once per code object."""
+    known = _USER_CODES.get(code)
     if known is None:
-        if len(_PASSING_CODES) >= 16384:
-            _PASSING_CODES.clear()
-        if not _standard:
-            _standard.extend([_python_dirs("stdlib", "platstdlib"), _python_dirs("purelib", "platlib")])
-        filename = code.co_filename
-        path = os.path.abspath(filename)
-        own = _shapegrad_dirs()
-        known = _PASSING_CODES[code] = not filename.startswith("<") and (
-            path.startswith(own) or (path.startswith(_standard[0]) and not path.startswith(_standard[1]))
-        )
+        if len(_USER_CODES) >= 16384:
+            _USER_CODES.clear()
+        known = _USER_CODES[code] = user_file(code.co_filename)
     return known
 
 
 def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozenset()) -> bool:
     """Whether ``frame`` runs an installed package's code (:func:`third_party_file`) that the
-    user's code called, directly or through other such code, the standard library's or
-    shapegrad's (a library's context manager entered through ``contextlib``, a library's
-    layer in an ``nn.Sequential``): not code that ran in the step
+    user's code called, directly or through any other library's code (a library's context
+    manager entered through ``contextlib``, a library's layer in an ``nn.Sequential``, a
+    library's ``Module`` under the run-time checks' wrapper): not code that ran in the step
     without being called by it, such as a garbage-collection callback (``gc.callbacks``:
     hypothesis times collections in its globals), a ``__del__`` or a weak reference's callback
     run where shapegrad or NumPy happened to be (``interrupting``: the callbacks' own code)."""
@@ -208,11 +197,11 @@ def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozens
     if code in interrupting or code.co_name == "__del__" or not _third_party_code(code):
         return False
     caller = frame.f_back
-    while caller is not None and (_third_party_code(caller.f_code) or _passing_code(caller.f_code)):
+    while caller is not None and not _user_code(caller.f_code):
         if caller.f_code in interrupting or caller.f_code.co_name == "__del__":
             return False
         caller = caller.f_back
-    return caller is not None and user_file(caller.f_code.co_filename)
+    return caller is not None
 
 
 def _interrupting_codes() -> frozenset[types.CodeType]:
@@ -367,7 +356,11 @@ def iterator_state(value: Any, depth: int = 0) -> Any:
     for name in ("gi_frame", "cr_frame", "ag_frame"):
         if hasattr(value, name):
             frame = getattr(value, name)
-            return ("frame", None if frame is None else frame.f_lasti)
+            if frame is None:
+                return ("frame", None)
+            # where it is and what its variables hold: a `while True: k += 1; yield k` is at the
+            # same instruction after each item
+            return ("frame", frame.f_lasti, tuple(map(id, frame.f_locals.values())))
     hint = operator.length_hint(value, -1)
     if hint >= 0 or depth > 2:
         return ("left", hint)
@@ -426,7 +419,7 @@ class Watch:
     hook and nothing was watched), and whether the user's code read attributes by names it
     built at run time (``dynamic``: then which it read is not known)."""
 
-    __slots__ = ("codes", "scopes", "dynamic", "libraries", "generators")
+    __slots__ = ("codes", "scopes", "dynamic", "libraries", "generators", "library_dynamic")
 
     def __init__(self, codes: set[types.CodeType] | None, scopes: dict[types.CodeType, Any] | None = None) -> None:
         self.codes = codes
@@ -436,6 +429,7 @@ class Watch:
         self.libraries: set[types.CodeType] = set()
         # id -> (a NumPy generator such code names among its globals, its state before it ran)
         self.generators: dict[int, tuple[Any, Any]] = {}
+        self.library_dynamic = False  # such code called getattr, hasattr or vars
 
     def library_drew(self) -> bool:
         """Whether installed packages' code that the step called drew from a NumPy generator
@@ -480,18 +474,14 @@ class Watch:
                 _strings(code.co_consts, names)
         return frozenset(names)
 
-    def library_names(self) -> frozenset[str]:
+    def library_names(self) -> frozenset[str] | None:
         """The names installed packages' code that the step called (``libraries``) uses, and
-        its string constants: the attributes of its classes and objects it may have read."""
-        names: set[str] = set()
-        for code in self.libraries:
-            stack = [code]
-            while stack:
-                inner = stack.pop()
-                names.update(inner.co_names)
-                _strings(inner.co_consts, names)
-                stack += [c for c in inner.co_consts if isinstance(c, types.CodeType)]
-        return frozenset(names)
+        its string constants: the attributes of its classes and objects it may have read;
+        None where it may have read others, by names built at run time (``getattr(cfg,
+        term + "_weight")``, ``vars(cfg)``, ``cfg.__dict__``)."""
+        if self.library_dynamic or any(_reads_every_attribute(code) for code in self.libraries):
+            return None
+        return code_names(self.libraries)
 
     def user_names(self) -> frozenset[str] | None:
         """The names of :meth:`read_names` that the user's own code (not the library's) could
@@ -540,6 +530,19 @@ def object_attribute_names(code: types.CodeType, scope: dict[str, Any]) -> set[s
     return kept | (set(code.co_names) - dropped)
 
 
+def code_names(codes: Any) -> frozenset[str]:
+    """The names ``codes`` (and the code objects nested in them) use, and their string
+    constants: what they may read an attribute by."""
+    names: set[str] = set()
+    stack = list(codes)
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        _strings(code.co_consts, names)
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return frozenset(names)
+
+
 def _module_or_none(value: Any) -> types.ModuleType | None:
     return value if isinstance(value, types.ModuleType) else None
 
@@ -573,10 +576,16 @@ def format_attribute_names(text: str) -> set[str]:
 
 
 @contextlib.contextmanager
-def watching(report: Callable[[str], None]) -> Generator[Watch]:
+def watching(
+    report: Callable[[str], None],
+    before_library: Callable[[types.CodeType, dict[str, Any], set[types.CodeType]], None] | None = None,
+) -> Generator[Watch]:
     """While inside, each call the user's code makes of a function in :func:`_hidden_state`
     is reported (``report(what)``) before it runs, and the code objects that run are noted
-    (the :class:`Watch` yielded)."""
+    (the :class:`Watch` yielded). ``before_library(code, its globals, the library code so
+    far)`` is called before installed packages' code the step calls first runs (what it
+    reads, as it found it: a counter it advances itself is told from one changed between
+    calls)."""
     if sys.getprofile() is not None:  # a profiler's: not replaced
         yield Watch(None)
         return
@@ -605,11 +614,16 @@ def watching(report: Callable[[str], None]) -> Generator[Watch]:
                     value = scope.get(name)
                     if isinstance(value, NUMPY_GENERATORS) and id(value) not in library_generators:
                         library_generators[id(value)] = (value, generator_state(value))
+                if before_library is not None:
+                    before_library(code, scope, libraries)
             return
         if event != "c_call":
             return
-        if id(arg) in _DYNAMIC_BUILTINS and not watch.dynamic and user_file(frame.f_code.co_filename):
-            watch.dynamic = True
+        if id(arg) in _DYNAMIC_BUILTINS:
+            if not watch.dynamic and user_file(frame.f_code.co_filename):
+                watch.dynamic = True
+            elif frame.f_code in libraries:
+                watch.library_dynamic = True
         try:
             what = _hidden_state(arg)
         except Exception:  # noqa: BLE001 -- an exception here would end the hook in the user's code

@@ -1411,6 +1411,25 @@ def test_a_tensor_from_a_generator_runs_eagerly() -> None:
     _runs_eagerly(step, [0.0, 8.0, 16.0, 24.0, 32.0], "next item of an iterator")
 
 
+def test_a_number_from_a_loop_generator_already_started_runs_eagerly() -> None:
+    """``while True: k += 1; yield k`` stands at the same instruction after every item: where
+    it is is told by its variables too."""
+
+    def rates() -> Iterator[float]:
+        k = 0
+        while True:
+            k += 1
+            yield float(k)
+
+    schedule = rates()
+    next(schedule)  # started before the step is compiled
+
+    def step() -> Any:
+        return (sg.ones(4) * next(schedule)).sum()
+
+    _runs_eagerly(step, [8.0, 12.0, 16.0, 20.0, 24.0], "next item of an iterator")
+
+
 def test_a_tensor_from_a_queue_runs_eagerly() -> None:
     batches: queue.SimpleQueue[Any] = queue.SimpleQueue()  # a C object: nothing of it is checked
     for batch in _batches():
