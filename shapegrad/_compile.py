@@ -3356,6 +3356,7 @@ class CompiledStep(Generic[P, R]):
             return result
         if rec.value_reason is None and (
             watch.library_drew()
+            or library_start.drew()
             or not all(same_value(a, b) for a, b in zip(drawn, generator_states(start_layout.generators), strict=True))
         ):
             rec.value_read("a random number drawn from a NumPy generator in Python (rng.uniform(), np.random.rand())")

@@ -41,9 +41,11 @@ from ._compile_watch import (
     Watch,
     code_names,
     exact,
+    generator_state,
     is_iterator,
     iterator_state,
     same_atom,
+    same_value,
     signed_zeros,
     third_party_file,
     user_file,
@@ -146,6 +148,15 @@ def _context_value(var: Any) -> Any:
     return var.get(_MISSING)
 
 
+def _context_default(var: Any) -> Any:
+    """What a ``contextvars.ContextVar`` gives where no value was set: its own default
+    (``get()``: ``get(x)`` gives ``x`` instead), or None."""
+    try:
+        return var.get()
+    except LookupError:
+        return None
+
+
 def _logger_state(logger: Any) -> tuple[Any, int, bool, int]:
     """What a logger's ``isEnabledFor`` decides by: its effective level, whether it is
     disabled, and ``logging.disable``'s level."""
@@ -159,7 +170,7 @@ def _library_object(value: Any) -> bool:
 
 
 # How far from a library's global the attributes its code reads are followed (CONFIG.model.scale).
-_LIBRARY_DEPTH = 4
+_LIBRARY_DEPTH = 8
 # Objects of the standard library that hold a library's settings as attributes.
 _NAMESPACES = frozenset({types.SimpleNamespace, argparse.Namespace, threading.local})
 
@@ -178,13 +189,23 @@ class _SameItems:
             return NotImplemented
         return len(self.items) == len(other.items) and all(map(operator.is_, self.items, other.items))
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment] -- unhashable, as __eq__ is by identity of its items
 
 
 def _cached_items(wrapper: Any) -> _SameItems:
     """:class:`_SameItems` of what ``wrapper`` (an ``lru_cache`` function) holds now."""
     results = cached_results(wrapper)
     return _SameItems(() if results is NOT_SEEN else tuple(cast("list[Any]", results)))
+
+
+def _users(value: Any) -> bool:
+    """Whether ``value`` is the user's own: a function of the user's code, a class of the
+    user's modules or an object of one (a config object or a hook the user gave a library)."""
+    if _isa(value, types.FunctionType):
+        return user_file(cast("types.FunctionType", value).__code__.co_filename)
+    cls = value if _isa(value, type) else _type_of(value)
+    module = sys.modules.get(cls.__module__)
+    return module is not None and module.__name__ != "builtins" and user_module(module)
 
 
 def _third_party_class(cls: type) -> bool:
@@ -543,12 +564,16 @@ class Layout:
         self.count = 0
         # identity_check's function, built at the first check (None: too large to generate)
         self._same: Callable[[list[Any]], bool] | None | object = _UNBUILT
-        self._names: set[str] = set()  # the names the user's functions it reaches use
-        self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         seen: set[int] = {id(Tensor)}
         # any of Tensor's attributes set or deleted between calls (x.relu() or an operator patched,
         # or put back) records again: one token, not each method's identity
         self.values.append((CLASS_WRITES, "token", CLASS_WRITES["token"]))
+        self._add_users(roots, seen)
+
+    def _add_users(self, roots: list[Any], seen: set[int]) -> None:
+        """What ``roots``, the user's objects, functions and modules, reach (see ``_add``)."""
+        self._names: set[str] = set()  # the names the user's functions it reaches use
+        self._held_modules: list[types.ModuleType] = []  # the user's modules held as values (self.cfg = config)
         for root in roots:
             self._add(root, seen)
         # A user's module held in a closure, an attribute or an argument (def step(x, config): config.LR):
@@ -627,19 +652,34 @@ class Layout:
         as the step left it (a container of other objects, a registry, by identity)."""
         if value is os and (names is None or names & _ENVIRONMENT_NAMES):  # os.environ.get("SOMELIB_SCALE")
             value = os.environ
-        if depth > _LIBRARY_DEPTH or id(value) in followed or _isa(value, _ATOMS):
+        if depth > _LIBRARY_DEPTH or id(value) in followed:
+            return
+        owner: Any = getattr(value, "__self__", None) if _isa(value, types.BuiltinMethodType) else None
+        if owner is not None and not _isa(owner, types.ModuleType):
+            self._add_library_state(owner, names, ran, followed, depth + 1)  # _lookup = SCALES.get
+            return
+        if _isa(value, types.ModuleType) and user_module(value):  # the user's config module handed to it
+            module = cast("types.ModuleType", value)
+            self._add_module_names(module, set(vars(module)) if names is None else set(names), followed)
+            return
+        if _isa(value, _ATOMS):
             return
         if (
             value is os.environ
             or value is os.getenv
-            or _isa(value, (contextvars.ContextVar, logging.Logger))
+            or _isa(value, (contextvars.ContextVar, logging.Logger, *NUMPY_GENERATORS))
             or (_isa(value, np.ndarray) and value.size <= SMALL_ARRAY)
             or is_iterator(value)
         ):
             # the environment's items, a ContextVar's value (with somelib.scaled(2)), a logger's
-            # level, a table of gains, an iterator (itertools.cycle of rates): as the step's own
-            # code reaching them would have them compared
+            # level, a generator's draws, a table of gains, an iterator (itertools.cycle of
+            # rates): as the step's own code reaching them would have them compared
             self._add(value, followed)
+            if _isa(value, contextvars.ContextVar):  # its own default, which _add's value leaves out
+                self._add_library_state(_context_default(value), names, ran, followed, depth + 1)
+            return
+        if _users(value):  # the user's own objects and functions handed to it (configure(cfg), a hook)
+            self._add_users([value], followed)
             return
         followed.add(id(value))
         self._note()
@@ -691,9 +731,37 @@ class Layout:
                 self.objects.append((value, False, len(items), items))
                 inner += (v for _, v in items)
             inner.append(_type_of(value))  # the class attributes it reads through the object
+        else:
+            inner += self._held_items(value)
         for item in inner:
             if item is not _MISSING:
                 self._add_library_state(item, names, ran, followed, depth + 1)
+
+    def _held_items(self, value: Any) -> list[Any]:
+        """What a container, a read-only or chained mapping, a weak reference or a partial of
+        a library's holds, to follow (a registry's items: ``REGISTRY["scale"].value``); a small
+        mutable container's items compared by identity (one replaced between calls)."""
+        if _isa(value, (list, tuple, dict, set, frozenset, collections.deque)):
+            items: list[Any] = list(cast("dict[Any, Any]", value).values()) if _isa(value, dict) else list(value)
+            if len(items) > SMALL_ARRAY:
+                return []  # a long registry: by identity only
+            if not _isa(value, (tuple, frozenset)):
+                held: Any = value
+                copy: Any = dict(held) if _isa(held, dict) else set(held) if _isa(held, set) else list(held)
+                self.containers.append((value, copy, None, [], None))
+            return items
+        if _isa(value, types.MappingProxyType):
+            return [m for m in gc.get_referents(value) if _isa(m, dict)]
+        if _isa(value, collections.ChainMap):
+            return [cast("collections.ChainMap[Any, Any]", value).maps]
+        if _isa(value, weakref.ref):
+            target = cast("weakref.ref[Any]", value)()
+            self.references.append((value, target))
+            return [target]
+        if _isa(value, functools.partial):
+            partial = cast("functools.partial[Any]", value)
+            return [partial.func, partial.args, partial.keywords]
+        return []
 
     def _read(self, name: str) -> bool:
         """Whether the step's code may have read an attribute called ``name``."""
@@ -1120,27 +1188,43 @@ class LibraryStart:
     the step left it, a counter the library advances itself (``STEP += 1``, ``next(SCHEDULE)``)
     tells a step that changes what it reads at every call, which a replay would not do."""
 
-    __slots__ = ("layout", "seen", "followed", "positions", "error")
+    __slots__ = ("layout", "seen", "positions", "states", "error")
 
     def __init__(self) -> None:
         self.layout = Layout([])
         self.seen: set[tuple[int, str]] = set()
-        self.followed: set[int] = set()
         self.positions: list[tuple[Any, Any]] = []  # an iterator it reads and where it was
+        self.states: list[tuple[Any, Any]] = []  # a NumPy generator it reaches and its state
         self.error: str | None = None  # too much to follow: the step runs eagerly
 
-    def before(self, code: types.CodeType, scope: dict[str, Any], ran: set[types.CodeType]) -> None:
-        """Note what ``code`` reads, before it runs (called from the profile hook: raises nothing)."""
+    def before(self, frame: Any, ran: set[types.CodeType]) -> None:
+        """Note what the code starting at ``frame`` reads through its globals and its
+        arguments (a method's ``self``, a class method's ``cls``), before it runs (called from
+        the profile hook: raises nothing)."""
         if self.error is not None:
             return
-        count = len(self.layout.iterators)
+        layout = self.layout
+        iterators, generators = len(layout.iterators), len(layout.generators)
+        code: types.CodeType = frame.f_code
+        names = code_names([code])
+        followed: set[int] = set()  # per code: another code reads other attributes of the same objects
         try:
-            self.layout.add_library_code(code, scope, code_names([code]), ran, self.seen, self.followed)
-            self.positions += [(it, iterator_state(it)) for it in self.layout.iterators[count:]]
+            layout.add_library_code(code, frame.f_globals, names, ran, self.seen, followed)
+            count = code.co_argcount + code.co_kwonlyargcount
+            arguments = frame.f_locals
+            for name in code.co_varnames[:count]:
+                if name in arguments:
+                    layout._add_library_state(arguments[name], names, ran, followed, 0)
+            self.positions += [(it, iterator_state(it)) for it in layout.iterators[iterators:]]
+            self.states += [(g, generator_state(g)) for g in layout.generators[generators:]]
         except TooLarge as error:
             self.error = str(error)
         except Exception as error:  # noqa: BLE001 -- a library object's __getattr__ may do anything
             self.error = f"what an installed package's code reads could not be followed ({error!r})"
+
+    def drew(self) -> bool:
+        """Whether a NumPy generator it reaches (``self.rng`` of a library's object) drew."""
+        return any(not same_value(generator_state(g), state) for g, state in self.states)
 
     def changed(self) -> str | None:
         """What of it the step changed; None if nothing."""

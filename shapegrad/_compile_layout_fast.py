@@ -48,11 +48,12 @@ class _Source:
         self.lines.append(f"    if {condition}: return False")
 
     def differs(self, expression: str, value: Any) -> str:
-        """The test that ``expression`` no longer holds ``value``: ``is not``, and for a number
-        or a string also unequal bit for bit (``SCALE = float(i % 3)`` is a new object of a
-        value a recording baked in)."""
+        """The test that ``expression`` no longer holds ``value``: ``is not``, and for a number,
+        a string or a tuple also unequal bit for bit (``SCALE = float(i % 3)`` is a new object
+        of a value a recording baked in; ``self.last_shape = tuple(x.shape)`` one of a value it
+        had)."""
         name = self.name(value)
-        if type(value) in (int, float, complex, str, bytes):
+        if type(value) in (int, float, complex, str, bytes, tuple):
             return f"({expression} is not {name} and not same_atom({expression}, {name}))"
         return f"{expression} is not {name}"
 

@@ -21,9 +21,11 @@ import datetime
 import dis
 import gc
 import linecache
+import logging
 import operator
 import os
 import random
+import secrets
 import string
 import struct
 import sys
@@ -31,6 +33,8 @@ import sysconfig
 import time
 import tokenize
 import types
+import uuid
+import weakref
 from collections.abc import Callable, Generator
 from typing import Any, cast
 
@@ -62,6 +66,15 @@ _CLOCKS = {
         "monotonic_ns",
         "process_time",
         "process_time_ns",
+        "thread_time",
+        "thread_time_ns",
+        "clock_gettime",
+        "clock_gettime_ns",
+        "localtime",  # given no seconds, these read the clock
+        "gmtime",
+        "ctime",
+        "asctime",
+        "strftime",
     },
     id(getattr(os.urandom, "__self__", None)): {"urandom"},  # posix (nt on Windows)
 }
@@ -75,7 +88,9 @@ _OPEN = builtins.open
 # Python's own readers of source code (a warning's or a traceback's line, inspect.getsource):
 # what they read is the program, not state a replay would miss
 _SOURCE_READERS = frozenset(os.path.abspath(m.__file__) for m in (linecache, tokenize) if m.__file__)
-_RANDOM_FILE = random.__file__
+# The standard library's Python that hands out its C callers' draws and clocks (random.uniform,
+# secrets.token_bytes, uuid.uuid4): a draw made there is its caller's
+_DRAWING_FILES = frozenset(os.path.abspath(m.__file__) for m in (random, secrets, uuid) if m.__file__)
 _NOW = {"now", "utcnow", "today"}
 
 
@@ -204,10 +219,15 @@ def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozens
     return caller is not None
 
 
+_FINALIZE_CALL: types.CodeType = vars(weakref.finalize)["__call__"].__code__
+
+
 def _interrupting_codes() -> frozenset[types.CodeType]:
     """The code of the garbage collector's callbacks (``gc.callbacks``), which run inside
-    whatever code triggers a collection."""
-    found: set[types.CodeType] = set()
+    whatever code triggers a collection; and the standard library's that calls a
+    ``weakref.finalize`` callback (where an object happens to die) or a logging handler (a
+    handler counting records: output, not the step's settings)."""
+    found: set[types.CodeType] = {_FINALIZE_CALL, logging.Logger.callHandlers.__code__}
     for callback in gc.callbacks:
         function = getattr(callback, "__func__", callback)
         code = getattr(function, "__code__", None)
@@ -303,11 +323,29 @@ def exact(value: Any) -> Any:
 
 
 def same_atom(a: Any, b: Any) -> bool:
-    """The same object, or equal numbers or strings of one exact type, bit for bit."""
+    """The same object, or equal numbers or strings of one exact type, bit for bit, or tuples
+    of such (``self.last_shape = tuple(x.shape)`` at every call is no change)."""
     if a is b:
         return True
     kind: type = a.__class__
-    return kind is b.__class__ and kind in _BY_VALUE and exact(a) == exact(b)
+    if kind is not b.__class__:
+        return False
+    if kind is tuple:
+        return len(a) == len(b) and all(map(same_atom, a, b))
+    return kind in _BY_VALUE and exact(a) == exact(b)
+
+
+_DRAWING_CODES: dict[types.CodeType, bool] = {}
+
+
+def _drawing_code(code: types.CodeType) -> bool:
+    """Whether ``code`` is one of ``_DRAWING_FILES``', asked once per code object."""
+    known = _DRAWING_CODES.get(code)
+    if known is None:
+        if len(_DRAWING_CODES) >= 16384:
+            _DRAWING_CODES.clear()
+        known = _DRAWING_CODES[code] = os.path.abspath(code.co_filename) in _DRAWING_FILES
+    return known
 
 
 def signed_zeros(items: Any) -> list[tuple[Any, bytes]]:
@@ -578,14 +616,13 @@ def format_attribute_names(text: str) -> set[str]:
 @contextlib.contextmanager
 def watching(
     report: Callable[[str], None],
-    before_library: Callable[[types.CodeType, dict[str, Any], set[types.CodeType]], None] | None = None,
+    before_library: Callable[[Any, set[types.CodeType]], None] | None = None,
 ) -> Generator[Watch]:
     """While inside, each call the user's code makes of a function in :func:`_hidden_state`
     is reported (``report(what)``) before it runs, and the code objects that run are noted
-    (the :class:`Watch` yielded). ``before_library(code, its globals, the library code so
-    far)`` is called before installed packages' code the step calls first runs (what it
-    reads, as it found it: a counter it advances itself is told from one changed between
-    calls)."""
+    (the :class:`Watch` yielded). ``before_library(frame, the library code so far)`` is
+    called before installed packages' code the step calls first runs (what it reads, as it
+    found it: a counter it advances itself is told from one changed between calls)."""
     if sys.getprofile() is not None:  # a profiler's: not replaced
         yield Watch(None)
         return
@@ -615,7 +652,7 @@ def watching(
                     if isinstance(value, NUMPY_GENERATORS) and id(value) not in library_generators:
                         library_generators[id(value)] = (value, generator_state(value))
                 if before_library is not None:
-                    before_library(code, scope, libraries)
+                    before_library(frame, libraries)
             return
         if event != "c_call":
             return
@@ -635,11 +672,11 @@ def watching(
                 report(what)
             return
         # Made by the user's code or an installed package's code it called (a library's
-        # jitter), or by random's Python (random.uniform) called by either; not shapegrad's
+        # jitter), or by random's, secrets' or uuid's Python called by either; not shapegrad's
         # own use nor that of the packages it drives (numba timing its compiles), nor the
         # standard library's (logging stamping a record).
         caller = frame
-        if caller.f_code.co_filename == _RANDOM_FILE and caller.f_back is not None:
+        while caller.f_back is not None and _drawing_code(caller.f_code):
             caller = caller.f_back
         if caller.f_code in libraries or user_file(caller.f_code.co_filename):
             report(what)

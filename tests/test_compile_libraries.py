@@ -585,30 +585,219 @@ def test_a_library_classs_method_patched_between_calls_records_again(installed: 
     _same_as_eager(step, change, _x())
 
 
-def test_a_librarys_own_bookkeeping_it_never_reads_back_is_replayed(installed: Path) -> None:
-    """Objects the library's code stores into (a registry of objects it keeps) are compared
-    by identity, not item by item: the step still replays. (Its first call, which finds the
-    registry empty and fills it, changed what the library reads: set-up, not kept.)"""
+@pytest.mark.parametrize(
+    "function", ["registry", "nested", "partial", "bound_get", "read_only", "chained", "reference", "context_default"]
+)
+def test_settings_held_in_a_librarys_containers_and_wrappers_record_again_when_changed(
+    installed: Path, monkeypatch: pytest.MonkeyPatch, function: str
+) -> None:
+    """An object in a registry, a dict in a dict, ``functools.partial(os.getenv, ...)``, a
+    dict's bound ``get``, a ``MappingProxyType``, a ``ChainMap``, a weak reference and a
+    ``ContextVar``'s own default object: followed to the setting that changes."""
     _write(
         installed,
-        "sglib_registry.py",
+        "sglib_wrapped.py",
         """
-        class Registry:
-            def __init__(self):
-                self.seen = {}
+        import collections
+        import contextvars
+        import functools
+        import os
+        import types
+        import weakref
 
-        REGISTRY = Registry()
+        class Setting:
+            def __init__(self, value):
+                self.value = value
 
-        def scale(x):
-            REGISTRY.seen[len(REGISTRY.seen)] = object()
-            return x * 2.0
+        REGISTRY = {"scale": Setting(1.0)}
+        DEFAULTS = {"model": {"scale": 1.0}}
+        _getenv = functools.partial(os.getenv, "SGLIB_WRAPPED", "1")
+        _SCALES = {"scale": 1.0}
+        _lookup = _SCALES.get
+        _VIEWED = {"scale": 1.0}
+        VIEW = types.MappingProxyType(_VIEWED)
+        _OVERRIDES = {}
+        CHAIN = collections.ChainMap(_OVERRIDES, {"scale": 1.0})
+        _TARGET = Setting(1.0)
+        _REF = weakref.ref(_TARGET)
+        _CURRENT = contextvars.ContextVar("current", default=Setting(1.0))
+
+        def registry(x):
+            return x * REGISTRY["scale"].value
+
+        def nested(x):
+            return x * DEFAULTS["model"]["scale"]
+
+        def partial(x):
+            return x * float(_getenv())
+
+        def bound_get(x):
+            return x * _lookup("scale")
+
+        def read_only(x):
+            return x * VIEW["scale"]
+
+        def chained(x):
+            return x * CHAIN["scale"]
+
+        def reference(x):
+            return x * _REF().value
+
+        def context_default(x):
+            return x * _CURRENT.get().value
         """,
     )
-    sglib: Any = importlib.import_module("sglib_registry")
+    sglib: Any = importlib.import_module("sglib_wrapped")
+    changes: dict[str, Any] = {
+        "registry": lambda i: setattr(sglib.REGISTRY["scale"], "value", float(i // 2)),
+        "nested": lambda i: sglib.DEFAULTS["model"].__setitem__("scale", float(i // 2)),
+        "partial": lambda i: monkeypatch.setenv("SGLIB_WRAPPED", str(i // 2)),
+        "bound_get": lambda i: sglib._SCALES.__setitem__("scale", float(i // 2)),
+        "read_only": lambda i: sglib._VIEWED.__setitem__("scale", float(i // 2)),
+        "chained": lambda i: sglib._OVERRIDES.__setitem__("scale", float(i // 2)),
+        "reference": lambda i: setattr(sglib._TARGET, "value", float(i // 2)),
+        "context_default": lambda i: setattr(sglib._CURRENT.get(), "value", float(i // 2)),
+    }
+    fn = getattr(sglib, function)
+    _same_as_eager(lambda x: fn(x), changes[function], _x())
+
+
+def test_the_users_own_objects_handed_to_a_library_record_again_when_changed(installed: Path) -> None:
+    """A config object of the user's class the library keeps (``configure(cfg)``), and a hook
+    of the user's it calls, which reads a global of the user's."""
+    _write(
+        installed,
+        "sglib_handed.py",
+        """
+        CONFIG = None
+        HOOKS = []
+
+        def configure(config):
+            global CONFIG
+            CONFIG = config
+
+        def apply(x):
+            y = x * CONFIG.scale
+            for hook in HOOKS:
+                y = hook(y)
+            return y
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_handed")
+    config = _UserConfig()
+    sglib.configure(config)
+    sglib.HOOKS.append(_user_hook)
+
+    def change(i: int) -> None:
+        config.scale = float(i // 2)
+        global _HOOK_SHIFT
+        _HOOK_SHIFT = float(i % 2)
+
+    _same_as_eager(lambda x: sglib.apply(x), change, _x())
+
+
+class _UserConfig:
+    scale = 1.0
+
+
+_HOOK_SHIFT = 0.0
+
+
+def _user_hook(y: Any) -> Any:
+    return y + _HOOK_SHIFT
+
+
+@pytest.mark.parametrize("source", ["method", "class_counter", "generator"])
+def test_state_a_librarys_object_advances_in_its_own_method_runs_the_step_eagerly(installed: Path, source: str) -> None:
+    """A warm-up schedule object the library keeps (``self.k += 1`` in its method), a class
+    attribute counted up through ``type(self)``, a NumPy generator on the object: state
+    reached through the method's ``self``, noted before the method first runs."""
+    _write(
+        installed,
+        "sglib_warmup.py",
+        """
+        import numpy as np
+
+        class Warmup:
+            calls = 0
+
+            def __init__(self):
+                self.k = 0
+                self.rng = np.random.default_rng(0)
+
+            def method(self):
+                self.k += 1
+                return min(self.k, 10) / 10
+
+            def class_counter(self):
+                type(self).calls += 1
+                return float(type(self).calls)
+
+            def generator(self):
+                return 1.0 + float(self.rng.random())
+
+        _WARMUP = Warmup()
+
+        def scaled(x, how):
+            return x * getattr(_WARMUP, how)()
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_warmup")
+    compiled = sg.compile(lambda x: sglib.scaled(x, source))
+    with pytest.warns(sg.CompileWarning):
+        outs = [float(compiled(_x()).numpy()[1]) for _ in range(4)]
+    assert len(set(outs)) == 4  # a new value at every call, as eager
+
+
+def test_a_librarys_bookkeeping_made_at_the_first_call_is_replayed_after(installed: Path) -> None:
+    """A memo the library fills at the first call (a table per shape, the last shape it saw
+    as a new tuple of the same sizes at every call): that call changed what the library
+    reads (set-up, not kept); the next records, and the step replays from then on."""
+    _write(
+        installed,
+        "sglib_memo.py",
+        """
+        class Memo:
+            def __init__(self):
+                self.tables = {}
+                self.last_shape = None
+
+        MEMO = Memo()
+
+        def scale(x):
+            shape = tuple(x.shape)
+            MEMO.last_shape = tuple(shape)
+            if shape not in MEMO.tables:
+                MEMO.tables[shape] = [2.0] * shape[0]
+            return x * MEMO.tables[shape][0]
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_memo")
 
     compiled = _same_as_eager(lambda x: sglib.scale(x), lambda i: None, _x())
     (recording,) = compiled.recordings
     assert recording.replays == 3
+
+
+def test_a_registry_the_library_grows_at_every_call_runs_the_step_eagerly(installed: Path) -> None:
+    """Items of a library's registry are compared by identity: one that gains an item at
+    every call changes what the library reads at every call, which a replay would not do."""
+    _write(
+        installed,
+        "sglib_registry.py",
+        """
+        SEEN = {}
+
+        def scale(x):
+            SEEN[len(SEEN)] = object()
+            return x * float(len(SEEN))
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_registry")
+    compiled = sg.compile(lambda x: sglib.scale(x))
+    with pytest.warns(sg.CompileWarning, match="changes what it reads at every call"):
+        outs = [compiled(_x()).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(outs[2], _x().numpy() * 3.0)
 
 
 def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
@@ -618,6 +807,58 @@ def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
     compiled = _same_as_eager(lambda x: sglib_steady.scaled(x), lambda i: None, _x())
     (recording,) = compiled.recordings
     assert recording.replays == 4
+
+
+def test_a_librarys_finalizer_and_log_handler_are_not_the_steps_code(installed: Path) -> None:
+    """A ``weakref.finalize`` callback run where an object of the step's dies, and a logging
+    handler counting the records the step logs: neither is called by the step's logic, and
+    their counters are no setting of it: the step replays."""
+    _write(
+        installed,
+        "sglib_side.py",
+        """
+        import logging
+        import weakref
+
+        FREED = 0
+        EMITTED = 0
+
+        class Workspace:
+            pass
+
+        def _freed():
+            global FREED
+            FREED += 1
+
+        def scratch(x):
+            workspace = Workspace()
+            weakref.finalize(workspace, _freed)
+            return x * 2.0
+
+        class Counting(logging.Handler):
+            def emit(self, record):
+                global EMITTED
+                EMITTED += 1
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_side")
+    logger = logging.getLogger("sglib_side_step")
+    handler = sglib.Counting()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+    def step(x: Any) -> Any:
+        logger.info("step")
+        return sglib.scratch(x)
+
+    try:
+        compiled = _same_as_eager(step, lambda i: None, _x())
+    finally:
+        logger.removeHandler(handler)
+    (recording,) = compiled.recordings
+    assert recording.replays == 4
+    assert sglib.FREED >= 5 and sglib.EMITTED >= 5
 
 
 def test_a_librarys_garbage_collection_callback_is_not_the_steps_code(installed: Path) -> None:

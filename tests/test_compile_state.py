@@ -1430,6 +1430,50 @@ def test_a_number_from_a_loop_generator_already_started_runs_eagerly() -> None:
     _runs_eagerly(step, [8.0, 12.0, 16.0, 20.0, 24.0], "next item of an iterator")
 
 
+def test_a_module_noting_the_shape_it_saw_replays() -> None:
+    """``self.last_shape = tuple(x.shape)`` at every call is a new tuple of the same sizes:
+    no change of what the step reads."""
+
+    class Block(sg.nn.Module):
+        def __init__(self) -> None:
+            self.scale = 3.0
+            self.last_shape: tuple[int, ...] | None = None
+
+        def __call__(self, x: Any) -> Any:
+            self.last_shape = tuple(x.shape)
+            return x * self.scale
+
+    block = Block()
+    compiled = sg.compile(lambda x: block(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        for _ in range(5):
+            compiled(sg.ones(2, 3))
+    (recording,) = compiled.recordings
+    assert recording.replays >= 3
+
+
+@pytest.mark.parametrize("source", ["localtime", "clock_gettime", "thread_time", "secrets", "uuid"])
+def test_a_clock_or_the_systems_random_source_read_in_the_step_runs_eagerly(source: str) -> None:
+    """Clocks beside ``time.time`` and draws through ``secrets`` or ``uuid``, which reach
+    ``os.urandom`` through the standard library's Python."""
+    import secrets
+    import time
+    import uuid
+
+    read = {
+        "localtime": lambda: float(time.localtime().tm_sec),
+        "clock_gettime": lambda: time.clock_gettime(time.CLOCK_MONOTONIC),
+        "thread_time": lambda: time.thread_time(),
+        "secrets": lambda: float(secrets.randbelow(2**30)),
+        "uuid": lambda: float(uuid.uuid4().int % 2**30),
+    }[source]
+    compiled = sg.compile(lambda: (sg.ones(2) * read()).sum())
+    with pytest.warns(sg.CompileWarning, match="clock or the system's random source"):
+        compiled()
+    assert compiled.eager_reason is not None
+
+
 def test_a_tensor_from_a_queue_runs_eagerly() -> None:
     batches: queue.SimpleQueue[Any] = queue.SimpleQueue()  # a C object: nothing of it is checked
     for batch in _batches():
