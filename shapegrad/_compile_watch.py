@@ -174,30 +174,24 @@ def third_party_file(filename: str) -> bool:
     return False
 
 
-_THIRD_PARTY_CODES: dict[types.CodeType, bool] = {}
+def _asked_once_per_code(of_file: Callable[[str], bool]) -> Callable[[types.CodeType], bool]:
+    """``of_file`` of a code object's file, asked once per code object (the profile hook asks
+    at every call; a bounded cache)."""
+    known: dict[types.CodeType, bool] = {}
+
+    def ask(code: types.CodeType) -> bool:
+        answer = known.get(code)
+        if answer is None:
+            if len(known) >= 16384:
+                known.clear()
+            answer = known[code] = of_file(code.co_filename)
+        return answer
+
+    return ask
 
 
-def _third_party_code(code: types.CodeType) -> bool:
-    """:func:`third_party_file` of ``code``'s file, asked once per code object."""
-    known = _THIRD_PARTY_CODES.get(code)
-    if known is None:
-        if len(_THIRD_PARTY_CODES) >= 16384:
-            _THIRD_PARTY_CODES.clear()
-        known = _THIRD_PARTY_CODES[code] = third_party_file(code.co_filename)
-    return known
-
-
-_USER_CODES: dict[types.CodeType, bool] = {}
-
-
-def _user_code(code: types.CodeType) -> bool:
-    """:func:`user_file` of ``code``'s file, asked once per code object."""
-    known = _USER_CODES.get(code)
-    if known is None:
-        if len(_USER_CODES) >= 16384:
-            _USER_CODES.clear()
-        known = _USER_CODES[code] = user_file(code.co_filename)
-    return known
+_third_party_code = _asked_once_per_code(lambda filename: third_party_file(filename))
+_user_code = _asked_once_per_code(lambda filename: user_file(filename))
 
 
 def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozenset()) -> bool:
@@ -335,17 +329,7 @@ def same_atom(a: Any, b: Any) -> bool:
     return kind in _BY_VALUE and exact(a) == exact(b)
 
 
-_DRAWING_CODES: dict[types.CodeType, bool] = {}
-
-
-def _drawing_code(code: types.CodeType) -> bool:
-    """Whether ``code`` is one of ``_DRAWING_FILES``', asked once per code object."""
-    known = _DRAWING_CODES.get(code)
-    if known is None:
-        if len(_DRAWING_CODES) >= 16384:
-            _DRAWING_CODES.clear()
-        known = _DRAWING_CODES[code] = os.path.abspath(code.co_filename) in _DRAWING_FILES
-    return known
+_drawing_code = _asked_once_per_code(lambda filename: os.path.abspath(filename) in _DRAWING_FILES)
 
 
 def signed_zeros(items: Any) -> list[tuple[Any, bytes]]:
