@@ -674,7 +674,7 @@ class Layout:
             # the environment's items, a ContextVar's value (with somelib.scaled(2)), a logger's
             # level, a generator's draws, a table of gains, an iterator (itertools.cycle of
             # rates): as the step's own code reaching them would have them compared
-            self._add(value, followed)
+            self._add_users([value], followed)
             if _isa(value, contextvars.ContextVar):  # its own default, which _add's value leaves out
                 self._add_library_state(_context_default(value), names, ran, followed, depth + 1)
             return

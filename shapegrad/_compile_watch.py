@@ -199,18 +199,25 @@ def called_library(frame: Any, interrupting: frozenset[types.CodeType] = frozens
     user's code called, directly or through any other library's code (a library's context
     manager entered through ``contextlib``, a library's layer in an ``nn.Sequential``, a
     library's ``Module`` under the run-time checks' wrapper): not code that ran in the step
-    without being called by it, such as a garbage-collection callback (``gc.callbacks``:
-    hypothesis times collections in its globals), a ``__del__`` or a weak reference's callback
-    run where shapegrad or NumPy happened to be (``interrupting``: the callbacks' own code)."""
+    without being called by it, such as an imported module's body (a library importing
+    another lazily), a garbage-collection callback (``gc.callbacks``: hypothesis times
+    collections in its globals), a ``__del__`` or a weak reference's callback run where
+    shapegrad or NumPy happened to be (``interrupting``: the callbacks' own code)."""
     code = frame.f_code
-    if code in interrupting or code.co_name == "__del__" or not _third_party_code(code):
+    if code in interrupting or code.co_name in _NOT_CALLED or not _third_party_code(code):
         return False
     caller = frame.f_back
     while caller is not None and not _user_code(caller.f_code):
-        if caller.f_code in interrupting or caller.f_code.co_name == "__del__":
+        if caller.f_code in interrupting or caller.f_code.co_name in _NOT_CALLED:
             return False
         caller = caller.f_back
-    return caller is not None
+    # a module's body run by an import (a library importing another lazily) is no call of the step's
+    return caller is not None and not caller.f_code.co_filename.startswith("<frozen importlib")
+
+
+# The code objects a library runs that the step's code did not call: a finalizer, a module's
+# body as it is imported.
+_NOT_CALLED = frozenset({"__del__", "<module>"})
 
 
 _FINALIZE_CALL: types.CodeType = vars(weakref.finalize)["__call__"].__code__

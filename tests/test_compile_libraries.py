@@ -809,6 +809,75 @@ def test_a_library_whose_settings_stay_is_replayed(installed: Path) -> None:
     assert recording.replays == 4
 
 
+def test_a_module_a_library_imports_lazily_in_the_step_is_not_the_steps_code(installed: Path) -> None:
+    """A library importing another module inside the function, at its first call: the
+    module's body runs then (noting itself in a third module's list), which is no call of the
+    step's: the first call's recording is kept and replayed."""
+    _write(installed, "sglib_lazy_loaded.py", "LOADED = []\n")
+    _write(
+        installed,
+        "sglib_lazy_child.py",
+        "import sglib_lazy_loaded\n\nsglib_lazy_loaded.LOADED.append('child')\nSCALE = 2.0\n",
+    )
+    _write(
+        installed,
+        "sglib_lazy_parent.py",
+        """
+        def scaled(x):
+            import sglib_lazy_child
+
+            return x * sglib_lazy_child.SCALE
+        """,
+    )
+    importlib.import_module("sglib_lazy_loaded")  # imported before: the body reads and writes its list
+    sglib: Any = importlib.import_module("sglib_lazy_parent")
+    compiled = _same_as_eager(lambda x: sglib.scaled(x), lambda i: None, _x())
+    (recording,) = compiled.recordings
+    assert recording.replays == 4
+
+
+def test_a_librarys_iterator_holding_functions_is_followed_as_the_steps_own_are(installed: Path) -> None:
+    """A library's global object that is an iterator and holds a function of the user's:
+    followed as the step's own objects are (the function's globals too), and the step
+    replays."""
+    _write(
+        installed,
+        "sglib_stream.py",
+        """
+        def _double(v):
+            return 2.0 * v
+
+        class Stream:
+            def __init__(self):
+                self.transform = _double
+                self.scale = 2.0
+
+            def __iter__(self):
+                return self
+
+            def __next__(self):
+                return self.transform(self.scale)
+
+        STREAM = Stream()
+
+        def scaled(x):
+            return x * next(STREAM)
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_stream")
+    sglib.STREAM.transform = _user_double
+
+    def change(i: int) -> None:
+        sglib.STREAM.scale = 3.0 if i >= 3 else 2.0
+
+    compiled = _same_as_eager(lambda x: sglib.scaled(x), change, _x())
+    assert [r.replays for r in compiled.recordings] == [2, 1]
+
+
+def _user_double(v: float) -> float:
+    return 2.0 * v
+
+
 def test_a_librarys_finalizer_and_log_handler_are_not_the_steps_code(installed: Path) -> None:
     """A ``weakref.finalize`` callback run where an object of the step's dies, and a logging
     handler counting the records the step logs: neither is called by the step's logic, and
