@@ -1182,19 +1182,30 @@ class Layout:
         return [zlib.crc32(np.ascontiguousarray(array).data) for array in self.large]
 
 
+def _rebinds_free_variable(code: types.CodeType) -> bool:
+    """Whether ``code`` assigns a variable of its closure (``nonlocal n; n += 1``)."""
+    free = set(code.co_freevars)
+    return bool(free) and any(
+        i.opname in ("STORE_DEREF", "DELETE_DEREF") and i.argval in free for i in dis.get_instructions(code)
+    )
+
+
 class LibraryStart:
     """What installed packages' code the step calls reads, as that code found it when it
     first ran in the recording call (``watching``'s ``before_library``): compared with how
     the step left it, a counter the library advances itself (``STEP += 1``, ``next(SCHEDULE)``)
     tells a step that changes what it reads at every call, which a replay would not do."""
 
-    __slots__ = ("layout", "seen", "positions", "states", "error")
+    __slots__ = ("layout", "seen", "positions", "states", "closures", "error")
 
     def __init__(self) -> None:
         self.layout = Layout([])
         self.seen: set[tuple[int, str]] = set()
         self.positions: list[tuple[Any, Any]] = []  # an iterator it reads and where it was
         self.states: list[tuple[Any, Any]] = []  # a NumPy generator it reaches and its state
+        # a function whose code rebinds a variable of its closure (a counter: nonlocal n), and
+        # what its cells held before it ran
+        self.closures: list[tuple[types.FunctionType, tuple[Any, ...]]] = []
         self.error: str | None = None  # too much to follow: the step runs eagerly
 
     def before(self, frame: Any, ran: set[types.CodeType]) -> None:
@@ -1211,10 +1222,16 @@ class LibraryStart:
         try:
             layout.add_library_code(code, frame.f_globals, names, ran, self.seen, followed)
             count = code.co_argcount + code.co_kwonlyargcount
-            arguments = frame.f_locals
-            for name in code.co_varnames[:count]:
+            arguments = frame.f_locals  # its closure's variables too
+            for name in (*code.co_varnames[:count], *code.co_freevars):
                 if name in arguments:
                     layout._add_library_state(arguments[name], names, ran, followed, 0)
+            if _rebinds_free_variable(code):  # which function of this code runs is not known: each
+                self.closures += [
+                    (fn, tuple(cell_contents(c, _MISSING) for c in fn.__closure__ or ()))
+                    for fn in gc.get_referrers(code)
+                    if _isa(fn, types.FunctionType) and fn.__code__ is code
+                ]
             self.positions += [(it, iterator_state(it)) for it in layout.iterators[iterators:]]
             self.states += [(g, generator_state(g)) for g in layout.generators[generators:]]
         except TooLarge as error:
@@ -1230,4 +1247,7 @@ class LibraryStart:
         """What of it the step changed; None if nothing."""
         if any(iterator_state(it) != where for it, where in self.positions):
             return "the next item of an iterator an installed package's code advances"
+        for fn, before in self.closures:
+            if not all(map(same_atom, (cell_contents(c, _MISSING) for c in fn.__closure__ or ()), before)):
+                return "a variable of a closure of an installed package's, which its code rebinds (nonlocal)"
         return self.layout.changed([], modes=False)

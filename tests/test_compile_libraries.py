@@ -707,6 +707,37 @@ def _user_hook(y: Any) -> Any:
     return y + _HOOK_SHIFT
 
 
+def test_a_counter_in_a_librarys_closure_runs_the_step_eagerly(installed: Path) -> None:
+    """``nonlocal n; n += 1`` in a function the library made: the step changes what it reads
+    at every call."""
+    _write(
+        installed,
+        "sglib_ticks.py",
+        """
+        def _counter():
+            n = 0
+
+            def tick():
+                nonlocal n
+                n += 1
+                return n
+
+            return tick
+
+        _tick = _counter()
+        _other = _counter()  # another closure of the same code, never called
+
+        def scaled(x):
+            return x * float(_tick())
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_ticks")
+    compiled = sg.compile(lambda x: sglib.scaled(x))
+    with pytest.warns(sg.CompileWarning, match="closure"):
+        outs = [float(compiled(_x()).numpy()[1]) for _ in range(4)]
+    assert outs == [1.0, 2.0, 3.0, 4.0]
+
+
 @pytest.mark.parametrize("source", ["method", "class_counter", "generator"])
 def test_state_a_librarys_object_advances_in_its_own_method_runs_the_step_eagerly(installed: Path, source: str) -> None:
     """A warm-up schedule object the library keeps (``self.k += 1`` in its method), a class
