@@ -628,7 +628,10 @@ class Layout:
         attributes (``config.DROPOUT``, through a module it imports inside too: ``from . import
         config``) and what they hold (see :meth:`_add_library_state`); ``seen`` and
         ``followed``: what was added already."""
-        found = [(scope, name, scope[name]) for name in global_names(code) if name in scope]
+        read = global_names(code)
+        if "globals" in read and "globals" not in scope:  # globals()["SCALE_" + act]: any of them
+            read = tuple(name for name in scope if not (name.startswith("__") and name.endswith("__")))
+        found = [(scope, name, scope[name]) for name in read if name in scope]
         for namespace, name, value in found + library_module_attributes(code, scope) + imported_inside(code, scope):
             if (id(namespace), name) not in seen:
                 seen.add((id(namespace), name))

@@ -534,6 +534,23 @@ def test_what_the_library_reads_through_holders_records_again_when_changed(
         sglib.logger.setLevel(logging.NOTSET)
 
 
+def test_a_global_the_library_reads_through_globals_records_again_when_rebound(installed: Path) -> None:
+    """``globals()["SCALE_" + act]``: a name built at run time, so each of its module's
+    globals is compared."""
+    _write(
+        installed,
+        "sglib_by_name.py",
+        """
+        SCALE_relu = 2.0
+
+        def apply(x, act="relu"):
+            return x * globals()["SCALE_" + act]
+        """,
+    )
+    sglib: Any = importlib.import_module("sglib_by_name")
+    _same_as_eager(lambda x: sglib.apply(x), lambda i: setattr(sglib, "SCALE_relu", float(i // 2)), _x())
+
+
 def test_a_config_module_the_library_imports_inside_a_function_records_again_when_changed(installed: Path) -> None:
     """``from . import config`` (or ``from .config import SCALE``) inside the function: the
     module is a local there, not a global, and its settings are compared all the same."""
