@@ -39,13 +39,13 @@ from ._compile_layout_fast import identity_check
 from ._compile_watch import (
     NUMPY_GENERATORS,
     Watch,
+    any_drew,
     code_names,
     exact,
     generator_state,
     is_iterator,
     iterator_state,
     same_atom,
-    same_value,
     signed_zeros,
     third_party_file,
     user_file,
@@ -637,7 +637,6 @@ class Layout:
                 seen.add((id(namespace), name))
                 self.values.append((namespace, name, value))
                 self._add_library_state(value, names, ran, followed, 0)
-        self._same = _UNBUILT
 
     def _add_library_state(
         self, value: Any, names: frozenset[str] | None, ran: set[types.CodeType], followed: set[int], depth: int
@@ -968,7 +967,7 @@ class Layout:
                 self._add_library_methods(namespace)
                 continue
             if module is None or not user_module(module):  # builtins, typing: not followed
-                if module is not None and third_party_file(getattr(module, "__file__", None) or "<"):
+                if _third_party_class(klass):
                     self.third_party.append(klass)
                 continue
             self._note()
@@ -1244,7 +1243,7 @@ class LibraryStart:
 
     def drew(self) -> bool:
         """Whether a NumPy generator it reaches (``self.rng`` of a library's object) drew."""
-        return any(not same_value(generator_state(g), state) for g, state in self.states)
+        return any_drew(self.states)
 
     def changed(self) -> str | None:
         """What of it the step changed; None if nothing."""

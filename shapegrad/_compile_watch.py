@@ -35,7 +35,7 @@ import tokenize
 import types
 import uuid
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -284,6 +284,12 @@ def generator_states(generators: list[Any]) -> list[Any]:
     return [generator_state(g) for g in [*generators, global_state]]
 
 
+def any_drew(noted: Iterable[tuple[Any, Any]]) -> bool:
+    """Whether any NumPy generator of ``noted`` (``(generator, its state then)`` pairs) drew
+    since its state was noted."""
+    return any(not same_value(generator_state(g), state) for g, state in noted)
+
+
 def generator_state(generator: Any) -> Any:
     """A NumPy generator's state (one of ``NUMPY_GENERATORS``)."""
     if isinstance(generator, np.random.Generator):
@@ -463,7 +469,7 @@ class Watch:
     def library_drew(self) -> bool:
         """Whether installed packages' code that the step called drew from a NumPy generator
         among its globals (``RNG.random()`` in a library's jitter)."""
-        return any(not same_value(generator_state(g), state) for g, state in self.generators.values())
+        return any_drew(self.generators.values())
 
     def _names_unknown(self) -> bool:
         """Whether the names attributes were read by are not known: nothing was watched, or
